@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/staff"
+)
+
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("migrate", "migrate [--db FILE]",
+		"Creates the database if needed and applies any migrations it lacks.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	n, err := d.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintf(stdout, "%s is up to date\n", dbf.path)
+	} else {
+		fmt.Fprintf(stdout, "%s: applied %d migration(s)\n", dbf.path, n)
+	}
+	return nil
+}
+
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("demo", "demo --db FILE [--titles N] [--patrons N]",
+		"Creates the demo library (shared/desk-session.md) in a new database:\n"+
+			"three branches, staff desk/desk and admin/admin, fixture patrons and items,\n"+
+			"and a generated catalogue. Refuses a database that already has data.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	titles := fs.Int("titles", 2000, "generated titles beside the fixtures (e.g. 100000 for benchmarks)")
+	patrons := fs.Int("patrons", 500, "patrons in all, fixtures included")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := dbf.open(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	start := time.Now()
+	sum, err := demo.Create(ctx, d, demo.Options{Titles: *titles, Patrons: *patrons})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo library created in %s in %s: %d branches, %d staff, %d patrons, %d records, %d items, %d loans (%d overdue), %d holds\n",
+		dbf.path, time.Since(start).Round(time.Millisecond), sum.Branches, sum.Staff, sum.Patrons, sum.Records, sum.Items, sum.Loans, sum.Overdue, sum.Holds)
+	return nil
+}
+
+func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "add" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(stdout, "Usage: stacks user add --username NAME --name \"Full Name\" --role circulation|admin --branch CODE [--db FILE]")
+			return nil
+		}
+		return usageError{"usage: stacks user add --username NAME --name \"Full Name\" --role circulation|admin --branch CODE"}
+	}
+	fs := newFlagSet("user add", "user add --username NAME --name \"Full Name\" [--role circulation|admin] --branch CODE",
+		"Creates a staff account. The password is read from standard input (one line),\n"+
+			"or from STACKS_PASSWORD; it is never taken as a flag, where other users could see it.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	username := fs.String("username", "", "the sign-in name")
+	name := fs.String("name", "", "the name staff see")
+	role := fs.String("role", staff.RoleCirculation, "circulation or admin")
+	branch := fs.String("branch", "", "code of the branch the account works at (e.g. CEN)")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	password := os.Getenv("STACKS_PASSWORD")
+	if password == "" {
+		fmt.Fprint(stderr, "Password: ")
+		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+		if err != nil && line == "" {
+			return usageError{"no password given: type it on standard input, or set STACKS_PASSWORD"}
+		}
+		password = strings.TrimRight(line, "\r\n")
+	}
+	d, err := dbf.open(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var u *staff.User
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		u, err = staff.Create(tx, staff.NewUser{Username: *username, DisplayName: *name, Password: password, Role: *role, BranchCode: *branch})
+		return err
+	})
+	if err != nil {
+		return userFacing(err)
+	}
+	fmt.Fprintf(stdout, "created %s account %q (%s) at %s\n", u.Role, u.Username, u.DisplayName, u.BranchName)
+	return nil
+}
+
+func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("healthcheck", "healthcheck [--url URL]",
+		"Asks a running server's /healthz and exits 0 if it answers 200 within the timeout.\n"+
+			"Containers use it as their health check (no curl needed in the image).", stderr)
+	url := fs.String("url", env("STACKS_HEALTH_URL", "http://127.0.0.1:8080/healthz"), "health URL (STACKS_HEALTH_URL)")
+	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for an answer")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *url, nil)
+	if err != nil {
+		return usageError{fmt.Sprintf("--url %q: %v", *url, err)}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("unhealthy: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("unhealthy: %s answered %s", *url, resp.Status)
+	}
+	fmt.Fprintln(stdout, "healthy")
+	return nil
+}
+
+// version is set at build time with -ldflags "-X main.version=..."; otherwise the
+// module version or VCS revision from the build info is used.
+var version = ""
+
+func versionString() string {
+	v := version
+	if v == "" {
+		v = "dev"
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+				v = bi.Main.Version
+			}
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+					v += "+" + s.Value[:12]
+				}
+			}
+		}
+	}
+	return v
+}
+
+func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", "version", "Prints the version of this binary.", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "stacks %s (%s %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/web"
+)
+
+// dbFlags are the database flags several commands share.
+type dbFlags struct {
+	path        string
+	readConns   int
+	synchronous string
+}
+
+func (f *dbFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+}) {
+	fs.StringVar(&f.path, "db", env("STACKS_DB", "stacks.db"), "SQLite database file (STACKS_DB)")
+	fs.IntVar(&f.readConns, "read-conns", envInt("STACKS_READ_CONNS", 4), "size of the read connection pool (STACKS_READ_CONNS)")
+	fs.StringVar(&f.synchronous, "synchronous", env("STACKS_SYNCHRONOUS", "FULL"),
+		"SQLite synchronous setting: FULL (a commit survives a power cut) or NORMAL (faster) (STACKS_SYNCHRONOUS)")
+}
+
+// open opens and migrates the database.
+func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error) {
+	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous})
+	if err != nil {
+		return nil, err
+	}
+	n, err := d.Migrate(ctx)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("migrate %s: %w", f.path, err)
+	}
+	if n > 0 && logger != nil {
+		logger.Info("database migrated", "db", f.path, "applied", n)
+	}
+	return d, nil
+}
+
+func envInt(name string, def int) int {
+	if v := env(name, ""); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v := env(name, ""); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Sprintf("--log-level %q: use debug, info, warn or error", level)}
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch strings.ToLower(format) {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, usageError{fmt.Sprintf("--log-format %q: use text or json", format)}
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "serve [flags]",
+		"Serves the staff site over HTTP. The database is created and migrated if needed;\n"+
+			"with --demo an empty database is first filled with the demo library.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	addr := fs.String("addr", env("STACKS_ADDR", ":8080"), "address to listen on (STACKS_ADDR)")
+	withDemo := fs.Bool("demo", envBool("STACKS_DEMO"), "fill an empty database with the demo library (STACKS_DEMO)")
+	logLevel := fs.String("log-level", env("STACKS_LOG_LEVEL", "info"), "log level: debug, info, warn, error (STACKS_LOG_LEVEL)")
+	logFormat := fs.String("log-format", env("STACKS_LOG_FORMAT", "text"), "log format: text or json (STACKS_LOG_FORMAT)")
+	accessLog := fs.Bool("access-log", envBool("STACKS_ACCESS_LOG"), "log every request (STACKS_ACCESS_LOG)")
+	idle := fs.Duration("idle-timeout", envDuration("STACKS_IDLE_TIMEOUT", 30*time.Minute), "sign staff out after this long without a request (STACKS_IDLE_TIMEOUT)")
+	secure := fs.Bool("secure-cookies", envBool("STACKS_SECURE_COOKIES"), "mark the session cookie Secure: set this when users reach Stacks over HTTPS (STACKS_SECURE_COOKIES)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
+	}
+	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	if err != nil {
+		return err
+	}
+
+	d, err := dbf.open(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+
+	if *withDemo {
+		empty, err := demo.IsEmpty(ctx, d)
+		if err != nil {
+			return err
+		}
+		if empty {
+			start := time.Now()
+			sum, err := demo.Create(ctx, d, demo.Options{})
+			if err != nil {
+				return err
+			}
+			logger.Info("demo library created", "db", dbf.path, "records", sum.Records, "items", sum.Items,
+				"patrons", sum.Patrons, "took", time.Since(start).Round(time.Millisecond))
+		}
+	}
+
+	cfg := web.Config{
+		DB:               d,
+		Logger:           logger,
+		IdleTimeout:      *idle,
+		SecureCookies:    *secure,
+		CachePreferences: true,
+	}
+	if *accessLog {
+		cfg.AccessLog = logger
+	}
+	srv := web.New(cfg)
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another server running there? choose another with --addr)", *addr, err)
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path)
+
+	bg, stopBG := context.WithCancel(context.Background())
+	defer stopBG()
+	go cleanSessions(bg, d, logger)
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing requests in progress")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+func displayAddr(a net.Addr) string {
+	s := a.String()
+	if strings.HasPrefix(s, "[::]:") {
+		return "localhost:" + strings.TrimPrefix(s, "[::]:")
+	}
+	if strings.HasPrefix(s, "0.0.0.0:") {
+		return "localhost:" + strings.TrimPrefix(s, "0.0.0.0:")
+	}
+	return s
+}
+
+// cleanSessions deletes expired sessions every few minutes while the server runs.
+func cleanSessions(ctx context.Context, d *db.DB, logger *slog.Logger) {
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		if n, err := web.DeleteExpiredSessions(ctx, d); err != nil && ctx.Err() == nil {
+			logger.Warn("delete expired sessions", "err", err)
+		} else if n > 0 {
+			logger.Debug("deleted expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,205 @@
+// Package db is the database plumbing every domain package uses: it opens the SQLite
+// library database, applies the migrations, serializes writes, hands out read and
+// write transactions, and counts the SQL statements and time each request spends.
+//
+// SQLite allows one writer at a time. Rather than let concurrent desks race for the
+// write lock (and see "database is locked"), all writes go through one connection,
+// so they queue in Go; reads use a separate pool of read-only connections whose size
+// is configurable. Each write transaction starts with BEGIN IMMEDIATE so that several
+// processes (CGI mode) also queue on the busy timeout instead of deadlocking.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options configure Open.
+type Options struct {
+	// ReadConns is the size of the read connection pool (default 4).
+	ReadConns int
+	// Synchronous is SQLite's synchronous setting: "FULL" (the default: a commit
+	// survives a power cut) or "NORMAL" (faster; a power cut may lose the last
+	// commits, never corrupt the database). Benchmarks compare the two.
+	Synchronous string
+	// BusyTimeout is how long a connection waits for another process's lock.
+	BusyTimeout time.Duration
+}
+
+// DB is the library database.
+type DB struct {
+	path  string
+	write *sql.DB
+	read  *sql.DB
+
+	// Now is the clock for everything date-related: due dates, fines, expiry.
+	// Tests replace it.
+	Now func() time.Time
+}
+
+// Open opens (creating if needed) the SQLite database at path. It does not migrate;
+// call Migrate.
+func Open(path string, opt Options) (*DB, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file::memory:") {
+		return nil, fmt.Errorf("database path %q: a file path is required (an in-memory database is not shared between connections)", path)
+	}
+	if opt.ReadConns <= 0 {
+		opt.ReadConns = 4
+	}
+	switch strings.ToUpper(opt.Synchronous) {
+	case "":
+		opt.Synchronous = "FULL"
+	case "FULL", "NORMAL", "EXTRA":
+		opt.Synchronous = strings.ToUpper(opt.Synchronous)
+	default:
+		return nil, fmt.Errorf("synchronous %q: use FULL or NORMAL", opt.Synchronous)
+	}
+	if opt.BusyTimeout <= 0 {
+		opt.BusyTimeout = 10 * time.Second
+	}
+
+	w, err := sql.Open("sqlite", dsn(path, opt, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	// Make the file (and WAL mode) exist before readers connect.
+	if err := w.Ping(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+
+	r, err := sql.Open("sqlite", dsn(path, opt, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(opt.ReadConns)
+	r.SetMaxIdleConns(opt.ReadConns)
+	r.SetConnMaxIdleTime(0)
+	r.SetConnMaxLifetime(0)
+
+	return &DB{path: path, write: w, read: r, Now: time.Now}, nil
+}
+
+func dsn(path string, opt Options, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opt.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous("+opt.Synchronous+")")
+	q.Add("_pragma", "cache_size(-8000)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Path returns the database file's path.
+func (db *DB) Path() string { return db.path }
+
+// Close closes both pools. A WAL checkpoint runs as the last connection closes.
+func (db *DB) Close() error {
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+// SetReadConns resizes the read pool (the load test sweeps it).
+func (db *DB) SetReadConns(n int) {
+	db.read.SetMaxOpenConns(n)
+	db.read.SetMaxIdleConns(n)
+}
+
+// ReadPoolStats reports the read pool's statistics, for metrics.
+func (db *DB) ReadPoolStats() sql.DBStats { return db.read.Stats() }
+
+// WritePoolStats reports the write connection's statistics, for metrics.
+func (db *DB) WritePoolStats() sql.DBStats { return db.write.Stats() }
+
+// Read runs fn in a read-only transaction: one consistent snapshot of the database.
+func (db *DB) Read(ctx context.Context, fn func(*Tx) error) error {
+	return db.run(ctx, db.read, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+// Write runs fn in a write transaction and commits it if fn returns nil. Writes are
+// serialized: one runs at a time.
+func (db *DB) Write(ctx context.Context, fn func(*Tx) error) error {
+	return db.run(ctx, db.write, nil, fn)
+}
+
+func (db *DB) run(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn func(*Tx) error) (err error) {
+	start := time.Now()
+	stats := StatsFrom(ctx)
+	defer func() { stats.addTime(time.Since(start)) }()
+
+	sqltx, err := pool.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	tx := &Tx{tx: sqltx, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats}
+	defer func() {
+		if p := recover(); p != nil {
+			sqltx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		sqltx.Rollback()
+		return err
+	}
+	if err := sqltx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Tx is a transaction. Its Exec, Query and QueryRow count statements for the
+// request's Server-Timing header; Now is the clock reading taken when the
+// transaction began, so that every row it writes carries the same time.
+type Tx struct {
+	tx    *sql.Tx
+	ctx   context.Context
+	now   time.Time
+	stats *Stats
+}
+
+// Context returns the context the transaction runs under.
+func (tx *Tx) Context() context.Context { return tx.ctx }
+
+// Now returns the time the transaction began, in UTC, to the second.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// Exec runs a statement that returns no rows.
+func (tx *Tx) Exec(query string, args ...any) (sql.Result, error) {
+	tx.stats.addStatement(query)
+	return tx.tx.ExecContext(tx.ctx, query, args...)
+}
+
+// Query runs a statement that returns rows.
+func (tx *Tx) Query(query string, args ...any) (*sql.Rows, error) {
+	tx.stats.addStatement(query)
+	return tx.tx.QueryContext(tx.ctx, query, args...)
+}
+
+// QueryRow runs a statement that returns at most one row.
+func (tx *Tx) QueryRow(query string, args ...any) *sql.Row {
+	tx.stats.addStatement(query)
+	return tx.tx.QueryRowContext(tx.ctx, query, args...)
+}
+
+// IsUniqueViolation reports whether err is a UNIQUE constraint failure, which the
+// domain packages turn into a conflict ("that barcode already exists").
+func IsUniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}

@@ -1,0 +1,112 @@
+// Package library owns how the library is organised: its branches, the calendar of
+// days they are closed, and the system preferences.
+package library
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Preferences are the system preferences an administrator sets.
+type Preferences struct {
+	LibraryName string
+	// FinesLimitCents: a patron owing more than this needs staff confirmation to
+	// borrow.
+	FinesLimitCents int64
+	// Location is the library's time zone: due dates fall at closing time there.
+	Location *time.Location
+	// Raw holds every preference by name, including ones this type does not name.
+	Raw map[string]string
+}
+
+// LoadPreferences reads every preference in one query.
+func LoadPreferences(tx *db.Tx) (Preferences, error) {
+	rows, err := tx.Query(`SELECT name, value FROM preferences`)
+	if err != nil {
+		return Preferences{}, fmt.Errorf("read preferences: %w", err)
+	}
+	defer rows.Close()
+	p := Preferences{LibraryName: "Stacks Library", FinesLimitCents: 500, Location: time.UTC, Raw: map[string]string{}}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return Preferences{}, err
+		}
+		p.Raw[name] = value
+		switch name {
+		case "library_name":
+			p.LibraryName = value
+		case "fines_limit_cents":
+			if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+				p.FinesLimitCents = n
+			}
+		case "timezone":
+			if loc, err := time.LoadLocation(value); err == nil {
+				p.Location = loc
+			}
+		}
+	}
+	return p, rows.Err()
+}
+
+// SetPreference stores one preference.
+func SetPreference(tx *db.Tx, name, value string) error {
+	_, err := tx.Exec(`INSERT INTO preferences (name, value) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)
+	if err != nil {
+		return fmt.Errorf("set preference %s: %w", name, err)
+	}
+	return nil
+}
+
+// PreferenceCache keeps preferences in memory in server mode; an administrator's
+// change calls Invalidate. Disabled (CGI mode), every Get reads the database.
+type PreferenceCache struct {
+	enabled bool
+	mu      sync.RWMutex
+	cached  *Preferences
+}
+
+// NewPreferenceCache returns a cache; enabled false makes it read through.
+func NewPreferenceCache(enabled bool) *PreferenceCache {
+	return &PreferenceCache{enabled: enabled}
+}
+
+// Get returns the preferences, from memory when cached.
+func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error) {
+	if c.enabled {
+		c.mu.RLock()
+		p := c.cached
+		c.mu.RUnlock()
+		if p != nil {
+			return *p, nil
+		}
+	}
+	var p Preferences
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		p, err = LoadPreferences(tx)
+		return err
+	})
+	if err != nil {
+		return Preferences{}, err
+	}
+	if c.enabled {
+		c.mu.Lock()
+		c.cached = &p
+		c.mu.Unlock()
+	}
+	return p, nil
+}
+
+// Invalidate drops the cached preferences; the next Get reads them again.
+func (c *PreferenceCache) Invalidate() {
+	c.mu.Lock()
+	c.cached = nil
+	c.mu.Unlock()
+}

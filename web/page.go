@@ -1,0 +1,71 @@
+package web
+
+import (
+	"encoding/gob"
+
+	"github.com/stacks-ils/stacks/staff"
+)
+
+// Page is what the layout needs on every page: who is signed in, where, and the
+// messages to show.
+type Page struct {
+	Title       string
+	LibraryName string
+	User        *staff.User
+	// Nav is the navigation entry to mark as current ("checkout", "checkin", ...).
+	Nav     string
+	Flashes []Flash
+}
+
+// Flash is a one-off message shown at the top of the next page.
+type Flash struct {
+	Kind string // ok, info, warn, error
+	Text string
+}
+
+// navItem is one entry of the staff navigation.
+type navItem struct {
+	Key, Label, Href string
+}
+
+// navItems are the staff navigation; the labels are part of the desk contract
+// (shared/desk-session.md).
+var navItems = []navItem{
+	{"checkout", "Check out", "/checkout"},
+	{"checkin", "Check in", "/checkin"},
+	{"patrons", "Patrons", "/patrons"},
+	{"search", "Search", "/search"},
+	{"holds", "Holds", "/holds"},
+}
+
+// adminNav is shown to administrators only.
+var adminNav = navItem{"admin", "Administration", "/admin"}
+
+func (p *Page) navFor() []navItem {
+	if p.User != nil && p.User.IsAdmin() {
+		return append(navItems[:len(navItems):len(navItems)], adminNav)
+	}
+	return navItems
+}
+
+// FormErrors maps form field names to messages, for showing each beside its field.
+type FormErrors map[string]string
+
+// Has reports whether the field has an error.
+func (e FormErrors) Has(field string) bool { _, ok := e[field]; return ok }
+
+// Get returns the field's message.
+func (e FormErrors) Get(field string) string { return e[field] }
+
+// invalidAttr returns "true" for the aria-invalid attribute of a field in error.
+func (e FormErrors) invalidAttr(field string) string {
+	if e.Has(field) {
+		return "true"
+	}
+	return "false"
+}
+
+func init() {
+	// Flashes are stored in the session, which scs encodes with gob.
+	gob.Register([]Flash{})
+}

@@ -1,0 +1,351 @@
+// Package web serves the staff pages: chi routes, templ views, scs sessions. Handlers
+// are methods on Server; domain work is done by the domain packages, to which the
+// handlers pass what they parsed from the request.
+package web
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/alexedwards/scs/v2"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/staff"
+)
+
+// Config configures a Server.
+type Config struct {
+	DB     *db.DB
+	Logger *slog.Logger
+	// AccessLog, if set, logs one line per request.
+	AccessLog *slog.Logger
+	// IdleTimeout signs a user out after this long without a request (default 30 min).
+	IdleTimeout time.Duration
+	// SessionLifetime is the absolute lifetime of a sign-in (default 12 h).
+	SessionLifetime time.Duration
+	// SecureCookies marks the session cookie Secure (set when served over TLS).
+	SecureCookies bool
+	// CachePreferences keeps preferences in memory between requests (server mode);
+	// off in CGI mode, where each process serves one request.
+	CachePreferences bool
+}
+
+// Server is the staff web application.
+type Server struct {
+	DB       *db.DB
+	Logger   *slog.Logger
+	Staff    *staff.Service
+	Sessions *scs.SessionManager
+
+	cfg   Config
+	prefs *library.PreferenceCache
+
+	handlerOnce sync.Once
+	handler     http.Handler
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Minute
+	}
+	if cfg.SessionLifetime <= 0 {
+		cfg.SessionLifetime = 12 * time.Hour
+	}
+	sm := scs.New()
+	sm.Store = &sessionStore{db: cfg.DB}
+	sm.Lifetime = cfg.SessionLifetime
+	// scs's own IdleTimeout rewrites the session on every request (a durable commit
+	// each time); Server.requireStaff implements the idle timeout with a "seen"
+	// stamp refreshed at most once a minute instead.
+	sm.IdleTimeout = 0
+	sm.Cookie.Name = "stacks_session"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Secure = cfg.SecureCookies
+	sm.Cookie.Path = "/"
+	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
+		cfg.Logger.Error("session", "err", err, "path", r.URL.Path)
+		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
+	}
+	return &Server{
+		DB:       cfg.DB,
+		Logger:   cfg.Logger,
+		Staff:    staff.NewService(cfg.DB),
+		Sessions: sm,
+		cfg:      cfg,
+		prefs:    library.NewPreferenceCache(cfg.CachePreferences),
+	}
+}
+
+// ServeHTTP serves a request through the full middleware stack.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handlerOnce.Do(func() { s.handler = s.Handler() })
+	s.handler.ServeHTTP(w, r)
+}
+
+// Handler builds the router with every route and middleware.
+func (s *Server) Handler() http.Handler {
+	r := s.Router()
+	var h http.Handler = r
+	h = http.NewCrossOriginProtection().Handler(h)
+	return h
+}
+
+// Router returns the chi router (exported for tests that walk every route).
+func (s *Server) Router() chi.Router {
+	r := chi.NewRouter()
+	r.Use(serverTiming)
+	r.Use(middleware.RequestID)
+	if s.cfg.AccessLog != nil {
+		r.Use(accessLog(s.cfg.AccessLog))
+	}
+	r.Use(s.recoverer)
+	r.Use(securityHeaders)
+
+	r.Get("/healthz", s.handleHealthz)
+	r.Handle("/static/*", staticHandler())
+
+	r.Group(func(r chi.Router) {
+		r.Use(s.Sessions.LoadAndSave)
+		r.Get("/login", s.handleLoginForm)
+		r.Post("/login", s.handleLogin)
+		r.Post("/logout", s.handleLogout)
+
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireStaff)
+			r.Get("/", s.handleHome)
+		})
+		r.NotFound(s.handleNotFound)
+		r.MethodNotAllowed(s.handleMethodNotAllowed)
+	})
+	return r
+}
+
+type userKey struct{}
+
+// userFrom returns the signed-in staff user, or nil.
+func userFrom(ctx context.Context) *staff.User {
+	u, _ := ctx.Value(userKey{}).(*staff.User)
+	return u
+}
+
+// Session keys.
+const (
+	sessUserID = "uid"
+	sessSeen   = "seen"
+	sessFlash  = "flash"
+)
+
+// seenRefresh is how stale the session's "seen" stamp may get before a request
+// rewrites it: the idle timeout is exact to within this.
+const seenRefresh = time.Minute
+
+// currentUser loads the signed-in user for the request, enforcing the idle timeout.
+// It returns nil (and the reason to show, if any) when nobody is signed in.
+func (s *Server) currentUser(r *http.Request) (*staff.User, string, error) {
+	ctx := r.Context()
+	uid := s.Sessions.GetInt64(ctx, sessUserID)
+	if uid == 0 {
+		return nil, "", nil
+	}
+	now := s.DB.Now()
+	seen := time.Unix(s.Sessions.GetInt64(ctx, sessSeen), 0)
+	if now.Sub(seen) > s.cfg.IdleTimeout {
+		if err := s.Sessions.Destroy(ctx); err != nil {
+			return nil, "", err
+		}
+		return nil, "You were signed out after a period without activity. Please log in again.", nil
+	}
+	var u *staff.User
+	err := s.DB.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		u, err = staff.FindByID(tx, uid)
+		return err
+	})
+	if stacks.ErrorCode(err) == stacks.ENOTFOUND || (err == nil && !u.Active) {
+		if err := s.Sessions.Destroy(ctx); err != nil {
+			return nil, "", err
+		}
+		return nil, "Your account is no longer active. Ask an administrator.", nil
+	} else if err != nil {
+		return nil, "", err
+	}
+	if now.Sub(seen) > seenRefresh {
+		s.Sessions.Put(ctx, sessSeen, now.Unix())
+	}
+	return u, "", nil
+}
+
+// requireStaff lets signed-in staff through and sends everyone else to the login
+// page, remembering where they were going.
+func (s *Server) requireStaff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, reason, err := s.currentUser(r)
+		if err != nil {
+			s.serverError(w, r, err)
+			return
+		}
+		if u == nil {
+			s.redirectToLogin(w, r, reason)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	})
+}
+
+// requireAdmin refuses staff without the administrator role. It runs after
+// requireStaff.
+func (s *Server) requireAdmin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := userFrom(r.Context()); u == nil || !u.IsAdmin() {
+			s.Error(w, r, stacks.Errorf(stacks.EFORBIDDEN, "This page is for administrators. Ask an administrator if you need a change made."))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) redirectToLogin(w http.ResponseWriter, r *http.Request, reason string) {
+	if reason != "" {
+		s.flash(r, "info", reason)
+	}
+	target := "/login"
+	if r.Method == http.MethodGet && r.URL.Path != "/" {
+		target += "?next=" + urlQueryEscape(r.URL.RequestURI())
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// flash queues a message for the next page this session sees.
+func (s *Server) flash(r *http.Request, kind, text string) {
+	var fs []Flash
+	if v, ok := s.Sessions.Get(r.Context(), sessFlash).([]Flash); ok {
+		fs = v
+	}
+	s.Sessions.Put(r.Context(), sessFlash, append(fs, Flash{Kind: kind, Text: text}))
+}
+
+// page returns the layout model for the request, taking any queued flashes.
+func (s *Server) page(r *http.Request, title, nav string) *Page {
+	p := &Page{Title: title, Nav: nav, User: userFrom(r.Context()), LibraryName: "Stacks"}
+	if prefs, err := s.preferences(r.Context()); err == nil {
+		p.LibraryName = prefs.LibraryName
+	} else {
+		s.Logger.Error("read preferences", "err", err)
+	}
+	if s.Sessions.Exists(r.Context(), sessFlash) {
+		if fs, ok := s.Sessions.Pop(r.Context(), sessFlash).([]Flash); ok {
+			p.Flashes = fs
+		}
+	}
+	return p
+}
+
+func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
+	return s.prefs.Get(ctx, s.DB)
+}
+
+// bufPool holds render buffers: a page is rendered whole before anything is sent,
+// so a template error becomes a clean 500 and Server-Timing covers the render.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// render writes component c with the given status.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	if err := c.Render(r.Context(), buf); err != nil {
+		s.Logger.Error("render", "path", r.URL.Path, "err", err)
+		http.Error(w, "The page could not be shown; the problem has been logged.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// errorStatus maps an error code to an HTTP status.
+func errorStatus(code string) int {
+	switch code {
+	case stacks.EINVALID:
+		return http.StatusUnprocessableEntity
+	case stacks.ENOTFOUND:
+		return http.StatusNotFound
+	case stacks.ECONFLICT:
+		return http.StatusConflict
+	case stacks.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case stacks.EFORBIDDEN:
+		return http.StatusForbidden
+	case stacks.ETOOMANY:
+		return http.StatusTooManyRequests
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// Error shows err as a page: its message for our own errors, a generic one (and a
+// log line) for anything else.
+func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	code := stacks.ErrorCode(err)
+	status := errorStatus(code)
+	if code == stacks.EINTERNAL {
+		s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	title := http.StatusText(status)
+	s.render(w, r, status, ErrorPage(s.page(r, title, ""), status, stacks.ErrorMessage(err)))
+}
+
+func (s *Server) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	s.Error(w, r, err)
+}
+
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	u, reason, err := s.currentUser(r)
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	if u == nil {
+		// Do not tell strangers which pages exist.
+		s.redirectToLogin(w, r, reason)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
+	s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no page at %s. Use the navigation above.", r.URL.Path))
+}
+
+func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	w.Write([]byte("That action is not allowed on this page.\n"))
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var one int
+		return tx.QueryRow(`SELECT 1`).Scan(&one)
+	})
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		s.Logger.Error("health check", "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte("database unavailable\n"))
+		return
+	}
+	w.Write([]byte("ok\n"))
+}

@@ -1,0 +1,39 @@
+package web
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"sync"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+// staticVersion is a short hash of the embedded assets, appended to their URLs so
+// that browsers may cache them for a year and still see a new release at once.
+var staticVersion = sync.OnceValue(func() string {
+	h := sha256.New()
+	fs.WalkDir(staticFS, "static", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := staticFS.ReadFile(path)
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:12]
+})
+
+// staticURL returns the cache-busting URL of an embedded asset.
+func staticURL(name string) string { return "/static/" + name + "?v=" + staticVersion() }
+
+func staticHandler() http.Handler {
+	sub, _ := fs.Sub(staticFS, "static")
+	files := http.FileServerFS(sub)
+	return http.StripPrefix("/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		files.ServeHTTP(w, r)
+	}))
+}
