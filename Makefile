@@ -1,0 +1,66 @@
+# Stacks: build, check and test.
+#
+#   make test      everything CI runs: test deps, static checks, all tests with -race
+#   make check     gofmt, go vet, generated templ code up to date
+#   make build     the production binary in bin/stacks (static, CGO_ENABLED=0)
+#   make run       a server with the demo library
+#   make e2e       only the browser tests
+#   make generate  regenerate *_templ.go from *.templ
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+GO ?= go
+
+.PHONY: all test check fmt-check vet templ-check build run e2e generate test-deps clean
+
+all: check build
+
+test: test-deps check
+	$(GO) test -race -count=1 -timeout 5m ./...
+
+test-deps:
+	bash scripts/test-deps.sh
+
+check: fmt-check vet templ-check
+
+fmt-check:
+	@out=$$(gofmt -l .); \
+	if [[ -n "$$out" ]]; then \
+		echo "gofmt: these files need formatting (run gofmt -w on them):"; \
+		echo "$$out"; \
+		exit 1; \
+	fi
+
+vet:
+	$(GO) vet ./...
+
+# templ-check regenerates the templ code and fails if that changed anything:
+# a tracked *_templ.go that differs from the commit, or a generated file that
+# is new or changed but untracked.
+templ-check:
+	@sums() { git ls-files --cached --others --exclude-standard -- '*_templ.go' | sort | while read -r f; do [[ ! -f "$$f" ]] || sha256sum "$$f"; done; }; \
+	before=$$(sums); \
+	$(GO) tool templ generate; \
+	after=$$(sums); \
+	if ! git diff --quiet --exit-code -- '*_templ.go' || [[ "$$before" != "$$after" ]]; then \
+		echo "changed by templ generate:"; \
+		{ git diff --name-only -- '*_templ.go'; diff <(echo "$$before") <(echo "$$after") | sed -n 's/^[<>] [0-9a-f]*  //p' || true; } | sort -u | sed 's/^/  /'; \
+		echo "generated templ code is out of date: run go tool templ generate and commit"; \
+		exit 1; \
+	fi
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/stacks ./cmd/stacks
+
+run:
+	$(GO) run ./cmd/stacks serve --demo
+
+e2e: test-deps
+	$(GO) test -race -count=1 -timeout 5m ./e2e/...
+
+generate:
+	$(GO) tool templ generate
+
+clean:
+	rm -rf bin

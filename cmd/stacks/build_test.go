@@ -1,0 +1,211 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestProductionBuild builds stacks exactly as the Dockerfile does and checks
+// what the container relies on: a static binary (the image has no libc), that
+// serves the demo, answers its own healthcheck, reports its version and exits
+// cleanly on SIGTERM (docker stop).
+func TestProductionBuild(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "stacks")
+
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/stacks")
+	build.Dir = moduleRoot(t)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' ./cmd/stacks: %v\n%s", err, out)
+	}
+
+	t.Run("Static", func(t *testing.T) {
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatalf("reading %s as ELF: %v", bin, err)
+		}
+		defer f.Close()
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Errorf("binary has a PT_INTERP program header (needs a dynamic loader); it must be static for the image")
+			}
+		}
+		libs, err := f.ImportedLibraries()
+		if err != nil {
+			t.Fatalf("reading imported libraries: %v", err)
+		}
+		if len(libs) > 0 {
+			t.Errorf("binary imports shared libraries %v; it must be static for the image", libs)
+		}
+	})
+
+	t.Run("Version", func(t *testing.T) {
+		out, err := run(t, bin, "version")
+		if err != nil {
+			t.Fatalf("stacks version: %v\n%s", err, out)
+		}
+		if !strings.HasPrefix(out, "stacks ") {
+			t.Errorf("stacks version printed %q, want it to start with %q", out, "stacks ")
+		}
+	})
+
+	t.Run("ServeHealthcheckStop", func(t *testing.T) {
+		port := freePort(t)
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		db := filepath.Join(dir, "data", "stacks.db")
+		if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
+			t.Fatal(err)
+		}
+
+		var out syncBuffer
+		srv := exec.Command(bin, "serve", "--demo", "--db", db, "--addr", addr)
+		srv.Stdout = &out
+		srv.Stderr = &out
+		if err := srv.Start(); err != nil {
+			t.Fatalf("starting stacks serve: %v", err)
+		}
+		exited := make(chan struct{})
+		var waitErr error
+		go func() {
+			waitErr = srv.Wait()
+			close(exited)
+		}()
+		t.Cleanup(func() {
+			select {
+			case <-exited:
+			default:
+				_ = srv.Process.Kill()
+				<-exited
+			}
+			if t.Failed() {
+				t.Logf("--- stacks serve output ---\n%s", out.String())
+			}
+		})
+
+		healthz := "http://" + addr + "/healthz"
+		if err := waitHealthy(healthz, 60*time.Second, exited); err != nil {
+			select {
+			case <-exited:
+				err = fmt.Errorf("%w: %v", err, waitErr)
+			default:
+			}
+			t.Fatalf("stacks serve --demo --db %s --addr %s: %v", db, addr, err)
+		}
+
+		if out, err := run(t, bin, "healthcheck", "--url", healthz); err != nil {
+			t.Errorf("stacks healthcheck --url %s against a healthy server: %v\n%s", healthz, err, out)
+		}
+		bad := "http://127.0.0.1:1/healthz"
+		if out, err := run(t, bin, "healthcheck", "--url", bad); err == nil {
+			t.Errorf("stacks healthcheck --url %s (nothing listening) exited 0, want non-zero\n%s", bad, out)
+		} else if errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("stacks healthcheck --url %s hung: %v", bad, err)
+		}
+
+		if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatalf("sending SIGTERM: %v", err)
+		}
+		select {
+		case <-exited:
+			if waitErr != nil {
+				t.Errorf("stacks serve after SIGTERM: %v, want exit status 0", waitErr)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("stacks serve did not exit within 10s of SIGTERM")
+		}
+	})
+}
+
+// run runs the binary with a time limit and returns its combined output.
+func run(t *testing.T, bin string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		return string(out), ctx.Err()
+	}
+	return string(out), err
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		t.Fatalf("go env GOMOD: not inside a module")
+	}
+	return filepath.Dir(gomod)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitHealthy polls url until it answers 200, the process exits, or timeout
+// passes.
+func waitHealthy(url string, timeout time.Duration, exited <-chan struct{}) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(timeout)
+	last := "no answer"
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("exited before answering %s", url)
+		default:
+		}
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not 200 after %v (last: %s)", url, timeout, last)
+}
+
+// syncBuffer collects a process's output while the test may read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,350 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+const (
+	// chromiumPath is Debian's Chromium, installed by scripts/test-deps.sh.
+	chromiumPath = "/usr/bin/chromium"
+
+	// startTimeout bounds how long a server may take to answer /healthz,
+	// including creating and filling the demo database on a slow, shared
+	// machine.
+	startTimeout = 60 * time.Second
+
+	// stopTimeout is how long a server gets to exit after SIGTERM before it is
+	// killed.
+	stopTimeout = 10 * time.Second
+
+	// uiTimeout (ms) bounds every browser action and assertion.
+	uiTimeout = 10_000
+
+	// fixHint tells whoever reads a failure how to get the browser tests'
+	// dependencies.
+	fixHint = "run `make test` (or scripts/test-deps.sh) to install Chromium and the Playwright driver"
+)
+
+// stacksBin is the binary under test, built once by TestMain.
+var stacksBin string
+
+// expect holds assertions that retry until uiTimeout.
+var expect = playwright.NewPlaywrightAssertions(uiTimeout)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	// STACKS_E2E_BIN runs the suite against a binary built elsewhere, such as
+	// the one from the container image.
+	if bin := os.Getenv("STACKS_E2E_BIN"); bin != "" {
+		stacksBin = bin
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "stacks-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+
+	bin, err := buildStacks(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	stacksBin = bin
+	return m.Run()
+}
+
+// buildStacks builds ./cmd/stacks as production does (static, no cgo, trimmed
+// paths, which also shares the build cache with `make build`).
+func buildStacks(dir string) (string, error) {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if root == "." || root == "" {
+		return "", errors.New("go env GOMOD: not inside the module")
+	}
+	bin := filepath.Join(dir, "stacks")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/stacks")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building ./cmd/stacks: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// server is a running stacks process with its own fresh demo database.
+type server struct {
+	// BaseURL is the root of the server, without a trailing slash, like
+	// "http://127.0.0.1:41234".
+	BaseURL string
+	// Dir is the server's private temporary directory holding its database.
+	Dir string
+
+	out *syncBuffer
+}
+
+// Output returns what the server wrote to stdout and stderr so far.
+func (s *server) Output() string { return s.out.String() }
+
+// startServer starts `stacks serve --demo` on a free port with a fresh
+// database and waits until it answers /healthz. The process is stopped when
+// the test ends; its output is logged if the test failed.
+func startServer(t testing.TB, extraArgs ...string) *server {
+	t.Helper()
+	// A free port can be taken by someone else between our check and the
+	// server's listen; try again on a new port (and a new database) when that
+	// happens.
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "stacks.db")
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("finding a free port: %v", err)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		args := append([]string{"serve", "--demo", "--db", db, "--addr", addr}, extraArgs...)
+		s, err := launch(t, args, "http://"+addr)
+		if err == nil {
+			s.Dir = dir
+			return s
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
+	t.Fatalf("starting stacks: %v", lastErr)
+	return nil
+}
+
+func launch(t testing.TB, args []string, baseURL string) (*server, error) {
+	out := &syncBuffer{}
+	cmd := exec.Command(stacksBin, args...)
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = childProcAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", stacksBin, err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+
+	stop := func() {
+		select {
+		case <-exited:
+			return
+		default:
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(stopTimeout):
+			t.Errorf("stacks did not exit within %v of SIGTERM; killing it", stopTimeout)
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+
+	if err := waitHealthy(baseURL, exited); err != nil {
+		stop()
+		return nil, fmt.Errorf("stacks %s: %w (exit: %v)\n--- server output ---\n%s", strings.Join(args, " "), err, waitErr, out.String())
+	}
+
+	s := &server{BaseURL: baseURL, out: out}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("--- stacks output (%s) ---\n%s", strings.Join(args, " "), out.String())
+		}
+	})
+	return s, nil
+}
+
+// waitHealthy polls /healthz until it answers 200, the process exits, or
+// startTimeout passes.
+func waitHealthy(baseURL string, exited <-chan struct{}) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(startTimeout)
+	var last string
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return errors.New("exited before answering /healthz")
+		default:
+		}
+		resp, err := client.Get(baseURL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("/healthz not 200 after %v (last: %s)", startTimeout, last)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writers and the test's
+// readers at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// launchBrowser starts the Playwright driver and a headless Debian Chromium,
+// both stopped when the test ends. A missing driver or browser fails the test:
+// browser tests are never skipped.
+func launchBrowser(t testing.TB) playwright.Browser {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("Chromium not found at %s (%v): %s", chromiumPath, err, fixHint)
+	}
+	pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true})
+	if err != nil {
+		t.Fatalf("starting the Playwright driver: %v\n%s", err, fixHint)
+	}
+	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: playwright.String(chromiumPath),
+		Headless:       playwright.Bool(true),
+		Args:           []string{"--disable-gpu", "--disable-quic"},
+	})
+	if err != nil {
+		_ = pw.Stop()
+		t.Fatalf("launching %s: %v\n%s", chromiumPath, err, fixHint)
+	}
+	t.Cleanup(func() {
+		if err := browser.Close(); err != nil {
+			t.Logf("closing the browser: %v", err)
+		}
+		if err := pw.Stop(); err != nil {
+			t.Logf("stopping Playwright: %v", err)
+		}
+	})
+	return browser
+}
+
+// newPage opens a page in a fresh browser context (its own cookies, so its
+// own session). When the test fails, the page's URL and visible text are
+// logged to show what the user would have seen.
+func newPage(t testing.TB, browser playwright.Browser) (playwright.Page, playwright.BrowserContext) {
+	t.Helper()
+	bctx, err := browser.NewContext()
+	if err != nil {
+		t.Fatalf("new browser context: %v", err)
+	}
+	bctx.SetDefaultTimeout(uiTimeout)
+	bctx.SetDefaultNavigationTimeout(uiTimeout)
+	page, err := bctx.NewPage()
+	if err != nil {
+		t.Fatalf("new page: %v", err)
+	}
+	var mu sync.Mutex
+	var pageErrors []string
+	page.OnPageError(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		pageErrors = append(pageErrors, err.Error())
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			logPage(t, page)
+			mu.Lock()
+			if len(pageErrors) > 0 {
+				t.Logf("JavaScript errors on the page:\n%s", strings.Join(pageErrors, "\n"))
+			}
+			mu.Unlock()
+		}
+		_ = bctx.Close()
+	})
+	return page, bctx
+}
+
+// newBrowser starts a browser for this test and returns a page in a fresh
+// context. Tests that need several independent sessions call launchBrowser
+// once and newPage for each.
+func newBrowser(t testing.TB) (playwright.Page, playwright.BrowserContext) {
+	t.Helper()
+	return newPage(t, launchBrowser(t))
+}
+
+func logPage(t testing.TB, page playwright.Page) {
+	text, err := page.Locator("body").InnerText(playwright.LocatorInnerTextOptions{Timeout: playwright.Float(2000)})
+	if err != nil {
+		text = "(could not read the page: " + err.Error() + ")"
+	}
+	const max = 3000
+	if len(text) > max {
+		text = text[:max] + "\n…"
+	}
+	t.Logf("--- page at failure: %s ---\n%s", page.URL(), text)
+}
+
+// httpClient returns a client that does not follow redirects, for checking
+// the server's responses themselves.
+func httpClient() *http.Client {
+	return &http.Client{
+		Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// must fails the test at once if err is not nil; it keeps a sequence of
+// browser steps readable.
+func must(t testing.TB, err error, what string, args ...any) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
+	}
+}
