@@ -307,7 +307,7 @@ func (l *library) waitingHolds() {
 		ln := l.returnedLoan(trapped, prev, r, issue, back, trapped.branch)
 
 		h := &hold{
-			rec: rec, patron: holder, pickup: trapped.branch, priority: 1, status: "waiting",
+			rec: rec, patron: holder, pickup: trapped.branch, priority: 0, status: "waiting",
 			placed:       l.between(ln.issued.Add(time.Hour), ln.returned.Add(-time.Hour)),
 			trapped:      trapped,
 			waitingSince: ln.returned.Add(time.Duration(20+l.rng.IntN(600)) * time.Second),
@@ -318,7 +318,7 @@ func (l *library) waitingHolds() {
 		l.holds = append(l.holds, h)
 		holder.holds++
 		trapped.status, trapped.updated, trapped.busyFrom = "on_hold_shelf", h.waitingSince, issue
-		l.queue(rec, h.placed, l.rng.IntN(3), 2)
+		l.queue(rec, h.placed, l.rng.IntN(3), 1)
 		made++
 	}
 }

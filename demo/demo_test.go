@@ -388,10 +388,10 @@ func checkInvariants(t *testing.T, d *db.DB, now time.Time) {
 				      OR h.waiting_since IS NULL OR h.pickup_by IS NULL OR h.waiting_since >= ? OR h.pickup_by <= ?)`},
 			{"items on the hold shelf without a waiting hold",
 				`SELECT count(*) FROM items i WHERE i.status = 'on_hold_shelf' AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.trapped_item_id = i.id AND h.status = 'waiting')`},
-			{"records whose open holds are not numbered 1..n",
+			{"records whose queued holds are not numbered 1..n",
 				`SELECT count(*) FROM (SELECT record_id, min(priority) AS lo, max(priority) AS hi, count(*) AS n, count(DISTINCT priority) AS d
-				 FROM holds WHERE status IN ('queued', 'in_transit', 'waiting') GROUP BY record_id) WHERE lo <> 1 OR hi <> n OR d <> n`},
-			{"waiting holds not first in their queue", `SELECT count(*) FROM holds WHERE status = 'waiting' AND priority <> 1`},
+				 FROM holds WHERE status = 'queued' GROUP BY record_id) WHERE lo <> 1 OR hi <> n OR d <> n`},
+			{"trapped holds not at priority 0", `SELECT count(*) FROM holds WHERE status IN ('waiting', 'in_transit') AND priority <> 0`},
 			{"queued holds on records with an available copy",
 				`SELECT count(*) FROM holds h WHERE h.status = 'queued' AND EXISTS (SELECT 1 FROM items i WHERE i.record_id = h.record_id AND i.status = 'available')`},
 			{"holds placed in the future", `SELECT count(*) FROM holds WHERE placed_at >= ?`},

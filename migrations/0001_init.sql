@@ -162,7 +162,8 @@ CREATE TABLE holds (
     patron_id        INTEGER NOT NULL REFERENCES patrons(id),
     pickup_branch_id INTEGER NOT NULL REFERENCES branches(id),
     placed_at        TEXT NOT NULL,
-    -- Position in the record's queue, 1 first, among open holds.
+    -- Position in the record's queue, 1 first, among queued holds; 0 once trapped
+    -- (waiting on the shelf or in transit to the pickup branch), as in Koha.
     priority         INTEGER NOT NULL,
     status           TEXT NOT NULL DEFAULT 'queued'
         CHECK (status IN ('queued', 'in_transit', 'waiting', 'fulfilled', 'cancelled', 'expired')),
