@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: bench screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -64,3 +64,17 @@ generate:
 
 clean:
 	rm -rf bin
+
+# screenshots runs the browser desk session and saves a picture of each step in
+# docs/screenshots/ (docs/screenshot.png in the README is step 5's).
+screenshots: test-deps
+	mkdir -p docs/screenshots
+	STACKS_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run TestDeskSession ./e2e/
+	cp docs/screenshots/5-checkout-B.png docs/screenshot.png
+
+# bench runs the desk benchmarks: checkout and checkin as service calls and through
+# the HTTP handlers, with SQLite synchronous=FULL (durable) and NORMAL (no fsync).
+# Not part of make test. docs/performance.md records the results.
+BENCHTIME ?= 2000x
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 3 ./circulation/ ./web/

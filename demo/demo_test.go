@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/staff"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // testNow is a Monday morning; 21 days later is an open Monday.
@@ -586,4 +589,10 @@ func BenchmarkCreate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestMain(m *testing.M) {
+	// bcrypt at its real cost is very slow under the race detector.
+	staff.BcryptCost = bcrypt.MinCost
+	os.Exit(m.Run())
 }

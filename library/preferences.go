@@ -70,6 +70,9 @@ type PreferenceCache struct {
 	enabled bool
 	mu      sync.RWMutex
 	cached  *Preferences
+	// gen counts invalidations, so that a read that started before a change is
+	// not cached after it.
+	gen uint64
 }
 
 // NewPreferenceCache returns a cache; enabled false makes it read through.
@@ -79,13 +82,15 @@ func NewPreferenceCache(enabled bool) *PreferenceCache {
 
 // Get returns the preferences, from memory when cached.
 func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error) {
+	var gen uint64
 	if c.enabled {
 		c.mu.RLock()
-		p := c.cached
+		p, g := c.cached, c.gen
 		c.mu.RUnlock()
 		if p != nil {
 			return *p, nil
 		}
+		gen = g
 	}
 	var p Preferences
 	err := d.Read(ctx, func(tx *db.Tx) error {
@@ -98,7 +103,9 @@ func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error
 	}
 	if c.enabled {
 		c.mu.Lock()
-		c.cached = &p
+		if c.gen == gen {
+			c.cached = &p
+		}
 		c.mu.Unlock()
 	}
 	return p, nil
@@ -108,5 +115,6 @@ func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error
 func (c *PreferenceCache) Invalidate() {
 	c.mu.Lock()
 	c.cached = nil
+	c.gen++
 	c.mu.Unlock()
 }

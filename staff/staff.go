@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -44,15 +45,17 @@ func (u *User) Actor() stacks.Actor {
 	return stacks.Actor{StaffID: u.ID, Name: u.Username, BranchID: u.BranchID}
 }
 
-// bcryptCost is bcrypt's default: about 50-100 ms a hash here, paid only at sign-in.
-var bcryptCost = bcrypt.DefaultCost
+// BcryptCost is the cost of new password hashes: bcrypt's default, about 50-100 ms a
+// hash here, paid only at sign-in. Tests lower it (the race detector makes bcrypt
+// many times slower); existing hashes keep the cost they were made with.
+var BcryptCost = bcrypt.DefaultCost
 
 // HashPassword hashes a password for storage.
 func HashPassword(password string) (string, error) {
 	if len(password) > 72 {
 		return "", stacks.FieldErrorf("password", stacks.EINVALID, "Passwords can be at most 72 bytes long.")
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcryptCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(password), BcryptCost)
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}
@@ -192,7 +195,7 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	}
 	// Compare even for an unknown user, so timing does not reveal which names exist.
 	if hash == "" {
-		hash = dummyHash
+		hash = dummyHash()
 	}
 	ok := bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil && user != nil && active
 
@@ -215,10 +218,12 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	return user, nil
 }
 
-var dummyHash = func() string {
-	h, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), bcryptCost)
+// dummyHash is compared against when the user does not exist, made once at the
+// current cost.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), BcryptCost)
 	return string(h)
-}()
+})
 
 func (s *Service) checkLocked(tx *db.Tx, keys []string) error {
 	rows, err := tx.Query(`SELECT key, locked_until FROM login_throttle WHERE key IN (?, ?) AND locked_until IS NOT NULL`, keys[0], keys[1])

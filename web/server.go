@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/staff"
@@ -44,6 +45,7 @@ type Server struct {
 	DB       *db.DB
 	Logger   *slog.Logger
 	Staff    *staff.Service
+	Circ     *circulation.Service
 	Sessions *scs.SessionManager
 
 	cfg   Config
@@ -80,13 +82,15 @@ func New(cfg Config) *Server {
 		cfg.Logger.Error("session", "err", err, "path", r.URL.Path)
 		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
 	}
+	prefs := library.NewPreferenceCache(cfg.CachePreferences)
 	return &Server{
 		DB:       cfg.DB,
 		Logger:   cfg.Logger,
 		Staff:    staff.NewService(cfg.DB),
+		Circ:     circulation.NewService(cfg.DB, prefs),
 		Sessions: sm,
 		cfg:      cfg,
-		prefs:    library.NewPreferenceCache(cfg.CachePreferences),
+		prefs:    prefs,
 	}
 }
 
@@ -127,6 +131,12 @@ func (s *Server) Router() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireStaff)
 			r.Get("/", s.handleHome)
+			s.patronRoutes(r)
+			s.circulationRoutes(r)
+			r.Route("/admin", func(r chi.Router) {
+				r.Use(s.requireAdmin)
+				s.adminRoutes(r)
+			})
 		})
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)

@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,6 +19,8 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/staff"
 	"github.com/stacks-ils/stacks/web"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // clock is a settable clock for the tests.
@@ -75,7 +78,7 @@ func newEnv(t *testing.T) *testEnv {
 }
 
 // client is a browser-like client: a cookie jar, no automatic redirects.
-func (e *testEnv) client(t *testing.T) *http.Client {
+func (e *testEnv) client(t testing.TB) *http.Client {
 	jar, _ := cookiejar.New(nil)
 	return &http.Client{
 		Jar: jar,
@@ -409,4 +412,10 @@ func TestHealthz(t *testing.T) {
 	if r.Status != 200 || strings.TrimSpace(r.Body) != "ok" {
 		t.Fatalf("healthz: %d %q", r.Status, r.Body)
 	}
+}
+
+func TestMain(m *testing.M) {
+	// bcrypt at its real cost is very slow under the race detector.
+	staff.BcryptCost = bcrypt.MinCost
+	os.Exit(m.Run())
 }

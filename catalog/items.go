@@ -1,0 +1,134 @@
+// Package catalog owns the bibliographic records and the items (copies) that belong
+// to them: finding them, describing them, and their shelf status.
+package catalog
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Item statuses.
+const (
+	StatusAvailable   = "available"
+	StatusOnLoan      = "on_loan"
+	StatusInTransit   = "in_transit"
+	StatusOnHoldShelf = "on_hold_shelf"
+	StatusLost        = "lost"
+	StatusWithdrawn   = "withdrawn"
+	StatusMissing     = "missing"
+)
+
+// StatusLabel is how staff read an item status.
+func StatusLabel(status string) string {
+	switch status {
+	case StatusAvailable:
+		return "Available"
+	case StatusOnLoan:
+		return "Checked out"
+	case StatusInTransit:
+		return "In transit"
+	case StatusOnHoldShelf:
+		return "On hold shelf"
+	case StatusLost:
+		return "Lost"
+	case StatusWithdrawn:
+		return "Withdrawn"
+	case StatusMissing:
+		return "Missing"
+	}
+	return status
+}
+
+// Item is a copy, with what the desk needs to know of its record and type.
+type Item struct {
+	ID              int64
+	Barcode         string
+	RecordID        int64
+	Title           string
+	Author          string
+	CallNumber      string
+	HomeBranchID    int64
+	HomeBranchName  string
+	CurrentBranchID int64
+	Status          string
+	TransitToID     int64
+	ItemTypeID      int64
+	ItemTypeName    string
+	NotForLoan      bool
+}
+
+// ItemColumns and ItemFrom select an Item; other packages join to them (circulation
+// adds the current loan) and scan with ScanItemInto.
+const ItemColumns = `i.id, i.barcode, i.record_id, r.title, r.author, i.call_number, i.home_branch_id, hb.name,
+	i.current_branch_id, i.status, coalesce(i.transit_to_id, 0), i.item_type_id, it.name, it.not_for_loan`
+
+// ItemFrom is the FROM clause for ItemColumns.
+const ItemFrom = ` FROM items i
+	JOIN records r ON r.id = i.record_id
+	JOIN branches hb ON hb.id = i.home_branch_id
+	JOIN item_types it ON it.id = i.item_type_id`
+
+// ItemScanDest returns the scan destinations for ItemColumns, in order.
+func (it *Item) ItemScanDest() []any {
+	return []any{&it.ID, &it.Barcode, &it.RecordID, &it.Title, &it.Author, &it.CallNumber, &it.HomeBranchID, &it.HomeBranchName,
+		&it.CurrentBranchID, &it.Status, &it.TransitToID, &it.ItemTypeID, &it.ItemTypeName, &it.NotForLoan}
+}
+
+// NormalizeBarcode trims what scanners and hands add around a barcode. It returns
+// an error message for input that cannot be a barcode.
+func NormalizeBarcode(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "", stacks.FieldErrorf("barcode", stacks.EINVALID, "Scan or type a barcode.")
+	case !utf8.ValidString(s) || len(s) > 64 || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "", stacks.FieldErrorf("barcode", stacks.EINVALID, "That is not a barcode: barcodes are up to 64 letters and digits. Scan it again.")
+	}
+	return s, nil
+}
+
+// FindItemByBarcode returns the item with the barcode.
+func FindItemByBarcode(tx *db.Tx, barcode string) (*Item, error) {
+	var it Item
+	err := tx.QueryRow(`SELECT `+ItemColumns+ItemFrom+` WHERE i.barcode = ?`, barcode).Scan(it.ItemScanDest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrUnknownBarcode(barcode)
+	} else if err != nil {
+		return nil, fmt.Errorf("find item %q: %w", barcode, err)
+	}
+	return &it, nil
+}
+
+// ErrUnknownBarcode is the error for a barcode no item has.
+func ErrUnknownBarcode(barcode string) error {
+	return stacks.FieldErrorf("barcode", stacks.ENOTFOUND, "No item has barcode %s. Check the barcode, or add the item to the catalogue.", barcode)
+}
+
+// SetItemLocation sets an item's status, current branch and transit destination.
+func SetItemLocation(tx *db.Tx, itemID int64, status string, currentBranchID, transitToID int64) error {
+	var transit sql.NullInt64
+	if transitToID != 0 {
+		transit = sql.NullInt64{Int64: transitToID, Valid: true}
+	}
+	_, err := tx.Exec(`UPDATE items SET status = ?, current_branch_id = ?, transit_to_id = ?, updated_at = ? WHERE id = ?`,
+		status, currentBranchID, transit, db.FormatTime(tx.Now()), itemID)
+	if err != nil {
+		return fmt.Errorf("update item %d: %w", itemID, err)
+	}
+	return nil
+}
+
+// SetItemStatus sets only an item's status.
+func SetItemStatus(tx *db.Tx, itemID int64, status string) error {
+	_, err := tx.Exec(`UPDATE items SET status = ?, updated_at = ? WHERE id = ?`, status, db.FormatTime(tx.Now()), itemID)
+	if err != nil {
+		return fmt.Errorf("update item %d: %w", itemID, err)
+	}
+	return nil
+}

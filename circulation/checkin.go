@@ -1,0 +1,247 @@
+package circulation
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// CheckinRequest asks to check in the item with Barcode at the actor's branch.
+type CheckinRequest struct {
+	Actor   stacks.Actor
+	Barcode string
+	// Batch names the desk session's running list of checkins ("" for none).
+	Batch string
+}
+
+// BranchRef names a branch.
+type BranchRef struct {
+	ID   int64
+	Code string
+	Name string
+}
+
+// CheckinResult is what a checkin did.
+type CheckinResult struct {
+	ID         int64
+	Barcode    string
+	Title      string
+	Author     string
+	CallNumber string
+	// WasOnLoan is false for an item that was not checked out (harmless).
+	WasOnLoan  bool
+	PatronID   int64
+	PatronName string
+	PatronCard string
+	DueAt      time.Time
+	Overdue    bool
+	FineCents  int64
+	// FoundLost: the item had been marked lost or missing.
+	FoundLost bool
+	// Withdrawn: the item is withdrawn and must not go back on the shelf.
+	Withdrawn bool
+	// TransferTo is set when the item must travel to another branch (its home).
+	TransferTo *BranchRef
+	// Hold is set when the item fills a hold.
+	Hold *holds.Trap
+	At   time.Time
+}
+
+// Checkin checks an item in, in one transaction: closes the loan into the history,
+// charges the overdue fine, traps it for a hold or sends it home, and records the
+// checkin in the desk's running list.
+func (s *Service) Checkin(ctx context.Context, req CheckinRequest) (CheckinResult, error) {
+	if err := requireActor(req.Actor); err != nil {
+		return CheckinResult{}, err
+	}
+	barcode, err := catalog.NormalizeBarcode(req.Barcode)
+	if err != nil {
+		return CheckinResult{}, err
+	}
+	prefs, err := s.prefs(ctx)
+	if err != nil {
+		return CheckinResult{}, err
+	}
+	var res CheckinResult
+	err = s.DB.Write(ctx, func(tx *db.Tx) error {
+		res = CheckinResult{}
+		return s.checkin(tx, req, barcode, prefs.Location, &res)
+	})
+	return res, err
+}
+
+func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *time.Location, res *CheckinResult) error {
+	now := tx.Now()
+	here := req.Actor.BranchID
+	it, err := findItemWithLoan(tx, barcode)
+	if err != nil {
+		return err
+	}
+	*res = CheckinResult{Barcode: it.Barcode, Title: it.Title, Author: it.Author, CallNumber: it.CallNumber, At: now}
+	if it.LoanID != 0 {
+		res.WasOnLoan = true
+		res.PatronID, res.PatronName, res.PatronCard = it.LoanPatronID, it.BorrowerName, it.BorrowerCard
+		res.DueAt = it.LoanDue.Time
+		res.Overdue = now.After(it.LoanDue.Time)
+		fine, err := closeLoan(tx, req.Actor, it, here, loc)
+		if err != nil {
+			return err
+		}
+		res.FineCents = fine
+	}
+
+	switch it.Status {
+	case catalog.StatusWithdrawn:
+		res.Withdrawn = true
+		if err := catalog.SetItemLocation(tx, it.ID, catalog.StatusWithdrawn, here, 0); err != nil {
+			return err
+		}
+	default:
+		res.FoundLost = it.Status == catalog.StatusLost || it.Status == catalog.StatusMissing
+		trap, err := holds.TrapAtCheckin(tx, req.Actor, &it.Item, here, today(now, loc), func(pickupBranchID, categoryID int64) (time.Time, error) {
+			rule, err := ResolveRule(tx, categoryID, it.ItemTypeID, pickupBranchID)
+			if err != nil {
+				return time.Time{}, err
+			}
+			cal, err := library.LoadCalendar(tx, pickupBranchID, loc, now, now.AddDate(0, 0, rule.HoldPickupDays+60))
+			if err != nil {
+				return time.Time{}, err
+			}
+			return cal.DueAt(now, rule.HoldPickupDays, "days"), nil
+		})
+		if err != nil {
+			return err
+		}
+		res.Hold = trap
+		if trap == nil {
+			status, transit := catalog.StatusAvailable, int64(0)
+			if it.HomeBranchID != here {
+				status, transit = catalog.StatusInTransit, it.HomeBranchID
+				res.TransferTo = &BranchRef{ID: it.HomeBranchID, Name: it.HomeBranchName}
+			}
+			if err := catalog.SetItemLocation(tx, it.ID, status, here, transit); err != nil {
+				return err
+			}
+		}
+	}
+
+	var loanID, staffID, transferID, holdID sql.NullInt64
+	if it.LoanID != 0 {
+		loanID = sql.NullInt64{Int64: it.LoanID, Valid: true}
+	}
+	if req.Actor.StaffID != 0 {
+		staffID = sql.NullInt64{Int64: req.Actor.StaffID, Valid: true}
+	}
+	if res.TransferTo != nil {
+		transferID = sql.NullInt64{Int64: res.TransferTo.ID, Valid: true}
+	}
+	inTransit := false
+	if res.Hold != nil {
+		holdID = sql.NullInt64{Int64: res.Hold.HoldID, Valid: true}
+		inTransit = res.Hold.InTransit
+	}
+	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit).Scan(&res.ID)
+	if err != nil {
+		return fmt.Errorf("record checkin: %w", err)
+	}
+	return nil
+}
+
+// CheckinBatch returns the checkins of one desk session's list, newest first, in
+// one query.
+func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
+	rows, err := tx.Query(`SELECT c.id, c.at, i.barcode, r.title, r.author, i.call_number, c.loan_id IS NOT NULL,
+			coalesce(l.patron_id, 0), coalesce(lp.first_name || ' ' || lp.surname, ''), coalesce(lp.card, ''), l.due_at,
+			c.fine_cents, i.status = 'withdrawn', coalesce(c.transfer_to_id, 0), coalesce(tb.code, ''), coalesce(tb.name, ''),
+			coalesce(c.hold_id, 0), c.hold_in_transit, coalesce(hp.first_name || ' ' || hp.surname, ''), coalesce(hp.card, ''),
+			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by
+		FROM checkins c
+		JOIN items i ON i.id = c.item_id
+		JOIN records r ON r.id = i.record_id
+		LEFT JOIN loans l ON l.id = c.loan_id
+		LEFT JOIN patrons lp ON lp.id = l.patron_id
+		LEFT JOIN branches tb ON tb.id = c.transfer_to_id
+		LEFT JOIN holds h ON h.id = c.hold_id
+		LEFT JOIN patrons hp ON hp.id = h.patron_id
+		LEFT JOIN branches hb ON hb.id = h.pickup_branch_id
+		WHERE c.batch = ? AND c.batch <> ''
+		ORDER BY c.id DESC
+		LIMIT ?`, batch, limit)
+	if err != nil {
+		return nil, fmt.Errorf("checkin list: %w", err)
+	}
+	defer rows.Close()
+	var out []CheckinResult
+	for rows.Next() {
+		var c CheckinResult
+		var at db.Time
+		var due, pickupBy db.NullTime
+		var transferID, holdID int64
+		var transferCode, transferName string
+		var hold holds.Trap
+		if err := rows.Scan(&c.ID, &at, &c.Barcode, &c.Title, &c.Author, &c.CallNumber, &c.WasOnLoan,
+			&c.PatronID, &c.PatronName, &c.PatronCard, &due, &c.FineCents, &c.Withdrawn, &transferID, &transferCode, &transferName,
+			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy); err != nil {
+			return nil, err
+		}
+		c.At = at.Time
+		c.DueAt = due.Time
+		c.Overdue = due.Valid && at.After(due.Time)
+		if transferID != 0 {
+			c.TransferTo = &BranchRef{ID: transferID, Code: transferCode, Name: transferName}
+		}
+		if holdID != 0 {
+			hold.HoldID = holdID
+			hold.PickupBy = pickupBy.Time
+			c.Hold = &hold
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// PatronLoans returns a patron's current loans, soonest due first, in one query.
+func PatronLoans(tx *db.Tx, patronID int64) ([]Loan, error) {
+	its, err := currentLoanItems(tx, patronID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Loan, len(its))
+	for i, it := range its {
+		out[i] = loanOf(it)
+	}
+	return out, nil
+}
+
+// LoansIssuedSince returns the patron's current loans issued at or after since:
+// the list of one desk visit, newest first, in one query.
+func LoansIssuedSince(tx *db.Tx, patronID int64, since time.Time) ([]Loan, error) {
+	rows, err := tx.Query(`SELECT l.id, i.id, i.barcode, r.id, r.title, r.author, i.call_number, l.patron_id, l.issued_at, l.due_at, l.renewals
+		FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id
+		WHERE l.patron_id = ? AND l.returned_at IS NULL AND l.issued_at >= ?
+		ORDER BY l.id DESC`, patronID, db.FormatTime(since))
+	if err != nil {
+		return nil, fmt.Errorf("loans of this visit: %w", err)
+	}
+	defer rows.Close()
+	var out []Loan
+	for rows.Next() {
+		var l Loan
+		var issued, due db.Time
+		if err := rows.Scan(&l.ID, &l.ItemID, &l.Barcode, &l.RecordID, &l.Title, &l.Author, &l.CallNumber, &l.PatronID, &issued, &due, &l.Renewals); err != nil {
+			return nil, err
+		}
+		l.IssuedAt, l.DueAt = issued.Time, due.Time
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}

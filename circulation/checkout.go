@@ -1,0 +1,296 @@
+package circulation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// CheckoutRequest asks to lend the item with Barcode to a patron.
+type CheckoutRequest struct {
+	// Actor is who lends, and at which branch (the loan's branch).
+	Actor    stacks.Actor
+	PatronID int64
+	Barcode  string
+	// Confirm lists the codes of the blocks staff confirmed.
+	Confirm []string
+	// AutoConfirm, if set, decides overridable blocks without staff: SIP's policy.
+	AutoConfirm func(Block) bool
+}
+
+// CheckoutResult is a completed checkout.
+type CheckoutResult struct {
+	Loan Loan
+	// Renewed: the patron already had the item, and the loan was renewed instead.
+	Renewed bool
+	// Overrides are the blocks staff confirmed, as recorded in the audit log.
+	Overrides []Block
+	// FilledHold is the patron's hold this checkout fulfilled, if any.
+	FilledHold int64
+	// FineCents is the overdue fine charged to the previous borrower, if the item
+	// was on loan to someone else and checked in first.
+	FineCents int64
+}
+
+// Checkout lends an item, in one transaction. It returns a *BlockedError when the
+// checkout is refused or needs staff confirmation; confirming means calling again
+// with the block codes in Confirm.
+func (s *Service) Checkout(ctx context.Context, req CheckoutRequest) (CheckoutResult, error) {
+	if err := requireActor(req.Actor); err != nil {
+		return CheckoutResult{}, err
+	}
+	barcode, err := catalog.NormalizeBarcode(req.Barcode)
+	if err != nil {
+		return CheckoutResult{}, err
+	}
+	prefs, err := s.prefs(ctx)
+	if err != nil {
+		return CheckoutResult{}, err
+	}
+	var res CheckoutResult
+	err = s.DB.Write(ctx, func(tx *db.Tx) error {
+		res = CheckoutResult{}
+		return s.checkout(tx, req, barcode, prefs, &res)
+	})
+	return res, err
+}
+
+func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs library.Preferences, res *CheckoutResult) error {
+	now := tx.Now()
+	loc := prefs.Location
+	p, err := patrons.FindByID(tx, req.PatronID)
+	if err != nil {
+		return err
+	}
+	it, err := findItemWithLoan(tx, barcode)
+	if stacks.ErrorCode(err) == stacks.ENOTFOUND {
+		return &BlockedError{Barcode: barcode, Blocks: []Block{{Code: BlockUnknownBarcode, Message: stacks.ErrorMessage(err)}}}
+	} else if err != nil {
+		return err
+	}
+	blocked := &BlockedError{Barcode: barcode, Title: it.Title}
+
+	// Refusals: nothing staff can confirm here.
+	if p.Expired(now.In(loc)) {
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockCardExpired,
+			Message: fmt.Sprintf("Card %s expired on %s; renew it on the patron page before lending.", p.Card, p.ExpiresOn.Format("2006-01-02"))})
+	}
+	if p.Blocked {
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockPatronBlocked,
+			Message: fmt.Sprintf("%s is blocked by staff: %s", p.Name(), p.BlockNote)})
+	}
+	if it.Status == catalog.StatusWithdrawn {
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockWithdrawn,
+			Message: fmt.Sprintf("%s (%s) was withdrawn from the collection and cannot be lent.", it.Title, it.Barcode)})
+	}
+	if len(blocked.Blocks) > 0 {
+		return blocked
+	}
+
+	confirmed := func(b Block) bool {
+		return slices.Contains(req.Confirm, b.Code) || (req.AutoConfirm != nil && req.AutoConfirm(b))
+	}
+
+	// The patron already has this item: offer a renewal instead.
+	if it.LoanPatronID == p.ID {
+		b := Block{Code: BlockRenew, Overridable: true,
+			Message: fmt.Sprintf("%s is already checked out to %s, due %s. Renew it?", it.Title, p.Name(), it.LoanDue.Time.In(loc).Format("2006-01-02"))}
+		if !confirmed(b) {
+			blocked.Blocks = append(blocked.Blocks, b)
+			return blocked
+		}
+		r, err := s.renew(tx, req.Actor, p, it, loc)
+		if err != nil {
+			return err
+		}
+		if !r.OK {
+			return stacks.Errorf(stacks.ECONFLICT, "%s", r.Message)
+		}
+		res.Loan, res.Renewed, res.FineCents = r.Loan, true, r.FineCents
+		return nil
+	}
+
+	standing, err := patrons.Standing(tx, p.ID)
+	if err != nil {
+		return err
+	}
+	rule, err := ResolveRule(tx, p.CategoryID, it.ItemTypeID, req.Actor.BranchID)
+	if err != nil {
+		return err
+	}
+	hc, err := holds.CheckAtCheckout(tx, &it.Item, p.ID, today(now, loc))
+	if err != nil {
+		return err
+	}
+
+	if standing.BalanceCents > prefs.FinesLimitCents {
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockFines, Overridable: true,
+			Message: fmt.Sprintf("%s owes %s in fines; the limit is %s.", p.Name(), formatMoney(standing.BalanceCents), formatMoney(prefs.FinesLimitCents))})
+	}
+	if it.LoanID != 0 {
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockOnLoanToOther, Overridable: true,
+			Message: fmt.Sprintf("%s is checked out to %s (%s), due %s. Confirming checks it in from them first.",
+				it.Title, it.BorrowerName, it.BorrowerCard, it.LoanDue.Time.In(loc).Format("2006-01-02"))})
+	}
+	if hc.Trapped != nil && hc.Trapped.PatronID != p.ID {
+		where := "waiting on the hold shelf"
+		if hc.Trapped.Status == holds.StatusInTransit {
+			where = "in transit to fill a hold"
+		}
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockHoldShelf, Overridable: true,
+			Message: fmt.Sprintf("%s is %s for %s (%s). Confirming puts that hold back at the head of its queue.", it.Title, where, hc.Trapped.PatronName, hc.Trapped.PatronCard)})
+	} else if hc.Trapped == nil && hc.Queued != nil {
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockOnHold, Overridable: true,
+			Message: fmt.Sprintf("%s is on hold for %s (%s).", it.Title, hc.Queued.PatronName, hc.Queued.PatronCard)})
+	}
+	notForLoan := it.NotForLoan || rule.LoanPeriod == 0
+	if !notForLoan {
+		// A rule for one item type limits loans of that type (Koha's way); a rule for
+		// any type limits all loans.
+		loans, what := standing.Loans, "items"
+		if rule.ItemTypeID != 0 {
+			if err := tx.QueryRow(`SELECT count(*) FROM loans l JOIN items i ON i.id = l.item_id
+				WHERE l.patron_id = ? AND l.returned_at IS NULL AND i.item_type_id = ?`, p.ID, rule.ItemTypeID).Scan(&loans); err != nil {
+				return fmt.Errorf("count loans: %w", err)
+			}
+			what = rule.ItemTypeName + " items"
+		}
+		if loans >= rule.MaxLoans {
+			blocked.Blocks = append(blocked.Blocks, Block{Code: BlockMaxLoans, Overridable: true,
+				Message: fmt.Sprintf("%s has %d %s out; the limit is %d.", p.Name(), loans, what, rule.MaxLoans)})
+		}
+	}
+	if notForLoan {
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockNotForLoan, Overridable: true,
+			Message: fmt.Sprintf("%s is not for loan (%s): it is for use in the library.", it.Title, it.ItemTypeName)})
+	}
+	if it.Status == catalog.StatusLost || it.Status == catalog.StatusMissing {
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockLost, Overridable: true,
+			Message: fmt.Sprintf("%s is marked %s. Confirming lends it and marks it found.", it.Title, catalog.StatusLabel(it.Status))})
+	}
+	for _, b := range blocked.Blocks {
+		if !confirmed(b) {
+			return blocked
+		}
+	}
+
+	// Go ahead: first undo what the confirmations allow.
+	if it.LoanID != 0 {
+		fine, err := closeLoan(tx, req.Actor, it, req.Actor.BranchID, loc)
+		if err != nil {
+			return err
+		}
+		res.FineCents = fine
+	}
+	if hc.Trapped != nil && hc.Trapped.PatronID != p.ID {
+		if err := holds.Release(tx, req.Actor, hc.Trapped.HoldID, "copy lent to "+p.Card+" by staff override"); err != nil {
+			return err
+		}
+	}
+	own := hc.Own
+	if hc.Trapped != nil && hc.Trapped.PatronID == p.ID {
+		own = hc.Trapped
+	}
+	if own != nil {
+		if err := holds.Fill(tx, req.Actor, own.HoldID); err != nil {
+			return err
+		}
+		res.FilledHold = own.HoldID
+	}
+
+	due, err := dueAt(tx, rule, req.Actor.BranchID, loc)
+	if err != nil {
+		return err
+	}
+	var staffID any
+	if req.Actor.StaffID != 0 {
+		staffID = req.Actor.StaffID
+	}
+	var loanID int64
+	err = tx.QueryRow(`INSERT INTO loans (item_id, patron_id, branch_id, staff_id, issued_at, due_at)
+		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		it.ID, p.ID, req.Actor.BranchID, staffID, db.FormatTime(now), db.FormatTime(due)).Scan(&loanID)
+	if db.IsUniqueViolation(err) {
+		return stacks.Errorf(stacks.ECONFLICT, "%s was checked out at another desk a moment ago; scan it again to see to whom.", it.Title)
+	} else if err != nil {
+		return fmt.Errorf("insert loan: %w", err)
+	}
+	if err := catalog.SetItemLocation(tx, it.ID, catalog.StatusOnLoan, req.Actor.BranchID, 0); err != nil {
+		return err
+	}
+	for _, b := range blocked.Blocks {
+		if err := tx.Audit(req.Actor, "checkout.override", "loan", loanID, b.Code+": "+b.Message); err != nil {
+			return err
+		}
+	}
+	res.Overrides = blocked.Blocks
+	res.Loan = Loan{ID: loanID, ItemID: it.ID, Barcode: it.Barcode, RecordID: it.RecordID, Title: it.Title, Author: it.Author,
+		CallNumber: it.CallNumber, PatronID: p.ID, IssuedAt: now, DueAt: due, RenewalsAllowed: rule.Renewals}
+	return nil
+}
+
+// closeLoan ends the current loan of it, returned at branchID now, and charges the
+// overdue fine by the rule. It returns the fine.
+func closeLoan(tx *db.Tx, actor stacks.Actor, it *itemWithLoan, branchID int64, loc *time.Location) (int64, error) {
+	now := tx.Now()
+	if _, err := tx.Exec(`UPDATE loans SET returned_at = ?, return_branch_id = ? WHERE id = ?`,
+		db.FormatTime(now), branchID, it.LoanID); err != nil {
+		return 0, fmt.Errorf("close loan %d: %w", it.LoanID, err)
+	}
+	if !now.After(it.LoanDue.Time) {
+		return 0, nil
+	}
+	fine, late, err := overdueFine(tx, it, now, loc)
+	if err != nil || fine == 0 {
+		return 0, err
+	}
+	desc := fmt.Sprintf("Overdue: %s (%s), %s late", it.Title, it.Barcode, late)
+	if err := patrons.Charge(tx, actor, it.LoanPatronID, "overdue", fine, it.LoanID, desc); err != nil {
+		return 0, err
+	}
+	return fine, nil
+}
+
+// overdueFine computes the fine for it's loan returned at when, by the rule of the
+// loan's branch, counting only days the branch was open.
+// It also says how late, in words ("3 open days").
+func overdueFine(tx *db.Tx, it *itemWithLoan, when time.Time, loc *time.Location) (fine int64, late string, err error) {
+	rule, err := ResolveRule(tx, it.BorrowerCategory, it.ItemTypeID, it.LoanBranchID)
+	if err != nil {
+		return 0, "", err
+	}
+	if rule.FineCents == 0 {
+		return 0, "", nil
+	}
+	cal, err := library.LoadCalendar(tx, it.LoanBranchID, loc, it.LoanDue.Time.AddDate(0, 0, -1), when.AddDate(0, 0, 1))
+	if err != nil {
+		return 0, "", err
+	}
+	units := cal.LateUnits(it.LoanDue.Time, when, rule.LoanUnit)
+	late = fmt.Sprintf("%d open day", units)
+	if rule.LoanUnit == "hours" {
+		late = fmt.Sprintf("%d hour", units)
+	}
+	if units != 1 {
+		late += "s"
+	}
+	fine = rule.Fine(units)
+	if rule.FineCapCents > 0 && fine > 0 {
+		// The cap is per loan: a renewal may already have charged part of it.
+		var charged int64
+		if err := tx.QueryRow(`SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE loan_id = ? AND kind = 'overdue'`,
+			it.LoanID).Scan(&charged); err != nil {
+			return 0, "", fmt.Errorf("fines charged for loan %d: %w", it.LoanID, err)
+		}
+		fine = max(0, min(fine, rule.FineCapCents-charged))
+	}
+	return fine, late, nil
+}

@@ -1,0 +1,211 @@
+package circulation
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// RenewResult is the outcome of renewing one loan.
+type RenewResult struct {
+	Loan Loan
+	OK   bool
+	// Message says why a renewal was refused, or the new due date.
+	Message string
+	// FineCents is the overdue fine charged for the time already late, if any.
+	FineCents int64
+}
+
+// RenewRequest asks to renew some or all of a patron's loans.
+type RenewRequest struct {
+	Actor    stacks.Actor
+	PatronID int64
+	// LoanIDs to renew; with All, every current loan of the patron.
+	LoanIDs []int64
+	All     bool
+}
+
+// Renew renews loans of one patron in one transaction. Each loan succeeds or is
+// refused on its own; the results say which.
+func (s *Service) Renew(ctx context.Context, req RenewRequest) ([]RenewResult, error) {
+	if err := requireActor(req.Actor); err != nil {
+		return nil, err
+	}
+	if !req.All && len(req.LoanIDs) == 0 {
+		return nil, stacks.Errorf(stacks.EINVALID, "Select the loans to renew, or choose Renew all.")
+	}
+	prefs, err := s.prefs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []RenewResult
+	err = s.DB.Write(ctx, func(tx *db.Tx) error {
+		out = nil
+		p, err := patrons.FindByID(tx, req.PatronID)
+		if err != nil {
+			return err
+		}
+		loans, err := currentLoanItems(tx, p.ID)
+		if err != nil {
+			return err
+		}
+		want := map[int64]bool{}
+		for _, id := range req.LoanIDs {
+			want[id] = true
+		}
+		for _, it := range loans {
+			if !req.All && !want[it.LoanID] {
+				continue
+			}
+			delete(want, it.LoanID)
+			r, err := s.renew(tx, req.Actor, p, it, prefs.Location)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		if len(want) > 0 {
+			return stacks.Errorf(stacks.ECONFLICT, "Some of the selected loans are no longer current for %s; reload the page.", p.Name())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// RenewItem renews the current loan of the item with barcode, whoever has it (a
+// rescan at the desk, or SIP).
+func (s *Service) RenewItem(ctx context.Context, actor stacks.Actor, barcode string) (RenewResult, error) {
+	if err := requireActor(actor); err != nil {
+		return RenewResult{}, err
+	}
+	barcode, err := catalog.NormalizeBarcode(barcode)
+	if err != nil {
+		return RenewResult{}, err
+	}
+	prefs, err := s.prefs(ctx)
+	if err != nil {
+		return RenewResult{}, err
+	}
+	var r RenewResult
+	err = s.DB.Write(ctx, func(tx *db.Tx) error {
+		it, err := findItemWithLoan(tx, barcode)
+		if err != nil {
+			return err
+		}
+		if it.LoanID == 0 {
+			return stacks.Errorf(stacks.ECONFLICT, "%s (%s) is not checked out, so it cannot be renewed.", it.Title, it.Barcode)
+		}
+		p, err := patrons.FindByID(tx, it.LoanPatronID)
+		if err != nil {
+			return err
+		}
+		r, err = s.renew(tx, actor, p, it, prefs.Location)
+		return err
+	})
+	return r, err
+}
+
+// currentLoanItems returns a patron's current loans with their items, in one query.
+func currentLoanItems(tx *db.Tx, patronID int64) ([]*itemWithLoan, error) {
+	rows, err := tx.Query(`SELECT `+catalog.ItemColumns+`,
+			l.id, l.patron_id, l.branch_id, l.due_at, l.issued_at, l.renewals,
+			p.category_id, p.card, p.first_name || ' ' || p.surname`+catalog.ItemFrom+`
+		JOIN loans l ON l.item_id = i.id AND l.returned_at IS NULL
+		JOIN patrons p ON p.id = l.patron_id
+		WHERE l.patron_id = ?
+		ORDER BY l.due_at, l.id`, patronID)
+	if err != nil {
+		return nil, fmt.Errorf("current loans: %w", err)
+	}
+	defer rows.Close()
+	var out []*itemWithLoan
+	for rows.Next() {
+		var it itemWithLoan
+		dest := append(it.ItemScanDest(), &it.LoanID, &it.LoanPatronID, &it.LoanBranchID, &it.LoanDue, &it.LoanIssued,
+			&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		out = append(out, &it)
+	}
+	return out, rows.Err()
+}
+
+// renew renews one loan if the rules allow: the patron in good standing, renewals
+// left, and no hold that needs the copy. The new due date runs from now by the rule;
+// it never moves earlier. Time already overdue is charged now, as at a return.
+func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *itemWithLoan, loc *time.Location) (RenewResult, error) {
+	now := tx.Now()
+	r := RenewResult{Loan: loanOf(it)}
+	refuse := func(format string, args ...any) (RenewResult, error) {
+		r.Message = fmt.Sprintf(format, args...)
+		return r, nil
+	}
+	if p.Blocked {
+		return refuse("%s cannot be renewed: %s is blocked by staff (%s).", it.Title, p.Name(), p.BlockNote)
+	}
+	if p.Expired(now.In(loc)) {
+		return refuse("%s cannot be renewed: card %s expired on %s; renew the card first.", it.Title, p.Card, p.ExpiresOn.Format("2006-01-02"))
+	}
+	rule, err := ResolveRule(tx, p.CategoryID, it.ItemTypeID, it.LoanBranchID)
+	if err != nil {
+		return r, err
+	}
+	r.Loan.RenewalsAllowed = rule.Renewals
+	if it.LoanRenewals >= rule.Renewals {
+		return refuse("%s cannot be renewed: it has been renewed %d of %d times allowed.", it.Title, it.LoanRenewals, rule.Renewals)
+	}
+	blocked, err := holds.RenewalBlocked(tx, &it.Item, today(now, loc))
+	if err != nil {
+		return r, err
+	}
+	if blocked {
+		return refuse("%s cannot be renewed: another patron is waiting for it.", it.Title)
+	}
+	if now.After(it.LoanDue.Time) {
+		fine, late, err := overdueFine(tx, it, now, loc)
+		if err != nil {
+			return r, err
+		}
+		if fine > 0 {
+			desc := fmt.Sprintf("Overdue at renewal: %s (%s), %s late", it.Title, it.Barcode, late)
+			if err := patrons.Charge(tx, actor, it.LoanPatronID, "overdue", fine, it.LoanID, desc); err != nil {
+				return r, err
+			}
+			r.FineCents = fine
+		}
+	}
+	due, err := dueAt(tx, rule, actor.BranchID, loc)
+	if err != nil {
+		return r, err
+	}
+	if due.Before(it.LoanDue.Time) {
+		due = it.LoanDue.Time
+	}
+	var renewals int
+	err = tx.QueryRow(`UPDATE loans SET due_at = ?, renewals = renewals + 1 WHERE id = ? AND returned_at IS NULL RETURNING renewals`,
+		db.FormatTime(due), it.LoanID).Scan(&renewals)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, stacks.Errorf(stacks.ECONFLICT, "%s was checked in a moment ago; it is no longer on loan.", it.Title)
+	} else if err != nil {
+		return r, fmt.Errorf("renew loan %d: %w", it.LoanID, err)
+	}
+	r.OK = true
+	r.Loan.DueAt = due
+	r.Loan.Renewals = renewals
+	r.Message = fmt.Sprintf("%s renewed; now due %s.", it.Title, due.In(loc).Format("2006-01-02"))
+	return r, nil
+}
+
+func loanOf(it *itemWithLoan) Loan {
+	return Loan{ID: it.LoanID, ItemID: it.ID, Barcode: it.Barcode, RecordID: it.RecordID, Title: it.Title, Author: it.Author,
+		CallNumber: it.CallNumber, PatronID: it.LoanPatronID, IssuedAt: it.LoanIssued.Time, DueAt: it.LoanDue.Time, Renewals: it.LoanRenewals}
+}

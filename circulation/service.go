@@ -1,0 +1,198 @@
+package circulation
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// Service runs circulation transactions against the library database.
+type Service struct {
+	DB *db.DB
+	// Prefs supplies the preferences (fines limit, time zone); cached in server mode.
+	Prefs *library.PreferenceCache
+}
+
+// NewService returns a Service; prefs may be nil (preferences are then read per call).
+func NewService(d *db.DB, prefs *library.PreferenceCache) *Service {
+	if prefs == nil {
+		prefs = library.NewPreferenceCache(false)
+	}
+	return &Service{DB: d, Prefs: prefs}
+}
+
+// Block codes. A refusal cannot be overridden; the others need staff confirmation
+// at the desk (Confirm), and SIP's policy decides them without a person.
+const (
+	// Refusals.
+	BlockUnknownBarcode = "unknown_barcode"
+	BlockCardExpired    = "card_expired"
+	BlockPatronBlocked  = "patron_blocked"
+	BlockWithdrawn      = "withdrawn"
+
+	// Confirmations.
+	BlockFines         = "fines"
+	BlockOnLoanToOther = "on_loan"
+	BlockHoldShelf     = "hold_shelf"
+	BlockOnHold        = "on_hold"
+	BlockMaxLoans      = "max_loans"
+	BlockNotForLoan    = "not_for_loan"
+	BlockLost          = "lost"
+	// BlockRenew: the patron already has the item; confirming renews it.
+	BlockRenew = "renew"
+)
+
+// Block is one reason a checkout cannot simply go ahead.
+type Block struct {
+	Code    string
+	Message string
+	// Overridable blocks can be confirmed by staff; the others refuse the checkout.
+	Overridable bool
+}
+
+// BlockedError is returned when a checkout needs confirmation or is refused.
+type BlockedError struct {
+	Barcode string
+	Title   string
+	Blocks  []Block
+}
+
+func (e *BlockedError) Error() string {
+	msgs := make([]string, len(e.Blocks))
+	for i, b := range e.Blocks {
+		msgs[i] = b.Message
+	}
+	return "checkout blocked: " + strings.Join(msgs, " ")
+}
+
+// Refused reports whether any block is a refusal.
+func (e *BlockedError) Refused() bool {
+	for _, b := range e.Blocks {
+		if !b.Overridable {
+			return true
+		}
+	}
+	return false
+}
+
+// Codes returns the codes of the blocks.
+func (e *BlockedError) Codes() []string {
+	cs := make([]string, len(e.Blocks))
+	for i, b := range e.Blocks {
+		cs[i] = b.Code
+	}
+	return cs
+}
+
+// Has reports whether the error includes a block with the code.
+func (e *BlockedError) Has(code string) bool {
+	for _, b := range e.Blocks {
+		if b.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// Loan is a loan as the desk shows it.
+type Loan struct {
+	ID         int64
+	ItemID     int64
+	Barcode    string
+	RecordID   int64
+	Title      string
+	Author     string
+	CallNumber string
+	PatronID   int64
+	IssuedAt   time.Time
+	DueAt      time.Time
+	Renewals   int
+	// RenewalsAllowed is the rule's limit, where known.
+	RenewalsAllowed int
+}
+
+// Overdue reports whether the loan is past due at now.
+func (l Loan) Overdue(now time.Time) bool { return now.After(l.DueAt) }
+
+func (s *Service) prefs(ctx context.Context) (library.Preferences, error) {
+	return s.Prefs.Get(ctx, s.DB)
+}
+
+// today returns midnight of now's local date in loc.
+func today(now time.Time, loc *time.Location) time.Time {
+	t := now.In(loc)
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc)
+}
+
+// loadCalendarFor loads a branch calendar covering from..to with a margin.
+func loadCalendarFor(tx *db.Tx, branchID int64, loc *time.Location, from, to time.Time) (*library.Calendar, error) {
+	return library.LoadCalendar(tx, branchID, loc, from.AddDate(0, 0, -1), to.AddDate(0, 0, 60))
+}
+
+// dueAt computes the due date of a loan issued now under rule at branchID.
+func dueAt(tx *db.Tx, rule Rule, branchID int64, loc *time.Location) (time.Time, error) {
+	now := tx.Now()
+	span := time.Duration(rule.LoanPeriod) * 24 * time.Hour
+	if rule.LoanUnit == "hours" {
+		span = time.Duration(rule.LoanPeriod) * time.Hour
+	}
+	cal, err := loadCalendarFor(tx, branchID, loc, now, now.Add(span))
+	if err != nil {
+		return time.Time{}, err
+	}
+	return cal.DueAt(now, rule.LoanPeriod, rule.LoanUnit), nil
+}
+
+// itemWithLoan is an item and its current loan, if any, with the borrower.
+type itemWithLoan struct {
+	catalog.Item
+	LoanID           int64
+	LoanPatronID     int64
+	LoanBranchID     int64
+	LoanDue          db.NullTime
+	LoanIssued       db.NullTime
+	LoanRenewals     int
+	BorrowerCategory int64
+	BorrowerCard     string
+	BorrowerName     string
+}
+
+// findItemWithLoan reads an item by barcode with its current loan, in one query.
+func findItemWithLoan(tx *db.Tx, barcode string) (*itemWithLoan, error) {
+	var it itemWithLoan
+	dest := append(it.ItemScanDest(), &it.LoanID, &it.LoanPatronID, &it.LoanBranchID, &it.LoanDue, &it.LoanIssued,
+		&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName)
+	err := tx.QueryRow(`SELECT `+catalog.ItemColumns+`,
+			coalesce(l.id, 0), coalesce(l.patron_id, 0), coalesce(l.branch_id, 0), l.due_at, l.issued_at, coalesce(l.renewals, 0),
+			coalesce(p.category_id, 0), coalesce(p.card, ''), coalesce(p.first_name || ' ' || p.surname, '')`+catalog.ItemFrom+`
+		LEFT JOIN loans l ON l.item_id = i.id AND l.returned_at IS NULL
+		LEFT JOIN patrons p ON p.id = l.patron_id
+		WHERE i.barcode = ?`, barcode).Scan(dest...)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, catalog.ErrUnknownBarcode(barcode)
+		}
+		return nil, fmt.Errorf("find item %q: %w", barcode, err)
+	}
+	return &it, nil
+}
+
+func formatMoney(cents int64) string {
+	return fmt.Sprintf("%d.%02d", cents/100, cents%100)
+}
+
+// requireActor checks the actor can do circulation at a branch.
+func requireActor(a stacks.Actor) error {
+	if a.BranchID == 0 {
+		return stacks.Errorf(stacks.EINVALID, "No branch is set for %s: circulation happens at a branch.", a.Name)
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// deskStep is one step of the desk session of shared/desk-session.md.
+type deskStep struct {
+	name string
+	run  func(t *testing.T, d *desk)
+}
+
+// desk is a librarian at the desk: a browser page signed in to one server.
+type desk struct {
+	srv  *server
+	page playwright.Page
+}
+
+func (d *desk) field(label string) playwright.Locator {
+	return d.page.GetByLabel(label, playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})
+}
+
+// scan types into a field and presses Enter, as a barcode scanner does.
+func (d *desk) scan(t *testing.T, label, value string) {
+	t.Helper()
+	f := d.field(label)
+	must(t, f.Fill(value), "typing %q into %q", value, label)
+	must(t, f.Press("Enter"), "pressing Enter in %q", label)
+}
+
+// dueDate computes the due date a 21-day book loan issued now gets at Central, from
+// the server's own calendar (holidays and Sundays moved to the next open day).
+func dueDate(t *testing.T, srv *server) string {
+	t.Helper()
+	d, err := db.Open(filepath.Join(srv.Dir, "stacks.db"), db.Options{ReadConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var due time.Time
+	err = d.Read(context.Background(), func(tx *db.Tx) error {
+		b, err := library.FindBranchByCode(tx, "CEN")
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		cal, err := library.LoadCalendar(tx, b.ID, time.UTC, now, now.AddDate(0, 0, 90))
+		if err != nil {
+			return err
+		}
+		due = cal.DueAt(now, 21, "days")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return due.Format("2006-01-02 15:04")
+}
+
+// deskSteps are the steps of the desk session implemented so far, in order.
+func deskSteps() []deskStep {
+	return []deskStep{
+		{"1 login", func(t *testing.T, d *desk) {
+			_, err := d.page.Goto(d.srv.BaseURL + "/")
+			must(t, err, "opening the staff site")
+			login(t, d.page, "desk", "desk")
+			must(t, expect.Locator(d.page.GetByText("Morgan Desk").First()).ToBeVisible(), "the staff user's name")
+			must(t, expect.Locator(button(d.page, "Log out")).ToBeVisible(), "a Log out button")
+		}},
+		{"2 reach checkout", func(t *testing.T, d *desk) {
+			must(t, navLink(d.page, "Check out").Click(), "clicking Check out")
+			must(t, expect.Locator(d.field("Card number")).ToBeFocused(), "the Card number field has focus")
+		}},
+		{"3 checkout A", func(t *testing.T, d *desk) {
+			due := dueDate(t, d.srv)
+			d.scan(t, "Card number", "P0001")
+			must(t, expect.Locator(d.page.GetByText("Alex Reader").First()).ToBeVisible(), "the patron's name")
+			must(t, expect.Locator(d.field("Barcode")).ToBeFocused(), "the Barcode field has focus")
+			for i := 1; i <= 5; i++ {
+				bc := fmt.Sprintf("I%05d", i)
+				d.scan(t, "Barcode", bc)
+				row := d.page.Locator("table.visit-list tbody tr").Filter(playwright.LocatorFilterOptions{HasText: bc})
+				must(t, expect.Locator(row).ToBeVisible(), "%s in this visit's list", bc)
+				must(t, expect.Locator(row).ToContainText(due), "%s due %s", bc, due)
+				must(t, expect.Locator(d.field("Barcode")).ToBeFocused(), "the Barcode field has focus again")
+			}
+			must(t, expect.Locator(d.page.Locator("table.visit-list tbody tr")).ToHaveCount(5), "five items in this visit's list")
+			must(t, expect.Locator(d.page.Locator("table.visit-list")).ToContainText("Pride and Prejudice"), "titles in the list")
+		}},
+		{"4 checkin A", func(t *testing.T, d *desk) {
+			must(t, navLink(d.page, "Check in").Click(), "clicking Check in")
+			must(t, expect.Locator(d.field("Barcode")).ToBeFocused(), "the Barcode field has focus")
+			for i := 1; i <= 5; i++ {
+				bc := fmt.Sprintf("I%05d", i)
+				d.scan(t, "Barcode", bc)
+				row := d.page.Locator("table.checkin-list tbody tr").Filter(playwright.LocatorFilterOptions{HasText: bc})
+				must(t, expect.Locator(row).ToContainText("Returned from Alex Reader"), "%s listed as returned", bc)
+			}
+		}},
+		{"5 checkout B", func(t *testing.T, d *desk) {
+			must(t, navLink(d.page, "Check out").Click(), "clicking Check out")
+			// The previous patron's visit is still open: finish it first, as staff do.
+			if n, _ := button(d.page, "Finish with this patron").Count(); n > 0 {
+				must(t, button(d.page, "Finish with this patron").Click(), "finishing the previous visit")
+			}
+			d.scan(t, "Card number", "P0002")
+			must(t, expect.Locator(d.page.GetByText("Blake Owing").First()).ToBeVisible(), "the patron's name")
+			d.scan(t, "Barcode", "I00006")
+			must(t, expect.Locator(d.page.GetByText("owes 12.50 in fines")).ToBeVisible(), "the first item asks for confirmation naming the fines")
+			must(t, expect.Locator(button(d.page, "Cancel")).ToBeVisible(), "a Cancel button")
+			must(t, button(d.page, "Confirm checkout").Click(), "clicking Confirm checkout")
+			for i := 6; i <= 10; i++ {
+				bc := fmt.Sprintf("I%05d", i)
+				if i > 6 {
+					d.scan(t, "Barcode", bc)
+				}
+				must(t, expect.Locator(button(d.page, "Confirm checkout")).Not().ToBeAttached(), "%s goes through without asking again", bc)
+				row := d.page.Locator("table.visit-list tbody tr").Filter(playwright.LocatorFilterOptions{HasText: bc})
+				must(t, expect.Locator(row).ToBeVisible(), "%s in this visit's list", bc)
+			}
+			must(t, expect.Locator(d.page.Locator("table.visit-list tbody tr")).ToHaveCount(5), "five items in this visit's list")
+		}},
+	}
+}
+
+// TestDeskSession runs the desk session of shared/desk-session.md in headless
+// Chromium against a fresh demo library, asserting what each step must show.
+func TestDeskSession(t *testing.T) {
+	srv := startServer(t)
+	browser := launchBrowser(t)
+	page, _ := newPage(t, browser)
+	d := &desk{srv: srv, page: page}
+	shots := os.Getenv("STACKS_SCREENSHOTS")
+	for _, step := range deskSteps() {
+		if !t.Run(step.name, func(t *testing.T) { step.run(t, d) }) {
+			logPage(t, page)
+			t.FailNow()
+		}
+		if shots != "" {
+			// make screenshots: a picture of each step, for the README and reviews.
+			name := filepath.Join(shots, strings.ReplaceAll(step.name, " ", "-")+".png")
+			if _, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(name), FullPage: playwright.Bool(true)}); err != nil {
+				t.Errorf("screenshot %s: %v", name, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package patrons
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Ledger entry kinds. Charges are positive amounts; payments and waivers negative.
+const (
+	KindOverdue = "overdue"
+	KindLost    = "lost"
+	KindFee     = "fee"
+	KindPayment = "payment"
+	KindWaiver  = "waiver"
+)
+
+// LedgerEntry is one row of a patron's fines ledger.
+type LedgerEntry struct {
+	ID   int64
+	Kind string
+	// AmountCents is positive for a charge, negative for a payment or waiver.
+	AmountCents int64
+	// LoanID is the loan a charge is for; 0 if none.
+	LoanID      int64
+	Description string
+	// StaffName is the display name of the staff member who made the entry; empty
+	// for the system or a self-service terminal.
+	StaffName string
+	CreatedAt time.Time
+}
+
+// Balance returns what the patron owes, in cents: the sum of the ledger. It is
+// negative if the patron is in credit.
+func Balance(tx *db.Tx, patronID int64) (int64, error) {
+	var cents int64
+	err := tx.QueryRow(`SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE patron_id = ?`, patronID).Scan(&cents)
+	if err != nil {
+		return 0, fmt.Errorf("balance of patron %d: %w", patronID, err)
+	}
+	return cents, nil
+}
+
+// Ledger returns the patron's ledger, newest first.
+func Ledger(tx *db.Tx, patronID int64) ([]LedgerEntry, error) {
+	rows, err := tx.Query(`SELECT g.id, g.kind, g.amount_cents, coalesce(g.loan_id, 0), g.description,
+		coalesce(s.display_name, ''), g.created_at
+		FROM ledger g LEFT JOIN staff_users s ON s.id = g.staff_id
+		WHERE g.patron_id = ? ORDER BY g.created_at DESC, g.id DESC`, patronID)
+	if err != nil {
+		return nil, fmt.Errorf("ledger of patron %d: %w", patronID, err)
+	}
+	defer rows.Close()
+	var out []LedgerEntry
+	for rows.Next() {
+		var e LedgerEntry
+		var at db.Time
+		if err := rows.Scan(&e.ID, &e.Kind, &e.AmountCents, &e.LoanID, &e.Description, &e.StaffName, &at); err != nil {
+			return nil, fmt.Errorf("ledger of patron %d: %w", patronID, err)
+		}
+		e.CreatedAt = at.Time
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger of patron %d: %w", patronID, err)
+	}
+	return out, nil
+}
+
+func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
+
+// Charge adds a charge to the patron's ledger: an overdue fine, a lost item or
+// another fee, for loanID (0 if none). It is one INSERT and writes no audit entry:
+// circulation charges overdue fines inside the checkin transaction and audits what
+// it chooses to.
+func Charge(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents int64, loanID int64, description string) error {
+	switch {
+	case kind != KindOverdue && kind != KindLost && kind != KindFee:
+		return stacks.Errorf(stacks.EINVALID, "A charge is an overdue fine, a lost item or a fee, not %q.", kind)
+	case cents <= 0:
+		return stacks.FieldErrorf("amount", stacks.EINVALID, "A charge must be more than 0.00.")
+	case !utf8.ValidString(description) || utf8.RuneCountInString(description) > maxLedger:
+		return stacks.FieldErrorf("description", stacks.EINVALID, "Describe the charge in at most %d characters.", maxLedger)
+	}
+	_, err := tx.Exec(`INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, description, staff_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		patronID, kind, cents, nullID(loanID), strings.TrimSpace(description), nullID(actor.StaffID), db.FormatTime(tx.Now()))
+	if err != nil {
+		return fmt.Errorf("charge patron %d: %w", patronID, err)
+	}
+	return nil
+}
+
+// owing reads the patron's name and balance in one statement, for Pay and Waive.
+func owing(tx *db.Tx, patronID int64) (name string, balance int64, err error) {
+	var first, surname string
+	err = tx.QueryRow(`SELECT p.first_name, p.surname,
+		coalesce((SELECT sum(amount_cents) FROM ledger WHERE patron_id = p.id), 0)
+		FROM patrons p WHERE p.id = ?`, patronID).Scan(&first, &surname, &balance)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", patronID)
+	} else if err != nil {
+		return "", 0, fmt.Errorf("balance of patron %d: %w", patronID, err)
+	}
+	p := Patron{FirstName: first, Surname: surname}
+	return p.Name(), balance, nil
+}
+
+// credit records a payment or waiver of cents, after checking it against what the
+// patron owes, and audits it.
+func credit(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents int64, description, action string) error {
+	if cents <= 0 {
+		return stacks.FieldErrorf("amount", stacks.EINVALID, "Enter an amount of more than 0.00.")
+	}
+	name, balance, err := owing(tx, patronID)
+	if err != nil {
+		return err
+	}
+	verb := "pay"
+	if kind == KindWaiver {
+		verb = "waive"
+	}
+	if balance <= 0 {
+		return stacks.FieldErrorf("amount", stacks.EINVALID, "%s owes nothing, so there is nothing to %s.", name, verb)
+	}
+	if cents > balance {
+		return stacks.FieldErrorf("amount", stacks.EINVALID, "%s owes %s; you can %s at most that amount.", name, formatCents(balance), verb)
+	}
+	_, err = tx.Exec(`INSERT INTO ledger (patron_id, kind, amount_cents, description, staff_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		patronID, kind, -cents, description, nullID(actor.StaffID), db.FormatTime(tx.Now()))
+	if err != nil {
+		return fmt.Errorf("%s for patron %d: %w", kind, patronID, err)
+	}
+	return tx.Audit(actor, action, "patron", patronID, fmt.Sprintf("%s %s, balance %s -> %s: %s",
+		kind, formatCents(cents), formatCents(balance), formatCents(balance-cents), description))
+}
+
+// Pay records a payment of cents, the whole balance or part of it. A payment of
+// more than the patron owes is refused, with what is owed, so that the desk never
+// has to refund. The note (optional) is kept as the entry's description.
+func Pay(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, note string) error {
+	note = strings.TrimSpace(note)
+	if !utf8.ValidString(note) || utf8.RuneCountInString(note) > maxLedger {
+		return stacks.FieldErrorf("note", stacks.EINVALID, "Shorten the note to at most %d characters.", maxLedger)
+	}
+	description := "Payment"
+	if note != "" {
+		description = "Payment: " + note
+	}
+	return credit(tx, actor, patronID, KindPayment, cents, description, "patron.pay")
+}
+
+// Waive forgives cents of what the patron owes. A reason is required: waivers are
+// reviewed.
+func Waive(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, reason string) error {
+	reason = strings.TrimSpace(reason)
+	switch {
+	case !utf8.ValidString(reason) || utf8.RuneCountInString(reason) > maxLedger:
+		return stacks.FieldErrorf("reason", stacks.EINVALID, "Shorten the reason to at most %d characters.", maxLedger)
+	case reason == "":
+		return stacks.FieldErrorf("reason", stacks.EINVALID, "Give the reason for waiving the fines; it is kept in the ledger.")
+	}
+	return credit(tx, actor, patronID, KindWaiver, cents, "Waived: "+reason, "patron.waive")
+}
+
+// formatCents shows cents as an amount with two decimals, for messages: 1250 -> "12.50".
+func formatCents(cents int64) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
+}

@@ -1,0 +1,220 @@
+// Package patrons owns the library's members: their records and cards, blocks set by
+// staff, their fines ledger, and the summary of their standing that the desk shows.
+//
+// Every function takes the caller's open transaction, so that a checkout or checkin
+// can read a patron, charge a fine and write its own rows in one commit.
+package patrons
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Patron is a library member, with the codes and names of their category and home
+// branch.
+type Patron struct {
+	ID             int64
+	Card           string
+	Surname        string
+	FirstName      string
+	Email          string
+	Phone          string
+	Address        string
+	CategoryID     int64
+	CategoryCode   string
+	CategoryName   string
+	HomeBranchID   int64
+	HomeBranchCode string
+	HomeBranchName string
+	// ExpiresOn is the last day the card is valid: a local calendar date, held as
+	// midnight UTC of that date.
+	ExpiresOn time.Time
+	Blocked   bool
+	// BlockNote is the reason staff gave for the block; the desk shows it.
+	BlockNote string
+	Notes     string
+	CreatedAt time.Time
+}
+
+// Name returns the name as staff say it: "Alex Reader".
+func (p *Patron) Name() string {
+	if p.FirstName == "" {
+		return p.Surname
+	}
+	return p.FirstName + " " + p.Surname
+}
+
+// SortName returns the name as lists sort it: "Reader, Alex".
+func (p *Patron) SortName() string {
+	if p.FirstName == "" {
+		return p.Surname
+	}
+	return p.Surname + ", " + p.FirstName
+}
+
+// Expired reports whether the card has run out: the card is valid through its
+// expiry day, so it is expired once today's date is after ExpiresOn. Today is the
+// calendar date of now in now's location: pass now in the library's time zone.
+func (p *Patron) Expired(now time.Time) bool {
+	return dayOf(now).After(p.ExpiresOn)
+}
+
+// dayOf returns midnight UTC of t's calendar date in t's own location.
+func dayOf(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// patronSelect reads a patron with their category and home branch in one statement.
+const patronSelect = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
+	p.category_id, c.code, c.name, p.home_branch_id, b.code, b.name,
+	p.expires_on, p.blocked, p.block_note, p.notes, p.created_at
+	FROM patrons p
+	JOIN patron_categories c ON c.id = p.category_id
+	JOIN branches b ON b.id = p.home_branch_id`
+
+func scanPatron(row interface{ Scan(...any) error }) (*Patron, error) {
+	var p Patron
+	var expires string
+	var created db.Time
+	err := row.Scan(&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
+		&p.CategoryID, &p.CategoryCode, &p.CategoryName, &p.HomeBranchID, &p.HomeBranchCode, &p.HomeBranchName,
+		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &created)
+	if err != nil {
+		return nil, err
+	}
+	p.ExpiresOn, err = time.Parse(db.DayFormat, expires)
+	if err != nil {
+		return nil, fmt.Errorf("patron %d: stored expiry %q: %w", p.ID, expires, err)
+	}
+	p.CreatedAt = created.Time
+	return &p, nil
+}
+
+// normalizeCard is how cards are stored and looked up: trimmed and upper-case, so
+// that the unique index both finds a card and keeps "p0001" from duplicating "P0001".
+func normalizeCard(card string) string {
+	return strings.ToUpper(strings.TrimSpace(card))
+}
+
+// FindByCard returns the patron with the given card number, as scanned or typed:
+// surrounding spaces and letter case do not matter.
+func FindByCard(tx *db.Tx, card string) (*Patron, error) {
+	trimmed := strings.TrimSpace(card)
+	if trimmed == "" {
+		return nil, stacks.FieldErrorf("card", stacks.EINVALID, "Enter or scan a card number.")
+	}
+	// Both spellings, so that the index serves the look-up and a card stored in
+	// lower case before normalization is still found.
+	p, err := scanPatron(tx.QueryRow(patronSelect+` WHERE p.card IN (?, ?) LIMIT 1`, trimmed, normalizeCard(trimmed)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, stacks.FieldErrorf("card", stacks.ENOTFOUND, "No patron has card number %q. Check the card, or search by name.", trimmed)
+	} else if err != nil {
+		return nil, fmt.Errorf("find patron by card %q: %w", trimmed, err)
+	}
+	return p, nil
+}
+
+// FindByID returns the patron with the given id.
+func FindByID(tx *db.Tx, id int64) (*Patron, error) {
+	p, err := scanPatron(tx.QueryRow(patronSelect+` WHERE p.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find patron %d: %w", id, err)
+	}
+	return p, nil
+}
+
+// Search finds patrons by card number (exact, or its beginning) or by name: every
+// word of q must begin a word of the surname or first name ("ale rea" finds Alex
+// Reader). Letter case does not matter. A patron whose card is exactly q comes
+// first; the rest are ordered by surname and first name. At most limit patrons are
+// returned; an empty q finds nobody.
+func Search(tx *db.Tx, q string, limit int) ([]Patron, error) {
+	q = strings.TrimSpace(q)
+	words := strings.Fields(q)
+	if len(words) == 0 {
+		return nil, nil
+	}
+	if limit <= 0 {
+		limit = 50
+	}
+	var b strings.Builder
+	args := []any{q, likePrefix(q)}
+	b.WriteString(patronSelect + ` WHERE p.card = ? COLLATE NOCASE OR p.card LIKE ? ESCAPE '\'`)
+	// The name words: each must start a word of "surname first_name"; hyphenated
+	// names count as separate words.
+	b.WriteString(` OR (`)
+	for i, w := range words {
+		if i > 0 {
+			b.WriteString(` AND `)
+		}
+		b.WriteString(`(' ' || replace(p.surname || ' ' || p.first_name, '-', ' ')) LIKE ? ESCAPE '\'`)
+		args = append(args, "% "+escapeLike(w)+"%")
+	}
+	b.WriteString(`) ORDER BY p.card = ? COLLATE NOCASE DESC, p.surname, p.first_name, p.id LIMIT ?`)
+	args = append(args, q, limit)
+
+	rows, err := tx.Query(b.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("search patrons %q: %w", q, err)
+	}
+	defer rows.Close()
+	var out []Patron
+	for rows.Next() {
+		p, err := scanPatron(rows)
+		if err != nil {
+			return nil, fmt.Errorf("search patrons: %w", err)
+		}
+		out = append(out, *p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search patrons: %w", err)
+	}
+	return out, nil
+}
+
+// escapeLike escapes LIKE's wildcards, with backslash as the escape character.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func likePrefix(s string) string { return escapeLike(s) + "%" }
+
+// Category is a kind of membership (Adult, Child, Staff): it sets how long a card
+// is valid and how many holds a patron may have.
+type Category struct {
+	ID         int64
+	Code       string
+	Name       string
+	CardMonths int
+	MaxHolds   int
+}
+
+// ListCategories returns every patron category, by name.
+func ListCategories(tx *db.Tx) ([]Category, error) {
+	rows, err := tx.Query(`SELECT id, code, name, card_months, max_holds FROM patron_categories ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list patron categories: %w", err)
+	}
+	defer rows.Close()
+	var out []Category
+	for rows.Next() {
+		var c Category
+		if err := rows.Scan(&c.ID, &c.Code, &c.Name, &c.CardMonths, &c.MaxHolds); err != nil {
+			return nil, fmt.Errorf("list patron categories: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list patron categories: %w", err)
+	}
+	return out, nil
+}

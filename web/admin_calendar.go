@@ -1,0 +1,229 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// AdminCalendarView is the calendar page: each branch's weekly hours, the closed
+// days to come, and the form that adds one.
+type AdminCalendarView struct {
+	Branches []AdminBranchHours
+	Days     []library.ClosedDay
+	Add      AdminClosedDayForm
+	// Today is the library's local date: the list starts there.
+	Today string
+}
+
+// AdminBranchHours is one branch's weekly-hours form.
+type AdminBranchHours struct {
+	Branch   library.Branch
+	Closed   [7]bool
+	ClosesAt string
+	Errors   FormErrors
+}
+
+// AdminClosedDayForm is the form that adds a closed day.
+type AdminClosedDayForm struct {
+	Day         string
+	BranchID    int64
+	Description string
+	// Choices are the branches to choose from, besides "All branches".
+	Choices []library.Branch
+	Errors  FormErrors
+}
+
+// adminWeekdayNames are the weekdays in the order of the form, Sunday first (0).
+var adminWeekdayNames = [7]string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
+
+func adminBranchHours(b library.Branch) AdminBranchHours {
+	h := AdminBranchHours{Branch: b, ClosesAt: b.ClosesAt, Errors: FormErrors{}}
+	for _, d := range b.ClosedWeekdays {
+		h.Closed[d] = true
+	}
+	return h
+}
+
+// loadAdminCalendar reads the calendar page's data in one read transaction.
+func (s *Server) loadAdminCalendar(ctx context.Context) (AdminCalendarView, error) {
+	prefs, err := s.preferences(ctx)
+	if err != nil {
+		return AdminCalendarView{}, err
+	}
+	v := AdminCalendarView{Add: AdminClosedDayForm{Errors: FormErrors{}}}
+	err = s.DB.Read(ctx, func(tx *db.Tx) error {
+		v.Today = tx.Now().In(prefs.Location).Format(db.DayFormat)
+		branches, err := library.ListBranches(tx)
+		if err != nil {
+			return err
+		}
+		v.Add.Choices = branches
+		for _, b := range branches {
+			v.Branches = append(v.Branches, adminBranchHours(b))
+		}
+		v.Days, err = library.ListClosedDays(tx, v.Today)
+		return err
+	})
+	return v, err
+}
+
+func (s *Server) handleAdminCalendar(w http.ResponseWriter, r *http.Request) {
+	v, err := s.loadAdminCalendar(r.Context())
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, AdminCalendarPage(s.page(r, "Calendar", "admin"), &v))
+}
+
+// renderAdminCalendar shows the calendar page again after a refused form; change
+// puts the refused form, as typed, in place of the stored one.
+func (s *Server) renderAdminCalendar(w http.ResponseWriter, r *http.Request, status int, change func(*AdminCalendarView)) {
+	v, err := s.loadAdminCalendar(r.Context())
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	change(&v)
+	s.render(w, r, status, AdminCalendarPage(s.page(r, "Calendar", "admin"), &v))
+}
+
+func (s *Server) handleAdminBranchHoursSave(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; please try again."))
+		return
+	}
+	form := AdminBranchHours{ClosesAt: strings.TrimSpace(r.PostFormValue("closes_at")), Errors: FormErrors{}}
+	var days []time.Weekday
+	for _, v := range r.PostForm["closed_weekdays"] {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 6 {
+			form.Errors["closed_weekdays"] = "Tick the days the branch is closed every week."
+			continue
+		}
+		form.Closed[n] = true
+		days = append(days, time.Weekday(n))
+	}
+
+	var branch library.Branch
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		branches, err := library.ListBranches(tx)
+		if err != nil {
+			return err
+		}
+		for _, b := range branches {
+			if b.ID == id {
+				branch = b
+			}
+		}
+		if branch.ID == 0 {
+			return stacks.Errorf(stacks.ENOTFOUND, "There is no branch with id %d.", id)
+		}
+		if len(form.Errors) > 0 {
+			return nil
+		}
+		return library.SetBranchHours(tx, userFrom(r.Context()).Actor(), id, days, form.ClosesAt)
+	})
+	if err == nil && len(form.Errors) == 0 {
+		s.flash(r, "ok", branch.Name+": weekly closed days and closing time saved.")
+		http.Redirect(w, r, "/admin/calendar", http.StatusSeeOther)
+		return
+	}
+	if err != nil && !isAdminFormError(err) {
+		s.Error(w, r, err)
+		return
+	}
+	status := http.StatusUnprocessableEntity
+	if err != nil {
+		status = errorStatus(stacks.ErrorCode(err))
+		if msg := adminFormError(form.Errors, err); msg != "" {
+			form.Errors["closed_weekdays"] = msg
+		}
+	}
+	s.renderAdminCalendar(w, r, status, func(v *AdminCalendarView) {
+		for i := range v.Branches {
+			if v.Branches[i].Branch.ID == id {
+				form.Branch = v.Branches[i].Branch
+				v.Branches[i] = form
+			}
+		}
+	})
+}
+
+func (s *Server) handleAdminClosedDayAdd(w http.ResponseWriter, r *http.Request) {
+	form := AdminClosedDayForm{
+		Day:         strings.TrimSpace(r.PostFormValue("day")),
+		Description: strings.TrimSpace(r.PostFormValue("description")),
+		Errors:      FormErrors{},
+	}
+	branchID, perr := strconv.ParseInt(r.PostFormValue("branch_id"), 10, 64)
+	if perr != nil || branchID < 0 {
+		form.Errors["branch_id"] = "Choose a branch from the list, or All branches."
+	}
+	form.BranchID = branchID
+
+	var added library.ClosedDay
+	var err error
+	if len(form.Errors) == 0 {
+		err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+			var err error
+			added, err = library.AddClosedDay(tx, userFrom(r.Context()).Actor(), branchID, form.Day, form.Description)
+			return err
+		})
+		if err == nil {
+			where := "all branches"
+			if added.BranchID != 0 {
+				where = added.BranchName
+			}
+			msg := "Closed day added: " + added.Day + ", " + where
+			if added.Description != "" {
+				msg += " (" + added.Description + ")"
+			}
+			s.flash(r, "ok", msg+".")
+			http.Redirect(w, r, "/admin/calendar", http.StatusSeeOther)
+			return
+		}
+		if !isAdminFormError(err) {
+			s.Error(w, r, err)
+			return
+		}
+	}
+	status := http.StatusUnprocessableEntity
+	if err != nil {
+		status = errorStatus(stacks.ErrorCode(err))
+		if msg := adminFormError(form.Errors, err); msg != "" {
+			form.Errors["day"] = msg
+		}
+	}
+	s.renderAdminCalendar(w, r, status, func(v *AdminCalendarView) {
+		form.Choices = v.Add.Choices
+		v.Add = form
+	})
+}
+
+func (s *Server) handleAdminClosedDayDelete(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return library.DeleteClosedDay(tx, userFrom(r.Context()).Actor(), id)
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "The closed day has been deleted.")
+	http.Redirect(w, r, "/admin/calendar", http.StatusSeeOther)
+}

@@ -1,0 +1,101 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// AdminPreferencesForm is the system preferences form, as typed.
+type AdminPreferencesForm struct {
+	LibraryName string
+	// FinesLimit is an amount, "5.00".
+	FinesLimit string
+	TimeZone   string
+	Errors     FormErrors
+}
+
+// adminMaxLibraryName keeps the name short enough for the page header.
+const adminMaxLibraryName = 100
+
+func (s *Server) handleAdminPreferences(w http.ResponseWriter, r *http.Request) {
+	var p library.Preferences
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		p, err = library.LoadPreferences(tx)
+		return err
+	})
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	f := AdminPreferencesForm{
+		LibraryName: p.LibraryName,
+		FinesLimit:  formatMoney(p.FinesLimitCents),
+		TimeZone:    p.Location.String(),
+		Errors:      FormErrors{},
+	}
+	s.render(w, r, http.StatusOK, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
+}
+
+// parse checks the posted preferences, filing a message beside each field in
+// error, and returns the fines limit in cents.
+func (f *AdminPreferencesForm) parse() (finesLimitCents int64) {
+	if f.LibraryName == "" {
+		f.Errors["library_name"] = "Enter the library's name; it heads every page."
+	} else if utf8.RuneCountInString(f.LibraryName) > adminMaxLibraryName {
+		f.Errors["library_name"] = fmt.Sprintf("The name can be at most %d characters long.", adminMaxLibraryName)
+	}
+	cents, ok := parseMoney(f.FinesLimit)
+	if !ok {
+		f.Errors["fines_limit"] = "Enter an amount, for example 5.00."
+	}
+	switch _, err := time.LoadLocation(f.TimeZone); {
+	case f.TimeZone == "":
+		f.Errors["timezone"] = "Enter the library's time zone, for example Europe/London or UTC."
+	case f.TimeZone == "Local" || err != nil:
+		f.Errors["timezone"] = fmt.Sprintf("%q is not a time zone name; use one such as Europe/London, America/New_York or UTC.", f.TimeZone)
+	}
+	return cents
+}
+
+func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Request) {
+	f := AdminPreferencesForm{
+		LibraryName: strings.TrimSpace(r.PostFormValue("library_name")),
+		FinesLimit:  strings.TrimSpace(r.PostFormValue("fines_limit")),
+		TimeZone:    strings.TrimSpace(r.PostFormValue("timezone")),
+		Errors:      FormErrors{},
+	}
+	limit := f.parse()
+	if len(f.Errors) > 0 {
+		s.render(w, r, http.StatusUnprocessableEntity, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
+		return
+	}
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		for _, p := range [][2]string{
+			{"library_name", f.LibraryName},
+			{"fines_limit_cents", strconv.FormatInt(limit, 10)},
+			{"timezone", f.TimeZone},
+		} {
+			if err := library.SetPreference(tx, p[0], p[1]); err != nil {
+				return err
+			}
+		}
+		return tx.Audit(userFrom(r.Context()).Actor(), "preferences.save", "preferences", 0,
+			fmt.Sprintf("library_name=%q fines_limit_cents=%d timezone=%q", f.LibraryName, limit, f.TimeZone))
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	// Server mode caches preferences: drop them so the next request reads these.
+	s.prefs.Invalidate()
+	s.flash(r, "ok", "Preferences saved.")
+	http.Redirect(w, r, "/admin/preferences", http.StatusSeeOther)
+}

@@ -1,0 +1,312 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// AdminRuleForm is the view model of the circulation rule form: what was typed, as
+// typed, so that a refused form comes back unchanged with the messages beside it.
+type AdminRuleForm struct {
+	// ID is 0 for a new rule.
+	ID int64
+	// The scope; 0 is "Any".
+	PatronCategoryID int64
+	ItemTypeID       int64
+	BranchID         int64
+
+	LoanPeriod     string
+	LoanUnit       string
+	MaxLoans       string
+	Renewals       string
+	Fine           string
+	GracePeriods   string
+	FineCap        string
+	HoldPickupDays string
+
+	// The choices of the scope selects.
+	Categories []library.Named
+	ItemTypes  []library.Named
+	Branches   []library.Branch
+
+	// Error is a message about the whole rule (a duplicate scope); ConflictID is
+	// then the rule that already has the scope, to link to.
+	Error      string
+	ConflictID int64
+	Errors     FormErrors
+}
+
+// Action is where the form posts.
+func (f *AdminRuleForm) Action() string {
+	if f.ID == 0 {
+		return "/admin/rules"
+	}
+	return "/admin/rules/" + strconv.FormatInt(f.ID, 10)
+}
+
+// newAdminRuleForm fills the form from a stored rule, or with the defaults of a
+// new one.
+func newAdminRuleForm(r circulation.Rule) AdminRuleForm {
+	return AdminRuleForm{
+		ID:               r.ID,
+		PatronCategoryID: r.PatronCategoryID,
+		ItemTypeID:       r.ItemTypeID,
+		BranchID:         r.BranchID,
+		LoanPeriod:       strconv.Itoa(r.LoanPeriod),
+		LoanUnit:         r.LoanUnit,
+		MaxLoans:         strconv.Itoa(r.MaxLoans),
+		Renewals:         strconv.Itoa(r.Renewals),
+		Fine:             formatMoney(r.FineCents),
+		GracePeriods:     strconv.Itoa(r.GracePeriods),
+		FineCap:          formatMoney(r.FineCapCents),
+		HoldPickupDays:   strconv.Itoa(r.HoldPickupDays),
+		Errors:           FormErrors{},
+	}
+}
+
+// adminDefaultRule is what the "New rule" form starts from.
+var adminDefaultRule = circulation.Rule{LoanPeriod: 21, LoanUnit: "days", MaxLoans: 10, Renewals: 2, HoldPickupDays: 7}
+
+// parseAdminRuleForm reads the posted rule. Fields that do not parse get their
+// message in the form's Errors; the rule's own Validate checks the ranges.
+func parseAdminRuleForm(r *http.Request, id int64) (AdminRuleForm, circulation.Rule) {
+	f := AdminRuleForm{
+		ID:             id,
+		LoanPeriod:     strings.TrimSpace(r.PostFormValue("loan_period")),
+		LoanUnit:       r.PostFormValue("loan_unit"),
+		MaxLoans:       strings.TrimSpace(r.PostFormValue("max_loans")),
+		Renewals:       strings.TrimSpace(r.PostFormValue("renewals")),
+		Fine:           strings.TrimSpace(r.PostFormValue("fine")),
+		GracePeriods:   strings.TrimSpace(r.PostFormValue("grace_periods")),
+		FineCap:        strings.TrimSpace(r.PostFormValue("fine_cap")),
+		HoldPickupDays: strings.TrimSpace(r.PostFormValue("hold_pickup_days")),
+		Errors:         FormErrors{},
+	}
+	rule := circulation.Rule{ID: id, LoanUnit: f.LoanUnit}
+
+	choice := func(name, what string) int64 {
+		n, err := strconv.ParseInt(r.PostFormValue(name), 10, 64)
+		if err != nil || n < 0 {
+			f.Errors[name] = "Choose " + what + " from the list, or Any."
+			return 0
+		}
+		return n
+	}
+	f.PatronCategoryID = choice("patron_category_id", "a patron category")
+	f.ItemTypeID = choice("item_type_id", "an item type")
+	f.BranchID = choice("branch_id", "a branch")
+	rule.PatronCategoryID, rule.ItemTypeID, rule.BranchID = f.PatronCategoryID, f.ItemTypeID, f.BranchID
+
+	whole := func(name, value, example string) int {
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			f.Errors[name] = "Enter a whole number, for example " + example + "."
+		}
+		return n
+	}
+	rule.LoanPeriod = whole("loan_period", f.LoanPeriod, "21")
+	rule.MaxLoans = whole("max_loans", f.MaxLoans, "10")
+	rule.Renewals = whole("renewals", f.Renewals, "2")
+	rule.GracePeriods = whole("grace_periods", f.GracePeriods, "0")
+	rule.HoldPickupDays = whole("hold_pickup_days", f.HoldPickupDays, "7")
+
+	money := func(name, value, example string) int64 {
+		c, ok := parseMoney(value)
+		if !ok {
+			f.Errors[name] = "Enter an amount, for example " + example + "."
+		}
+		return c
+	}
+	rule.FineCents = money("fine", f.Fine, "0.25")
+	rule.FineCapCents = money("fine_cap", f.FineCap, "5.00 (0 for no cap)")
+	return f, rule
+}
+
+// loadChoices reads what the scope selects offer.
+func (f *AdminRuleForm) loadChoices(tx *db.Tx) error {
+	var err error
+	if f.Categories, f.ItemTypes, err = library.ListScopes(tx); err != nil {
+		return err
+	}
+	f.Branches, err = library.ListBranches(tx)
+	return err
+}
+
+// checkChoices refuses a scope that names a category, item type or branch that
+// does not exist (deleted meanwhile, or a forged form).
+func (f *AdminRuleForm) checkChoices() {
+	named := func(list []library.Named, id int64) bool {
+		for _, n := range list {
+			if n.ID == id {
+				return true
+			}
+		}
+		return id == 0
+	}
+	if !named(f.Categories, f.PatronCategoryID) {
+		f.Errors["patron_category_id"] = "That patron category no longer exists; choose one from the list, or Any."
+	}
+	if !named(f.ItemTypes, f.ItemTypeID) {
+		f.Errors["item_type_id"] = "That item type no longer exists; choose one from the list, or Any."
+	}
+	branch := f.BranchID == 0
+	for _, b := range f.Branches {
+		branch = branch || b.ID == f.BranchID
+	}
+	if !branch {
+		f.Errors["branch_id"] = "That branch no longer exists; choose one from the list, or Any."
+	}
+}
+
+// adminRuleScope names a rule's scope for messages: "Adult, Book, any branch".
+func adminRuleScope(r circulation.Rule) string {
+	or := func(name, any string) string {
+		if name == "" {
+			return any
+		}
+		return name
+	}
+	return or(r.PatronCategoryName, "any patron category") + ", " + or(r.ItemTypeName, "any item type") + ", " + or(r.BranchName, "any branch")
+}
+
+func (s *Server) handleAdminRuleList(w http.ResponseWriter, r *http.Request) {
+	var rules []circulation.Rule
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		rules, err = circulation.ListRules(tx)
+		return err
+	})
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, AdminRulesPage(s.page(r, "Circulation rules", "admin"), rules))
+}
+
+func (s *Server) handleAdminRuleNew(w http.ResponseWriter, r *http.Request) {
+	f := newAdminRuleForm(adminDefaultRule)
+	if err := s.DB.Read(r.Context(), f.loadChoices); err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "New circulation rule", "admin"), &f))
+}
+
+func (s *Server) handleAdminRuleEdit(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	var f AdminRuleForm
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		rule, err := circulation.FindRule(tx, id)
+		if err != nil {
+			return err
+		}
+		f = newAdminRuleForm(rule)
+		return f.loadChoices(tx)
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "Edit circulation rule", "admin"), &f))
+}
+
+func (s *Server) handleAdminRuleCreate(w http.ResponseWriter, r *http.Request) {
+	s.saveAdminRule(w, r, 0)
+}
+
+func (s *Server) handleAdminRuleUpdate(w http.ResponseWriter, r *http.Request) {
+	if id, ok := s.adminPathID(w, r); ok {
+		s.saveAdminRule(w, r, id)
+	}
+}
+
+// saveAdminRule creates (id 0) or updates a rule from the posted form.
+func (s *Server) saveAdminRule(w http.ResponseWriter, r *http.Request, id int64) {
+	f, rule := parseAdminRuleForm(r, id)
+	var saved circulation.Rule
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		if err := f.loadChoices(tx); err != nil {
+			return err
+		}
+		if id != 0 {
+			if _, err := circulation.FindRule(tx, id); err != nil {
+				return err
+			}
+		}
+		f.checkChoices()
+		if len(f.Errors) > 0 {
+			return nil // nothing written; the form goes back
+		}
+		var err error
+		saved, err = circulation.SaveRule(tx, userFrom(r.Context()).Actor(), rule)
+		return err
+	})
+	title := "New circulation rule"
+	if id != 0 {
+		title = "Edit circulation rule"
+	}
+	switch {
+	case isAdminFormError(err):
+		f.Error = adminFormError(f.Errors, err)
+		if stacks.ErrorCode(err) == stacks.ECONFLICT {
+			f.ConflictID = s.adminRuleWithScope(r, rule)
+		}
+		s.render(w, r, errorStatus(stacks.ErrorCode(err)), AdminRuleFormPage(s.page(r, title, "admin"), &f))
+	case err != nil:
+		s.Error(w, r, err)
+	case len(f.Errors) > 0:
+		s.render(w, r, http.StatusUnprocessableEntity, AdminRuleFormPage(s.page(r, title, "admin"), &f))
+	default:
+		s.flash(r, "ok", "Rule saved: "+adminRuleScope(saved)+".")
+		http.Redirect(w, r, "/admin/rules", http.StatusSeeOther)
+	}
+}
+
+// adminRuleWithScope returns the id of the rule with the same scope as r, or 0:
+// the refused form links to it. Failing to find it only loses the link.
+func (s *Server) adminRuleWithScope(req *http.Request, r circulation.Rule) int64 {
+	var id int64
+	err := s.DB.Read(req.Context(), func(tx *db.Tx) error {
+		rules, err := circulation.ListRules(tx)
+		for _, o := range rules {
+			if o.PatronCategoryID == r.PatronCategoryID && o.ItemTypeID == r.ItemTypeID && o.BranchID == r.BranchID && o.ID != r.ID {
+				id = o.ID
+			}
+		}
+		return err
+	})
+	if err != nil {
+		s.Logger.Error("find the conflicting rule", "err", err)
+	}
+	return id
+}
+
+func (s *Server) handleAdminRuleDelete(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	var rule circulation.Rule
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		var err error
+		if rule, err = circulation.FindRule(tx, id); err != nil {
+			return err
+		}
+		return circulation.DeleteRule(tx, userFrom(r.Context()).Actor(), id)
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "Rule deleted: "+adminRuleScope(rule)+".")
+	http.Redirect(w, r, "/admin/rules", http.StatusSeeOther)
+}

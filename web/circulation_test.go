@@ -1,0 +1,293 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/web"
+)
+
+// newDeskEnv starts a server on a small demo library, clock fixed on a Monday.
+func newDeskEnv(t *testing.T) *testEnv {
+	t.Helper()
+	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ctx := context.Background()
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d.Now = c.Now
+	if _, err := demo.Create(ctx, d, demo.Options{Titles: 60, Patrons: 20}); err != nil {
+		t.Fatal(err)
+	}
+	w := web.New(web.Config{DB: d, CachePreferences: true})
+	srv := httptest.NewServer(w)
+	t.Cleanup(srv.Close)
+	return &testEnv{DB: d, Clock: c, Srv: srv, Web: w}
+}
+
+// sqlCount reads the statement count from a response's Server-Timing header.
+func sqlCount(t *testing.T, r response) int {
+	t.Helper()
+	m := serverTimingRE.FindStringSubmatch(r.Header.Get("Server-Timing"))
+	if m == nil {
+		t.Fatalf("no Server-Timing in %v", r.Header)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func TestCheckoutPage(t *testing.T) {
+	e := newDeskEnv(t)
+	c := e.client(t)
+	e.login(t, c, "desk", "desk")
+
+	r := e.get(t, c, "/checkout")
+	if r.Status != 200 || !strings.Contains(r.Body, `<label for="card">Card number</label>`) || !strings.Contains(r.Body, "autofocus") {
+		t.Fatalf("checkout page: %d, no Card number field with focus", r.Status)
+	}
+
+	t.Run("ErrUnknownCard", func(t *testing.T) {
+		r := e.post(t, c, "/checkout/patron", url.Values{"card": {"P9999"}})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "No patron has card number") {
+			t.Fatalf("unknown card: %d", r.Status)
+		}
+	})
+
+	t.Run("FindByName", func(t *testing.T) {
+		r := e.post(t, c, "/checkout/patron", url.Values{"card": {"Alex Reader"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("a name matching one patron: %d, want 303 to the visit", r.Status)
+		}
+		if r := e.get(t, c, "/checkout"); !strings.Contains(r.Body, "Alex Reader") {
+			t.Fatal("the visit is not for Alex Reader")
+		}
+		e.post(t, c, "/checkout/done", nil)
+	})
+
+	t.Run("OK", func(t *testing.T) {
+		r := e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("card P0001: %d", r.Status)
+		}
+		r = e.get(t, c, "/checkout")
+		for _, want := range []string{"Alex Reader", "Card expires", "Fines", `<label for="barcode">Barcode</label>`, "Check out</button>"} {
+			if !strings.Contains(r.Body, want) {
+				t.Errorf("patron's checkout page lacks %q", want)
+			}
+		}
+		if n := sqlCount(t, r); n > 6 {
+			t.Errorf("GET /checkout with a patron ran %d SQL statements, want at most 6", n)
+		}
+		r = e.post(t, c, "/checkout", url.Values{"barcode": {"I00001"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("checkout I00001: %d\n%s", r.Status, r.Body)
+		}
+		// session (1) + user (1) + the checkout itself (at most 10).
+		if n := sqlCount(t, r); n > 12 {
+			t.Errorf("POST /checkout ran %d SQL statements, want at most 12", n)
+		}
+		r = e.get(t, c, "/checkout")
+		if !strings.Contains(r.Body, "I00001") || !strings.Contains(r.Body, "Pride and Prejudice") || !strings.Contains(r.Body, "2026-12-21 20:00") {
+			t.Fatal("this visit's list lacks I00001 with its title and due date 2026-12-21 20:00")
+		}
+		r = e.get(t, c, "/checkout/slip")
+		if r.Status != 200 || !strings.Contains(r.Body, "Pride and Prejudice") || !strings.Contains(r.Body, "2026-12-21") {
+			t.Fatalf("due-date slip: %d", r.Status)
+		}
+	})
+
+	t.Run("RescanOffersRenewal", func(t *testing.T) {
+		r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00001"}})
+		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "already checked out to Alex Reader") || !strings.Contains(r.Body, ">Renew</button>") {
+			t.Fatalf("rescan: %d, want a renewal offer", r.Status)
+		}
+		r = e.post(t, c, "/checkout", url.Values{"barcode": {"I00001"}, "confirm": {"renew"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("confirmed renewal: %d\n%s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("ErrUnknownBarcode", func(t *testing.T) {
+		r := e.post(t, c, "/checkout", url.Values{"barcode": {"NOPE123"}})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "No item has barcode NOPE123") {
+			t.Fatalf("unknown barcode: %d", r.Status)
+		}
+		if strings.Contains(r.Body, "Confirm checkout") {
+			t.Error("a refusal offers Confirm checkout")
+		}
+	})
+
+	t.Run("ErrCardExpired", func(t *testing.T) {
+		e.post(t, c, "/checkout/done", nil)
+		e.post(t, c, "/checkout/patron", url.Values{"card": {"P0004"}})
+		r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00002"}})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "Card P0004 expired on") {
+			t.Fatalf("expired card: %d", r.Status)
+		}
+	})
+
+	t.Run("ErrPatronBlocked", func(t *testing.T) {
+		e.post(t, c, "/checkout/done", nil)
+		e.post(t, c, "/checkout/patron", url.Values{"card": {"P0005"}})
+		if r := e.get(t, c, "/checkout"); !strings.Contains(r.Body, "Blocked by staff") {
+			t.Error("the patron header does not show the block")
+		}
+		r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00002"}})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "Emery Barred is blocked by staff") {
+			t.Fatalf("blocked patron: %d", r.Status)
+		}
+	})
+
+	t.Run("FinesConfirmedOncePerVisit", func(t *testing.T) {
+		e.post(t, c, "/checkout/done", nil)
+		e.post(t, c, "/checkout/patron", url.Values{"card": {"P0002"}})
+		r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00006"}})
+		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "Blake Owing owes 12.50 in fines; the limit is 5.00.") ||
+			!strings.Contains(r.Body, ">Confirm checkout</button>") || !strings.Contains(r.Body, ">Cancel</button>") {
+			t.Fatalf("fines over the limit: %d, want a confirmation naming the fines", r.Status)
+		}
+		r = e.post(t, c, "/checkout", url.Values{"barcode": {"I00006"}, "confirm": {"fines"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("confirmed: %d", r.Status)
+		}
+		for _, bc := range []string{"I00007", "I00008"} {
+			if r := e.post(t, c, "/checkout", url.Values{"barcode": {bc}}); r.Status != http.StatusSeeOther {
+				t.Fatalf("%s after confirming fines for the visit: %d, want no second question", bc, r.Status)
+			}
+		}
+		// A new visit asks again.
+		e.post(t, c, "/checkout/done", nil)
+		e.post(t, c, "/checkout/patron", url.Values{"card": {"P0002"}})
+		if r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00009"}}); r.Status != http.StatusConflict {
+			t.Fatalf("new visit: %d, want the fines question again", r.Status)
+		}
+		var audits int
+		e.DB.Read(context.Background(), func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT count(*) FROM audit_log WHERE action = 'checkout.override' AND actor = 'desk'`).Scan(&audits)
+		})
+		if audits == 0 {
+			t.Error("the override is not in the audit log")
+		}
+	})
+}
+
+func TestCheckinPage(t *testing.T) {
+	e := newDeskEnv(t)
+	c := e.client(t)
+	e.login(t, c, "desk", "desk")
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+	e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}})
+
+	r := e.get(t, c, "/checkin")
+	if r.Status != 200 || !strings.Contains(r.Body, `<label for="barcode">Barcode</label>`) || !strings.Contains(r.Body, ">Check in</button>") {
+		t.Fatalf("checkin page: %d", r.Status)
+	}
+	r = e.post(t, c, "/checkin", url.Values{"barcode": {"I00003"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("checkin: %d\n%s", r.Status, r.Body)
+	}
+	if n := sqlCount(t, r); n > 12 {
+		t.Errorf("POST /checkin ran %d SQL statements, want at most 12", n)
+	}
+	r = e.get(t, c, "/checkin")
+	if !strings.Contains(r.Body, "Returned from Alex Reader") || !strings.Contains(r.Body, "Nineteen Eighty-Four") {
+		t.Fatal("the checkin list does not show I00003 returned")
+	}
+	if n := sqlCount(t, r); n > 6 {
+		t.Errorf("GET /checkin ran %d SQL statements, want at most 6", n)
+	}
+
+	t.Run("NotCheckedOut", func(t *testing.T) {
+		if r := e.post(t, c, "/checkin", url.Values{"barcode": {"I00004"}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("checkin of an item not out: %d", r.Status)
+		}
+		if r := e.get(t, c, "/checkin"); !strings.Contains(r.Body, "it was not checked out") {
+			t.Error("no word that the item was not checked out")
+		}
+	})
+
+	t.Run("ErrUnknownBarcode", func(t *testing.T) {
+		r := e.post(t, c, "/checkin", url.Values{"barcode": {"XYZ"}})
+		if r.Status != http.StatusNotFound || !strings.Contains(r.Body, "No item has barcode XYZ") || !strings.Contains(r.Body, "Returned from Alex Reader") {
+			t.Fatalf("unknown barcode: %d; the message and the list must both show", r.Status)
+		}
+	})
+
+	t.Run("ErrEmptyBarcode", func(t *testing.T) {
+		if r := e.post(t, c, "/checkin", url.Values{"barcode": {"  "}}); r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("empty barcode: %d", r.Status)
+		}
+	})
+
+	t.Run("Receipt", func(t *testing.T) {
+		r := e.get(t, c, "/checkin/receipt")
+		if r.Status != 200 || !strings.Contains(r.Body, "Nineteen Eighty-Four") {
+			t.Fatalf("receipt: %d", r.Status)
+		}
+	})
+
+	t.Run("Clear", func(t *testing.T) {
+		e.post(t, c, "/checkin/clear", nil)
+		if r := e.get(t, c, "/checkin"); strings.Contains(r.Body, "Returned from") {
+			t.Error("the list survived Clear list")
+		}
+	})
+}
+
+func TestPatronPageRenewals(t *testing.T) {
+	e := newDeskEnv(t)
+	c := e.client(t)
+	e.login(t, c, "desk", "desk")
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+	for _, bc := range []string{"I00001", "I00002"} {
+		if r := e.post(t, c, "/checkout", url.Values{"barcode": {bc}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("checkout %s: %d", bc, r.Status)
+		}
+	}
+	var patronID, loanID int64
+	e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT p.id, l.id FROM patrons p JOIN loans l ON l.patron_id = p.id AND l.returned_at IS NULL
+			JOIN items i ON i.id = l.item_id WHERE p.card = 'P0001' AND i.barcode = 'I00001'`).Scan(&patronID, &loanID)
+	})
+	page := "/patrons/" + strconv.FormatInt(patronID, 10)
+	r := e.get(t, c, page)
+	if !strings.Contains(r.Body, "Loans (2)") || !strings.Contains(r.Body, "Pride and Prejudice") || !strings.Contains(r.Body, "Renew selected") {
+		t.Fatal("the patron page does not list the two loans with renewal buttons")
+	}
+
+	e.Clock.Advance(7 * 24 * time.Hour) // a week later: the new due date is later
+	e.login(t, c, "desk", "desk")
+	r = e.post(t, c, page+"/renew", url.Values{"one": {strconv.FormatInt(loanID, 10)}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("renew one: %d", r.Status)
+	}
+	r = e.get(t, c, page)
+	if !strings.Contains(r.Body, "Pride and Prejudice renewed; now due 2026-12-28") {
+		t.Fatalf("no renewal message with the new due date:\n%s", r.Body)
+	}
+	// Renew all, twice more: the first is allowed, the second passes the limit of 2 for I00001.
+	e.post(t, c, page+"/renew", url.Values{"all": {"1"}})
+	e.get(t, c, page)
+	e.post(t, c, page+"/renew", url.Values{"all": {"1"}})
+	r = e.get(t, c, page)
+	if !strings.Contains(r.Body, "Pride and Prejudice cannot be renewed: it has been renewed 2 of 2 times allowed.") {
+		t.Fatalf("renewal past the limit not refused with a message:\n%s", r.Body)
+	}
+	if r := e.post(t, c, page+"/renew", url.Values{"loan": {"abc"}}); r.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("garbage loan id: %d, want 422", r.Status)
+	}
+}

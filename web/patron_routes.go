@@ -1,0 +1,41 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+)
+
+// patronRoutes mounts the patron pages: search, create and edit, the patron page,
+// and its actions (fines, blocks, card renewal). Every action posts and redirects
+// back to the patron page.
+func (s *Server) patronRoutes(r chi.Router) {
+	r.Get("/patrons", s.handlePatronSearch)
+	r.Get("/patrons/new", s.handlePatronNew)
+	r.Post("/patrons", s.handlePatronCreate)
+	r.Get("/patrons/{id}", s.handlePatronShow)
+	r.Get("/patrons/{id}/edit", s.handlePatronEdit)
+	r.Post("/patrons/{id}", s.handlePatronUpdate)
+	r.Post("/patrons/{id}/pay", s.handlePatronPay)
+	r.Post("/patrons/{id}/waive", s.handlePatronWaive)
+	r.Post("/patrons/{id}/block", s.handlePatronBlock)
+	r.Post("/patrons/{id}/unblock", s.handlePatronUnblock)
+	r.Post("/patrons/{id}/renew-card", s.handlePatronRenewCard)
+	r.Post("/patrons/{id}/renew", s.handlePatronRenewLoans)
+}
+
+// patronID reads the {id} of a patron URL. A malformed id names no patron.
+func patronID(r *http.Request) (int64, error) {
+	raw := chi.URLParam(r, "id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no patron at %s. Search for the patron by name or card.", r.URL.Path)
+	}
+	return id, nil
+}
+
+// patronURL is the patron page's path.
+func patronURL(id int64) string { return "/patrons/" + strconv.FormatInt(id, 10) }

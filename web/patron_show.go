@@ -1,0 +1,238 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// PatronView is the patron page's view model. The page shows, in order: the block
+// and expiry warnings, the facts, the notes, Loans and Holds (if set), the fines
+// ledger with its forms, and the block form.
+type PatronView struct {
+	Patron   *patrons.Patron
+	Standing patrons.StandingSummary
+	// Ledger is the fines ledger, newest first.
+	Ledger []patrons.LedgerEntry
+	// Location is the library's time zone; Now the page's time in it.
+	Location *time.Location
+	Now      time.Time
+
+	// The values of the page's forms: defaults, or what was typed into a form the
+	// server refused. Errors holds its message, keyed "pay_amount", "pay_note",
+	// "waive_amount", "waive_reason", "block_note" or "unblock_note".
+	PayAmount   string
+	PayNote     string
+	WaiveAmount string
+	WaiveReason string
+	BlockNote   string
+	Errors      FormErrors
+
+	// Loans and Holds are the sections circulation adds to the page, rendered after
+	// the facts and before the ledger when set; loadPatronView is where to set them,
+	// inside the page's read transaction.
+	Loans templ.Component
+	Holds templ.Component
+}
+
+// Expired reports whether the patron's card has run out today.
+func (v *PatronView) Expired() bool { return v.Patron.Expired(v.Now) }
+
+// Owes reports whether the patron owes anything.
+func (v *PatronView) Owes() bool { return v.Standing.BalanceCents > 0 }
+
+// loadPatronView reads what the patron page shows, in tx: three statements.
+func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error) {
+	p, err := patrons.FindByID(tx, id)
+	if err != nil {
+		return PatronView{}, err
+	}
+	v := PatronView{Patron: p, Location: loc, Now: tx.Now().In(loc), Errors: FormErrors{}}
+	if v.Standing, err = patrons.Standing(tx, id); err != nil {
+		return PatronView{}, err
+	}
+	if v.Ledger, err = patrons.Ledger(tx, id); err != nil {
+		return PatronView{}, err
+	}
+	if v.Owes() {
+		v.PayAmount = formatMoney(v.Standing.BalanceCents)
+	}
+	loans, err := circulation.PatronLoans(tx, id)
+	if err != nil {
+		return PatronView{}, err
+	}
+	v.Loans = patronLoansSection(id, loans, loc, v.Now)
+	return v, nil
+}
+
+func (s *Server) handlePatronShow(w http.ResponseWriter, r *http.Request) {
+	id, err := patronID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.showPatron(w, r, id, http.StatusOK, nil)
+}
+
+// showPatron renders the patron page with status; keep, if set, puts back what was
+// typed into a refused form, and its message.
+func (s *Server) showPatron(w http.ResponseWriter, r *http.Request, id int64, status int, keep func(*PatronView)) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	var v PatronView
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v, err = loadPatronView(tx, id, prefs.Location)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if keep != nil {
+		keep(&v)
+	}
+	s.render(w, r, status, PatronPage(s.page(r, v.Patron.Name(), "patrons"), v))
+}
+
+// patronAction runs one of the patron page's forms: do makes the change in a write
+// transaction and returns the message to flash; then the browser goes back to the
+// patron page. If do refuses the input (an error about a field), the page is shown
+// again with status 422, the message beside the field of form (the key is form +
+// "_" + field) and the typed values that keep puts back.
+func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form string, keep func(*PatronView),
+	do func(tx *db.Tx, actor stacks.Actor, id int64) (string, error)) {
+	id, err := patronID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var msg string
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+		msg, err = do(tx, userFrom(r.Context()).Actor(), id)
+		return err
+	})
+	if field := stacks.ErrorField(err); err != nil && field != "" && stacks.ErrorCode(err) != stacks.EINTERNAL {
+		s.showPatron(w, r, id, http.StatusUnprocessableEntity, func(v *PatronView) {
+			if keep != nil {
+				keep(v)
+			}
+			v.Errors[form+"_"+field] = stacks.ErrorMessage(err)
+		})
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", msg)
+	http.Redirect(w, r, patronURL(id), http.StatusSeeOther)
+}
+
+// owedAfter describes the balance after a payment or waiver, for the flash.
+func owedAfter(tx *db.Tx, id int64) (string, error) {
+	bal, err := patrons.Balance(tx, id)
+	if err != nil {
+		return "", err
+	}
+	if bal <= 0 {
+		return "Nothing is owed now.", nil
+	}
+	return formatMoney(bal) + " is still owed.", nil
+}
+
+func (s *Server) handlePatronPay(w http.ResponseWriter, r *http.Request) {
+	amount, note := r.PostFormValue("amount"), r.PostFormValue("note")
+	keep := func(v *PatronView) { v.PayAmount, v.PayNote = amount, note }
+	s.patronAction(w, r, "pay", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		cents, ok := parseMoney(amount)
+		if !ok {
+			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount paid, like 5.00.")
+		}
+		if err := patrons.Pay(tx, actor, id, cents, note); err != nil {
+			return "", err
+		}
+		owed, err := owedAfter(tx, id)
+		return fmt.Sprintf("Payment of %s recorded. %s", formatMoney(cents), owed), err
+	})
+}
+
+func (s *Server) handlePatronWaive(w http.ResponseWriter, r *http.Request) {
+	amount, reason := r.PostFormValue("amount"), r.PostFormValue("reason")
+	keep := func(v *PatronView) { v.WaiveAmount, v.WaiveReason = amount, reason }
+	s.patronAction(w, r, "waive", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		cents, ok := parseMoney(amount)
+		if !ok {
+			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount to waive, like 2.50.")
+		}
+		if err := patrons.Waive(tx, actor, id, cents, reason); err != nil {
+			return "", err
+		}
+		owed, err := owedAfter(tx, id)
+		return fmt.Sprintf("Waived %s. %s", formatMoney(cents), owed), err
+	})
+}
+
+func (s *Server) handlePatronBlock(w http.ResponseWriter, r *http.Request) {
+	note := r.PostFormValue("note")
+	keep := func(v *PatronView) { v.BlockNote = note }
+	s.patronAction(w, r, "block", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		return "The patron is blocked: the desk will refuse checkouts and show your note.", patrons.SetBlock(tx, actor, id, true, note)
+	})
+}
+
+func (s *Server) handlePatronUnblock(w http.ResponseWriter, r *http.Request) {
+	note := r.PostFormValue("note")
+	s.patronAction(w, r, "unblock", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		return "The block is removed.", patrons.SetBlock(tx, actor, id, false, note)
+	})
+}
+
+func (s *Server) handlePatronRenewCard(w http.ResponseWriter, r *http.Request) {
+	s.patronAction(w, r, "renew", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		p, err := patrons.RenewCard(tx, actor, id)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Card %s renewed: valid until %s.", p.Card, patronDay(p.ExpiresOn)), nil
+	})
+}
+
+// patronDay shows a card's expiry date. ExpiresOn is already a calendar date (held
+// as midnight UTC), so it is not converted to the library's time zone.
+func patronDay(t time.Time) string { return t.UTC().Format(db.DayFormat) }
+
+// patronStatus is the short status of a patron in lists.
+func patronStatus(p *patrons.Patron, now time.Time) string {
+	switch {
+	case p.Blocked:
+		return "Blocked"
+	case p.Expired(now):
+		return "Card expired"
+	}
+	return "Active"
+}
+
+// ledgerKinds are the ledger's kinds as staff read them.
+var ledgerKinds = map[string]string{
+	patrons.KindOverdue: "Overdue fine",
+	patrons.KindLost:    "Lost item",
+	patrons.KindFee:     "Fee",
+	patrons.KindPayment: "Payment",
+	patrons.KindWaiver:  "Waiver",
+}
+
+func ledgerKind(kind string) string {
+	if k, ok := ledgerKinds[kind]; ok {
+		return k
+	}
+	return kind
+}

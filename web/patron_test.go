@@ -1,0 +1,394 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/patrons"
+	"github.com/stacks-ils/stacks/web"
+)
+
+// newDemoEnv starts a server on a small demo library (fixture patrons P0001-P0005
+// among 20; desk/desk and admin/admin), created on the clock's day.
+func newDemoEnv(t *testing.T) *testEnv {
+	t.Helper()
+	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ctx := context.Background()
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d.Now = c.Now
+	if _, err := demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 20}); err != nil {
+		t.Fatal(err)
+	}
+	w := web.New(web.Config{DB: d, CachePreferences: true})
+	srv := httptest.NewServer(w)
+	t.Cleanup(srv.Close)
+	return &testEnv{DB: d, Clock: c, Srv: srv, Web: w}
+}
+
+// deskClient is a client signed in as desk.
+func (e *testEnv) deskClient(t *testing.T) *http.Client {
+	t.Helper()
+	c := e.client(t)
+	if r := e.login(t, c, "desk", "desk"); r.Status != http.StatusSeeOther {
+		t.Fatalf("login: %d", r.Status)
+	}
+	return c
+}
+
+// patronPath returns the page of the patron with card.
+func (e *testEnv) patronPath(t *testing.T, card string) string {
+	t.Helper()
+	var p *patrons.Patron
+	err := e.DB.Read(context.Background(), func(tx *db.Tx) (err error) {
+		p, err = patrons.FindByCard(tx, card)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "/patrons/" + strconv.FormatInt(p.ID, 10)
+}
+
+// mustContain fails for each of wants that body lacks.
+func mustContain(t *testing.T, what, body string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
+	}
+}
+
+// fieldError returns the message shown beside the field with the given id, or "".
+func fieldError(body, id string) string {
+	m := regexp.MustCompile(`<p class="field-error" id="` + regexp.QuoteMeta(id) + `-error">([^<]*)</p>`).FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+func TestPatronSearch(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+
+	t.Run("Form", func(t *testing.T) {
+		r := e.get(t, c, "/patrons")
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET /patrons: %d", r.Status)
+		}
+		mustContain(t, "the patrons page", r.Body, "<h1>Patrons</h1>", `<label for="q">Search patrons</label>`,
+			`name="q"`, "autofocus", ">Search</button>", `href="/patrons/new"`, "New patron", `aria-current="page">Patrons`)
+	})
+
+	t.Run("ByName", func(t *testing.T) {
+		r := e.get(t, c, "/patrons?q="+url.QueryEscape("alex reader"))
+		if r.Status != http.StatusOK {
+			t.Fatalf("search by name: %d", r.Status)
+		}
+		mustContain(t, "the results", r.Body, `<a href="`+e.patronPath(t, "P0001")+`">Reader, Alex</a>`, "P0001", "Adult", "Central", "2028-11-30", "Active")
+	})
+
+	t.Run("StatusShown", func(t *testing.T) {
+		r := e.get(t, c, "/patrons?q=P000")
+		mustContain(t, "the results for P000", r.Body, "Expired, Dana", "Card expired", "Barred, Emery", "Blocked")
+	})
+
+	t.Run("ExactCardRedirects", func(t *testing.T) {
+		for _, q := range []string{"P0002", " p0002 "} {
+			r := e.get(t, c, "/patrons?q="+url.QueryEscape(q))
+			if r.Status != http.StatusSeeOther || r.Location != e.patronPath(t, "P0002") {
+				t.Errorf("search %q: %d to %q, want 303 to P0002's page", q, r.Status, r.Location)
+			}
+		}
+	})
+
+	t.Run("NoMatch", func(t *testing.T) {
+		r := e.get(t, c, "/patrons?q=zzzz")
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, "No patron matches") {
+			t.Fatalf("search without a match: %d", r.Status)
+		}
+	})
+}
+
+func TestPatronPage(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+
+	t.Run("OK", func(t *testing.T) {
+		r := e.get(t, c, e.patronPath(t, "P0002"))
+		if r.Status != http.StatusOK {
+			t.Fatalf("patron page: %d", r.Status)
+		}
+		mustContain(t, "P0002's page", r.Body, "<h1>Blake Owing</h1>", "P0002", "Adult", "Central (CEN)", "2028-11-30",
+			"blake.owing@example.org", "555-0102", "Balance: <strong>12.50</strong> owed", "Overdue fine",
+			`<label for="pay_amount">Amount paid</label>`, `value="12.50"`, ">Pay</button>",
+			`<label for="waive_amount">Amount to waive</label>`, `<label for="waive_reason">Reason for waiving</label>`, ">Waive</button>",
+			">Renew card</button>", `href="`+e.patronPath(t, "P0002")+`/edit"`, ">Edit</a>", `<label for="block_note">Block note</label>`)
+		if strings.Contains(r.Body, "<script") {
+			t.Error("the patron page has a script")
+		}
+	})
+
+	t.Run("Expired", func(t *testing.T) {
+		r := e.get(t, c, e.patronPath(t, "P0004"))
+		mustContain(t, "P0004's page", r.Body, "Dana Expired", `<span class="patron-badge bad">expired</span>`, "Renew it before lending")
+	})
+
+	t.Run("Blocked", func(t *testing.T) {
+		r := e.get(t, c, e.patronPath(t, "P0005"))
+		mustContain(t, "P0005's page", r.Body, `role="alert"`, "Blocked by staff:", "Repeated damage to items", ">Remove block</button>")
+	})
+
+	t.Run("NothingOwed", func(t *testing.T) {
+		r := e.get(t, c, e.patronPath(t, "P0001"))
+		mustContain(t, "P0001's page", r.Body, "Nothing is owed", "No fines or payments")
+		if strings.Contains(r.Body, ">Pay</button>") {
+			t.Error("a Pay form for a patron who owes nothing")
+		}
+	})
+
+	t.Run("ErrNotFound", func(t *testing.T) {
+		for _, path := range []string{"/patrons/999999", "/patrons/abc", "/patrons/-1", "/patrons/1x/edit"} {
+			if r := e.get(t, c, path); r.Status != http.StatusNotFound {
+				t.Errorf("GET %s: %d, want 404", path, r.Status)
+			}
+		}
+	})
+
+	t.Run("FewStatements", func(t *testing.T) {
+		e.get(t, c, "/patrons") // the preferences are cached from here on
+		for _, path := range []string{e.patronPath(t, "P0002"), "/patrons?q=reader", e.patronPath(t, "P0002") + "/edit"} {
+			r := e.get(t, c, path)
+			m := serverTimingRE.FindStringSubmatch(r.Header.Get("Server-Timing"))
+			if m == nil {
+				t.Fatalf("GET %s: Server-Timing %q", path, r.Header.Get("Server-Timing"))
+			}
+			// Session, user, and the page's own three.
+			if n, _ := strconv.Atoi(m[1]); n > 6 {
+				t.Errorf("GET %s ran %d SQL statements, want at most 6", path, n)
+			}
+		}
+	})
+}
+
+func TestPatronFines(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	page := e.patronPath(t, "P0002")
+
+	t.Run("PayPart", func(t *testing.T) {
+		r := e.post(t, c, page+"/pay", url.Values{"amount": {"5.00"}, "note": {"cash"}})
+		if r.Status != http.StatusSeeOther || r.Location != page {
+			t.Fatalf("pay 5.00: %d to %q, want 303 to the patron page", r.Status, r.Location)
+		}
+		r = e.get(t, c, page)
+		mustContain(t, "the page after paying", r.Body, "Payment of 5.00 recorded. 7.50 is still owed.",
+			"Balance: <strong>7.50</strong> owed", "Payment: cash", "-5.00", "Morgan Desk", `value="7.50"`)
+	})
+
+	t.Run("ErrPayTooMuch", func(t *testing.T) {
+		r := e.post(t, c, page+"/pay", url.Values{"amount": {"20.00"}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("pay 20.00 of 7.50: %d, want 422", r.Status)
+		}
+		if msg := fieldError(r.Body, "pay_amount"); !strings.Contains(msg, "owes 7.50") {
+			t.Errorf("message beside the amount: %q, want what is owed", msg)
+		}
+		mustContain(t, "the refused payment", r.Body, `value="20.00"`, `aria-describedby="pay_amount-error"`)
+	})
+
+	t.Run("ErrPayNotAnAmount", func(t *testing.T) {
+		r := e.post(t, c, page+"/pay", url.Values{"amount": {"five"}})
+		if r.Status != http.StatusUnprocessableEntity || fieldError(r.Body, "pay_amount") == "" {
+			t.Fatalf("pay five: %d, want 422 with a message beside the amount", r.Status)
+		}
+	})
+
+	t.Run("ErrWaiveWithoutReason", func(t *testing.T) {
+		r := e.post(t, c, page+"/waive", url.Values{"amount": {"2.50"}, "reason": {" "}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("waive without a reason: %d, want 422", r.Status)
+		}
+		if msg := fieldError(r.Body, "waive_reason"); !strings.Contains(msg, "reason") {
+			t.Errorf("message beside the reason: %q", msg)
+		}
+	})
+
+	t.Run("Waive", func(t *testing.T) {
+		r := e.post(t, c, page+"/waive", url.Values{"amount": {"2,50"}, "reason": {"First late return"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("waive: %d", r.Status)
+		}
+		r = e.get(t, c, page)
+		mustContain(t, "the page after waiving", r.Body, "Waived 2.50. 5.00 is still owed.", "Waived: First late return", "Balance: <strong>5.00</strong> owed")
+	})
+
+	t.Run("PayRest", func(t *testing.T) {
+		if r := e.post(t, c, page+"/pay", url.Values{"amount": {"5"}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("pay the rest: %d", r.Status)
+		}
+		r := e.get(t, c, page)
+		mustContain(t, "the page after paying in full", r.Body, "Nothing is owed now.", "Balance: <strong>0.00</strong>")
+	})
+}
+
+func TestPatronCreate(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	form := func(card string) url.Values {
+		return url.Values{"card": {card}, "surname": {"Newcomer"}, "first_name": {"Noor"}, "email": {"noor@example.org"},
+			"phone": {"555-0199"}, "address": {"1 New Street"}, "category": {"CHILD"}, "home_branch": {"EAS"}, "notes": {"Large print."}}
+	}
+
+	t.Run("Form", func(t *testing.T) {
+		r := e.get(t, c, "/patrons/new?card=P7777")
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET /patrons/new: %d", r.Status)
+		}
+		for _, f := range [][2]string{{"card", "Card number"}, {"surname", "Surname"}, {"first_name", "First name"}, {"email", "Email"},
+			{"phone", "Phone"}, {"address", "Address"}, {"category", "Category"}, {"home_branch", "Home branch"}, {"notes", "Notes"}} {
+			mustContain(t, "the new patron form", r.Body, fmt.Sprintf(`<label for="%s">%s</label>`, f[0], f[1]), fmt.Sprintf(`id="%s"`, f[0]))
+		}
+		mustContain(t, "the new patron form", r.Body, `value="P7777"`, `<option value="ADULT" selected>`, `<option value="CEN" selected>`, ">Create patron</button>")
+	})
+
+	t.Run("ErrDuplicateCard", func(t *testing.T) {
+		r := e.post(t, c, "/patrons", form("p0001"))
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("duplicate card: %d, want 422", r.Status)
+		}
+		if msg := fieldError(r.Body, "card"); !strings.Contains(msg, "P0001") || !strings.Contains(msg, "in use") {
+			t.Errorf("message beside the card: %q", msg)
+		}
+		mustContain(t, "the refused form", r.Body, `value="Newcomer"`, `<option value="CHILD" selected>`, `<option value="EAS" selected>`, "Large print.")
+	})
+
+	t.Run("ErrSurnameMissing", func(t *testing.T) {
+		f := form("P7001")
+		f.Set("surname", "")
+		r := e.post(t, c, "/patrons", f)
+		if r.Status != http.StatusUnprocessableEntity || fieldError(r.Body, "surname") == "" {
+			t.Fatalf("no surname: %d, want 422 with a message beside the surname", r.Status)
+		}
+	})
+
+	t.Run("OK", func(t *testing.T) {
+		r := e.post(t, c, "/patrons", form(" p7001 "))
+		if r.Status != http.StatusSeeOther || r.Location != e.patronPath(t, "P7001") {
+			t.Fatalf("create: %d to %q, want 303 to the new patron's page", r.Status, r.Location)
+		}
+		r = e.get(t, c, r.Location)
+		mustContain(t, "the new patron's page", r.Body, "Noor Newcomer is registered with card P7001, valid until 2027-11-30.",
+			"<h1>Noor Newcomer</h1>", "Child", "Eastside (EAS)", "2027-11-30", "Large print.")
+	})
+}
+
+func TestPatronEdit(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	page := e.patronPath(t, "P0003")
+
+	r := e.get(t, c, page+"/edit")
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET edit: %d", r.Status)
+	}
+	mustContain(t, "the edit form", r.Body, `action="`+page+`"`, `value="P0003"`, `value="Waiting"`, `value="casey.waiting@example.org"`, ">Save changes</button>")
+
+	f := url.Values{"card": {"P0003"}, "surname": {"Waiting"}, "first_name": {"Casey"}, "email": {"casey@example.net"},
+		"phone": {"555-0103"}, "address": {"14 Library Lane"}, "category": {"ADULT"}, "home_branch": {"WES"}}
+	r = e.post(t, c, page, f)
+	if r.Status != http.StatusSeeOther || r.Location != page {
+		t.Fatalf("save: %d to %q", r.Status, r.Location)
+	}
+	r = e.get(t, c, page)
+	mustContain(t, "the page after editing", r.Body, "The changes to Casey Waiting are saved.", "casey@example.net", "Westside (WES)")
+
+	f.Set("email", "not an address")
+	r = e.post(t, c, page, f)
+	if r.Status != http.StatusUnprocessableEntity || fieldError(r.Body, "email") == "" {
+		t.Fatalf("bad email: %d, want 422 with a message beside the email", r.Status)
+	}
+}
+
+func TestPatronRenewCard(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	page := e.patronPath(t, "P0004")
+	r := e.post(t, c, page+"/renew-card", nil)
+	if r.Status != http.StatusSeeOther || r.Location != page {
+		t.Fatalf("renew card: %d to %q", r.Status, r.Location)
+	}
+	r = e.get(t, c, page)
+	mustContain(t, "the page after renewing", r.Body, "Card P0004 renewed: valid until 2027-11-30.", "2027-11-30")
+	if strings.Contains(r.Body, "Card expired") || strings.Contains(r.Body, ">expired</span>") {
+		t.Error("the renewed card is still shown as expired")
+	}
+}
+
+func TestPatronBlock(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	page := e.patronPath(t, "P0001")
+
+	r := e.post(t, c, page+"/block", url.Values{"note": {""}})
+	if r.Status != http.StatusUnprocessableEntity || fieldError(r.Body, "block_note") == "" {
+		t.Fatalf("block without a note: %d, want 422 with a message beside the note", r.Status)
+	}
+
+	r = e.post(t, c, page+"/block", url.Values{"note": {"Owes the Eastside branch a laptop."}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("block: %d", r.Status)
+	}
+	r = e.get(t, c, page)
+	mustContain(t, "the blocked patron's page", r.Body, "The patron is blocked", "Blocked by staff:", "Owes the Eastside branch a laptop.", ">Remove block</button>")
+
+	if r := e.post(t, c, page+"/unblock", nil); r.Status != http.StatusSeeOther {
+		t.Fatalf("unblock: %d", r.Status)
+	}
+	r = e.get(t, c, page)
+	if strings.Contains(r.Body, "Owes the Eastside branch a laptop.") || !strings.Contains(r.Body, "The block is removed.") {
+		t.Error("the block note is still shown after unblocking")
+	}
+}
+
+func TestPatronPagesNeedLogin(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.client(t)
+	for _, path := range []string{"/patrons", "/patrons?q=reader", "/patrons/new", "/patrons/1", "/patrons/1/edit"} {
+		r := e.get(t, c, path)
+		if r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Location, "/login?next=") {
+			t.Errorf("GET %s anonymously: %d to %q, want 303 to /login", path, r.Status, r.Location)
+		}
+	}
+	for _, path := range []string{"/patrons", "/patrons/1", "/patrons/1/pay", "/patrons/1/waive", "/patrons/1/block", "/patrons/1/unblock", "/patrons/1/renew-card"} {
+		r := e.post(t, c, path, url.Values{"amount": {"12.50"}, "note": {"x"}})
+		if r.Status != http.StatusSeeOther || r.Location != "/login" {
+			t.Errorf("POST %s anonymously: %d to %q, want 303 to /login", path, r.Status, r.Location)
+		}
+	}
+	// Nothing was paid.
+	var bal int64
+	e.DB.Read(context.Background(), func(tx *db.Tx) (err error) { bal, err = patrons.Balance(tx, 2); return err })
+	if bal != 1250 {
+		t.Errorf("P0002 owes %d after anonymous posts, want 1250", bal)
+	}
+}
