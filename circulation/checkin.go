@@ -58,14 +58,7 @@ type CheckinResult struct {
 // charges the overdue fine, traps it for a hold or sends it home, and records the
 // checkin in the desk's running list.
 func (s *Service) Checkin(ctx context.Context, req CheckinRequest) (CheckinResult, error) {
-	if err := requireActor(req.Actor); err != nil {
-		return CheckinResult{}, err
-	}
-	barcode, err := catalog.NormalizeBarcode(req.Barcode)
-	if err != nil {
-		return CheckinResult{}, err
-	}
-	prefs, err := s.prefs(ctx)
+	barcode, prefs, err := s.prepare(ctx, req.Actor, req.Barcode)
 	if err != nil {
 		return CheckinResult{}, err
 	}

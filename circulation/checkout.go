@@ -44,14 +44,7 @@ type CheckoutResult struct {
 // checkout is refused or needs staff confirmation; confirming means calling again
 // with the block codes in Confirm.
 func (s *Service) Checkout(ctx context.Context, req CheckoutRequest) (CheckoutResult, error) {
-	if err := requireActor(req.Actor); err != nil {
-		return CheckoutResult{}, err
-	}
-	barcode, err := catalog.NormalizeBarcode(req.Barcode)
-	if err != nil {
-		return CheckoutResult{}, err
-	}
-	prefs, err := s.prefs(ctx)
+	barcode, prefs, err := s.prepare(ctx, req.Actor, req.Barcode)
 	if err != nil {
 		return CheckoutResult{}, err
 	}

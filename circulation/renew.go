@@ -83,14 +83,7 @@ func (s *Service) Renew(ctx context.Context, req RenewRequest) ([]RenewResult, e
 // RenewItem renews the current loan of the item with barcode, whoever has it (a
 // rescan at the desk, or SIP).
 func (s *Service) RenewItem(ctx context.Context, actor stacks.Actor, barcode string) (RenewResult, error) {
-	if err := requireActor(actor); err != nil {
-		return RenewResult{}, err
-	}
-	barcode, err := catalog.NormalizeBarcode(barcode)
-	if err != nil {
-		return RenewResult{}, err
-	}
-	prefs, err := s.prefs(ctx)
+	barcode, prefs, err := s.prepare(ctx, actor, barcode)
 	if err != nil {
 		return RenewResult{}, err
 	}

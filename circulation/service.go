@@ -189,6 +189,21 @@ func formatMoney(cents int64) string {
 	return fmt.Sprintf("%d.%02d", cents/100, cents%100)
 }
 
+// prepare opens every barcode-driven desk operation: it checks the actor and the
+// barcode, and reads the preferences (before the write transaction, so that the
+// serialized writer is not held for them).
+func (s *Service) prepare(ctx context.Context, actor stacks.Actor, barcode string) (string, library.Preferences, error) {
+	if err := requireActor(actor); err != nil {
+		return "", library.Preferences{}, err
+	}
+	barcode, err := catalog.NormalizeBarcode(barcode)
+	if err != nil {
+		return "", library.Preferences{}, err
+	}
+	prefs, err := s.prefs(ctx)
+	return barcode, prefs, err
+}
+
 // requireActor checks the actor can do circulation at a branch.
 func requireActor(a stacks.Actor) error {
 	if a.BranchID == 0 {

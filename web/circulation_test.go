@@ -3,41 +3,14 @@ package web_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/demo"
-	"github.com/stacks-ils/stacks/web"
 )
-
-// newDeskEnv starts a server on a small demo library, clock fixed on a Monday.
-func newDeskEnv(t *testing.T) *testEnv {
-	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	d.Now = c.Now
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: 60, Patrons: 20}); err != nil {
-		t.Fatal(err)
-	}
-	w := web.New(web.Config{DB: d, CachePreferences: true})
-	srv := httptest.NewServer(w)
-	t.Cleanup(srv.Close)
-	return &testEnv{DB: d, Clock: c, Srv: srv, Web: w}
-}
 
 // sqlCount reads the statement count from a response's Server-Timing header.
 func sqlCount(t *testing.T, r response) int {
@@ -51,7 +24,7 @@ func sqlCount(t *testing.T, r response) int {
 }
 
 func TestCheckoutPage(t *testing.T) {
-	e := newDeskEnv(t)
+	e := newDemoEnv(t)
 	c := e.client(t)
 	e.login(t, c, "desk", "desk")
 
@@ -186,7 +159,7 @@ func TestCheckoutPage(t *testing.T) {
 }
 
 func TestCheckinPage(t *testing.T) {
-	e := newDeskEnv(t)
+	e := newDemoEnv(t)
 	c := e.client(t)
 	e.login(t, c, "desk", "desk")
 	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
@@ -249,7 +222,7 @@ func TestCheckinPage(t *testing.T) {
 }
 
 func TestPatronPageRenewals(t *testing.T) {
-	e := newDeskEnv(t)
+	e := newDemoEnv(t)
 	c := e.client(t)
 	e.login(t, c, "desk", "desk")
 	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
