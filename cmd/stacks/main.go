@@ -51,7 +51,10 @@ func (e usageError) Error() string { return e.msg }
 
 func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // --help asked for the usage, and got it
+	case errors.As(err, &ue):
 		return 2
 	}
 	return 1
