@@ -131,6 +131,17 @@ func deskSteps() []deskStep {
 			}
 			must(t, expect.Locator(d.page.Locator("table.visit-list tbody tr")).ToHaveCount(5), "five items in this visit's list")
 		}},
+		{"6 search", func(t *testing.T, d *desk) {
+			must(t, navLink(d.page, "Search").Click(), "clicking Search")
+			must(t, expect.Locator(d.field("Search")).ToBeFocused(), "the Search field has focus")
+			d.scan(t, "Search", "left hand of darkness")
+			link := d.page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "The Left Hand of Darkness", Exact: playwright.Bool(true)})
+			must(t, expect.Locator(link).ToBeVisible(), "a result titled The Left Hand of Darkness")
+			must(t, expect.Locator(d.page.Locator("table.results tbody tr").First()).ToContainText("The Left Hand of Darkness"), "it is the first result")
+			must(t, link.Click(), "opening the record")
+			row := d.page.Locator("table.items tbody tr").Filter(playwright.LocatorFilterOptions{HasText: "I00010"})
+			must(t, expect.Locator(row).ToContainText("Checked out"), "the record shows I00010 checked out")
+		}},
 	}
 }
 

@@ -133,6 +133,7 @@ func (s *Server) Router() chi.Router {
 			r.Get("/", s.handleHome)
 			s.patronRoutes(r)
 			s.circulationRoutes(r)
+			s.catalogRoutes(r)
 			r.Route("/admin", func(r chi.Router) {
 				r.Use(s.requireAdmin)
 				s.adminRoutes(r)

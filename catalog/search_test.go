@@ -1,0 +1,178 @@
+package catalog_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/staff"
+)
+
+func TestMain(m *testing.M) {
+	staff.BcryptCost = bcrypt.MinCost
+	os.Exit(m.Run())
+}
+
+func mustDemoDB(tb testing.TB) *db.DB {
+	tb.Helper()
+	d, err := db.Open(filepath.Join(tb.TempDir(), "stacks.db"), db.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	ctx := context.Background()
+	if _, err := d.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	d.Now = func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
+	if _, err := demo.Create(ctx, d, demo.Options{Titles: 100, Patrons: 10}); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+func TestMatchExpression(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"left hand", `"left"* AND "hand"*`},
+		{"title:left hand", `title : "left"* AND title : "hand"*`},
+		{"author:le guin dark", `author : "le"* AND author : "guin"* AND author : "dark"*`},
+		{"subject:fiction", `subjects : "fiction"*`},
+		{`"quoted" OR NEAR(x)`, `"quoted"* AND "OR"* AND "NEAR"* AND "x"*`},
+		{"isbn:978-0441", `isbn : "978"* AND isbn : "0441"*`},
+		{"Émile", `"Émile"*`},
+	} {
+		got, err := catalog.MatchExpression(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("MatchExpression(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "   ", "***", "\xff\xfe"} {
+		if _, err := catalog.MatchExpression(bad); stacks.ErrorCode(err) != stacks.EINVALID {
+			t.Errorf("MatchExpression(%q): %v, want EINVALID", bad, err)
+		}
+	}
+}
+
+func TestSearch(t *testing.T) {
+	d := mustDemoDB(t)
+	ctx := context.Background()
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO records (title, author, subjects, created_at, updated_at)
+			VALUES ('Émile, ou De l''éducation', 'Rousseau, Jean-Jacques', 'Education', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := func(text string) catalog.SearchResult {
+		t.Helper()
+		var res catalog.SearchResult
+		err := d.Read(ctx, func(tx *db.Tx) error {
+			var err error
+			res, err = catalog.Search(tx, catalog.SearchQuery{Text: text})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("Search(%q): %v", text, err)
+		}
+		return res
+	}
+
+	t.Run("KeywordRanksTitleFirst", func(t *testing.T) {
+		res := search("left hand of darkness")
+		if len(res.Hits) == 0 || res.Hits[0].Title != "The Left Hand of Darkness" {
+			t.Fatalf("hits %+v", res.Hits)
+		}
+		if h := res.Hits[0]; h.Copies != 1 || h.Available != 1 {
+			t.Errorf("availability %d of %d, want 1 of 1", h.Available, h.Copies)
+		}
+	})
+	t.Run("Prefix", func(t *testing.T) {
+		// Prefixes match the stemmed words of the index: "hobb" finds "Hobbit".
+		if res := search("hobb"); len(res.Hits) == 0 || res.Hits[0].Title != "The Hobbit" {
+			t.Fatalf("prefix: %+v", res.Hits)
+		}
+	})
+	t.Run("Field", func(t *testing.T) {
+		if res := search("author:guin"); res.Total != 1 {
+			t.Fatalf("author:guin: %d hits", res.Total)
+		}
+		if res := search("title:guin"); res.Total != 0 {
+			t.Fatalf("title:guin: %d hits, want 0", res.Total)
+		}
+	})
+	t.Run("DiacriticInsensitive", func(t *testing.T) {
+		if res := search("emile"); res.Total != 1 || res.Hits[0].Author != "Rousseau, Jean-Jacques" {
+			t.Fatalf("emile: %+v", res.Hits)
+		}
+	})
+	t.Run("Barcode", func(t *testing.T) {
+		res := search("I00010")
+		if res.BarcodeRecordID == 0 {
+			t.Fatal("a barcode did not lead to its record")
+		}
+	})
+	t.Run("IndexFollowsUpdates", func(t *testing.T) {
+		err := d.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.Exec(`UPDATE records SET title = 'Zyxwv Renamed' WHERE title = 'Kindred'`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := search("zyxwv"); res.Total != 1 {
+			t.Fatalf("renamed title not found: %d", res.Total)
+		}
+		if res := search("title:kindred"); res.Total != 0 {
+			t.Fatalf("old title still found: %d", res.Total)
+		}
+	})
+	t.Run("Pages", func(t *testing.T) {
+		var all, p1, p2 catalog.SearchResult
+		d.Read(ctx, func(tx *db.Tx) error {
+			all, _ = catalog.Search(tx, catalog.SearchQuery{Text: "the", PerPage: 100})
+			p1, _ = catalog.Search(tx, catalog.SearchQuery{Text: "the", PerPage: 2, Page: 1})
+			p2, _ = catalog.Search(tx, catalog.SearchQuery{Text: "the", PerPage: 2, Page: 2})
+			return nil
+		})
+		if all.Total < 4 || p1.Total != all.Total || len(p2.Hits) != 2 || p2.Hits[0].RecordID != all.Hits[2].RecordID {
+			t.Fatalf("pagination: total %d, page 2 %+v", all.Total, p2.Hits)
+		}
+	})
+}
+
+func TestFindRecord(t *testing.T) {
+	d := mustDemoDB(t)
+	var rec *catalog.Record
+	var items []catalog.CopyStatus
+	err := d.Read(context.Background(), func(tx *db.Tx) error {
+		var id int64
+		if err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = 'I00010'`).Scan(&id); err != nil {
+			return err
+		}
+		var err error
+		rec, items, err = catalog.FindRecord(tx, id)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Title != "The Left Hand of Darkness" || len(items) != 1 || items[0].Barcode != "I00010" || items[0].Status != catalog.StatusAvailable {
+		t.Fatalf("record %+v items %+v", rec, items)
+	}
+	err = d.Read(context.Background(), func(tx *db.Tx) error {
+		_, _, err := catalog.FindRecord(tx, 999999)
+		return err
+	})
+	if stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		t.Fatalf("unknown record: %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// catalogRoutes mounts the catalogue search and record pages.
+func (s *Server) catalogRoutes(r chi.Router) {
+	r.Get("/search", s.handleSearch)
+	r.Get("/records/{id}", s.handleRecord)
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	v := &SearchView{Text: r.URL.Query().Get("q")}
+	if v.Text == "" {
+		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
+		return
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	var res catalog.SearchResult
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		res, err = catalog.Search(tx, catalog.SearchQuery{Text: v.Text, Page: page})
+		return err
+	})
+	switch {
+	case err == nil && res.BarcodeRecordID != 0:
+		http.Redirect(w, r, recordURL(res.BarcodeRecordID), http.StatusSeeOther)
+		return
+	case err == nil:
+		v.Result = &res
+		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
+	case stacks.ErrorCode(err) == stacks.EINVALID:
+		v.Error = stacks.ErrorMessage(err)
+		s.render(w, r, http.StatusUnprocessableEntity, SearchPage(s.page(r, "Search", "search"), v))
+	default:
+		s.Error(w, r, err)
+	}
+}
+
+func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no record at %s. Search the catalogue instead.", r.URL.Path))
+		return
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &RecordView{Loc: prefs.Location}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		v.Record, v.Items, err = catalog.FindRecord(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, RecordPage(s.page(r, v.Record.Title, "search"), v))
+}

@@ -1,0 +1,41 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestSearchPage(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	r := e.get(t, c, "/search")
+	if r.Status != 200 || !strings.Contains(r.Body, `<label for="q">Search</label>`) {
+		t.Fatalf("search page: %d", r.Status)
+	}
+	r = e.get(t, c, "/search?q=left+hand+of+darkness")
+	if r.Status != 200 || !strings.Contains(r.Body, ">The Left Hand of Darkness</a>") || !strings.Contains(r.Body, "1 of 1") {
+		t.Fatalf("search: %d\n%s", r.Status, r.Body)
+	}
+	if n := sqlCount(t, r); n > 6 {
+		t.Errorf("search ran %d statements, want at most 6", n)
+	}
+	r = e.get(t, c, "/search?q=I00010")
+	if r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Location, "/records/") {
+		t.Fatalf("barcode search: %d to %q, want the record", r.Status, r.Location)
+	}
+	r = e.get(t, c, r.Location)
+	if r.Status != 200 || !strings.Contains(r.Body, "I00010") || !strings.Contains(r.Body, "Available") || !strings.Contains(r.Body, "Le Guin") {
+		t.Fatalf("record page: %d", r.Status)
+	}
+	for _, q := range []string{"%2A%2A%2A", "%FF%FE", "title%3A"} {
+		if r := e.get(t, c, "/search?q="+q); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "field-error") {
+			t.Errorf("search %q: %d, want 422 with a message", q, r.Status)
+		}
+	}
+	for _, path := range []string{"/records/abc", "/records/999999"} {
+		if r := e.get(t, c, path); r.Status != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, r.Status)
+		}
+	}
+}
