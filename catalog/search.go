@@ -12,11 +12,37 @@ import (
 	"github.com/stacks-ils/stacks/db"
 )
 
-// SearchQuery is what staff typed, and which page of results they want.
+// SearchQuery is what staff typed, the filters chosen from the facets, the order,
+// and which page of results they want.
 type SearchQuery struct {
-	Text    string
-	Page    int // 1-based
-	PerPage int
+	Text string
+	// Sort is "relevance" (the default), "title" or "year" (newest first).
+	Sort string
+	// ItemType and Branch are codes; records with at least one such copy match.
+	ItemType string
+	Branch   string
+	// Available keeps records with a copy on the shelf (of the type, at the branch).
+	Available bool
+	Page      int // 1-based
+	PerPage   int
+}
+
+// Facet is one value to narrow results by, with how many matching records have it.
+type Facet struct {
+	Code  string
+	Name  string
+	Count int
+}
+
+// Facets count the records matching the words, by item type, by branch, and with a
+// copy available (before any filter is applied, so each count says what choosing it
+// would leave).
+type Facets struct {
+	ItemTypes []Facet
+	Branches  []Facet
+	Available int
+	// Partial: more records matched than the facets count (FacetDepth).
+	Partial bool
 }
 
 // Hit is one record in search results, with its availability.
@@ -32,9 +58,10 @@ type Hit struct {
 
 // SearchResult is one page of hits.
 type SearchResult struct {
-	Query SearchQuery
-	Total int
-	Hits  []Hit
+	Query  SearchQuery
+	Total  int
+	Hits   []Hit
+	Facets Facets
 	// BarcodeRecordID is set when the text is an item's barcode: go straight there.
 	BarcodeRecordID int64
 }
@@ -42,14 +69,25 @@ type SearchResult struct {
 // searchFields maps the field prefixes staff may type to FTS columns.
 var searchFields = map[string]string{"title": "title", "author": "author", "subject": "subjects", "isbn": "isbn"}
 
-// MatchExpression turns what staff typed into an FTS5 query: every word must match
-// (as a prefix), optionally within a field ("title:left", "author:le guin"). Words
-// are quoted, so FTS syntax typed by accident (or malice) is taken literally.
+// stopwords are left out of a search unless nothing else is typed: they are in
+// nearly every title, so requiring them costs much and narrows nothing.
+var stopwords = map[string]bool{"a": true, "an": true, "and": true, "at": true, "by": true, "for": true,
+	"from": true, "in": true, "of": true, "on": true, "or": true, "the": true, "to": true, "with": true}
+
+// MatchExpression turns what staff typed into an FTS5 query: every word must match,
+// optionally within a field ("title:left", "author:le guin"). The last word, if it
+// has three letters or more, and any word typed with a trailing * match as prefixes
+// (so a half-typed word finds). Words are quoted, so FTS syntax typed by accident
+// (or malice) is taken literally.
 func MatchExpression(text string) (string, error) {
 	if !utf8.ValidString(text) || len(text) > 500 {
 		return "", stacks.FieldErrorf("q", stacks.EINVALID, "Search for up to 500 characters of words.")
 	}
-	var parts []string
+	type term struct {
+		field, word string
+		prefix      bool
+	}
+	var terms []term
 	field := ""
 	for _, tok := range strings.Fields(text) {
 		if name, rest, ok := strings.Cut(tok, ":"); ok {
@@ -58,35 +96,63 @@ func MatchExpression(text string) (string, error) {
 				tok = rest
 			}
 		}
-		word := strings.Map(func(r rune) rune {
+		star := strings.HasSuffix(tok, "*")
+		words := strings.Fields(strings.Map(func(r rune) rune {
 			if unicode.IsLetter(r) || unicode.IsDigit(r) {
 				return r
 			}
 			return ' '
-		}, tok)
-		for _, w := range strings.Fields(word) {
-			phrase := `"` + w + `"*`
-			if field != "" {
-				phrase = field + " : " + phrase
-			}
-			parts = append(parts, phrase)
+		}, tok))
+		for i, w := range words {
+			terms = append(terms, term{field: field, word: w, prefix: star && i == len(words)-1})
 		}
 	}
-	if len(parts) == 0 {
+	if len(terms) == 0 {
 		return "", stacks.FieldErrorf("q", stacks.EINVALID, "Type a word of the title, author or subject, an ISBN, or a barcode.")
+	}
+	if last := &terms[len(terms)-1]; utf8.RuneCountInString(last.word) >= 3 {
+		last.prefix = true
+	}
+	kept := terms[:0:0]
+	for _, t := range terms {
+		if t.field == "" && !t.prefix && stopwords[strings.ToLower(t.word)] {
+			continue
+		}
+		kept = append(kept, t)
+	}
+	if len(kept) == 0 {
+		kept = terms
+	}
+	parts := make([]string, len(kept))
+	for i, t := range kept {
+		parts[i] = `"` + t.word + `"`
+		if t.prefix {
+			parts[i] += "*"
+		}
+		if t.field != "" {
+			parts[i] = t.field + " : " + parts[i]
+		}
 	}
 	return strings.Join(parts, " AND "), nil
 }
 
-// Search finds records by keyword, ranked by relevance (bm25, title weighted most),
-// in three queries: the barcode check, the page of hits with its total, and the
-// copies and availability of the hits.
+// Search finds records by keyword, ranked by relevance (bm25, title weighted most).
+// Ranked and unfiltered (the common case), it runs four statements at most: the
+// barcode check, the best FacetDepth matches in rank order, the total when there are
+// more, the page's records with their copies and availability, and the facets over
+// those best matches. Filters and other orders take a general query over all
+// matches instead.
 func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	if q.PerPage <= 0 || q.PerPage > 100 {
 		q.PerPage = 20
 	}
 	if q.Page <= 0 {
 		q.Page = 1
+	}
+	switch q.Sort {
+	case "title", "year":
+	default:
+		q.Sort = "relevance"
 	}
 	res := SearchResult{Query: q}
 	text := strings.TrimSpace(q.Text)
@@ -102,51 +168,201 @@ func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	if err != nil {
 		return res, err
 	}
-	// bm25 must be computed in the FTS query itself, hence the subquery.
-	rows, err := tx.Query(`SELECT r.id, r.title, r.author, r.publisher, coalesce(r.year, 0), count(*) OVER ()
-		FROM (SELECT rowid AS id, bm25(records_fts, 10.0, 4.0, 2.0, 1.0) AS score
-			FROM records_fts WHERE records_fts MATCH ?) m
-		JOIN records r ON r.id = m.id
-		ORDER BY m.score, r.id
-		LIMIT ? OFFSET ?`, match, q.PerPage, (q.Page-1)*q.PerPage)
+
+	// The best matches in rank order (FTS5 ranks by the table's bm25 weights), and
+	// how many match in all, in one pass.
+	var best []int64
+	rows, err := tx.Query(`SELECT rowid, count(*) OVER () FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ?`, match, FacetDepth)
 	if err != nil {
 		return res, fmt.Errorf("search: %w", err)
 	}
-	defer rows.Close()
-	var ids []any
-	index := map[int64]int{}
 	for rows.Next() {
-		var h Hit
-		if err := rows.Scan(&h.RecordID, &h.Title, &h.Author, &h.Publisher, &h.Year, &res.Total); err != nil {
+		var id int64
+		if err := rows.Scan(&id, &res.Total); err != nil {
+			rows.Close()
 			return res, err
 		}
-		index[h.RecordID] = len(res.Hits)
-		ids = append(ids, h.RecordID)
-		res.Hits = append(res.Hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return res, err
+		best = append(best, id)
 	}
 	rows.Close()
-	if len(ids) == 0 {
-		return res, nil
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("search: %w", err)
 	}
-	arows, err := tx.Query(`SELECT record_id, count(*), sum(CASE WHEN status = 'available' THEN 1 ELSE 0 END)
-		FROM items WHERE record_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) GROUP BY record_id`, ids...)
-	if err != nil {
-		return res, fmt.Errorf("availability: %w", err)
+	if res.Facets, err = facetsOf(tx, best); err != nil {
+		return res, err
 	}
-	defer arows.Close()
-	for arows.Next() {
-		var id int64
-		var copies, avail int
-		if err := arows.Scan(&id, &copies, &avail); err != nil {
+	res.Facets.Partial = res.Total > len(best)
+
+	offset := (q.Page - 1) * q.PerPage
+	var page []int64
+	switch {
+	case q.ItemType != "" || q.Branch != "" || q.Available || q.Sort != "relevance":
+		page, res.Total, err = filteredPage(tx, match, q)
+		if err != nil {
 			return res, err
 		}
-		h := &res.Hits[index[id]]
-		h.Copies, h.Available = copies, avail
+	case offset+q.PerPage <= len(best) || len(best) < FacetDepth:
+		page = best[min(offset, len(best)):min(offset+q.PerPage, len(best))]
+	default:
+		page, err = queryIDs(tx, `SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?`, match, q.PerPage, offset)
+		if err != nil {
+			return res, fmt.Errorf("search page: %w", err)
+		}
 	}
-	return res, arows.Err()
+	res.Hits, err = hitsFor(tx, page)
+	return res, err
+}
+
+// queryIDs runs a query returning one id per row.
+func queryIDs(tx *db.Tx, query string, args ...any) ([]int64, error) {
+	rows, err := tx.Query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func idArgs(ids []int64) (string, []any) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return "?" + strings.Repeat(", ?", len(ids)-1), args
+}
+
+// filteredPage returns one page of the matches that have a copy passing the filters,
+// in the chosen order, and how many there are.
+func filteredPage(tx *db.Tx, match string, q SearchQuery) ([]int64, int, error) {
+	args := []any{match}
+	filter := ""
+	if q.ItemType != "" || q.Branch != "" || q.Available {
+		var conds []string
+		if q.ItemType != "" {
+			conds = append(conds, "i.item_type_id = (SELECT id FROM item_types WHERE code = ?)")
+			args = append(args, q.ItemType)
+		}
+		if q.Branch != "" {
+			conds = append(conds, "i.home_branch_id = (SELECT id FROM branches WHERE code = ?)")
+			args = append(args, q.Branch)
+		}
+		if q.Available {
+			conds = append(conds, "i.status = 'available'")
+		}
+		filter = "WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND " + strings.Join(conds, " AND ") + ")"
+	}
+	order := "m.score, r.id"
+	switch q.Sort {
+	case "title":
+		order = "r.title COLLATE NOCASE, r.id"
+	case "year":
+		order = "coalesce(r.year, 0) DESC, m.score, r.id"
+	}
+	args = append(args, q.PerPage, (q.Page-1)*q.PerPage)
+	rows, err := tx.Query(`WITH m AS MATERIALIZED (
+			SELECT rowid AS id, rank AS score FROM records_fts WHERE records_fts MATCH ?)
+		SELECT r.id, count(*) OVER ()
+		FROM m JOIN records r ON r.id = m.id `+filter+`
+		ORDER BY `+order+`
+		LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	total := 0
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id, &total); err != nil {
+			return nil, 0, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, total, rows.Err()
+}
+
+// hitsFor reads the records of a page, with their copies and availability, in one
+// query, keeping the page's order.
+func hitsFor(tx *db.Tx, ids []int64) ([]Hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	in, args := idArgs(ids)
+	rows, err := tx.Query(`SELECT r.id, r.title, r.author, r.publisher, coalesce(r.year, 0),
+			count(i.id), coalesce(sum(CASE WHEN i.status = 'available' THEN 1 ELSE 0 END), 0)
+		FROM records r LEFT JOIN items i ON i.record_id = r.id
+		WHERE r.id IN (`+in+`) GROUP BY r.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search hits: %w", err)
+	}
+	defer rows.Close()
+	byID := map[int64]Hit{}
+	for rows.Next() {
+		var h Hit
+		if err := rows.Scan(&h.RecordID, &h.Title, &h.Author, &h.Publisher, &h.Year, &h.Copies, &h.Available); err != nil {
+			return nil, err
+		}
+		byID[h.RecordID] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(ids))
+	for _, id := range ids {
+		if h, ok := byID[id]; ok {
+			hits = append(hits, h)
+		}
+	}
+	return hits, nil
+}
+
+// FacetDepth is how many of the best matches the facets count, as Koha's
+// maxRecordsForFacets does: exact for smaller result sets, and what a person
+// narrowing a large one needs, at a bounded cost.
+const FacetDepth = 500
+
+// facetsOf counts the records ids by item type, branch and availability, in one
+// query.
+func facetsOf(tx *db.Tx, ids []int64) (Facets, error) {
+	var f Facets
+	if len(ids) == 0 {
+		return f, nil
+	}
+	in, args := idArgs(ids)
+	rows, err := tx.Query(`WITH c AS MATERIALIZED (SELECT record_id, item_type_id, home_branch_id, status FROM items WHERE record_id IN (`+in+`))
+		SELECT 'type', t.code, t.name, count(DISTINCT c.record_id) FROM c JOIN item_types t ON t.id = c.item_type_id GROUP BY t.id
+		UNION ALL
+		SELECT 'branch', b.code, b.name, count(DISTINCT c.record_id) FROM c JOIN branches b ON b.id = c.home_branch_id GROUP BY b.id
+		UNION ALL
+		SELECT 'available', '', '', count(DISTINCT c.record_id) FROM c WHERE c.status = 'available'`, args...)
+	if err != nil {
+		return Facets{}, fmt.Errorf("search facets: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind string
+		var fc Facet
+		if err := rows.Scan(&kind, &fc.Code, &fc.Name, &fc.Count); err != nil {
+			return Facets{}, err
+		}
+		switch kind {
+		case "type":
+			f.ItemTypes = append(f.ItemTypes, fc)
+		case "branch":
+			f.Branches = append(f.Branches, fc)
+		case "available":
+			f.Available = fc.Count
+		}
+	}
+	return f, rows.Err()
 }
 
 // Record is a bibliographic record.

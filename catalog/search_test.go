@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,12 +42,17 @@ func mustDemoDB(tb testing.TB) *db.DB {
 
 func TestMatchExpression(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"left hand", `"left"* AND "hand"*`},
-		{"title:left hand", `title : "left"* AND title : "hand"*`},
-		{"author:le guin dark", `author : "le"* AND author : "guin"* AND author : "dark"*`},
+		{"left hand", `"left" AND "hand"*`},
+		{"left hand of darkness", `"left" AND "hand" AND "darkness"*`},
+		{"hand of", `"hand"`}, // a stopword is left out unless it is all there is
+		{"the", `"the"*`},
+		{"of", `"of"`},
+		{"title:left hand", `title : "left" AND title : "hand"*`},
+		{"author:le guin dark", `author : "le" AND author : "guin" AND author : "dark"*`},
 		{"subject:fiction", `subjects : "fiction"*`},
-		{`"quoted" OR NEAR(x)`, `"quoted"* AND "OR"* AND "NEAR"* AND "x"*`},
-		{"isbn:978-0441", `isbn : "978"* AND isbn : "0441"*`},
+		{"hob* left", `"hob"* AND "left"*`},
+		{`"quoted" OR NEAR(x)`, `"quoted" AND "NEAR" AND "x"`}, // FTS syntax is only words here
+		{"isbn:978-0441", `isbn : "978" AND isbn : "0441"*`},
 		{"Émile", `"Émile"*`},
 	} {
 		got, err := catalog.MatchExpression(tc.in)
@@ -175,4 +181,68 @@ func TestFindRecord(t *testing.T) {
 	if stacks.ErrorCode(err) != stacks.ENOTFOUND {
 		t.Fatalf("unknown record: %v", err)
 	}
+}
+
+func TestSearchFacetsSortFilter(t *testing.T) {
+	d := mustDemoDB(t)
+	ctx := context.Background()
+	run := func(q catalog.SearchQuery) catalog.SearchResult {
+		t.Helper()
+		var res catalog.SearchResult
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			var err error
+			res, err = catalog.Search(tx, q)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	word := "the" // common in the demo's titles
+	all := run(catalog.SearchQuery{Text: word, PerPage: 100})
+	if all.Total < 5 {
+		t.Fatalf("%q matches %d records; the test needs more", word, all.Total)
+	}
+
+	t.Run("Facets", func(t *testing.T) {
+		sum := 0
+		for _, f := range all.Facets.Branches {
+			sum += f.Count
+		}
+		if len(all.Facets.ItemTypes) == 0 || len(all.Facets.Branches) == 0 || sum < all.Total {
+			t.Fatalf("facets %+v for %d records", all.Facets, all.Total)
+		}
+		for _, f := range all.Facets.ItemTypes {
+			res := run(catalog.SearchQuery{Text: word, ItemType: f.Code, PerPage: 100})
+			if res.Total != f.Count {
+				t.Errorf("type %s: facet says %d, filter gives %d", f.Code, f.Count, res.Total)
+			}
+		}
+		for _, f := range all.Facets.Branches {
+			if res := run(catalog.SearchQuery{Text: word, Branch: f.Code, PerPage: 100}); res.Total != f.Count {
+				t.Errorf("branch %s: facet says %d, filter gives %d", f.Code, f.Count, res.Total)
+			}
+		}
+		if res := run(catalog.SearchQuery{Text: word, Available: true, PerPage: 100}); res.Total != all.Facets.Available {
+			t.Errorf("available: facet says %d, filter gives %d", all.Facets.Available, res.Total)
+		}
+	})
+
+	t.Run("SortTitle", func(t *testing.T) {
+		res := run(catalog.SearchQuery{Text: word, Sort: "title", PerPage: 100})
+		for i := 1; i < len(res.Hits); i++ {
+			if strings.ToLower(res.Hits[i-1].Title) > strings.ToLower(res.Hits[i].Title) {
+				t.Fatalf("not in title order: %q before %q", res.Hits[i-1].Title, res.Hits[i].Title)
+			}
+		}
+	})
+
+	t.Run("SortYear", func(t *testing.T) {
+		res := run(catalog.SearchQuery{Text: word, Sort: "year", PerPage: 100})
+		for i := 1; i < len(res.Hits); i++ {
+			if res.Hits[i-1].Year < res.Hits[i].Year {
+				t.Fatalf("not newest first: %d before %d", res.Hits[i-1].Year, res.Hits[i].Year)
+			}
+		}
+	})
 }

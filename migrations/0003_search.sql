@@ -7,6 +7,9 @@ CREATE VIRTUAL TABLE records_fts USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO records_fts (records_fts) VALUES ('rebuild');
+-- Relevance: bm25 with the title weighted most, then author, subjects, ISBN. As the
+-- table's rank function, FTS5 can order by it and stop at the page's end.
+INSERT INTO records_fts (records_fts, rank) VALUES ('rank', 'bm25(10.0, 4.0, 2.0, 1.0)');
 
 CREATE TRIGGER records_fts_insert AFTER INSERT ON records BEGIN
     INSERT INTO records_fts (rowid, title, author, subjects, isbn)

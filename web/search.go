@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -18,16 +19,24 @@ func (s *Server) catalogRoutes(r chi.Router) {
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
-	v := &SearchView{Text: r.URL.Query().Get("q")}
-	if v.Text == "" {
+	qv := r.URL.Query()
+	page, _ := strconv.Atoi(qv.Get("page"))
+	v := &SearchView{Query: catalog.SearchQuery{
+		Text:      qv.Get("q"),
+		Sort:      qv.Get("sort"),
+		ItemType:  qv.Get("type"),
+		Branch:    qv.Get("branch"),
+		Available: qv.Get("available") != "",
+		Page:      page,
+	}}
+	if strings.TrimSpace(v.Query.Text) == "" {
 		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
 		return
 	}
-	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	var res catalog.SearchResult
 	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
 		var err error
-		res, err = catalog.Search(tx, catalog.SearchQuery{Text: v.Text, Page: page})
+		res, err = catalog.Search(tx, v.Query)
 		return err
 	})
 	switch {
