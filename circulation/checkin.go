@@ -103,11 +103,11 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 			if err != nil {
 				return time.Time{}, err
 			}
-			cal, err := library.LoadCalendar(tx, pickupBranchID, loc, now, now.AddDate(0, 0, rule.HoldPickupDays+60))
+			cal, err := library.LoadCalendar(tx, pickupBranchID, loc, now, now.AddDate(0, 0, 2*rule.HoldPickupDays+60))
 			if err != nil {
 				return time.Time{}, err
 			}
-			return cal.DueAt(now, rule.HoldPickupDays, "days"), nil
+			return cal.AddOpenDays(now, rule.HoldPickupDays), nil
 		})
 		if err != nil {
 			return err

@@ -235,12 +235,13 @@ func TestCheckinHolds(t *testing.T) {
 			h.PickupBranchCode != "CEN" || h.InTransit || h.Status != "waiting" {
 			t.Errorf("hold %+v", h)
 		}
-		// Seven days from Wednesday 2 December is Wednesday 9th, at closing.
-		if want := at("2026-12-09 20:00"); !h.PickupBy.Equal(want) {
+		// Seven open days after Wednesday 2 December (Sunday 6th closed): 3, 4, 5, 7,
+		// 8, 9 and Thursday 10th, at closing.
+		if want := at("2026-12-10 20:00"); !h.PickupBy.Equal(want) {
 			t.Errorf("pickup by %s, want %s", h.PickupBy, want)
 		}
 		if got := e.queryString(`SELECT status || ' ' || priority || ' ' || trapped_item_id || ' ' || waiting_since || ' ' || pickup_by FROM holds WHERE id = ?`, hold); got !=
-			fmt.Sprintf("waiting 0 %d 2026-12-02T11:00:00Z 2026-12-09T20:00:00Z", e.itemID("I00010")) {
+			fmt.Sprintf("waiting 0 %d 2026-12-02T11:00:00Z 2026-12-10T20:00:00Z", e.itemID("I00010")) {
 			t.Errorf("hold row %q", got)
 		}
 		if got := e.queryString(`SELECT status || ' ' || current_branch_id FROM items WHERE barcode = 'I00010'`); got != "on_hold_shelf 1" {
@@ -291,8 +292,10 @@ func TestCheckinHolds(t *testing.T) {
 			if r.Hold == nil || r.Hold.HoldID != hold || r.Hold.InTransit || r.Hold.Status != "waiting" {
 				t.Fatalf("hold %+v", r.Hold)
 			}
-			// Westside: 1 December + 7 is Tuesday 8th.
-			if want := at("2026-12-08 20:00"); !r.Hold.PickupBy.Equal(want) {
+			// Westside: 7 open days after Tuesday 1 December. Closed: Wednesday 2nd
+			// (the demo's staff training day at Westside) and Sunday 6th; so the 3rd,
+			// 4th, 5th, 7th, 8th, 9th and 10th count.
+			if want := at("2026-12-10 20:00"); !r.Hold.PickupBy.Equal(want) {
 				t.Errorf("pickup by %s, want %s", r.Hold.PickupBy, want)
 			}
 			if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(transit_to_id, 'none') FROM items WHERE barcode = 'I00010'`); got != "on_hold_shelf 3 none" {

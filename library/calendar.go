@@ -236,3 +236,21 @@ func (c *Calendar) LateUnits(due, returned time.Time, unit string) int {
 	}
 	return n
 }
+
+// AddOpenDays returns closing time on the n-th open day after t's day (the day of t
+// itself not counted): a hold trapped today with 7 pickup days may be collected
+// until closing on the 7th open day from tomorrow. With n <= 0 it is closing time on
+// the next open day on or after t's day.
+func (c *Calendar) AddOpenDays(t time.Time, n int) time.Time {
+	d := c.day(t)
+	if n <= 0 {
+		return c.closing(c.NextOpenDay(d)).UTC()
+	}
+	for counted, i := 0, 0; counted < n && i < 3660; i++ {
+		d = d.AddDate(0, 0, 1)
+		if c.IsOpen(d) {
+			counted++
+		}
+	}
+	return c.closing(d).UTC()
+}

@@ -383,3 +383,25 @@ func TestLoadCalendar(t *testing.T) {
 		}
 	})
 }
+
+func TestAddOpenDays(t *testing.T) {
+	b := library.Branch{ID: 1, Code: "CEN", Name: "Central", ClosedWeekdays: []time.Weekday{time.Sunday}, ClosesAt: "20:00"}
+	cal := library.NewCalendar(b, time.UTC, map[string]string{"2026-12-25": "Christmas", "2026-12-26": "Boxing Day"})
+	for _, tc := range []struct {
+		from string
+		n    int
+		want string
+	}{
+		{"2026-12-01 10:00", 1, "2026-12-02 20:00"},
+		{"2026-12-01 10:00", 7, "2026-12-09 20:00"}, // 2-5, (Sunday 6th), 7-9
+		{"2026-12-05 21:00", 1, "2026-12-07 20:00"}, // Saturday evening: Sunday closed
+		{"2026-12-22 10:00", 3, "2026-12-28 20:00"}, // 23, 24, (25, 26 holidays, 27 Sunday) 28
+		{"2026-12-06 10:00", 0, "2026-12-07 20:00"}, // n = 0 on a closed day: next open day
+	} {
+		from, _ := time.Parse("2006-01-02 15:04", tc.from)
+		want, _ := time.Parse("2006-01-02 15:04", tc.want)
+		if got := cal.AddOpenDays(from, tc.n); !got.Equal(want) {
+			t.Errorf("AddOpenDays(%s, %d) = %s, want %s", tc.from, tc.n, got, want)
+		}
+	}
+}

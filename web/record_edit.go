@@ -1,0 +1,373 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// recordEditRoutes mounts the forms that add and edit records and their items by
+// hand. Every member of staff may edit the catalogue. The record page itself is
+// mounted by catalogRoutes.
+func (s *Server) recordEditRoutes(r chi.Router) {
+	r.Get("/records/new", s.handleRecordNew)
+	r.Post("/records", s.handleRecordCreate)
+	r.Get("/records/{id}/edit", s.handleRecordEdit)
+	r.Post("/records/{id}", s.handleRecordUpdate)
+	r.Get("/records/{id}/items/new", s.handleItemNew)
+	r.Post("/records/{id}/items", s.handleItemCreate)
+	r.Get("/items/{id}/edit", s.handleItemEdit)
+	r.Post("/items/{id}", s.handleItemUpdate)
+}
+
+// recordEditID reads the {id} of a URL; a malformed id names nothing, so it is "not found"
+// with notFound as the message.
+func recordEditID(r *http.Request, notFound string) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, stacks.Errorf(stacks.ENOTFOUND, "%s", notFound)
+	}
+	return id, nil
+}
+
+func recordPathID(r *http.Request) (int64, error) {
+	return recordEditID(r, "There is no record at "+r.URL.Path+". Search the catalogue instead.")
+}
+
+func itemPathID(r *http.Request) (int64, error) {
+	return recordEditID(r, "There is no item at "+r.URL.Path+". Search the catalogue for its record instead.")
+}
+
+// recordEditURL, itemNewURL and itemEditURL are the forms' paths, for links to them.
+func recordEditURL(id int64) string { return recordURL(id) + "/edit" }
+
+func itemNewURL(recordID int64) string { return recordURL(recordID) + "/items/new" }
+
+func itemEditURL(id int64) string { return "/items/" + strconv.FormatInt(id, 10) + "/edit" }
+
+// recordEditErrors returns the message of err beside its field, and whether err is about a
+// field at all; other errors are for s.Error.
+func recordEditErrors(err error) (FormErrors, bool) {
+	field := stacks.ErrorField(err)
+	if field == "" || stacks.ErrorCode(err) == stacks.EINTERNAL {
+		return nil, false
+	}
+	return FormErrors{field: stacks.ErrorMessage(err)}, true
+}
+
+// RecordFormView is the model of the record form, new or edit.
+type RecordFormView struct {
+	// ID is 0 for a new record.
+	ID     int64
+	In     catalog.RecordInput
+	Errors FormErrors
+}
+
+// Action is where the form posts.
+func (v *RecordFormView) Action() string {
+	if v.ID == 0 {
+		return "/records"
+	}
+	return recordURL(v.ID)
+}
+
+// CancelURL is where "Cancel" goes back to.
+func (v *RecordFormView) CancelURL() string {
+	if v.ID == 0 {
+		return "/search"
+	}
+	return recordURL(v.ID)
+}
+
+func (v *RecordFormView) title() string {
+	if v.ID == 0 {
+		return "New record"
+	}
+	return "Edit record"
+}
+
+func recordInputFrom(r *http.Request) catalog.RecordInput {
+	return catalog.RecordInput{
+		Title:     r.PostFormValue("title"),
+		Author:    r.PostFormValue("author"),
+		ISBN:      r.PostFormValue("isbn"),
+		Publisher: r.PostFormValue("publisher"),
+		Year:      r.PostFormValue("year"),
+		Subjects:  r.PostFormValue("subjects"),
+	}
+}
+
+func (s *Server) renderRecordForm(w http.ResponseWriter, r *http.Request, status int, v RecordFormView) {
+	s.render(w, r, status, RecordFormPage(s.page(r, v.title(), "search"), v))
+}
+
+// recordFormFailed shows the form again, with status 422, if err is about one of its
+// fields, and reports whether it did.
+func (s *Server) recordFormFailed(w http.ResponseWriter, r *http.Request, v RecordFormView, err error) bool {
+	errs, ok := recordEditErrors(err)
+	if ok {
+		v.Errors = errs
+		s.renderRecordForm(w, r, http.StatusUnprocessableEntity, v)
+	}
+	return ok
+}
+
+func (s *Server) handleRecordNew(w http.ResponseWriter, r *http.Request) {
+	s.renderRecordForm(w, r, http.StatusOK, RecordFormView{})
+}
+
+func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) {
+	v := RecordFormView{In: recordInputFrom(r)}
+	var id int64
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+		id, err = catalog.CreateRecord(tx, userFrom(r.Context()).Actor(), v.In)
+		return err
+	})
+	if err != nil {
+		if !s.recordFormFailed(w, r, v, err) {
+			s.Error(w, r, err)
+		}
+		return
+	}
+	s.flash(r, "ok", fmt.Sprintf("The record %q is in the catalogue. Add its items (copies) so that they can be lent.", recordEditShortTitle(v.In.Title)))
+	http.Redirect(w, r, recordURL(id), http.StatusSeeOther)
+}
+
+func (s *Server) handleRecordEdit(w http.ResponseWriter, r *http.Request) {
+	id, err := recordPathID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := RecordFormView{ID: id}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.In, err = catalog.RecordInputOf(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.renderRecordForm(w, r, http.StatusOK, v)
+}
+
+func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) {
+	id, err := recordPathID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := RecordFormView{ID: id, In: recordInputFrom(r)}
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return catalog.UpdateRecord(tx, userFrom(r.Context()).Actor(), id, v.In)
+	})
+	if err != nil {
+		if !s.recordFormFailed(w, r, v, err) {
+			s.Error(w, r, err)
+		}
+		return
+	}
+	s.flash(r, "ok", fmt.Sprintf("The changes to %q are saved.", recordEditShortTitle(v.In.Title)))
+	http.Redirect(w, r, recordURL(id), http.StatusSeeOther)
+}
+
+// recordEditShortTitle shortens a title for a message.
+func recordEditShortTitle(title string) string {
+	const max = 80
+	if r := []rune(title); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return title
+}
+
+// ItemFormView is the model of the item form: add a copy to a record, or edit one.
+type ItemFormView struct {
+	// ID is 0 for a new item.
+	ID          int64
+	RecordID    int64
+	RecordTitle string
+	// Barcode is the item's saved barcode (the form's may have been changed).
+	Barcode string
+	In      catalog.ItemInput
+	// Status is the status chosen; CurrentStatus the saved one.
+	Status        string
+	CurrentStatus string
+	// InCirculation is set when a loan or a hold holds the item: its status is then
+	// shown, not offered for change.
+	InCirculation bool
+	ItemTypes     []library.Named
+	Branches      []library.Branch
+	Errors        FormErrors
+}
+
+// Action is where the form posts.
+func (v *ItemFormView) Action() string {
+	if v.ID == 0 {
+		return recordURL(v.RecordID) + "/items"
+	}
+	return "/items/" + strconv.FormatInt(v.ID, 10)
+}
+
+func (v *ItemFormView) title() string {
+	if v.ID == 0 {
+		return "Add an item"
+	}
+	return "Edit item " + v.Barcode
+}
+
+// statusChoices are the statuses the form offers: those staff may set.
+func (v *ItemFormView) statusChoices() []string { return catalog.StaffStatuses() }
+
+func itemInputFrom(r *http.Request) catalog.ItemInput {
+	return catalog.ItemInput{
+		Barcode:        r.PostFormValue("barcode"),
+		ItemTypeCode:   r.PostFormValue("item_type"),
+		HomeBranchCode: r.PostFormValue("home_branch"),
+		CallNumber:     r.PostFormValue("call_number"),
+		Price:          r.PostFormValue("price"),
+	}
+}
+
+// loadItemForm fills what the item form shows besides the input, in tx: the record
+// (and, for an existing item, its saved barcode and status) and the choices. With
+// saved, the input is the existing item's saved values.
+func loadItemForm(tx *db.Tx, v *ItemFormView, saved bool) error {
+	if v.ID != 0 {
+		d, err := catalog.FindItemDetails(tx, v.ID)
+		if err != nil {
+			return err
+		}
+		if saved {
+			v.In, v.Status = d.Input, d.Status
+		}
+		v.RecordID, v.RecordTitle, v.Barcode = d.RecordID, d.Title, d.Barcode
+		v.CurrentStatus, v.InCirculation = d.Status, d.InCirculation()
+	} else {
+		rec, err := catalog.RecordInputOf(tx, v.RecordID)
+		if err != nil {
+			return err
+		}
+		v.RecordTitle = rec.Title
+	}
+	var err error
+	if _, v.ItemTypes, err = library.ListScopes(tx); err != nil {
+		return err
+	}
+	v.Branches, err = library.ListBranches(tx)
+	return err
+}
+
+func (s *Server) renderItemForm(w http.ResponseWriter, r *http.Request, status int, v ItemFormView) {
+	s.render(w, r, status, ItemFormPage(s.page(r, v.title(), "search"), v))
+}
+
+// itemFormFailed shows the form again, with status 422, if err is about one of its
+// fields, and reports whether it did.
+func (s *Server) itemFormFailed(w http.ResponseWriter, r *http.Request, v ItemFormView, err error) bool {
+	errs, ok := recordEditErrors(err)
+	if !ok {
+		return false
+	}
+	v.Errors = errs
+	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadItemForm(tx, &v, false) }); err != nil {
+		s.Error(w, r, err)
+		return true
+	}
+	s.renderItemForm(w, r, http.StatusUnprocessableEntity, v)
+	return true
+}
+
+// handleItemNew shows an empty item form: a book at the user's branch.
+func (s *Server) handleItemNew(w http.ResponseWriter, r *http.Request) {
+	id, err := recordPathID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := ItemFormView{RecordID: id, In: catalog.ItemInput{HomeBranchCode: userFrom(r.Context()).BranchCode}}
+	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadItemForm(tx, &v, false) }); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	for _, t := range v.ItemTypes {
+		if t.Code == "BOOK" || v.In.ItemTypeCode == "" {
+			v.In.ItemTypeCode = t.Code
+		}
+	}
+	s.renderItemForm(w, r, http.StatusOK, v)
+}
+
+func (s *Server) handleItemCreate(w http.ResponseWriter, r *http.Request) {
+	recordID, err := recordPathID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := ItemFormView{RecordID: recordID, In: itemInputFrom(r)}
+	var it *catalog.Item
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		id, err := catalog.AddItem(tx, userFrom(r.Context()).Actor(), recordID, v.In)
+		if err != nil {
+			return err
+		}
+		it, err = catalog.FindItem(tx, id)
+		return err
+	})
+	if err != nil {
+		if !s.itemFormFailed(w, r, v, err) {
+			s.Error(w, r, err)
+		}
+		return
+	}
+	s.flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))
+	http.Redirect(w, r, recordURL(recordID), http.StatusSeeOther)
+}
+
+func (s *Server) handleItemEdit(w http.ResponseWriter, r *http.Request) {
+	id, err := itemPathID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := ItemFormView{ID: id}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadItemForm(tx, &v, true) })
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.renderItemForm(w, r, http.StatusOK, v)
+}
+
+func (s *Server) handleItemUpdate(w http.ResponseWriter, r *http.Request) {
+	id, err := itemPathID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := ItemFormView{ID: id, In: itemInputFrom(r), Status: r.PostFormValue("status")}
+	var it *catalog.Item
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		if err := catalog.UpdateItem(tx, userFrom(r.Context()).Actor(), id, v.In, v.Status); err != nil {
+			return err
+		}
+		var err error
+		it, err = catalog.FindItem(tx, id)
+		return err
+	})
+	if err != nil {
+		if !s.itemFormFailed(w, r, v, err) {
+			s.Error(w, r, err)
+		}
+		return
+	}
+	s.flash(r, "ok", fmt.Sprintf("The changes to item %s are saved; it is %s.", it.Barcode, strings.ToLower(catalog.StatusLabel(it.Status))))
+	http.Redirect(w, r, recordURL(it.RecordID), http.StatusSeeOther)
+}

@@ -1,0 +1,232 @@
+package web_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stacks-ils/stacks/db"
+)
+
+// itemEdit returns the edit form of the item with barcode, and the item's status.
+func (e *testEnv) itemEdit(t *testing.T, barcode string) (path, status string) {
+	t.Helper()
+	var id int64
+	err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT id, status FROM items WHERE barcode = ?`, barcode).Scan(&id, &status)
+	})
+	if err != nil {
+		t.Fatalf("item %s: %v", barcode, err)
+	}
+	return "/items/" + strconv.FormatInt(id, 10) + "/edit", status
+}
+
+// squashed is a page's text with entities decoded and runs of white space made one
+// space, for checking what a reader sees.
+func squashed(body string) string {
+	return strings.Join(strings.Fields(html.UnescapeString(body)), " ")
+}
+
+func TestRecordEdit(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	var recordPath string
+
+	t.Run("ErrAnonymous", func(t *testing.T) {
+		anon := e.client(t)
+		for _, path := range []string{"/records/new", "/records/1/edit", "/records/1/items/new", "/items/1/edit"} {
+			r := e.get(t, anon, path)
+			if r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Location, "/login") {
+				t.Errorf("anonymous GET %s: %d to %q, want 303 to /login", path, r.Status, r.Location)
+			}
+		}
+		r := e.post(t, anon, "/records", url.Values{"title": {"Sneaky"}})
+		if r.Status != http.StatusSeeOther || r.Location != "/login" {
+			t.Errorf("anonymous POST /records: %d to %q", r.Status, r.Location)
+		}
+	})
+
+	t.Run("NewForm", func(t *testing.T) {
+		r := e.get(t, c, "/records/new")
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET /records/new: %d", r.Status)
+		}
+		mustContain(t, "the new record form", r.Body, "<h1>New record</h1>", `action="/records"`,
+			`<label for="title">Title</label>`, `<label for="author">Author</label>`, `<label for="isbn">ISBN</label>`,
+			`<label for="publisher">Publisher</label>`, `<label for="year">Year</label>`, `<label for="subjects">Subjects</label>`,
+			`id="title" name="title"`, "Create record</button>", `aria-current="page">Search`)
+		if strings.Contains(r.Body, "<script") {
+			t.Error("the form has a script")
+		}
+	})
+
+	t.Run("ErrCreateWithoutTitle", func(t *testing.T) {
+		r := e.post(t, c, "/records", url.Values{"title": {"  "}, "author": {"Vantongeren, Ilse"}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("no title: %d, want 422", r.Status)
+		}
+		if msg := fieldError(r.Body, "title"); !strings.Contains(msg, "Enter the title") {
+			t.Errorf("message beside the title: %q", msg)
+		}
+		mustContain(t, "the refused form", r.Body, `value="Vantongeren, Ilse"`, `aria-invalid="true"`)
+	})
+
+	t.Run("Create", func(t *testing.T) {
+		r := e.post(t, c, "/records", url.Values{
+			"title": {"Quixotic Zeppelins"}, "author": {"Vantongeren, Ilse"}, "isbn": {"978-1-4028-9462-6"},
+			"publisher": {"Airship Press"}, "year": {"2024"}, "subjects": {"Airships -- History\r\nAeronautics"},
+		})
+		if r.Status != http.StatusSeeOther || !regexp.MustCompile(`^/records/[0-9]+$`).MatchString(r.Location) {
+			t.Fatalf("create: %d to %q, want 303 to the record", r.Status, r.Location)
+		}
+		recordPath = r.Location
+		r = e.get(t, c, recordPath)
+		mustContain(t, "the new record's page", squashed(r.Body), "<h1>Quixotic Zeppelins</h1>",
+			`The record "Quixotic Zeppelins" is in the catalogue.`, "Vantongeren, Ilse", "Airship Press 2024", "9781402894626", "Airships -- History; Aeronautics")
+
+		r = e.get(t, c, "/search?q=zeppelin")
+		mustContain(t, "the search for zeppelin", r.Body, `<a href="`+recordPath+`">Quixotic Zeppelins</a>`)
+	})
+	if recordPath == "" {
+		t.Fatal("no record to edit")
+	}
+
+	t.Run("Edit", func(t *testing.T) {
+		r := e.get(t, c, recordPath+"/edit")
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET edit: %d", r.Status)
+		}
+		mustContain(t, "the edit form", r.Body, "<h1>Edit record</h1>", `action="`+recordPath+`"`, `value="Quixotic Zeppelins"`,
+			`value="9781402894626"`, `value="2024"`, "Airships -- History\nAeronautics</textarea>", "Save changes</button>")
+
+		r = e.post(t, c, recordPath, url.Values{"title": {"Quixotic Dirigibles"}, "author": {"Vantongeren, Ilse"}, "year": {"twenty"}})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(fieldError(r.Body, "year"), "year of publication") {
+			t.Fatalf("bad year: %d, message %q", r.Status, fieldError(r.Body, "year"))
+		}
+		mustContain(t, "the refused edit", r.Body, `value="Quixotic Dirigibles"`, `value="twenty"`)
+
+		r = e.post(t, c, recordPath, url.Values{"title": {"Quixotic Dirigibles"}, "author": {"Vantongeren, Ilse"}, "year": {"2025"}})
+		if r.Status != http.StatusSeeOther || r.Location != recordPath {
+			t.Fatalf("update: %d to %q", r.Status, r.Location)
+		}
+		r = e.get(t, c, recordPath)
+		mustContain(t, "the edited record", squashed(r.Body), "<h1>Quixotic Dirigibles</h1>", `The changes to "Quixotic Dirigibles" are saved.`, "2025")
+		if r := e.get(t, c, "/search?q=dirigibles"); !strings.Contains(r.Body, `<a href="`+recordPath+`">Quixotic Dirigibles</a>`) {
+			t.Error("the new title is not found")
+		}
+	})
+
+	t.Run("ErrAddItemDuplicateBarcode", func(t *testing.T) {
+		r := e.get(t, c, recordPath+"/items/new")
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET new item: %d", r.Status)
+		}
+		mustContain(t, "the new item form", r.Body, "<h1>Add an item</h1>", "Quixotic Dirigibles",
+			`<label for="barcode">Barcode</label>`, `<label for="item_type">Item type</label>`, `<label for="home_branch">Home branch</label>`,
+			`<label for="call_number">Call number</label>`, `<label for="price">Replacement price</label>`,
+			`<option value="BOOK" selected>Book</option>`, `<option value="CEN" selected>Central (CEN)</option>`, "Add item</button>")
+		if strings.Contains(r.Body, `id="status"`) {
+			t.Error("a new item offers a status")
+		}
+
+		r = e.post(t, c, recordPath+"/items", url.Values{"barcode": {"I00001"}, "item_type": {"BOOK"}, "home_branch": {"EAS"}, "call_number": {"629.133 VAN"}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("duplicate barcode: %d, want 422", r.Status)
+		}
+		if msg := fieldError(r.Body, "barcode"); !strings.Contains(msg, "Barcode I00001 is already used by another item") {
+			t.Errorf("message beside the barcode: %q", msg)
+		}
+		mustContain(t, "the refused item form", r.Body, `value="629.133 VAN"`, `<option value="EAS" selected>Eastside (EAS)</option>`)
+	})
+
+	t.Run("AddItem", func(t *testing.T) {
+		r := e.post(t, c, recordPath+"/items", url.Values{"barcode": {" Q0001 "}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"629.133 VAN"}, "price": {"24.50"}})
+		if r.Status != http.StatusSeeOther || r.Location != recordPath {
+			t.Fatalf("add item: %d to %q\n%s", r.Status, r.Location, r.Body)
+		}
+		r = e.get(t, c, recordPath)
+		mustContain(t, "the record page", squashed(r.Body), `Item Q0001 is added to "Quixotic Dirigibles", available at Central.`,
+			"<td>Q0001</td>", "629.133 VAN", "Available")
+		if r := e.get(t, c, "/search?q=dirigibles"); !strings.Contains(r.Body, "1 of 1") {
+			t.Error("search does not count the new copy as available")
+		}
+	})
+
+	t.Run("MarkLost", func(t *testing.T) {
+		path, _ := e.itemEdit(t, "Q0001")
+		r := e.get(t, c, path)
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET item edit: %d", r.Status)
+		}
+		mustContain(t, "the item form", r.Body, "<h1>Edit item Q0001</h1>", `value="Q0001"`, `value="24.50"`,
+			`<label for="status">Status</label>`, `<option value="available" selected>Available</option>`, `<option value="lost">Lost</option>`)
+
+		action := strings.TrimSuffix(path, "/edit")
+		r = e.post(t, c, action, url.Values{"barcode": {"Q0001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"629.133 VAN"}, "price": {"24.50"}, "status": {"lost"}})
+		if r.Status != http.StatusSeeOther || r.Location != recordPath {
+			t.Fatalf("mark lost: %d to %q", r.Status, r.Location)
+		}
+		r = e.get(t, c, recordPath)
+		mustContain(t, "the record page", r.Body, "The changes to item Q0001 are saved; it is lost.", "Lost")
+		if _, status := e.itemEdit(t, "Q0001"); status != "lost" {
+			t.Errorf("status %s, want lost", status)
+		}
+	})
+
+	t.Run("ErrWithdrawOnLoan", func(t *testing.T) {
+		if r := e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("checkout patron: %d", r.Status)
+		}
+		if r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00001"}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("checkout I00001: %d", r.Status)
+		}
+		e.post(t, c, "/checkout/done", nil)
+
+		path, _ := e.itemEdit(t, "I00001")
+		r := e.get(t, c, path)
+		mustContain(t, "the form of an item on loan", r.Body, "Checked out", "Check the item in at the desk")
+		if strings.Contains(r.Body, `id="status"`) {
+			t.Error("the form offers a status change for an item on loan")
+		}
+
+		r = e.post(t, c, strings.TrimSuffix(path, "/edit"), url.Values{"barcode": {"I00001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"FIC AUS"}, "status": {"withdrawn"}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("withdraw an item on loan: %d, want 422", r.Status)
+		}
+		if msg := fieldError(r.Body, "status"); !strings.Contains(msg, "Item I00001 is checked out") || !strings.Contains(msg, "Check it in first") {
+			t.Errorf("message beside the status: %q", msg)
+		}
+		if _, status := e.itemEdit(t, "I00001"); status != "on_loan" {
+			t.Errorf("status %s, want on_loan", status)
+		}
+
+		// Details of an item on loan may still be edited; its status stays.
+		r = e.post(t, c, strings.TrimSuffix(path, "/edit"), url.Values{"barcode": {"I00001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"FIC AUS 2"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("edit the call number of an item on loan: %d", r.Status)
+		}
+		if _, status := e.itemEdit(t, "I00001"); status != "on_loan" {
+			t.Errorf("status %s, want on_loan", status)
+		}
+	})
+
+	t.Run("ErrNotFound", func(t *testing.T) {
+		for _, path := range []string{"/records/999999/edit", "/records/abc/edit", "/records/999999/items/new", "/items/999999/edit", "/items/0/edit"} {
+			if r := e.get(t, c, path); r.Status != http.StatusNotFound {
+				t.Errorf("GET %s: %d, want 404", path, r.Status)
+			}
+		}
+		if r := e.post(t, c, "/records/999999", url.Values{"title": {"X"}}); r.Status != http.StatusNotFound {
+			t.Errorf("update an unknown record: %d, want 404", r.Status)
+		}
+		r := e.post(t, c, "/records/999999/items", url.Values{"barcode": {"Q0009"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}})
+		if r.Status != http.StatusNotFound {
+			t.Errorf("add an item to an unknown record: %d, want 404", r.Status)
+		}
+	})
+}
