@@ -98,30 +98,9 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		}
 	default:
 		res.FoundLost = it.Status == catalog.StatusLost || it.Status == catalog.StatusMissing
-		trap, err := holds.TrapAtCheckin(tx, req.Actor, &it.Item, here, today(now, loc), func(pickupBranchID, categoryID int64) (time.Time, error) {
-			rule, err := ResolveRule(tx, categoryID, it.ItemTypeID, pickupBranchID)
-			if err != nil {
-				return time.Time{}, err
-			}
-			cal, err := library.LoadCalendar(tx, pickupBranchID, loc, now, now.AddDate(0, 0, 2*rule.HoldPickupDays+60))
-			if err != nil {
-				return time.Time{}, err
-			}
-			return cal.AddOpenDays(now, rule.HoldPickupDays), nil
-		})
+		res.Hold, res.TransferTo, err = placeItem(tx, req.Actor, &it.Item, here, loc)
 		if err != nil {
 			return err
-		}
-		res.Hold = trap
-		if trap == nil {
-			status, transit := catalog.StatusAvailable, int64(0)
-			if it.HomeBranchID != here {
-				status, transit = catalog.StatusInTransit, it.HomeBranchID
-				res.TransferTo = &BranchRef{ID: it.HomeBranchID, Name: it.HomeBranchName}
-			}
-			if err := catalog.SetItemLocation(tx, it.ID, status, here, transit); err != nil {
-				return err
-			}
 		}
 	}
 
@@ -147,6 +126,33 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		return fmt.Errorf("record checkin: %w", err)
 	}
 	return nil
+}
+
+// placeItem puts a copy that is free at branch here back into circulation: set
+// aside for the next hold it can fill, or sent home to its branch, or on the shelf.
+func placeItem(tx *db.Tx, actor stacks.Actor, it *catalog.Item, here int64, loc *time.Location) (*holds.Trap, *BranchRef, error) {
+	now := tx.Now()
+	trap, err := holds.TrapAtCheckin(tx, actor, it, here, today(now, loc), func(pickupBranchID, categoryID int64) (time.Time, error) {
+		rule, err := ResolveRule(tx, categoryID, it.ItemTypeID, pickupBranchID)
+		if err != nil {
+			return time.Time{}, err
+		}
+		cal, err := library.LoadCalendar(tx, pickupBranchID, loc, now, now.AddDate(0, 0, 2*rule.HoldPickupDays+60))
+		if err != nil {
+			return time.Time{}, err
+		}
+		return cal.AddOpenDays(now, rule.HoldPickupDays), nil
+	})
+	if err != nil || trap != nil {
+		return trap, nil, err
+	}
+	status, transit := catalog.StatusAvailable, int64(0)
+	var transfer *BranchRef
+	if it.HomeBranchID != here {
+		status, transit = catalog.StatusInTransit, it.HomeBranchID
+		transfer = &BranchRef{ID: it.HomeBranchID, Name: it.HomeBranchName}
+	}
+	return nil, transfer, catalog.SetItemLocation(tx, it.ID, status, here, transit)
 }
 
 // CheckinBatch returns the checkins of one desk session's list, newest first, in

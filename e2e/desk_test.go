@@ -142,6 +142,34 @@ func deskSteps() []deskStep {
 			row := d.page.Locator("table.items tbody tr").Filter(playwright.LocatorFilterOptions{HasText: "I00010"})
 			must(t, expect.Locator(row).ToContainText("Checked out"), "the record shows I00010 checked out")
 		}},
+		{"7 place hold", func(t *testing.T, d *desk) {
+			placeHold := d.page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "Place hold", Exact: playwright.Bool(true)})
+			must(t, placeHold.Click(), "clicking Place hold on the record")
+			must(t, d.field("Card number").Fill("P0003"), "typing the card number")
+			_, err := d.field("Pickup branch").SelectOption(playwright.SelectOptionValues{Labels: &[]string{"Central"}})
+			must(t, err, "choosing Central as the pickup branch")
+			must(t, button(d.page, "Place hold").Click(), "clicking Place hold")
+			must(t, expect.Locator(d.page.GetByText("Hold placed")).ToBeVisible(), "Hold placed")
+			must(t, expect.Locator(d.page.GetByText("Hold placed")).ToContainText("Casey Waiting"), "the patron's name with Hold placed")
+		}},
+		{"8 checkin B", func(t *testing.T, d *desk) {
+			must(t, navLink(d.page, "Check in").Click(), "clicking Check in")
+			for i := 6; i <= 10; i++ {
+				bc := fmt.Sprintf("I%05d", i)
+				d.scan(t, "Barcode", bc)
+				row := d.page.Locator("table.checkin-list tbody tr").Filter(playwright.LocatorFilterOptions{HasText: bc})
+				must(t, expect.Locator(row).ToContainText("Returned from Blake Owing"), "%s listed as returned", bc)
+				if i < 10 {
+					must(t, expect.Locator(row).Not().ToContainText("Hold found"), "%s fills no hold", bc)
+				}
+			}
+			found := d.page.Locator("section.hold-found")
+			must(t, expect.Locator(found).ToContainText("Hold found"), "I00010 shows Hold found")
+			must(t, expect.Locator(found).ToContainText("Casey Waiting"), "with the name of P0003's patron")
+			must(t, expect.Locator(found).ToContainText("Central"), "and the pickup branch Central")
+			row := d.page.Locator("table.checkin-list tbody tr").Filter(playwright.LocatorFilterOptions{HasText: "I00010"})
+			must(t, expect.Locator(row).ToContainText("Hold found"), "the I00010 row says Hold found")
+		}},
 	}
 }
 

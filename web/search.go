@@ -16,6 +16,8 @@ import (
 func (s *Server) catalogRoutes(r chi.Router) {
 	r.Get("/search", s.handleSearch)
 	r.Get("/records/{id}", s.handleRecord)
+	r.Get("/records/{id}/hold", s.handlePlaceHoldForm)
+	r.Post("/records/{id}/hold", s.handlePlaceHold)
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
@@ -52,28 +54,4 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.Error(w, r, err)
 	}
-}
-
-func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
-	if err != nil || id <= 0 {
-		s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no record at %s. Search the catalogue instead.", r.URL.Path))
-		return
-	}
-	prefs, err := s.preferences(r.Context())
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	v := &RecordView{Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		v.Record, v.Items, err = catalog.FindRecord(tx, id)
-		return err
-	})
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, RecordPage(s.page(r, v.Record.Title, "search"), v))
 }

@@ -1,0 +1,129 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// recordID reads the {id} of a record URL.
+func recordID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no record at %s. Search the catalogue instead.", r.URL.Path)
+	}
+	return id, nil
+}
+
+func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
+	id, err := recordID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &RecordView{Loc: prefs.Location}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		v.Today = tx.Now().In(prefs.Location).Format(db.DayFormat)
+		if v.Record, v.Items, err = catalog.FindRecord(tx, id); err != nil {
+			return err
+		}
+		v.Queue, err = holds.RecordQueue(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, RecordPage(s.page(r, v.Record.Title, "search"), v))
+}
+
+// loadPlaceHoldForm reads the record, the branches and the chosen copy.
+func (s *Server) loadPlaceHoldForm(r *http.Request, f *PlaceHoldForm, itemParam string) error {
+	id, err := recordID(r)
+	if err != nil {
+		return err
+	}
+	return s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var items []catalog.CopyStatus
+		var err error
+		if f.Record, items, err = catalog.FindRecord(tx, id); err != nil {
+			return err
+		}
+		if itemParam != "" {
+			itemID, _ := strconv.ParseInt(itemParam, 10, 64)
+			for _, it := range items {
+				if it.ID == itemID {
+					f.ItemID, f.Barcode = it.ID, it.Barcode
+				}
+			}
+			if f.ItemID == 0 {
+				return stacks.Errorf(stacks.ENOTFOUND, "That copy does not belong to %s.", f.Record.Title)
+			}
+		}
+		f.Branches, err = library.ListBranches(tx)
+		return err
+	})
+}
+
+func (s *Server) handlePlaceHoldForm(w http.ResponseWriter, r *http.Request) {
+	f := &PlaceHoldForm{Errors: FormErrors{}, Pickup: userFrom(r.Context()).BranchCode}
+	if err := s.loadPlaceHoldForm(r, f, r.URL.Query().Get("item")); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+}
+
+func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; try again."))
+		return
+	}
+	f := &PlaceHoldForm{Errors: FormErrors{}, Card: strings.TrimSpace(r.PostForm.Get("card")), Pickup: r.PostForm.Get("pickup")}
+	if err := s.loadPlaceHoldForm(r, f, r.PostForm.Get("item")); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	placed, err := s.Circ.PlaceHold(r.Context(), holds.PlaceRequest{
+		Actor:            userFrom(r.Context()).Actor(),
+		RecordID:         f.Record.ID,
+		ItemID:           f.ItemID,
+		PatronCard:       f.Card,
+		PickupBranchCode: f.Pickup,
+		Confirm:          r.PostForm["confirm"],
+	})
+	var warn *holds.WarningError
+	switch {
+	case err == nil:
+		s.flash(r, "ok", "Hold placed for "+placed.PatronName+" ("+placed.PatronCard+"): "+placed.Title+
+			", pickup at "+placed.PickupBranchName+", position "+strconv.Itoa(placed.Position)+" in the queue.")
+		http.Redirect(w, r, recordURL(f.Record.ID), http.StatusSeeOther)
+	case errors.As(err, &warn):
+		f.Warnings = warn.Warnings
+		s.render(w, r, http.StatusConflict, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+	case stacks.ErrorCode(err) != stacks.EINTERNAL:
+		field := stacks.ErrorField(err)
+		if field == "" && stacks.ErrorCode(err) == stacks.ENOTFOUND {
+			field = "card"
+		}
+		f.Errors[field] = stacks.ErrorMessage(err)
+		s.render(w, r, errorStatus(stacks.ErrorCode(err)), PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+	default:
+		s.Error(w, r, err)
+	}
+}
