@@ -419,3 +419,16 @@ func TestMain(m *testing.M) {
 	staff.BcryptCost = bcrypt.MinCost
 	os.Exit(m.Run())
 }
+
+var scriptTagRE = regexp.MustCompile(`<script\b[^>]*>`)
+
+// hasInlineScript reports whether a page carries script other than the embedded
+// static files (the CSP forbids inline script; pages must work without script).
+func hasInlineScript(body string) bool {
+	for _, tag := range scriptTagRE.FindAllString(body, -1) {
+		if !strings.Contains(tag, ` src="/static/`) {
+			return true
+		}
+	}
+	return false
+}
