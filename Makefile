@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: bench screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -78,3 +78,8 @@ screenshots: test-deps
 BENCHTIME ?= 2000x
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 3 ./circulation/ ./web/
+
+# bench-search times catalogue search on a 100,000-title demo catalogue
+# (STACKS_BENCH_TITLES changes the size). Not part of make test.
+bench-search:
+	$(GO) test -run '^$$' -bench BenchmarkSearch -benchtime 200x -v ./catalog/
