@@ -12,12 +12,23 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: fuzz fuzz-short bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
 test: test-deps check
 	$(GO) test -race -count=1 -timeout 5m ./...
+	$(MAKE) fuzz-short
+
+# fuzz-short runs every fuzz target briefly (their seed corpora already run as
+# ordinary tests above); make fuzz runs them longer.
+FUZZTIME ?= 8s
+fuzz-short:
+	$(GO) test -run '^$$' -fuzz '^FuzzReadISO2709$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./catalog/marc/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadXML$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./catalog/marc/
+
+fuzz:
+	$(MAKE) fuzz-short FUZZTIME=2m
 
 test-deps:
 	bash scripts/test-deps.sh

@@ -374,6 +374,8 @@ type Record struct {
 	Publisher string
 	Year      int
 	Subjects  []string
+	// MARC is the source record as MARCXML, if the record was imported.
+	MARC string
 }
 
 // CopyStatus is an item of a record as the record page lists it.
@@ -387,8 +389,8 @@ type CopyStatus struct {
 func FindRecord(tx *db.Tx, id int64) (*Record, []CopyStatus, error) {
 	var r Record
 	var subjects string
-	err := tx.QueryRow(`SELECT id, title, author, isbn, publisher, coalesce(year, 0), subjects FROM records WHERE id = ?`, id).
-		Scan(&r.ID, &r.Title, &r.Author, &r.ISBN, &r.Publisher, &r.Year, &subjects)
+	err := tx.QueryRow(`SELECT id, title, author, isbn, publisher, coalesce(year, 0), subjects, marc FROM records WHERE id = ?`, id).
+		Scan(&r.ID, &r.Title, &r.Author, &r.ISBN, &r.Publisher, &r.Year, &subjects, &r.MARC)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, stacks.Errorf(stacks.ENOTFOUND, "There is no record %d in the catalogue. Search for it by title or author.", id)
 	} else if err != nil {

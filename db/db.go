@@ -203,3 +203,33 @@ func (tx *Tx) QueryRow(query string, args ...any) *sql.Row {
 func IsUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
+
+// Stmt is a statement prepared inside a transaction, for bulk work (imports) that
+// runs the same SQL many times; each execution counts as a statement.
+type Stmt struct {
+	st    *sql.Stmt
+	tx    *Tx
+	query string
+}
+
+// Prepare prepares query for repeated use inside the transaction. It is closed
+// with the transaction.
+func (tx *Tx) Prepare(query string) (*Stmt, error) {
+	st, err := tx.tx.PrepareContext(tx.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return &Stmt{st: st, tx: tx, query: query}, nil
+}
+
+// Exec runs the prepared statement.
+func (s *Stmt) Exec(args ...any) (sql.Result, error) {
+	s.tx.stats.addStatement(s.query)
+	return s.st.ExecContext(s.tx.ctx, args...)
+}
+
+// QueryRow runs the prepared statement for at most one row.
+func (s *Stmt) QueryRow(args ...any) *sql.Row {
+	s.tx.stats.addStatement(s.query)
+	return s.st.QueryRowContext(s.tx.ctx, args...)
+}

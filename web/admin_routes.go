@@ -28,6 +28,9 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Post("/calendar/days", s.handleAdminClosedDayAdd)
 	r.Post("/calendar/days/{id}/delete", s.handleAdminClosedDayDelete)
 
+	r.Get("/import", s.handleAdminImportForm)
+	r.Post("/import", s.handleAdminImport)
+
 	r.Get("/preferences", s.handleAdminPreferences)
 	r.Post("/preferences", s.handleAdminPreferencesSave)
 }

@@ -26,6 +26,8 @@ func commands() []command {
 		{"serve", "serve the staff site over HTTP", runServe},
 		{"migrate", "bring a database's schema up to date", runMigrate},
 		{"demo", "create the demo library in a new database", runDemo},
+		{"import", "import MARC 21 records (ISO 2709 or MARCXML)", runImport},
+		{"export", "export the catalogue as MARC 21", runExport},
 		{"user", "manage staff accounts (user add)", runUser},
 		{"healthcheck", "check that a running server answers (for container health checks)", runHealthcheck},
 		{"version", "print the version", runVersion},

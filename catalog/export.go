@@ -1,0 +1,216 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Export formats.
+const (
+	FormatMARCXML = "marcxml"
+	FormatISO2709 = "iso2709"
+)
+
+type exportCopy struct {
+	barcode, home, current, itemType, callNumber string
+	priceCents                                   int64
+}
+
+// Export writes every record of the catalogue as MARC 21, with its copies as Koha
+// 952 fields ($a home branch, $b current branch, $o call number, $p barcode, $y
+// item type, $g price), reading in batches. An imported record is written from its
+// kept source record (its own holdings fields replaced by the current copies); a
+// record made or edited by hand gets its title, author, ISBN, publication and
+// subject fields from the catalogue. Importing the export gives the same records.
+func Export(ctx context.Context, d *db.DB, w io.Writer, format string) (int, error) {
+	var write func(*marc.Record) error
+	var xw *marc.XMLWriter
+	switch format {
+	case FormatMARCXML:
+		xw = marc.NewXMLWriter(w)
+		write = xw.Write
+	case FormatISO2709:
+		write = func(r *marc.Record) error { return marc.WriteISO2709(w, r) }
+	default:
+		return 0, fmt.Errorf("unknown export format %q: use %s or %s", format, FormatMARCXML, FormatISO2709)
+	}
+	n := 0
+	var last int64
+	for {
+		type row struct {
+			id     int64
+			bib    Bib
+			source string
+			copies []exportCopy
+		}
+		var batch []*row
+		err := d.Read(ctx, func(tx *db.Tx) error {
+			rows, err := tx.Query(`SELECT id, title, author, isbn, publisher, coalesce(year, 0), subjects, control_number, marc
+				FROM records WHERE id > ? ORDER BY id LIMIT 1000`, last)
+			if err != nil {
+				return err
+			}
+			index := map[int64]*row{}
+			for rows.Next() {
+				r := &row{}
+				var subjects string
+				if err := rows.Scan(&r.id, &r.bib.Title, &r.bib.Author, &r.bib.ISBN, &r.bib.Publisher, &r.bib.Year, &subjects, &r.bib.ControlNumber, &r.source); err != nil {
+					rows.Close()
+					return err
+				}
+				for _, s := range strings.Split(subjects, "\n") {
+					if s = strings.TrimSpace(s); s != "" {
+						r.bib.Subjects = append(r.bib.Subjects, s)
+					}
+				}
+				batch = append(batch, r)
+				index[r.id] = r
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil || len(batch) == 0 {
+				return err
+			}
+			irows, err := tx.Query(`SELECT i.record_id, i.barcode, hb.code, cb.code, t.code, i.call_number, i.price_cents
+				FROM items i JOIN branches hb ON hb.id = i.home_branch_id JOIN branches cb ON cb.id = i.current_branch_id
+				JOIN item_types t ON t.id = i.item_type_id
+				WHERE i.record_id > ? AND i.record_id <= ? ORDER BY i.record_id, i.id`, last, batch[len(batch)-1].id)
+			if err != nil {
+				return err
+			}
+			defer irows.Close()
+			for irows.Next() {
+				var rid int64
+				var c exportCopy
+				if err := irows.Scan(&rid, &c.barcode, &c.home, &c.current, &c.itemType, &c.callNumber, &c.priceCents); err != nil {
+					return err
+				}
+				if r := index[rid]; r != nil {
+					r.copies = append(r.copies, c)
+				}
+			}
+			return irows.Err()
+		})
+		if err != nil {
+			return n, fmt.Errorf("export: %w", err)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		for _, r := range batch {
+			rec, err := exportRecord(r.bib, r.source, r.copies)
+			if err != nil {
+				return n, fmt.Errorf("export record %d: %w", r.id, err)
+			}
+			if err := write(rec); err != nil {
+				return n, fmt.Errorf("export record %d: %w", r.id, err)
+			}
+			n++
+		}
+		last = batch[len(batch)-1].id
+	}
+	if xw != nil {
+		if err := xw.Close(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// sameBib reports whether a MARC record maps to the catalogue's fields.
+func sameBib(a, b Bib) bool {
+	return a.Title == b.Title && a.Author == b.Author && a.ISBN == b.ISBN && a.Publisher == b.Publisher &&
+		a.Year == b.Year && slices.Equal(a.Subjects, b.Subjects) && a.ControlNumber == b.ControlNumber
+}
+
+// mappedTags are the fields BibOf reads; a hand-edited record gets them anew.
+var mappedTags = map[string]bool{"001": true, "020": true, "100": true, "110": true, "111": true, "130": true, "240": true,
+	"245": true, "246": true, "260": true, "264": true, "600": true, "610": true, "611": true, "630": true, "650": true,
+	"651": true, "655": true, "700": true, "710": true}
+
+func exportRecord(b Bib, source string, copies []exportCopy) (*marc.Record, error) {
+	var rec *marc.Record
+	if source != "" {
+		r, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+		if err == nil {
+			rec = r
+		}
+	}
+	if rec == nil || !sameBib(BibOf(rec), b) {
+		if rec == nil {
+			rec = &marc.Record{Leader: "00000nam a2200000 a 4500"}
+		}
+		kept := rec.Fields[:0:0]
+		for _, f := range rec.Fields {
+			if !mappedTags[f.Tag] {
+				kept = append(kept, f)
+			}
+		}
+		rec.Fields = append(bibFields(b), kept...)
+		sortFields(rec)
+	}
+	fields := rec.Fields[:0:0]
+	for _, f := range rec.Fields {
+		if f.Tag != "952" && f.Tag != "852" && f.Tag != "949" {
+			fields = append(fields, f)
+		}
+	}
+	for _, c := range copies {
+		sf := []marc.Subfield{{Code: 'a', Value: c.home}, {Code: 'b', Value: c.current}}
+		if c.callNumber != "" {
+			sf = append(sf, marc.Subfield{Code: 'o', Value: c.callNumber})
+		}
+		sf = append(sf, marc.Subfield{Code: 'p', Value: c.barcode}, marc.Subfield{Code: 'y', Value: c.itemType})
+		if c.priceCents > 0 {
+			sf = append(sf, marc.Subfield{Code: 'g', Value: fmt.Sprintf("%d.%02d", c.priceCents/100, c.priceCents%100)})
+		}
+		fields = append(fields, marc.Field{Tag: "952", Ind1: ' ', Ind2: ' ', Subfields: sf})
+	}
+	rec.Fields = fields
+	return rec, nil
+}
+
+// bibFields makes MARC fields from the catalogue's fields.
+func bibFields(b Bib) []marc.Field {
+	var fs []marc.Field
+	if b.ControlNumber != "" {
+		fs = append(fs, marc.Field{Tag: "001", Value: b.ControlNumber})
+	}
+	if b.ISBN != "" {
+		fs = append(fs, marc.Field{Tag: "020", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: b.ISBN}}})
+	}
+	if b.Author != "" {
+		fs = append(fs, marc.Field{Tag: "100", Ind1: '1', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: b.Author}}})
+	}
+	fs = append(fs, marc.Field{Tag: "245", Ind1: '1', Ind2: '0', Subfields: []marc.Subfield{{Code: 'a', Value: b.Title}}})
+	if b.Publisher != "" || b.Year > 0 {
+		var sf []marc.Subfield
+		if b.Publisher != "" {
+			sf = append(sf, marc.Subfield{Code: 'b', Value: b.Publisher})
+		}
+		if b.Year > 0 {
+			sf = append(sf, marc.Subfield{Code: 'c', Value: strconv.Itoa(b.Year)})
+		}
+		fs = append(fs, marc.Field{Tag: "264", Ind1: ' ', Ind2: '1', Subfields: sf})
+	}
+	for _, s := range b.Subjects {
+		parts := strings.Split(s, " -- ")
+		sf := []marc.Subfield{{Code: 'a', Value: parts[0]}}
+		for _, p := range parts[1:] {
+			sf = append(sf, marc.Subfield{Code: 'x', Value: p})
+		}
+		fs = append(fs, marc.Field{Tag: "650", Ind1: ' ', Ind2: '0', Subfields: sf})
+	}
+	return fs
+}
+
+// sortFields orders fields by tag, keeping the order within a tag.
+func sortFields(r *marc.Record) {
+	slices.SortStableFunc(r.Fields, func(a, b marc.Field) int { return strings.Compare(a.Tag, b.Tag) })
+}

@@ -1,0 +1,307 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// ImportOptions say what to do with the records of a MARC file.
+type ImportOptions struct {
+	Actor stacks.Actor
+	// ItemType and Branch (codes) are used for copies whose holdings fields do not
+	// name them, and for the generated copy of a record without holdings.
+	ItemType string
+	Branch   string
+	// GenerateItems creates one copy with a generated barcode for each new record
+	// that has no holdings fields.
+	GenerateItems bool
+	// BatchSize is how many records go in one transaction (default 500).
+	BatchSize int
+	// Progress, if set, is called after each batch with the records read so far and
+	// the bytes consumed, if known.
+	Progress func(records int)
+}
+
+// Rejection is a record, or a copy, that was not imported, and why.
+type Rejection struct {
+	Index  int   // 0-based record number in the file
+	Offset int64 // byte offset, when known
+	Title  string
+	Reason string
+}
+
+// ImportSummary is the outcome of an import.
+type ImportSummary struct {
+	Read         int
+	Created      int
+	Updated      int
+	Rejected     int
+	ItemsCreated int
+	ItemsSkipped int
+	// Rejections lists rejected records and skipped copies, with reasons.
+	Rejections []Rejection
+}
+
+// importer holds the prepared statements and lookups of one batch transaction.
+type importer struct {
+	tx                  *db.Tx
+	opt                 ImportOptions
+	branches, itemTypes map[string]int64
+	defBranch, defType  int64
+	byISBN, byControl   *db.Stmt
+	insRecord, updRec   *db.Stmt
+	insItem, itemExists *db.Stmt
+	nextBarcode         *int64
+}
+
+// Import reads MARC records from rr and adds them to the catalogue, in batches of
+// BatchSize records per transaction. A record whose ISBN, control number or one of
+// whose copies' barcodes matches an existing record updates it instead of adding a
+// duplicate. Malformed records
+// are rejected with their position and reason while the rest import.
+func Import(ctx context.Context, d *db.DB, rr marc.RecordReader, opt ImportOptions) (ImportSummary, error) {
+	if opt.BatchSize <= 0 {
+		opt.BatchSize = 500
+	}
+	var sum ImportSummary
+	var next int64
+	index := 0
+	done := false
+	for !done {
+		type item struct {
+			rec   *marc.Record
+			index int
+		}
+		var batch []item
+		for len(batch) < opt.BatchSize {
+			rec, err := rr.Next()
+			var rerr *marc.RecordError
+			switch {
+			case err == io.EOF:
+				done = true
+			case errors.As(err, &rerr):
+				sum.Read++
+				sum.Rejected++
+				sum.Rejections = append(sum.Rejections, Rejection{Index: rerr.Index, Offset: rerr.Offset, Reason: rerr.Reason})
+				index++
+				continue
+			case err != nil:
+				return sum, fmt.Errorf("read record %d: %w", index, err)
+			default:
+				sum.Read++
+				batch = append(batch, item{rec, index})
+				index++
+				continue
+			}
+			break
+		}
+		if len(batch) == 0 {
+			break
+		}
+		err := d.Write(ctx, func(tx *db.Tx) error {
+			im, err := newImporter(tx, opt, &next)
+			if err != nil {
+				return err
+			}
+			for _, it := range batch {
+				if err := im.record(it.rec, it.index, &sum); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return sum, err
+		}
+		if opt.Progress != nil {
+			opt.Progress(sum.Read)
+		}
+	}
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		return tx.Audit(opt.Actor, "catalog.import", "", 0, fmt.Sprintf("read %d, created %d, updated %d, rejected %d, copies %d (%d skipped)",
+			sum.Read, sum.Created, sum.Updated, sum.Rejected, sum.ItemsCreated, sum.ItemsSkipped))
+	})
+	return sum, err
+}
+
+func newImporter(tx *db.Tx, opt ImportOptions, next *int64) (*importer, error) {
+	im := &importer{tx: tx, opt: opt, branches: map[string]int64{}, itemTypes: map[string]int64{}, nextBarcode: next}
+	rows, err := tx.Query(`SELECT 'b', code, id FROM branches UNION ALL SELECT 't', code, id FROM item_types`)
+	if err != nil {
+		return nil, fmt.Errorf("read branches and item types: %w", err)
+	}
+	for rows.Next() {
+		var kind, code string
+		var id int64
+		if err := rows.Scan(&kind, &code, &id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if kind == "b" {
+			im.branches[strings.ToUpper(code)] = id
+		} else {
+			im.itemTypes[strings.ToUpper(code)] = id
+		}
+	}
+	rows.Close()
+	var ok bool
+	if im.defBranch, ok = im.branches[strings.ToUpper(opt.Branch)]; !ok {
+		return nil, stacks.Errorf(stacks.EINVALID, "There is no branch with code %q: choose the branch for copies the records do not place.", opt.Branch)
+	}
+	if im.defType, ok = im.itemTypes[strings.ToUpper(opt.ItemType)]; !ok {
+		return nil, stacks.Errorf(stacks.EINVALID, "There is no item type with code %q: choose the type for copies the records do not type.", opt.ItemType)
+	}
+	if *next == 0 {
+		if err := tx.QueryRow(`SELECT count(*) + 1 FROM items`).Scan(next); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range []struct {
+		st **db.Stmt
+		q  string
+	}{
+		{&im.byISBN, `SELECT id FROM records WHERE isbn = ? AND isbn <> '' ORDER BY id LIMIT 1`},
+		{&im.byControl, `SELECT id FROM records WHERE control_number = ? AND control_number <> '' ORDER BY id LIMIT 1`},
+		{&im.insRecord, `INSERT INTO records (title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+		{&im.updRec, `UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?, marc = ?, updated_at = ? WHERE id = ?`},
+		{&im.insItem, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, status, price_cents, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, 'available', ?, ?, ?)`},
+		{&im.itemExists, `SELECT record_id FROM items WHERE barcode = ?`},
+	} {
+		if *p.st, err = tx.Prepare(p.q); err != nil {
+			return nil, fmt.Errorf("prepare import: %w", err)
+		}
+	}
+	return im, nil
+}
+
+// generateBarcode returns the next free generated barcode, M followed by 8 digits.
+func (im *importer) generateBarcode() (string, error) {
+	for {
+		bc := fmt.Sprintf("M%08d", *im.nextBarcode)
+		*im.nextBarcode++
+		var owner int64
+		err := im.itemExists.QueryRow(bc).Scan(&owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			return bc, nil
+		} else if err != nil {
+			return "", fmt.Errorf("look up barcode %s: %w", bc, err)
+		}
+	}
+}
+
+func nullYear(y int) sql.NullInt64 { return sql.NullInt64{Int64: int64(y), Valid: y > 0} }
+
+// record imports one record.
+func (im *importer) record(rec *marc.Record, index int, sum *ImportSummary) error {
+	b := BibOf(rec)
+	reject := func(reason string) {
+		sum.Rejected++
+		sum.Rejections = append(sum.Rejections, Rejection{Index: index, Title: b.Title, Reason: reason})
+	}
+	if b.Title == "" {
+		reject("no title (245 $a)")
+		return nil
+	}
+	source, err := marc.ToXML(rec)
+	if err != nil {
+		reject("cannot be stored: " + err.Error())
+		return nil
+	}
+	now := db.FormatTime(im.tx.Now())
+	subjects := strings.Join(b.Subjects, "\n")
+
+	// Match an existing record: ISBN first, then control number.
+	var id int64
+	if b.ISBN != "" {
+		if err := im.byISBN.QueryRow(b.ISBN).Scan(&id); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("match by ISBN: %w", err)
+		}
+	}
+	if id == 0 && b.ControlNumber != "" {
+		if err := im.byControl.QueryRow(b.ControlNumber).Scan(&id); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("match by control number: %w", err)
+		}
+	}
+	holdings := HoldingsOf(rec)
+	if id == 0 && b.ISBN == "" && b.ControlNumber == "" {
+		// A record without ISBN or control number is still the same record when it
+		// carries a copy we already have.
+		for _, h := range holdings {
+			if bc := strings.TrimSpace(h.Barcode); bc != "" {
+				if err := im.itemExists.QueryRow(bc).Scan(&id); err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("match by barcode: %w", err)
+				} else if id != 0 {
+					break
+				}
+			}
+		}
+	}
+	created := id == 0
+	if created {
+		if err := im.insRecord.QueryRow(b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), subjects, b.ControlNumber, source, now, now).Scan(&id); err != nil {
+			return fmt.Errorf("insert record: %w", err)
+		}
+		sum.Created++
+	} else {
+		if _, err := im.updRec.Exec(b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), subjects, b.ControlNumber, source, now, id); err != nil {
+			return fmt.Errorf("update record %d: %w", id, err)
+		}
+		sum.Updated++
+	}
+
+	if len(holdings) == 0 && created && im.opt.GenerateItems {
+		holdings = []Holding{{}}
+	}
+	for _, h := range holdings {
+		branch, itype := im.defBranch, im.defType
+		if h.HomeBranch != "" {
+			if v, ok := im.branches[strings.ToUpper(strings.TrimSpace(h.HomeBranch))]; ok {
+				branch = v
+			}
+		}
+		if h.ItemType != "" {
+			if v, ok := im.itemTypes[strings.ToUpper(strings.TrimSpace(h.ItemType))]; ok {
+				itype = v
+			}
+		}
+		barcode := strings.TrimSpace(h.Barcode)
+		if barcode == "" {
+			var err error
+			if barcode, err = im.generateBarcode(); err != nil {
+				return err
+			}
+		}
+		if _, err := NormalizeBarcode(barcode); err != nil {
+			sum.ItemsSkipped++
+			sum.Rejections = append(sum.Rejections, Rejection{Index: index, Title: b.Title, Reason: "copy skipped: bad barcode " + fmt.Sprintf("%q", barcode)})
+			continue
+		}
+		var owner int64
+		err := im.itemExists.QueryRow(barcode).Scan(&owner)
+		if err == nil {
+			if owner != id {
+				sum.ItemsSkipped++
+				sum.Rejections = append(sum.Rejections, Rejection{Index: index, Title: b.Title,
+					Reason: fmt.Sprintf("copy %s skipped: that barcode belongs to another record (%d)", barcode, owner)})
+			}
+			continue // already there
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("look up barcode %s: %w", barcode, err)
+		}
+		if _, err := im.insItem.Exec(barcode, id, branch, branch, itype, strings.TrimSpace(h.CallNumber), h.PriceCents, now, now); err != nil {
+			return fmt.Errorf("insert copy %s: %w", barcode, err)
+		}
+		sum.ItemsCreated++
+	}
+	return nil
+}

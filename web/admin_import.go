@@ -1,0 +1,77 @@
+package web
+
+import (
+	"bufio"
+	"errors"
+	"net/http"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// maxMARCUpload bounds a MARC upload; other forms have a much smaller limit.
+const maxMARCUpload = 100 << 20
+
+func (s *Server) adminImportForm(r *http.Request, f *AdminImportForm) error {
+	return s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		if f.Branches, err = library.ListBranches(tx); err != nil {
+			return err
+		}
+		_, f.ItemTypes, err = library.ListScopes(tx)
+		return err
+	})
+}
+
+func (s *Server) handleAdminImportForm(w http.ResponseWriter, r *http.Request) {
+	f := &AdminImportForm{Branch: userFrom(r.Context()).BranchCode, ItemType: "BOOK", GenerateItems: true}
+	if err := s.adminImportForm(r, f); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
+}
+
+func (s *Server) handleAdminImport(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxMARCUpload)
+	f := &AdminImportForm{Branch: r.FormValue("branch"), ItemType: r.FormValue("item_type"), GenerateItems: r.FormValue("generate") != ""}
+	if err := s.adminImportForm(r, f); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	fail := func(status int, msg string) {
+		f.Error = msg
+		s.render(w, r, status, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
+	}
+	file, header, err := r.FormFile("file")
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(http.StatusRequestEntityTooLarge, "The file is larger than 100 MB. Split it and import the parts one after the other.")
+			return
+		}
+		fail(http.StatusUnprocessableEntity, "Choose a MARC file to import.")
+		return
+	}
+	defer file.Close()
+	f.FileName = header.Filename
+	rr, err := marc.NewAutoReader(bufio.NewReaderSize(file, 1<<16))
+	if err != nil {
+		fail(http.StatusUnprocessableEntity, "That file is not MARC 21 (ISO 2709 or MARCXML): "+err.Error())
+		return
+	}
+	sum, err := catalog.Import(r.Context(), s.DB, rr, catalog.ImportOptions{
+		Actor: userFrom(r.Context()).Actor(), Branch: f.Branch, ItemType: f.ItemType, GenerateItems: f.GenerateItems})
+	f.Summary = &sum
+	if err != nil {
+		if stacks.ErrorCode(err) == stacks.EINTERNAL {
+			s.Logger.Error("import", "file", f.FileName, "err", err)
+		}
+		fail(errorStatus(stacks.ErrorCode(err)), "The import stopped: "+stacks.ErrorMessage(err)+" What is listed above was imported.")
+		return
+	}
+	s.render(w, r, http.StatusOK, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
+}
