@@ -2,7 +2,8 @@
 # test-deps.sh installs what the browser tests need, without any browser or
 # driver download from a CDN:
 #
-#   - Debian's Chromium at /usr/bin/chromium (apt), only if it is missing;
+#   - Debian's Chromium at /usr/bin/chromium and yaz (yaz-marcdump, the second
+#     opinion the MARC tests compare with), only if they are missing;
 #   - the Playwright driver that playwright-go pins, assembled from the npm
 #     package playwright-core into ${PLAYWRIGHT_DRIVER_PATH:-~/.cache/ms-playwright-go/<version>}.
 #
@@ -22,28 +23,37 @@ die() {
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# --- Chromium ---------------------------------------------------------------
+# --- Debian packages ----------------------------------------------------------
+# Each: the file that shows the package is there, and the package. Chromium runs
+# the browser suite; yaz (yaz-marcdump) is the second opinion on MARC record counts.
 
-if [[ -x $CHROMIUM ]]; then
-	log "chromium: $CHROMIUM present"
-else
-	log "chromium: $CHROMIUM missing; installing the Debian package (about a minute)"
+need=()
+for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz"; do
+	file=${pair%%:*} pkg=${pair##*:}
+	if [[ -x $file ]]; then
+		log "$pkg: $file present"
+	else
+		need+=("$pkg")
+	fi
+done
+if ((${#need[@]} > 0)); then
+	log "installing Debian packages: ${need[*]} (about a minute)"
 	SUDO=()
 	if [[ $(id -u) -ne 0 ]]; then
 		if command -v sudo >/dev/null 2>&1; then
 			SUDO=(sudo)
 		else
-			die "not root and no sudo: install Chromium by hand with 'apt-get update && apt-get install -y --no-install-recommends chromium', then run scripts/test-deps.sh again"
+			die "not root and no sudo: install them by hand with 'apt-get update && apt-get install -y --no-install-recommends ${need[*]}', then run scripts/test-deps.sh again"
 		fi
 	fi
 	command -v apt-get >/dev/null 2>&1 ||
-		die "apt-get not found: this script expects Debian; install Chromium so that $CHROMIUM exists, then run scripts/test-deps.sh again"
+		die "apt-get not found: this script expects Debian; install ${need[*]} (so that $CHROMIUM exists), then run scripts/test-deps.sh again"
 	"${SUDO[@]}" apt-get update -qq ||
 		die "apt-get update failed: check that the Debian mirrors are reachable, then run scripts/test-deps.sh again"
-	DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends chromium ||
-		die "apt-get install chromium failed (see above); fix apt, then run scripts/test-deps.sh again"
+	DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" ||
+		die "apt-get install ${need[*]} failed (see above); fix apt, then run scripts/test-deps.sh again"
 	[[ -x $CHROMIUM ]] || die "chromium was installed but $CHROMIUM does not exist; the e2e tests launch exactly that path"
-	log "chromium: installed"
+	log "installed: ${need[*]}"
 fi
 
 # --- Playwright driver ------------------------------------------------------
