@@ -54,6 +54,7 @@ type Item struct {
 	Author          string
 	CallNumber      string
 	HomeBranchID    int64
+	HomeBranchCode  string
 	HomeBranchName  string
 	CurrentBranchID int64
 	Status          string
@@ -65,7 +66,7 @@ type Item struct {
 
 // ItemColumns and ItemFrom select an Item; other packages join to them (circulation
 // adds the current loan) and scan with ScanItemInto.
-const ItemColumns = `i.id, i.barcode, i.record_id, r.title, r.author, i.call_number, i.home_branch_id, hb.name,
+const ItemColumns = `i.id, i.barcode, i.record_id, r.title, r.author, i.call_number, i.home_branch_id, hb.code, hb.name,
 	i.current_branch_id, i.status, coalesce(i.transit_to_id, 0), i.item_type_id, it.name, it.not_for_loan`
 
 // ItemFrom is the FROM clause for ItemColumns.
@@ -76,7 +77,7 @@ const ItemFrom = ` FROM items i
 
 // ItemScanDest returns the scan destinations for ItemColumns, in order.
 func (it *Item) ItemScanDest() []any {
-	return []any{&it.ID, &it.Barcode, &it.RecordID, &it.Title, &it.Author, &it.CallNumber, &it.HomeBranchID, &it.HomeBranchName,
+	return []any{&it.ID, &it.Barcode, &it.RecordID, &it.Title, &it.Author, &it.CallNumber, &it.HomeBranchID, &it.HomeBranchCode, &it.HomeBranchName,
 		&it.CurrentBranchID, &it.Status, &it.TransitToID, &it.ItemTypeID, &it.ItemTypeName, &it.NotForLoan}
 }
 

@@ -150,7 +150,7 @@ func placeItem(tx *db.Tx, actor stacks.Actor, it *catalog.Item, here int64, loc 
 	var transfer *BranchRef
 	if it.HomeBranchID != here {
 		status, transit = catalog.StatusInTransit, it.HomeBranchID
-		transfer = &BranchRef{ID: it.HomeBranchID, Name: it.HomeBranchName}
+		transfer = &BranchRef{ID: it.HomeBranchID, Code: it.HomeBranchCode, Name: it.HomeBranchName}
 	}
 	return nil, transfer, catalog.SetItemLocation(tx, it.ID, status, here, transit)
 }

@@ -3,6 +3,7 @@ package circulation
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
@@ -60,7 +61,11 @@ func (s *Service) closeHold(ctx context.Context, actor stacks.Actor, holdID int6
 			if err != nil {
 				return err
 			}
-			if h.Status != holds.StatusWaiting || !tx.Now().After(h.PickupBy) {
+			if h.Status != holds.StatusWaiting {
+				return stacks.Errorf(stacks.ECONFLICT, "The hold for %s is %s, not waiting on the hold shelf: only a waiting hold can expire. Cancel it instead.",
+					h.PatronName, strings.ToLower(holds.StatusLabel(h.Status)))
+			}
+			if !tx.Now().After(h.PickupBy) {
 				return stacks.Errorf(stacks.ECONFLICT, "The hold for %s has not expired: it may be collected until %s.",
 					h.PatronName, h.PickupBy.In(prefs.Location).Format("2006-01-02 15:04"))
 			}
@@ -74,6 +79,12 @@ func (s *Service) closeHold(ctx context.Context, actor stacks.Actor, holdID int6
 			return err
 		}
 		out.Barcode = it.Barcode
+		if it.Status == catalog.StatusInTransit {
+			// The copy is on its way to the pickup branch: send it home instead;
+			// checking it in where it arrives decides what it does next.
+			out.TransferTo = &BranchRef{ID: it.HomeBranchID, Code: it.HomeBranchCode, Name: it.HomeBranchName}
+			return catalog.SetItemLocation(tx, it.ID, catalog.StatusInTransit, it.CurrentBranchID, it.HomeBranchID)
+		}
 		out.Next, out.TransferTo, err = placeItem(tx, actor, it, it.CurrentBranchID, prefs.Location)
 		if err != nil {
 			return fmt.Errorf("put %s back into circulation: %w", it.Barcode, err)

@@ -39,7 +39,8 @@ type Ref struct {
 type CheckoutCheck struct {
 	// Trapped is the hold the item is set aside for (waiting or in transit), if any.
 	Trapped *Ref
-	// Queued is the first queued hold of another patron that this item could fill.
+	// Queued is the first queued hold of another patron that this item could fill,
+	// if it comes before the borrower's own hold on the record.
 	Queued *Ref
 	// Own is the borrowing patron's own open hold on this record (or this item),
 	// which the checkout fills.
@@ -75,7 +76,9 @@ func CheckAtCheckout(tx *db.Tx, item *catalog.Item, patronID int64, today time.T
 			if c.Own == nil && r.Status == StatusQueued && (r.ItemID == 0 || r.ItemID == item.ID) {
 				c.Own = &r
 			}
-		case r.Status == StatusQueued && c.Queued == nil && (r.ItemID == 0 || r.ItemID == item.ID) && (suspended == "" || suspended <= day):
+		case r.Status == StatusQueued && c.Queued == nil && (r.ItemID == item.ID || (r.ItemID == 0 && c.Own == nil)) && (suspended == "" || suspended <= day):
+			// A record-level hold stands in the way only ahead of the borrower's own;
+			// another patron's hold on this very copy always does (as at trapping).
 			c.Queued = &r
 		}
 	}

@@ -128,7 +128,7 @@ func Place(tx *db.Tx, req PlaceRequest, loc *time.Location) (Placed, error) {
 		}
 	}
 	if openHolds >= maxHolds {
-		return Placed{}, stacks.FieldErrorf("card", stacks.ECONFLICT, "%s already has %d holds, the limit for %s patrons. Cancel one first.", p.Name(), openHolds, p.CategoryName)
+		return Placed{}, stacks.FieldErrorf("card", stacks.ECONFLICT, "%s already has %d holds; the limit for %s patrons is %d. Cancel one first.", p.Name(), openHolds, p.CategoryName, maxHolds)
 	}
 	var warnings []Warning
 	if holdsOnRecord > 0 {

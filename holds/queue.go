@@ -172,13 +172,13 @@ func Move(tx *db.Tx, actor stacks.Actor, holdID int64, to int) error {
 }
 
 // Suspend keeps a queued hold in its place but skips it until the day until
-// (YYYY-MM-DD, after today).
+// (YYYY-MM-DD, after today). today is read as a date in its own location: pass
+// the time in the library's time zone.
 func Suspend(tx *db.Tx, actor stacks.Actor, holdID int64, until string, today time.Time) error {
-	day, err := time.Parse(db.DayFormat, until)
-	if err != nil {
+	if _, err := time.Parse(db.DayFormat, until); err != nil {
 		return stacks.FieldErrorf("until", stacks.EINVALID, "Give the date the hold should resume, as YYYY-MM-DD.")
 	}
-	if !day.After(today) {
+	if until <= today.Format(db.DayFormat) {
 		return stacks.FieldErrorf("until", stacks.EINVALID, "The resume date must be after today.")
 	}
 	if _, _, err := openQueued(tx, holdID); err != nil {
@@ -262,18 +262,28 @@ type PullItem struct {
 // per hold to fill, oldest hold first, in one query.
 func PullList(tx *db.Tx, branchID int64, today time.Time) ([]PullItem, error) {
 	day := today.Format(db.DayFormat)
+	// Item-level holds want their own copy; record-level holds are matched in queue
+	// order to the other copies on the shelf, one copy each.
 	rows, err := tx.Query(`WITH active AS (
-			SELECT h.*, row_number() OVER (PARTITION BY h.record_id ORDER BY h.priority, h.id) AS n,
+			SELECT h.*, row_number() OVER (PARTITION BY h.record_id, h.item_id IS NULL ORDER BY h.priority, h.id) AS n,
 				count(*) OVER (PARTITION BY h.record_id) AS holds
 			FROM holds h
 			WHERE h.status = 'queued' AND (h.suspended_until IS NULL OR h.suspended_until <= ?2)),
-		shelf AS (
-			SELECT i.*, row_number() OVER (PARTITION BY i.record_id ORDER BY i.id) AS n
-			FROM items i JOIN item_types t ON t.id = i.item_type_id
-			WHERE i.current_branch_id = ?1 AND i.status = 'available' AND t.not_for_loan = 0)
-		SELECT a.id, a.record_id, r.title, r.author, s.barcode, s.call_number, p.first_name || ' ' || p.surname, b.name, a.placed_at, a.holds
-		FROM active a
-		JOIN shelf s ON s.record_id = a.record_id AND (a.item_id = s.id OR (a.item_id IS NULL AND s.n = a.n))
+		onshelf AS (
+			SELECT i.* FROM items i JOIN item_types t ON t.id = i.item_type_id
+			WHERE i.current_branch_id = ?1 AND i.status = 'available' AND t.not_for_loan = 0
+				AND i.record_id IN (SELECT record_id FROM active)),
+		free AS (
+			SELECT s.*, row_number() OVER (PARTITION BY s.record_id ORDER BY s.id) AS n FROM onshelf s
+			WHERE NOT EXISTS (SELECT 1 FROM active a WHERE a.item_id = s.id)),
+		matched AS (
+			SELECT a.id AS hold_id, s.id AS item_id FROM active a JOIN onshelf s ON s.id = a.item_id
+			UNION ALL
+			SELECT a.id, f.id FROM active a JOIN free f ON f.record_id = a.record_id AND f.n = a.n WHERE a.item_id IS NULL)
+		SELECT a.id, a.record_id, r.title, r.author, i.barcode, i.call_number, p.first_name || ' ' || p.surname, b.name, a.placed_at, a.holds
+		FROM matched m
+		JOIN active a ON a.id = m.hold_id
+		JOIN items i ON i.id = m.item_id
 		JOIN records r ON r.id = a.record_id
 		JOIN patrons p ON p.id = a.patron_id
 		JOIN branches b ON b.id = a.pickup_branch_id

@@ -48,7 +48,8 @@ func (v *PatronView) Expired() bool { return v.Patron.Expired(v.Now) }
 // Owes reports whether the patron owes anything.
 func (v *PatronView) Owes() bool { return v.Standing.BalanceCents > 0 }
 
-// loadPatronView reads what the patron page shows, in tx: three statements.
+// loadPatronView reads what the patron page shows, in tx: six statements (the
+// patron, standing, ledger, loans, holds and the branches to pick up holds at).
 func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error) {
 	p, err := patrons.FindByID(tx, id)
 	if err != nil {
@@ -69,6 +70,11 @@ func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error)
 		return PatronView{}, err
 	}
 	v.Loans = patronLoansSection(id, loans, loc, v.Now)
+	hv, err := loadPatronHolds(tx, p, loc, v.Now)
+	if err != nil {
+		return PatronView{}, err
+	}
+	v.Holds = hv
 	return v, nil
 }
 

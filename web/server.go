@@ -134,6 +134,7 @@ func (s *Server) Router() chi.Router {
 			s.patronRoutes(r)
 			s.circulationRoutes(r)
 			s.catalogRoutes(r)
+			s.holdRoutes(r)
 			s.recordEditRoutes(r)
 			r.Route("/admin", func(r chi.Router) {
 				r.Use(s.requireAdmin)

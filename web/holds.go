@@ -1,0 +1,462 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// holdRoutes mounts the Holds page (hold shelf, expired holds, pull list), the hold
+// slip, the small forms that change one hold, and placing a hold from the patron
+// page. The forms are embedded in other pages (Holds, the patron page, the record
+// page), so each posts a "return" path and goes back there with a flash.
+func (s *Server) holdRoutes(r chi.Router) {
+	r.Get("/holds", s.handleHoldsPage)
+	r.Get("/holds/{id}/slip", s.handleHoldSlip)
+	r.Post("/holds/{id}/move", s.handleHoldMove)
+	r.Post("/holds/{id}/suspend", s.handleHoldSuspend)
+	r.Post("/holds/{id}/resume", s.handleHoldResume)
+	r.Post("/holds/{id}/cancel", s.handleHoldCancel)
+	r.Post("/holds/{id}/expire", s.handleHoldExpire)
+	r.Post("/patrons/{id}/holds", s.handlePatronPlaceHold)
+}
+
+// holdURL is the path of one hold's actions.
+func holdURL(id int64) string { return "/holds/" + strconv.FormatInt(id, 10) }
+
+// holdIDString is a hold's id in an element id.
+func holdIDString(h holds.Hold) string { return strconv.FormatInt(h.ID, 10) }
+
+// holdsPageURL is the Holds page of a branch.
+func holdsPageURL(branchCode string) string { return "/holds?branch=" + url.QueryEscape(branchCode) }
+
+// holdID reads the {id} of a hold URL. A malformed id names no hold.
+func holdID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no hold at %s. Find the hold on the patron's page or the Holds page.", r.URL.Path)
+	}
+	return id, nil
+}
+
+// holdReturn is where a hold form goes back to: its "return" field when that is a
+// path on this site, else the Holds page.
+func holdReturn(r *http.Request) string {
+	back := r.PostFormValue("return")
+	if back == "" || safeNext(back) != back {
+		return "/holds"
+	}
+	return back
+}
+
+// localDay is the library's calendar date at now, as midnight UTC of that date: the
+// form in which holds compares it with a date typed into a form.
+func localDay(now time.Time, loc *time.Location) time.Time {
+	y, m, d := now.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// HoldsView is the Holds page of one branch: the hold shelf, the holds on it past
+// their pickup date, and the pull list.
+type HoldsView struct {
+	Branches []library.Branch
+	Branch   library.Branch
+	// Shelf is every waiting hold at the branch, soonest deadline first; Expired, the
+	// ones whose pickup time is over.
+	Shelf   []holds.Hold
+	Expired []holds.Hold
+	Pull    []holds.PullItem
+	Loc     *time.Location
+	Now     time.Time
+}
+
+// expired reports whether a waiting hold's pickup time is over (as
+// circulation.ExpireHold judges it).
+func (v *HoldsView) expired(h holds.Hold) bool { return v.Now.After(h.PickupBy) }
+
+// back is the return path of the page's forms.
+func (v *HoldsView) back() string { return holdsPageURL(v.Branch.Code) }
+
+func (s *Server) handleHoldsPage(w http.ResponseWriter, r *http.Request) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	code := strings.TrimSpace(r.URL.Query().Get("branch"))
+	asked := code != ""
+	if !asked {
+		code = userFrom(r.Context()).BranchCode
+	}
+	v := &HoldsView{Loc: prefs.Location}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		v.Now = tx.Now()
+		var err error
+		if v.Branches, err = library.ListBranches(tx); err != nil {
+			return err
+		}
+		for _, b := range v.Branches {
+			if strings.EqualFold(b.Code, code) {
+				v.Branch = b
+			}
+		}
+		switch {
+		case v.Branch.ID == 0 && asked:
+			return stacks.Errorf(stacks.ENOTFOUND, "There is no branch with code %q. Choose a branch on the Holds page.", code)
+		case v.Branch.ID == 0 && len(v.Branches) == 0:
+			return nil
+		case v.Branch.ID == 0:
+			v.Branch = v.Branches[0]
+		}
+		if v.Shelf, err = holds.HoldShelf(tx, v.Branch.ID); err != nil {
+			return err
+		}
+		for _, h := range v.Shelf {
+			if v.expired(h) {
+				v.Expired = append(v.Expired, h)
+			}
+		}
+		v.Pull, err = holds.PullList(tx, v.Branch.ID, v.Now.In(prefs.Location))
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, HoldsPage(s.page(r, "Holds", "holds"), v))
+}
+
+// holdAction runs one of the small forms on a hold: do makes the change and returns
+// the message to flash. A refusal (a stacks.Error) is flashed as an error; either way
+// the browser goes back to the form's page. Only a fault of ours shows an error page.
+func (s *Server) holdAction(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, actor stacks.Actor, id int64) (string, error)) {
+	back := holdReturn(r)
+	id, err := holdID(r)
+	var msg string
+	if err == nil {
+		msg, err = do(r.Context(), userFrom(r.Context()).Actor(), id)
+	}
+	switch {
+	case err == nil:
+		s.flash(r, "ok", msg)
+	case stacks.ErrorCode(err) == stacks.EINTERNAL:
+		s.Error(w, r, err)
+		return
+	default:
+		s.flash(r, "error", stacks.ErrorMessage(err))
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+// holdChange runs change on a hold in a write transaction and describes the hold
+// afterwards with describe, for the flash.
+func (s *Server) holdChange(ctx context.Context, id int64, change func(tx *db.Tx) error, describe func(h holds.Hold) string) (string, error) {
+	var msg string
+	err := s.DB.Write(ctx, func(tx *db.Tx) error {
+		if err := change(tx); err != nil {
+			return err
+		}
+		h, err := holds.FindHold(tx, id)
+		if err != nil {
+			return err
+		}
+		msg = describe(h)
+		return nil
+	})
+	return msg, err
+}
+
+func (s *Server) handleHoldMove(w http.ResponseWriter, r *http.Request) {
+	s.holdAction(w, r, func(ctx context.Context, actor stacks.Actor, id int64) (string, error) {
+		to, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("to")))
+		if err != nil {
+			return "", stacks.FieldErrorf("to", stacks.EINVALID, "Give the new place in the queue as a number (1 is first).")
+		}
+		return s.holdChange(ctx, id, func(tx *db.Tx) error {
+			return holds.Move(tx, actor, id, to)
+		}, func(h holds.Hold) string {
+			return fmt.Sprintf("The hold for %s on %s is now number %d in the queue.", h.PatronName, h.Title, h.Priority)
+		})
+	})
+}
+
+func (s *Server) handleHoldSuspend(w http.ResponseWriter, r *http.Request) {
+	s.holdAction(w, r, func(ctx context.Context, actor stacks.Actor, id int64) (string, error) {
+		prefs, err := s.preferences(ctx)
+		if err != nil {
+			return "", err
+		}
+		until := strings.TrimSpace(r.PostFormValue("until"))
+		return s.holdChange(ctx, id, func(tx *db.Tx) error {
+			return holds.Suspend(tx, actor, id, until, localDay(tx.Now(), prefs.Location))
+		}, func(h holds.Hold) string {
+			return fmt.Sprintf("The hold for %s on %s is suspended until %s; it keeps its place in the queue.", h.PatronName, h.Title, h.SuspendedUntil)
+		})
+	})
+}
+
+func (s *Server) handleHoldResume(w http.ResponseWriter, r *http.Request) {
+	s.holdAction(w, r, func(ctx context.Context, actor stacks.Actor, id int64) (string, error) {
+		return s.holdChange(ctx, id, func(tx *db.Tx) error {
+			return holds.Resume(tx, actor, id)
+		}, func(h holds.Hold) string {
+			return fmt.Sprintf("The hold for %s on %s is active again.", h.PatronName, h.Title)
+		})
+	})
+}
+
+func (s *Server) handleHoldCancel(w http.ResponseWriter, r *http.Request) {
+	s.holdAction(w, r, func(ctx context.Context, actor stacks.Actor, id int64) (string, error) {
+		out, err := s.Circ.CancelHold(ctx, actor, id, strings.TrimSpace(r.PostFormValue("reason")))
+		if err != nil {
+			return "", err
+		}
+		return s.closedHoldMessage(ctx, "Cancelled", id, out)
+	})
+}
+
+func (s *Server) handleHoldExpire(w http.ResponseWriter, r *http.Request) {
+	s.holdAction(w, r, func(ctx context.Context, actor stacks.Actor, id int64) (string, error) {
+		out, err := s.Circ.ExpireHold(ctx, actor, id)
+		if err != nil {
+			return "", err
+		}
+		return s.closedHoldMessage(ctx, "Cleared", id, out)
+	})
+}
+
+// closedHoldMessage says which hold was closed and where its copy goes now: "Cleared
+// the hold for X on T; I00042 now fills the hold for Y (pickup Eastside)."
+func (s *Server) closedHoldMessage(ctx context.Context, verb string, id int64, out circulation.HoldOutcome) (string, error) {
+	var h holds.Hold
+	err := s.DB.Read(ctx, func(tx *db.Tx) (err error) {
+		h, err = holds.FindHold(tx, id)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("%s the hold for %s on %s", verb, h.PatronName, h.Title)
+	switch {
+	case out.Barcode == "":
+	case out.Next != nil && out.Next.InTransit:
+		msg += fmt.Sprintf("; %s now fills the hold for %s (pickup %s): send it there", out.Barcode, out.Next.PatronName, out.Next.PickupBranchName)
+	case out.Next != nil:
+		msg += fmt.Sprintf("; %s now fills the hold for %s (pickup %s): keep it on the hold shelf", out.Barcode, out.Next.PatronName, out.Next.PickupBranchName)
+	case out.TransferTo != nil:
+		msg += fmt.Sprintf("; send %s to %s", out.Barcode, out.TransferTo.Name)
+	default:
+		msg += fmt.Sprintf("; put %s back on the shelf", out.Barcode)
+	}
+	return msg + ".", nil
+}
+
+// HoldSlipView is a printable slip for a copy set aside for a hold.
+type HoldSlipView struct {
+	Library string
+	Branch  string
+	Hold    holds.Hold
+	Loc     *time.Location
+	Now     time.Time
+}
+
+func (s *Server) handleHoldSlip(w http.ResponseWriter, r *http.Request) {
+	id, err := holdID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &HoldSlipView{Library: prefs.LibraryName, Branch: userFrom(r.Context()).BranchName, Loc: prefs.Location, Now: s.DB.Now()}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.Hold, err = holds.FindHold(tx, id)
+		return err
+	})
+	if err == nil && v.Hold.TrappedBarcode == "" {
+		err = stacks.Errorf(stacks.ECONFLICT, "No copy is set aside for the hold of %s on %s yet, so there is no slip to print. Check in a copy to set it aside.",
+			v.Hold.PatronName, v.Hold.Title)
+	}
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, HoldSlipPage(s.page(r, "Hold slip", "holds"), v))
+}
+
+// PatronHoldsView is the patron page's Holds section: the patron's open holds with
+// their forms, and the Place hold form. It renders itself, so the patron page keeps
+// it as its Holds component, and the place-hold handler can put what was typed, the
+// warnings to confirm and the messages back into it.
+type PatronHoldsView struct {
+	Patron   *patrons.Patron
+	Holds    []holds.Hold
+	Branches []library.Branch
+	Loc      *time.Location
+	// Today and Tomorrow are local dates, YYYY-MM-DD.
+	Today    string
+	Tomorrow string
+
+	// The Place hold form: what was typed, the warnings staff must confirm, and the
+	// messages, keyed "item", "pickup" or "" (about the hold as a whole).
+	Item     string
+	Pickup   string
+	Warnings []holds.Warning
+	Errors   FormErrors
+}
+
+// Render implements templ.Component.
+func (v *PatronHoldsView) Render(ctx context.Context, w io.Writer) error {
+	return patronHoldsSection(v).Render(ctx, w)
+}
+
+// back is the return path of the section's forms.
+func (v *PatronHoldsView) back() string { return patronURL(v.Patron.ID) }
+
+// loadPatronHolds reads the patron page's Holds section in tx: two statements, the
+// holds and the branches to pick up at.
+func loadPatronHolds(tx *db.Tx, p *patrons.Patron, loc *time.Location, now time.Time) (*PatronHoldsView, error) {
+	v := &PatronHoldsView{Patron: p, Loc: loc, Pickup: p.HomeBranchCode, Errors: FormErrors{},
+		Today: now.In(loc).Format(db.DayFormat), Tomorrow: now.In(loc).AddDate(0, 0, 1).Format(db.DayFormat)}
+	var err error
+	if v.Holds, err = holds.PatronHolds(tx, p.ID); err != nil {
+		return nil, err
+	}
+	if v.Branches, err = library.ListBranches(tx); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// handlePatronPlaceHold places a hold for the patron on the title of a copy (by
+// barcode) or of an ISBN. Warnings (the patron already holds it, or has a copy out)
+// show the patron page again with "Place hold anyway"; a refusal shows it with the
+// message in the form.
+func (s *Server) handlePatronPlaceHold(w http.ResponseWriter, r *http.Request) {
+	id, err := patronID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; try again."))
+		return
+	}
+	item, pickup := strings.TrimSpace(r.PostForm.Get("item")), r.PostForm.Get("pickup")
+	var recordID int64
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		recordID, err = holdRecordFor(tx, item)
+		return err
+	})
+	var placed holds.Placed
+	if err == nil {
+		placed, err = s.Circ.PlaceHold(r.Context(), holds.PlaceRequest{
+			Actor:            userFrom(r.Context()).Actor(),
+			RecordID:         recordID,
+			PatronID:         id,
+			PickupBranchCode: pickup,
+			Confirm:          r.PostForm["confirm"],
+		})
+	}
+	keep := func(warnings []holds.Warning, field, msg string) func(*PatronView) {
+		return func(v *PatronView) {
+			hv, ok := v.Holds.(*PatronHoldsView)
+			if !ok {
+				return
+			}
+			hv.Item, hv.Pickup, hv.Warnings = item, pickup, warnings
+			if msg != "" {
+				hv.Errors[field] = msg
+			}
+		}
+	}
+	var warn *holds.WarningError
+	switch {
+	case err == nil:
+		s.flash(r, "ok", fmt.Sprintf("Hold placed for %s: %s, position %d, pickup at %s.",
+			placed.PatronName, placed.Title, placed.Position, placed.PickupBranchName))
+		http.Redirect(w, r, patronURL(id), http.StatusSeeOther)
+	case errors.As(err, &warn):
+		s.showPatron(w, r, id, http.StatusConflict, keep(warn.Warnings, "", ""))
+	case stacks.ErrorCode(err) != stacks.EINTERNAL:
+		field := stacks.ErrorField(err)
+		switch field {
+		case "item", "pickup":
+		case "barcode":
+			field = "item"
+		default:
+			field = ""
+		}
+		s.showPatron(w, r, id, errorStatus(stacks.ErrorCode(err)), keep(nil, field, stacks.ErrorMessage(err)))
+	default:
+		s.Error(w, r, err)
+	}
+}
+
+// holdRecordFor finds the title to hold from what staff typed: a copy's barcode,
+// else an ISBN that exactly one record has.
+func holdRecordFor(tx *db.Tx, input string) (int64, error) {
+	if input == "" {
+		return 0, stacks.FieldErrorf("item", stacks.EINVALID, "Scan a copy's barcode, or type the ISBN of the title to hold.")
+	}
+	barcode, err := catalog.NormalizeBarcode(input)
+	if err != nil {
+		return 0, err
+	}
+	it, err := catalog.FindItemByBarcode(tx, barcode)
+	if err == nil {
+		return it.RecordID, nil
+	} else if stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		return 0, err
+	}
+	isbn, ok := isbnOf(input)
+	if !ok {
+		return 0, stacks.FieldErrorf("item", stacks.ENOTFOUND, "No item has barcode %s. Scan the copy again, or type the title's ISBN.", barcode)
+	}
+	res, err := catalog.Search(tx, catalog.SearchQuery{Text: "isbn:" + isbn, PerPage: 2})
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case res.Total == 0 || len(res.Hits) == 0:
+		return 0, stacks.FieldErrorf("item", stacks.ENOTFOUND, "No item has barcode %s and no record has ISBN %s. Search the catalogue for the title.", barcode, isbn)
+	case res.Total > 1:
+		return 0, stacks.FieldErrorf("item", stacks.ECONFLICT, "%d records have ISBN %s. Find the title in Search and place the hold from its record.", res.Total, isbn)
+	}
+	return res.Hits[0].RecordID, nil
+}
+
+// isbnOf returns s as an ISBN without hyphens or spaces, if it has the form of one:
+// ten characters (nine digits, then a digit or X) or thirteen digits.
+func isbnOf(s string) (string, bool) {
+	s = strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(s))
+	digits := func(s string) bool {
+		return s != "" && strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) < 0
+	}
+	switch len(s) {
+	case 10:
+		return s, digits(s[:9]) && (digits(s[9:]) || s[9] == 'X')
+	case 13:
+		return s, digits(s)
+	}
+	return "", false
+}
