@@ -174,24 +174,33 @@ func deskSteps() []deskStep {
 }
 
 // TestDeskSession runs the desk session of shared/desk-session.md in headless
-// Chromium against a fresh demo library, asserting what each step must show.
+// Chromium against a fresh demo library, asserting what each step must show, once
+// with the persistent server and once with every request served by a new CGI
+// process.
 func TestDeskSession(t *testing.T) {
-	srv := startServer(t)
 	browser := launchBrowser(t)
-	page, _ := newPage(t, browser)
-	d := &desk{srv: srv, page: page}
-	shots := os.Getenv("STACKS_SCREENSHOTS")
-	for _, step := range deskSteps() {
-		if !t.Run(step.name, func(t *testing.T) { step.run(t, d) }) {
-			logPage(t, page)
-			t.FailNow()
-		}
-		if shots != "" {
-			// make screenshots: a picture of each step, for the README and reviews.
-			name := filepath.Join(shots, strings.ReplaceAll(step.name, " ", "-")+".png")
-			if _, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(name), FullPage: playwright.Bool(true)}); err != nil {
-				t.Errorf("screenshot %s: %v", name, err)
+	for _, mode := range []struct {
+		name string
+		args []string
+	}{{"server", nil}, {"cgi", []string{"--cgi"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := startServer(t, mode.args...)
+			page, _ := newPage(t, browser)
+			d := &desk{srv: srv, page: page}
+			shots := os.Getenv("STACKS_SCREENSHOTS")
+			for _, step := range deskSteps() {
+				if !t.Run(step.name, func(t *testing.T) { step.run(t, d) }) {
+					logPage(t, page)
+					t.FailNow()
+				}
+				if shots != "" && mode.name == "server" {
+					// make screenshots: a picture of each step, for the README and reviews.
+					name := filepath.Join(shots, strings.ReplaceAll(step.name, " ", "-")+".png")
+					if _, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(name), FullPage: playwright.Bool(true)}); err != nil {
+						t.Errorf("screenshot %s: %v", name, err)
+					}
+				}
 			}
-		}
+		})
 	}
 }

@@ -29,6 +29,7 @@ func commands() []command {
 		{"import", "import MARC 21 records (ISO 2709 or MARCXML)", runImport},
 		{"export", "export the catalogue as MARC 21", runExport},
 		{"user", "manage staff accounts (user add)", runUser},
+		{"cgi", "serve one request as a CGI program (automatic when GATEWAY_INTERFACE is set)", runCGI},
 		{"healthcheck", "check that a running server answers (for container health checks)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}
@@ -36,7 +37,12 @@ func commands() []command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	args := os.Args[1:]
+	if os.Getenv("GATEWAY_INTERFACE") != "" && (len(args) == 0 || args[0] != "cgi") {
+		// Started by a web server as a CGI program (it may pass a query as arguments).
+		args = []string{"cgi"}
+	}
+	err := run(ctx, args, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {

@@ -97,6 +97,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	accessLog := fs.Bool("access-log", envBool("STACKS_ACCESS_LOG"), "log every request (STACKS_ACCESS_LOG)")
 	idle := fs.Duration("idle-timeout", envDuration("STACKS_IDLE_TIMEOUT", 30*time.Minute), "sign staff out after this long without a request (STACKS_IDLE_TIMEOUT)")
 	secure := fs.Bool("secure-cookies", envBool("STACKS_SECURE_COOKIES"), "mark the session cookie Secure: set this when users reach Stacks over HTTPS (STACKS_SECURE_COOKIES)")
+	asCGI := fs.Bool("cgi", envBool("STACKS_SERVE_CGI"), "serve every request by starting this binary as a CGI program, as a CGI host would: to compare CGI with the persistent server (STACKS_SERVE_CGI)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -140,14 +141,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *accessLog {
 		cfg.AccessLog = logger
 	}
-	srv := web.New(cfg)
+	var handler http.Handler = web.New(cfg)
+	if *asCGI {
+		if handler, err = cgiHost(dbf, *idle, *logLevel, stderr); err != nil {
+			return err
+		}
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server running there? choose another with --addr)", *addr, err)
 	}
 	hs := &http.Server{
-		Handler:           srv,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -155,7 +161,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path)
+	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path, "cgi", *asCGI)
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()

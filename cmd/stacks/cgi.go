@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/cgi"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/web"
+)
+
+// runCGI serves exactly one request as a CGI program, with the same handlers as the
+// server. Nothing survives the request in memory: sessions, the throttle, the desk's
+// lists all live in the database. Start-up does one query to check the schema and
+// nothing else; preferences are read once for the request.
+func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("cgi", "cgi",
+		"Serves one request as a CGI program (Apache ScriptAlias, lighttpd mod_cgi, ...).\n"+
+			"It runs by itself when started with GATEWAY_INTERFACE set, as web servers do;\n"+
+			"configure it with environment variables: STACKS_DB (required), STACKS_SYNCHRONOUS,\n"+
+			"STACKS_IDLE_TIMEOUT, STACKS_LOG_LEVEL, STACKS_SECURE_COOKIES. See docs/deploy.md.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	logLevel := fs.String("log-level", env("STACKS_LOG_LEVEL", "warn"), "log level (STACKS_LOG_LEVEL)")
+	idle := fs.Duration("idle-timeout", envDuration("STACKS_IDLE_TIMEOUT", 30*time.Minute), "idle sign-out (STACKS_IDLE_TIMEOUT)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if os.Getenv("REQUEST_METHOD") == "" {
+		return usageError{"stacks cgi serves one request from a web server: REQUEST_METHOD is not set (to serve HTTP yourself, use stacks serve)"}
+	}
+	logger, err := newLogger(stderr, *logLevel, "text")
+	if err != nil {
+		return err
+	}
+	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if _, err := d.Migrate(ctx); err != nil {
+		return fmt.Errorf("check the schema of %s: %w", dbf.path, err)
+	}
+	srv := web.New(web.Config{
+		DB:            d,
+		Logger:        logger,
+		IdleTimeout:   *idle,
+		SecureCookies: envBool("STACKS_SECURE_COOKIES") || os.Getenv("HTTPS") == "on",
+		// Each process serves one request: nothing to cache.
+		CachePreferences: false,
+	})
+	return cgi.Serve(srv)
+}
+
+// cgiHost returns a handler that runs this binary as a CGI program once per request,
+// as Apache would, so that both modes can be timed side by side on one machine.
+func cgiHost(dbf dbFlags, idle time.Duration, logLevel string, stderr io.Writer) (http.Handler, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this program to run as CGI: %w", err)
+	}
+	path, err := filepath.Abs(dbf.path)
+	if err != nil {
+		return nil, err
+	}
+	return &cgi.Handler{
+		Path: exe,
+		Args: []string{"cgi"},
+		Env: []string{
+			"STACKS_DB=" + path,
+			"STACKS_SYNCHRONOUS=" + dbf.synchronous,
+			"STACKS_IDLE_TIMEOUT=" + idle.String(),
+			"STACKS_LOG_LEVEL=" + logLevel,
+			"STACKS_READ_CONNS=" + strconv.Itoa(1),
+		},
+		Stderr: stderr,
+		Logger: log.New(stderr, "cgi host: ", 0),
+	}, nil
+}
