@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: fuzz fuzz-short bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: desk-timing fuzz fuzz-short bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -94,3 +94,11 @@ bench:
 # (STACKS_BENCH_TITLES changes the size). Not part of make test.
 bench-search:
 	$(GO) test -run '^$$' -bench BenchmarkSearch -benchtime 200x -v ./catalog/
+
+# desk-timing runs the desk session N times (default 5) in each mode (persistent
+# server, CGI), in headless Chromium and with the scripted client, and writes the
+# medians to desk-timing/results.md and results.json. Not part of make test.
+N ?= 5
+desk-timing: test-deps
+	STACKS_DESK_TIMING=$(N) $(GO) test -count=1 -timeout 60m -run '^TestDeskTiming$$' -v ./e2e/ | grep -v '^=== \|^    --- PASS\|^        --- PASS'
+	@cat desk-timing/results.md

@@ -50,6 +50,9 @@ func Open(path string, opt Options) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file::memory:") {
 		return nil, fmt.Errorf("database path %q: a file path is required (an in-memory database is not shared between connections)", path)
 	}
+	if strings.Contains(path, "?") || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("database path %q: use a plain file path without '?' (and not a file: URI)", path)
+	}
 	if opt.ReadConns <= 0 {
 		opt.ReadConns = 4
 	}
@@ -104,7 +107,9 @@ func dsn(path string, opt Options, readOnly bool) string {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Set("_txlock", "immediate")
 	}
-	return "file:" + path + "?" + q.Encode()
+	// A plain file name, not a file: URI, so that "#" (which Go's test directories
+	// contain) stays part of the name instead of starting a URI fragment.
+	return path + "?" + q.Encode()
 }
 
 // Path returns the database file's path.

@@ -250,3 +250,40 @@ func TestWriteRollsBackOnError(t *testing.T) {
 		t.Fatal("a failed write transaction was committed")
 	}
 }
+
+// TestPathWithHash: "#" is an ordinary character in a file name (Go's test
+// directories have it); two databases whose paths differ after it are two files.
+func TestPathWithHash(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	var ds []*db.DB
+	for _, name := range []string{"run#01.db", "run#02.db"} {
+		d, err := db.Open(filepath.Join(dir, name), db.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if _, err := d.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	if err := ds[0].Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO preferences (name, value) VALUES ('only_in_first', '1')`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	ds[1].Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT count(*) FROM preferences WHERE name = 'only_in_first'`).Scan(&n)
+	})
+	if n != 0 {
+		t.Fatal("two paths that differ after '#' opened the same database")
+	}
+	for _, bad := range []string{filepath.Join(dir, "a?b.db"), "file:x.db"} {
+		if _, err := db.Open(bad, db.Options{}); err == nil {
+			t.Errorf("Open(%q) accepted", bad)
+		}
+	}
+}

@@ -136,6 +136,9 @@ func Create(ctx context.Context, d *db.DB, opt Options) (Summary, error) {
 		if err := lib.writeData(tx); err != nil {
 			return err
 		}
+		if err := writeSIP(tx); err != nil {
+			return err
+		}
 		sum = lib.summary()
 		return tx.Audit(stacks.System, "demo.create", "", 0,
 			fmt.Sprintf("%d titles, %d items, %d patrons, %d loans, %d holds", sum.Records, sum.Items, sum.Patrons, sum.Loans, sum.Holds))

@@ -84,7 +84,7 @@ func buildStacks(dir string) (string, error) {
 		return "", errors.New("go env GOMOD: not inside the module")
 	}
 	bin := filepath.Join(dir, "stacks")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/stacks")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/stacks") // as the Dockerfile and make build do
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

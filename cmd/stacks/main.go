@@ -30,6 +30,7 @@ func commands() []command {
 		{"export", "export the catalogue as MARC 21", runExport},
 		{"user", "manage staff accounts (user add)", runUser},
 		{"cgi", "serve one request as a CGI program (automatic when GATEWAY_INTERFACE is set)", runCGI},
+		{"sip-client", "test a SIP2 connection: log in, send messages, print the exchange", runSIPClient},
 		{"healthcheck", "check that a running server answers (for container health checks)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}

@@ -98,6 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	idle := fs.Duration("idle-timeout", envDuration("STACKS_IDLE_TIMEOUT", 30*time.Minute), "sign staff out after this long without a request (STACKS_IDLE_TIMEOUT)")
 	secure := fs.Bool("secure-cookies", envBool("STACKS_SECURE_COOKIES"), "mark the session cookie Secure: set this when users reach Stacks over HTTPS (STACKS_SECURE_COOKIES)")
 	asCGI := fs.Bool("cgi", envBool("STACKS_SERVE_CGI"), "serve every request by starting this binary as a CGI program, as a CGI host would: to compare CGI with the persistent server (STACKS_SERVE_CGI)")
+	sipf := registerSIPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -161,6 +162,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	stopSIP, err := startSIP(ctx, sipf, d, logger)
+	if err != nil {
+		return err
+	}
+	defer stopSIP()
 	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path, "cgi", *asCGI)
 
 	bg, stopBG := context.WithCancel(context.Background())

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/sip"
+)
+
+// sipFlags are serve's SIP2 flags.
+type sipFlags struct {
+	addr        string
+	sortBins    string
+	idleTimeout time.Duration
+	currency    string
+}
+
+// registerSIPFlags adds the SIP2 flags to serve's flag set.
+func registerSIPFlags(fs *flag.FlagSet) *sipFlags {
+	f := &sipFlags{}
+	fs.StringVar(&f.addr, "sip-addr", env("STACKS_SIP_ADDR", ""),
+		"serve SIP2 for self-check machines and sorters on this address, e.g. :6001; off when empty (STACKS_SIP_ADDR)")
+	fs.StringVar(&f.sortBins, "sip-sort-bins", env("STACKS_SIP_SORT_BINS", ""),
+		"sorter bins by checkin outcome (shelf, hold, remote-hold, transfer, exception), e.g. hold=1,transfer=2,shelf=3 (STACKS_SIP_SORT_BINS)")
+	fs.DurationVar(&f.idleTimeout, "sip-idle-timeout", envDuration("STACKS_SIP_IDLE_TIMEOUT", 5*time.Minute),
+		"close a SIP2 connection after this long without a message (STACKS_SIP_IDLE_TIMEOUT)")
+	fs.StringVar(&f.currency, "sip-currency", env("STACKS_SIP_CURRENCY", "USD"),
+		"ISO 4217 currency code SIP2 sends with amounts (STACKS_SIP_CURRENCY)")
+	return f
+}
+
+// startSIP starts the SIP2 listener when an address is set, and returns the
+// function that stops it: it lets each terminal's message in progress finish.
+func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger) (stop func(), err error) {
+	if f.addr == "" {
+		return func() {}, nil
+	}
+	bins, err := sip.ParseSortBins(f.sortBins)
+	if err != nil {
+		return nil, usageError{"--sip-sort-bins: " + err.Error()}
+	}
+	if len(f.currency) != 3 {
+		return nil, usageError{fmt.Sprintf("--sip-currency %q: use a three-letter ISO 4217 code such as USD or EUR", f.currency)}
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", f.addr)
+	if err != nil {
+		return nil, fmt.Errorf("SIP2: listen on %s: %w (is another server running there? choose another with --sip-addr)", f.addr, err)
+	}
+	srv := sip.New(sip.Config{DB: d, Logger: logger, IdleTimeout: f.idleTimeout, SortBins: bins, Currency: strings.ToUpper(f.currency)})
+	logger.Info("serving SIP2", "addr", ln.Addr().String(), "sort_bins", bins.String(), "idle_timeout", f.idleTimeout)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, sip.ErrServerClosed) {
+			logger.Error("SIP2 server stopped", "err", err)
+		}
+	}()
+	return func() {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			logger.Warn("SIP2 shutdown", "err", err)
+		}
+		<-done
+	}, nil
+}
+
+func runSIPClient(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sip-client", "sip-client [flags] MESSAGE...",
+		`Connects to a SIP2 server, logs in, sends each MESSAGE in turn and prints every
+request (>) and response (<), as the SIP emulators of other library systems do.
+Passwords and PINs are starred out in what is printed.
+
+A MESSAGE is a raw SIP2 message (it starts with two digits; the sequence number
+and checksum are added with --checksum), or one of:
+  status                              SC status (99)
+  patron-status:CARD[:PIN]            patron status (23)
+  patron-info:CARD[:PIN[:LIST]]       patron information (63); LIST is holds,
+                                      overdue, charged, fines, recall or unavailable
+  checkout:CARD:BARCODE[:PIN]         checkout (11)
+  checkin:BARCODE                     checkin (09)
+  item:BARCODE                        item information (17)
+  renew:CARD:BARCODE[:PIN]            renew (29)
+  renew-all:CARD[:PIN]                renew all (65)
+  hold:CARD:BARCODE[:BRANCH]          place a hold (15 +)
+  hold-cancel:CARD:BARCODE            cancel a hold (15 -)
+  pay:CARD:AMOUNT                     fee paid (37), e.g. pay:P0002:5.00
+  end:CARD                            end patron session (35)
+  resend                              ask for the last response again (97)
+
+Example:
+  stacks sip-client --addr 127.0.0.1:6001 --user kiosk --password kiosk \
+      patron-status:P0001:1234 checkout:P0001:I00001 checkin:I00001`, stderr)
+	addr := fs.String("addr", env("STACKS_SIP_CLIENT_ADDR", "127.0.0.1:6001"), "SIP2 server address (STACKS_SIP_CLIENT_ADDR)")
+	user := fs.String("user", env("STACKS_SIP_USER", ""), "SIP account username (STACKS_SIP_USER)")
+	password := fs.String("password", env("STACKS_SIP_PASSWORD", ""), "SIP account password (STACKS_SIP_PASSWORD)")
+	institution := fs.String("institution", env("STACKS_SIP_INSTITUTION", ""), "institution ID sent as AO (STACKS_SIP_INSTITUTION)")
+	location := fs.String("location", "", "location code sent with the login (CP)")
+	checksum := fs.Bool("checksum", false, "use error detection: sequence numbers and checksums (AY, AZ)")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for each response")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *user == "" || *password == "" {
+		return usageError{"sip-client needs --user and --password (a SIP account, e.g. kiosk / kiosk in the demo)"}
+	}
+	now := time.Now()
+	msgs := make([]string, 0, fs.NArg())
+	for _, a := range fs.Args() {
+		m, err := namedMessage(a, *institution, now)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		msgs = append(msgs, m)
+	}
+
+	dialCtx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	c, err := sip.Dial(dialCtx, *addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.ErrorDetection, c.Timeout = *checksum, *timeout
+
+	exchange := func(msg string) (string, error) {
+		sent, resp, err := c.Exchange(msg)
+		fmt.Fprintf(stdout, "> %s\n", sip.Redact([]byte(sent)))
+		if resp != "" {
+			fmt.Fprintf(stdout, "< %s\n", resp)
+		}
+		return resp, err
+	}
+	resp, err := exchange(sip.LoginMessage(*user, *password, *location))
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(resp, "941") {
+		return sip.ErrLoginRefused
+	}
+	for _, m := range msgs {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if _, err := exchange(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// namedMessage turns a sip-client MESSAGE argument into a SIP2 message.
+func namedMessage(arg, institution string, now time.Time) (string, error) {
+	if len(arg) >= 2 && arg[0] >= '0' && arg[0] <= '9' && arg[1] >= '0' && arg[1] <= '9' {
+		return arg, nil
+	}
+	parts := strings.Split(arg, ":")
+	name, p := parts[0], parts[1:]
+	opt := func(i int) string {
+		if i < len(p) {
+			return p[i]
+		}
+		return ""
+	}
+	// pin returns the AD field, or nothing when no PIN was given.
+	pin := func(i int) string {
+		if i < len(p) {
+			return "AD" + p[i] + "|"
+		}
+		return ""
+	}
+	need := func(min, max int, form string) error {
+		if len(p) < min || len(p) > max {
+			return fmt.Errorf("message %q: write it as %s", arg, form)
+		}
+		return nil
+	}
+	date := sip.Date(now)
+	ao := "AO" + institution + "|"
+	switch name {
+	case "status":
+		return "9900302.00", need(0, 0, "status")
+	case "patron-status":
+		return "23001" + date + ao + "AA" + opt(0) + "|AC|" + pin(1), need(1, 2, "patron-status:CARD[:PIN]")
+	case "patron-info":
+		summary := []byte("          ")
+		if list := opt(2); list != "" {
+			i := slices.Index([]string{"holds", "overdue", "charged", "fines", "recall", "unavailable"}, list)
+			if i < 0 {
+				return "", fmt.Errorf("message %q: the list is one of holds, overdue, charged, fines, recall, unavailable", arg)
+			}
+			summary[i] = 'Y'
+		}
+		return "63001" + date + string(summary) + ao + "AA" + opt(0) + "|AC|" + pin(1), need(1, 3, "patron-info:CARD[:PIN[:LIST]]")
+	case "checkout":
+		return "11YN" + date + strings.Repeat(" ", 18) + ao + "AA" + opt(0) + "|AB" + opt(1) + "|AC|" + pin(2), need(2, 3, "checkout:CARD:BARCODE[:PIN]")
+	case "checkin":
+		return "09N" + date + date + "AP|" + ao + "AB" + opt(0) + "|AC|", need(1, 1, "checkin:BARCODE")
+	case "item":
+		return "17" + date + ao + "AB" + opt(0) + "|AC|", need(1, 1, "item:BARCODE")
+	case "renew":
+		return "29NN" + date + strings.Repeat(" ", 18) + ao + "AA" + opt(0) + "|AB" + opt(1) + "|AC|" + pin(2), need(2, 3, "renew:CARD:BARCODE[:PIN]")
+	case "renew-all":
+		return "65" + date + ao + "AA" + opt(0) + "|AC|" + pin(1), need(1, 2, "renew-all:CARD[:PIN]")
+	case "hold":
+		bs := ""
+		if b := opt(2); b != "" {
+			bs = "BS" + b + "|"
+		}
+		return "15+" + date + bs + "BY2|" + ao + "AA" + opt(0) + "|AB" + opt(1) + "|AC|", need(2, 3, "hold:CARD:BARCODE[:BRANCH]")
+	case "hold-cancel":
+		return "15-" + date + ao + "AA" + opt(0) + "|AB" + opt(1) + "|AC|", need(2, 2, "hold-cancel:CARD:BARCODE")
+	case "pay":
+		return "37" + date + "0100USD" + "BV" + opt(1) + "|" + ao + "AA" + opt(0) + "|AC|", need(2, 2, "pay:CARD:AMOUNT")
+	case "end":
+		return "35" + date + ao + "AA" + opt(0) + "|AC|", need(1, 1, "end:CARD")
+	case "resend":
+		return "97", need(0, 0, "resend")
+	}
+	return "", fmt.Errorf("unknown message %q: see stacks sip-client --help for the names, or give a raw SIP2 message", arg)
+}

@@ -1,0 +1,146 @@
+// Package deskclient drives the staff site over HTTP the way a browser does (a
+// cookie jar, form posts, following redirects) without a browser, like Perl's
+// Test::WWW::Mechanize: it runs the desk session of shared/desk-session.md and
+// times every request, so the server's share of a desk session can be measured
+// apart from the browser's. The load test reuses its client.
+package deskclient
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Timing is the Server-Timing of one response, with the client's wall time.
+type Timing struct {
+	Method, Path string
+	Status       int
+	Wall         time.Duration
+	// App, DB and Statements are the server's own figures (Server-Timing).
+	App, DB    time.Duration
+	Statements int
+	// Page is true for an HTML page (what a person waits for).
+	Page bool
+}
+
+// Client is one signed-in (or signing-in) desk: a cookie jar and a base URL.
+type Client struct {
+	Base string
+	HTTP *http.Client
+	// Timings collects every request made, in order.
+	Timings []Timing
+}
+
+// New returns a client for the server at base (http://127.0.0.1:8080).
+func New(base string) *Client {
+	jar, _ := cookiejar.New(nil)
+	return &Client{
+		Base: strings.TrimRight(base, "/"),
+		HTTP: &http.Client{
+			Jar:     jar,
+			Timeout: 30 * time.Second,
+			// Redirects are followed by hand, so that each request is timed.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+}
+
+var serverTimingRE = regexp.MustCompile(`app;dur=([0-9.]+), db;dur=([0-9.]+), sql;desc="(\d+)"`)
+
+// ParseServerTiming reads the app, db and statement count of a Server-Timing header.
+func ParseServerTiming(h string) (app, dbt time.Duration, statements int, ok bool) {
+	m := serverTimingRE.FindStringSubmatch(h)
+	if m == nil {
+		return 0, 0, 0, false
+	}
+	a, _ := strconv.ParseFloat(m[1], 64)
+	d, _ := strconv.ParseFloat(m[2], 64)
+	n, _ := strconv.Atoi(m[3])
+	return time.Duration(a * float64(time.Millisecond)), time.Duration(d * float64(time.Millisecond)), n, true
+}
+
+// Page is a response body with its final URL and status.
+type Page struct {
+	URL    string
+	Status int
+	Body   string
+}
+
+// do sends one request and records its timing.
+func (c *Client) do(ctx context.Context, method, path string, form url.Values) (*http.Response, string, error) {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
+	if err != nil {
+		return nil, "", err
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		// What a browser sends with a same-origin form post.
+		req.Header.Set("Origin", c.Base)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
+	start := time.Now()
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wall := time.Since(start)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	t := Timing{Method: method, Path: path, Status: resp.StatusCode, Wall: wall,
+		Page: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") && len(b) > 0}
+	t.App, t.DB, t.Statements, _ = ParseServerTiming(resp.Header.Get("Server-Timing"))
+	c.Timings = append(c.Timings, t)
+	return resp, string(b), nil
+}
+
+// follow sends a request and follows redirects (at most 5), as a browser does.
+func (c *Client) follow(ctx context.Context, method, path string, form url.Values) (Page, error) {
+	for i := 0; i < 6; i++ {
+		resp, body, err := c.do(ctx, method, path, form)
+		if err != nil {
+			return Page{}, err
+		}
+		if resp.StatusCode < 300 || resp.StatusCode >= 400 {
+			return Page{URL: path, Status: resp.StatusCode, Body: body}, nil
+		}
+		loc, err := resp.Location()
+		if err != nil {
+			return Page{}, fmt.Errorf("%s %s: redirect without Location", method, path)
+		}
+		path, method, form = loc.RequestURI(), http.MethodGet, nil
+	}
+	return Page{}, fmt.Errorf("too many redirects from %s", path)
+}
+
+// Get loads a page, following redirects.
+func (c *Client) Get(ctx context.Context, path string) (Page, error) {
+	return c.follow(ctx, http.MethodGet, path, nil)
+}
+
+// Post submits a form, following the redirect that answers it.
+func (c *Client) Post(ctx context.Context, path string, form url.Values) (Page, error) {
+	return c.follow(ctx, http.MethodPost, path, form)
+}
+
+// Login signs in.
+func (c *Client) Login(ctx context.Context, user, password string) (Page, error) {
+	p, err := c.Post(ctx, "/login", url.Values{"username": {user}, "password": {password}})
+	if err == nil && strings.Contains(p.Body, `action="/login"`) {
+		err = fmt.Errorf("login as %s refused (status %d)", user, p.Status)
+	}
+	return p, err
+}

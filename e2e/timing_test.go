@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/stacks-ils/stacks/deskclient"
+)
+
+// deskModes are the two ways of serving: a persistent server, and a new CGI
+// process for every request.
+var deskModes = []struct {
+	name string
+	args []string
+}{{"server", nil}, {"cgi", []string{"--cgi"}}}
+
+// timedBrowserSession runs the browser desk session on a fresh demo library and
+// times each step, splitting it by the Server-Timing of every response.
+func timedBrowserSession(t *testing.T, browser playwright.Browser, args []string) []deskclient.StepResult {
+	srv := startServer(t, args...)
+	page, _ := newPage(t, browser)
+	var mu sync.Mutex
+	var seen []deskclient.Timing
+	page.OnResponse(func(r playwright.Response) {
+		// Only what the event already carries: a call back into the driver from
+		// an event handler would block the dispatcher.
+		h := r.Headers()["server-timing"]
+		var tm deskclient.Timing
+		tm.App, tm.DB, tm.Statements, _ = deskclient.ParseServerTiming(h)
+		tm.Page = r.Request().ResourceType() == "document" && (r.Status() < 300 || r.Status() >= 400)
+		mu.Lock()
+		seen = append(seen, tm)
+		mu.Unlock()
+	})
+	d := &desk{srv: srv, page: page}
+	var out []deskclient.StepResult
+	for _, step := range deskSteps() {
+		mu.Lock()
+		first := len(seen)
+		mu.Unlock()
+		start := time.Now()
+		if !t.Run(step.name, func(t *testing.T) { step.run(t, d) }) {
+			logPage(t, page)
+			t.FailNow()
+		}
+		r := deskclient.StepResult{Name: step.name, Wall: time.Since(start)}
+		mu.Lock()
+		for _, tm := range seen[first:] {
+			r.Requests++
+			r.App += tm.App
+			r.DB += tm.DB
+			r.Statements += tm.Statements
+			if tm.Page {
+				r.Pages++
+			}
+		}
+		mu.Unlock()
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestDeskTiming times the desk session in both modes, in the browser and with the
+// scripted client. In make test it runs the scripted session once per mode (the
+// browser session is TestDeskSession); with STACKS_DESK_TIMING=N (make
+// desk-timing) it runs each N times and writes desk-timing/results.json and
+// results.md with the medians.
+func TestDeskTiming(t *testing.T) {
+	runs, _ := strconv.Atoi(os.Getenv("STACKS_DESK_TIMING"))
+	var results []deskclient.SessionRun
+	var browser playwright.Browser
+	if runs > 0 {
+		browser = launchBrowser(t)
+	}
+	for _, mode := range deskModes {
+		t.Run(mode.name, func(t *testing.T) {
+			for i := 0; i < max(runs, 1); i++ {
+				if runs > 0 {
+					t.Run("browser", func(t *testing.T) {
+						steps := timedBrowserSession(t, browser, mode.args)
+						results = append(results, deskclient.SessionRun{Mode: mode.name, Client: "browser", Steps: steps})
+					})
+				}
+				t.Run("scripted", func(t *testing.T) {
+					srv := startServer(t, mode.args...)
+					steps, err := deskclient.Run(context.Background(), srv.BaseURL)
+					if err != nil {
+						t.Fatal(err)
+					}
+					results = append(results, deskclient.SessionRun{Mode: mode.name, Client: "scripted", Steps: steps})
+					for _, s := range steps {
+						if s.Pages == 0 || s.Statements == 0 {
+							t.Errorf("step %s: %d pages, %d statements: Server-Timing not read", s.Name, s.Pages, s.Statements)
+						}
+					}
+				})
+			}
+		})
+	}
+	if runs == 0 || t.Failed() {
+		return
+	}
+	sums := deskclient.Summarize(results)
+	dir := filepath.Join(moduleRoot(t), "desk-timing")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.MarshalIndent(map[string]any{"when": time.Now().UTC().Format(time.RFC3339), "runs": results, "summaries": sums}, "", "  ")
+	md := "# Desk session timing\n\nMeasured " + time.Now().UTC().Format("2006-01-02 15:04 UTC") +
+		" with `make desk-timing` (STACKS_DESK_TIMING=" + strconv.Itoa(runs) + ").\n" + deskclient.Markdown(sums)
+	for name, b := range map[string][]byte{"results.json": js, "results.md": []byte(md)} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Log("\n" + md)
+}
+
+// moduleRoot is the repository's root, where go.mod is.
+func moduleRoot(t *testing.T) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !fileExists(filepath.Join(dir, "go.mod")) {
+		parent := filepath.Dir(dir)
+		if parent == dir || strings.TrimSpace(parent) == "" {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+	return dir
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

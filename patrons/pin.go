@@ -1,0 +1,58 @@
+package patrons
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/staff"
+)
+
+// SetPIN sets the PIN a patron types at a self-check machine (SIP2's patron
+// password). Only its bcrypt hash is stored. The PIN is 4 to 32 characters without
+// spaces or the "|" that SIP uses to end a field.
+func SetPIN(tx *db.Tx, actor stacks.Actor, patronID int64, pin string) error {
+	if len(pin) < 4 || len(pin) > 32 || strings.ContainsFunc(pin, func(r rune) bool { return r <= ' ' || r == '|' || r == 0x7f }) {
+		return stacks.FieldErrorf("pin", stacks.EINVALID, "Choose a PIN of 4 to 32 letters or digits, without spaces.")
+	}
+	hash, err := staff.HashPassword(pin)
+	if err != nil {
+		return err
+	}
+	res, err := tx.Exec(`UPDATE patrons SET pin_hash = ? WHERE id = ?`, hash, patronID)
+	if err != nil {
+		return fmt.Errorf("set the PIN of patron %d: %w", patronID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", patronID)
+	}
+	return tx.Audit(actor, "patron.pin", "patron", patronID, "PIN set")
+}
+
+// PINHash returns the stored hash of the patron's PIN, "" when none is set. The
+// caller compares with CheckPIN outside the transaction: bcrypt is slow on purpose,
+// and a connection should not be held for it.
+func PINHash(tx *db.Tx, patronID int64) (string, error) {
+	var hash string
+	err := tx.QueryRow(`SELECT pin_hash FROM patrons WHERE id = ?`, patronID).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", patronID)
+	} else if err != nil {
+		return "", fmt.Errorf("read the PIN of patron %d: %w", patronID, err)
+	}
+	return hash, nil
+}
+
+// CheckPIN reports whether pin matches the stored hash. No PIN matches an empty hash
+// (a patron without a PIN), and an empty PIN matches nothing.
+func CheckPIN(hash, pin string) bool {
+	if hash == "" || pin == "" {
+		return false
+	}
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pin)) == nil
+}

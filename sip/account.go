@@ -1,0 +1,142 @@
+package sip
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/staff"
+)
+
+// Account is the account a self-check machine or sorter logs in with (message 93).
+// It answers for one institution and works at one branch: its checkouts and checkins
+// happen there, as a staff account's do.
+type Account struct {
+	ID          int64
+	Username    string
+	Institution string
+	BranchID    int64
+	BranchCode  string
+	BranchName  string
+	Active      bool
+}
+
+// Actor returns the account as the actor of the writes it makes: "sip:kiosk" in the
+// audit log and the checkins list.
+func (a *Account) Actor() stacks.Actor {
+	return stacks.Actor{Name: "sip:" + a.Username, BranchID: a.BranchID}
+}
+
+// NewAccount is what CreateAccount needs.
+type NewAccount struct {
+	Username    string
+	Password    string
+	Institution string
+	BranchCode  string
+}
+
+// validText reports whether s can travel in a SIP field: 1 to max bytes of UTF-8
+// without control characters or the "|" that ends a field.
+func validText(s string, max int) bool {
+	return s != "" && len(s) <= max && utf8.ValidString(s) &&
+		!strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '|' })
+}
+
+// CreateAccount adds a SIP account inside tx. The password is stored as a bcrypt
+// hash, like a staff password.
+func CreateAccount(tx *db.Tx, actor stacks.Actor, n NewAccount) (*Account, error) {
+	n.Username, n.Institution = strings.TrimSpace(n.Username), strings.TrimSpace(n.Institution)
+	switch {
+	case !validText(n.Username, 64) || strings.Contains(n.Username, " "):
+		return nil, stacks.FieldErrorf("username", stacks.EINVALID, "Enter a username of 1 to 64 characters without spaces or \"|\".")
+	case len(n.Password) < 4 || !validText(n.Password, 72):
+		return nil, stacks.FieldErrorf("password", stacks.EINVALID, "Choose a password of 4 to 72 characters without \"|\".")
+	case !validText(n.Institution, 64):
+		return nil, stacks.FieldErrorf("institution", stacks.EINVALID, "Enter the institution ID the machines send (the AO field), up to 64 characters.")
+	}
+	hash, err := staff.HashPassword(n.Password)
+	if err != nil {
+		return nil, err
+	}
+	var branchID int64
+	err = tx.QueryRow(`SELECT id FROM branches WHERE code = ?`, n.BranchCode).Scan(&branchID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, stacks.FieldErrorf("branch", stacks.EINVALID, "There is no branch with code %q.", n.BranchCode)
+	} else if err != nil {
+		return nil, fmt.Errorf("find branch: %w", err)
+	}
+	var id int64
+	err = tx.QueryRow(`INSERT INTO sip_accounts (username, password_hash, institution, branch_id, created_at)
+		VALUES (?, ?, ?, ?, ?) RETURNING id`, n.Username, hash, n.Institution, branchID, db.FormatTime(tx.Now())).Scan(&id)
+	if db.IsUniqueViolation(err) {
+		return nil, stacks.FieldErrorf("username", stacks.ECONFLICT, "The SIP username %q is taken; choose another.", n.Username)
+	} else if err != nil {
+		return nil, fmt.Errorf("insert SIP account: %w", err)
+	}
+	if err := tx.Audit(actor, "sip.account.create", "sip_account", id, n.Username+" for "+n.Institution+" at "+n.BranchCode); err != nil {
+		return nil, err
+	}
+	return findAccount(tx, n.Username)
+}
+
+// findAccount reads an account by username, with its branch.
+func findAccount(tx *db.Tx, username string) (*Account, error) {
+	var a Account
+	err := tx.QueryRow(`SELECT a.id, a.username, a.institution, a.branch_id, b.code, b.name, a.active
+		FROM sip_accounts a JOIN branches b ON b.id = a.branch_id WHERE a.username = ?`, username).Scan(
+		&a.ID, &a.Username, &a.Institution, &a.BranchID, &a.BranchCode, &a.BranchName, &a.Active)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, stacks.Errorf(stacks.ENOTFOUND, "There is no SIP account %q.", username)
+	} else if err != nil {
+		return nil, fmt.Errorf("find SIP account %q: %w", username, err)
+	}
+	return &a, nil
+}
+
+// errBadLogin is the same for an unknown account, a wrong password and an inactive
+// account.
+var errBadLogin = stacks.Errorf(stacks.EUNAUTHORIZED, "The SIP username or password is not right.")
+
+// Authenticate checks a SIP login. The password comparison (bcrypt, slow on purpose)
+// runs outside the read transaction, and also for an unknown account, so that timing
+// does not tell which accounts exist.
+func Authenticate(ctx context.Context, d *db.DB, username, password string) (*Account, error) {
+	var (
+		acct *Account
+		hash string
+	)
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		err := tx.QueryRow(`SELECT password_hash FROM sip_accounts WHERE username = ?`, username).Scan(&hash)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("find SIP account: %w", err)
+		}
+		acct, err = findAccount(tx, username)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if hash == "" {
+		hash = dummyHash()
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || acct == nil || !acct.Active {
+		return nil, errBadLogin
+	}
+	return acct, nil
+}
+
+// dummyHash is compared against for an unknown account, made once at the current cost.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), staff.BcryptCost)
+	return string(h)
+})

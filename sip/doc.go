@@ -1,0 +1,63 @@
+// Package sip is the SIP2 server (3M Standard Interchange Protocol 2.00) that
+// self-check machines and automated materials-handling sorters talk to. It runs
+// the desk's circulation service, so a checkout, checkin or renewal over SIP follows
+// exactly the rules it follows at the desk; only the decisions a member of staff
+// makes at the desk are made by SIP's OverridePolicy instead.
+//
+// # Connections
+//
+// One goroutine serves each connection, handling its messages in order (SIP is
+// request and response). A message ends with CR, CR LF or LF; the answers end the
+// way the terminal's messages do. A message longer than Config.MaxMessage (4 KB)
+// closes the connection, and so does Config.IdleTimeout (5 minutes) without one. A
+// panic while handling a message is logged and closes that connection only.
+//
+// # Login
+//
+// Accounts are rows of sip_accounts (username, bcrypt password hash, institution,
+// branch). Before a successful login (93) every other message is answered with a
+// failed login response (940), which tells a terminal that sent, for example, its
+// status (99) first that it must log in; nothing is read or changed for it. Five such
+// messages, or three failed logins, close the connection. The account's branch is
+// where its checkouts and checkins happen; its institution is the AO of every answer.
+//
+// # Error detection
+//
+// When a request carries a sequence number (AY) and checksum (AZ), the checksum is
+// verified and the answer carries the same sequence number and its own checksum. A
+// wrong checksum, or a message that cannot be parsed or is not supported (the BX
+// field of the status answer lists what is), is answered with 96, a request to send
+// it again; five such messages in a row close the connection. 97 resends the last
+// answer, byte for byte.
+//
+// # Dates
+//
+// Dates are SIP's 18 characters, YYYYMMDD, four blanks (the library's local time
+// zone), HHMMSS. Transaction dates a terminal sends are not checked: a date in the
+// past (an off-line transaction sent later) is accepted, but the transaction happens
+// now; loans are not back-dated.
+//
+// # PINs
+//
+// A patron's PIN (AD) is checked when a terminal sends one: a field sent empty is a
+// wrong PIN. Without the field, the terminal is trusted to have identified the
+// patron. A PIN that matched is remembered for the connection until an end patron
+// session (35), because bcrypt is slow on purpose and terminals send the PIN with
+// every message. A wrong PIN gets a patron status without the patron's name, fines
+// or lists.
+//
+// # Sorters
+//
+// The checkin answer (10) carries the item's permanent location (AQ, its home
+// branch), the destination (CT) of an item that travels, the alert type (CV: 01 a
+// hold to pick up here, 02 a hold to pick up at another branch, 04 a transfer home,
+// 99 anything staff must look at), the holder (CY, DA) of a trapped hold, and a sort
+// bin (CL) from the configured SortBins.
+//
+// # Logging
+//
+// Logins, refusals and errors are logged at info level and above. Each message is
+// logged at debug level with its answer, its duration and its SQL statements; the
+// record is built only when debug logging is enabled, so it costs nothing otherwise.
+// Passwords and PINs are starred out (Redact).
+package sip

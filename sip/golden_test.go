@@ -1,0 +1,103 @@
+package sip_test
+
+import (
+	"bufio"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks/sip"
+)
+
+var update = flag.Bool("update", false, "rewrite the responses of sip/testdata/*.txt (and fill in request checksums written AZ????)")
+
+// TestGolden replays each transcript in testdata against a server on a fresh copy
+// of the small demo library, with the clock standing at testNow, and compares every
+// response byte for byte, checksums included.
+//
+// A transcript has one exchange per pair of lines: "> request" then "< response".
+// Lines starting with "#" and blank lines are comments. A request ending in
+// "AZ????" gets its checksum filled in by -update.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no transcripts in testdata")
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txt")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{SortBins: goldenBins}})
+			replay(t, e, file)
+		})
+	}
+}
+
+// goldenBins is the sorter mapping of the transcripts.
+var goldenBins = sip.SortBins{sip.OutcomeShelf: "1", sip.OutcomeHold: "2", sip.OutcomeRemoteHold: "3", sip.OutcomeTransfer: "4", sip.OutcomeException: "9"}
+
+func replay(t *testing.T, e *env, file string) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	conn, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	changed := false
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !strings.HasPrefix(line, "> ") {
+			t.Fatalf("%s:%d: want a request (> ...), got %q", file, i+1, line)
+		}
+		req := line[2:]
+		if *update && strings.HasSuffix(req, "AZ????") {
+			body := req[:len(req)-4]
+			req = body + sip.Checksum([]byte(body))
+			lines[i], changed = "> "+req, true
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := conn.Write([]byte(req + "\r")); err != nil {
+			t.Fatalf("%s:%d: send: %v", file, i+1, err)
+		}
+		got, err := r.ReadString('\r')
+		if err != nil {
+			t.Fatalf("%s:%d: %s: no response: %v", file, i+1, req, err)
+		}
+		got = strings.TrimSuffix(got, "\r")
+		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "< ") {
+			if !*update {
+				t.Fatalf("%s:%d: the request has no response line (< ...) after it", file, i+1)
+			}
+			lines = append(lines[:i+1], append([]string{"< " + got}, lines[i+1:]...)...)
+			changed = true
+		} else if want := lines[i+1][2:]; got != want {
+			if *update {
+				lines[i+1], changed = "< "+got, true
+			} else {
+				t.Errorf("%s:%d: %s\n got: %s\nwant: %s", file, i+1, req, got, want)
+			}
+		}
+		i++
+	}
+	if changed {
+		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("updated %s", file)
+	}
+}

@@ -1,0 +1,338 @@
+package sip
+
+import (
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Field is one variable-length field of a message: a two-character identifier and
+// its value, which ends at the next "|".
+type Field struct {
+	ID    string
+	Value string
+}
+
+// Message is one parsed request from a self-check machine or sorter.
+type Message struct {
+	// ID is the two-digit command identifier: "93" login, "09" checkin, ...
+	ID string
+	// Fixed holds the fixed-length fields that follow the identifier, as sent.
+	Fixed string
+	// Fields are the variable-length fields, in the order sent.
+	Fields []Field
+	// Seq is the sequence number of the AY field, or -1 when the message has none.
+	Seq int
+	// Checksum is the AZ field's value, "" when the client sent none; ChecksumOK
+	// reports whether it matched the message.
+	Checksum   string
+	ChecksumOK bool
+}
+
+// Get returns the value of the first field with the identifier id, or "".
+func (m *Message) Get(id string) string {
+	v, _ := m.Lookup(id)
+	return v
+}
+
+// Lookup returns the value of the first field with the identifier id, and whether
+// the message has one (a field sent empty is there, with the value "").
+func (m *Message) Lookup(id string) (string, bool) {
+	for _, f := range m.Fields {
+		if f.ID == id {
+			return f.Value, true
+		}
+	}
+	return "", false
+}
+
+// fixedAt returns n bytes of the fixed part from off.
+func (m *Message) fixedAt(off, n int) string { return m.Fixed[off : off+n] }
+
+// Parse errors. A message whose checksum does not match is answered with a request
+// to resend it (96); so is one that cannot be parsed.
+var (
+	ErrChecksum  = errors.New("sip: the checksum (AZ) does not match the message")
+	ErrUnknown   = errors.New("sip: unknown or unsupported message identifier")
+	ErrMalformed = errors.New("sip: malformed message")
+)
+
+// fixedLength returns the length of the fixed-length fields of a request with the
+// identifier id, and false for a message this server does not accept.
+func fixedLength(id string) (int, bool) {
+	switch id {
+	case "93": // UID algorithm, PWD algorithm
+		return 2, true
+	case "99": // status code, max print width, protocol version
+		return 8, true
+	case "23": // language, transaction date
+		return 21, true
+	case "63": // language, transaction date, summary
+		return 31, true
+	case "11", "29": // policy or third party allowed, no block, transaction date, nb due date
+		return 38, true
+	case "09": // no block, transaction date, return date
+		return 37, true
+	case "17", "65", "35": // transaction date
+		return 18, true
+	case "15": // hold mode, transaction date
+		return 19, true
+	case "37": // transaction date, fee type, payment type, currency type
+		return 25, true
+	case "97":
+		return 0, true
+	}
+	return 0, false
+}
+
+// Parse parses one request, without its line terminator. It returns the message
+// with an error wrapping ErrChecksum, ErrUnknown or ErrMalformed when it cannot be
+// used; the message then still has what could be read of it (at least its ID and
+// error detection fields when there were any), so that the answer can echo them.
+func Parse(b []byte) (Message, error) {
+	m := Message{Seq: -1}
+	for len(b) > 0 && (b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	if len(b) < 2 {
+		return m, ErrMalformed
+	}
+	m.ID = string(b[:2])
+	fixed, known := fixedLength(m.ID)
+
+	// Error detection: "AY" and one digit, then "AZ" and four hex digits, at the end.
+	body := b
+	if n := len(b); n >= 8 && b[n-6] == 'A' && b[n-5] == 'Z' {
+		m.Checksum = string(b[n-4:])
+		m.ChecksumOK = checksumMatches(b[:n-4], b[n-4:])
+		body = b[:n-6]
+	}
+	if n := len(body); n >= 5 && body[n-3] == 'A' && body[n-2] == 'Y' && isDigit(body[n-1]) {
+		// Only where a field can start: right after the fixed part or after a "|".
+		if start := n - 3; start == 2+fixed || body[start-1] == '|' {
+			m.Seq = int(body[n-1] - '0')
+			body = body[:start]
+		}
+	}
+	if m.Checksum != "" && !m.ChecksumOK {
+		return m, ErrChecksum
+	}
+	if !known {
+		return m, ErrUnknown
+	}
+	if len(body) < 2+fixed {
+		return m, ErrMalformed
+	}
+	m.Fixed = string(body[2 : 2+fixed])
+	rest := body[2+fixed:]
+	for len(rest) > 0 {
+		if len(rest) < 2 {
+			return m, ErrMalformed
+		}
+		id := string(rest[:2])
+		rest = rest[2:]
+		end := 0
+		for end < len(rest) && rest[end] != '|' {
+			end++
+		}
+		m.Fields = append(m.Fields, Field{ID: id, Value: string(rest[:end])})
+		if end < len(rest) {
+			end++ // the "|"
+		}
+		rest = rest[end:]
+	}
+	return m, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// Checksum returns the SIP2 checksum of b: the two's complement of the 16-bit sum of
+// its bytes, as four upper-case hex digits. b runs from the message's first byte
+// through the "AZ" of the checksum field.
+func Checksum(b []byte) string {
+	return string(appendChecksum(make([]byte, 0, 4), b))
+}
+
+func checksumOf(b []byte) uint16 {
+	var sum uint16
+	for _, c := range b {
+		sum += uint16(c)
+	}
+	return -sum
+}
+
+func appendChecksum(dst, b []byte) []byte {
+	const hex = "0123456789ABCDEF"
+	v := checksumOf(b)
+	return append(dst, hex[v>>12], hex[v>>8&0xF], hex[v>>4&0xF], hex[v&0xF])
+}
+
+// checksumMatches compares a sent checksum, in either letter case, with b's.
+func checksumMatches(b, sent []byte) bool {
+	if len(sent) != 4 {
+		return false
+	}
+	v, err := strconv.ParseUint(string(sent), 16, 16)
+	return err == nil && uint16(v) == checksumOf(b)
+}
+
+// AddErrorDetection appends the sequence number (0 to 9) and the checksum to msg, as
+// a client with error detection does; resend requests (96, 97) carry no sequence
+// number.
+func AddErrorDetection(msg string, seq int) string {
+	b := []byte(msg)
+	if len(msg) >= 2 && msg[:2] != "96" && msg[:2] != "97" {
+		b = append(b, 'A', 'Y', byte('0'+seq%10))
+	}
+	b = append(b, 'A', 'Z')
+	return string(appendChecksum(b, b))
+}
+
+// dateLayout is SIP2's 18-character date: YYYYMMDD, four characters of time zone
+// (blanks for the library's local time), HHMMSS.
+const dateLayout = "20060102    150405"
+
+// response builds one response message into a buffer that the connection reuses.
+type response struct {
+	b []byte
+}
+
+func (r *response) start(id string) {
+	r.b = append(r.b[:0], id...)
+}
+
+// fixed appends fixed-length text as is.
+func (r *response) fixed(s string) { r.b = append(r.b, s...) }
+
+// flag appends "Y" or "N".
+func (r *response) flag(v bool) {
+	if v {
+		r.b = append(r.b, 'Y')
+	} else {
+		r.b = append(r.b, 'N')
+	}
+}
+
+// ok appends "1" or "0".
+func (r *response) ok(v bool) {
+	if v {
+		r.b = append(r.b, '1')
+	} else {
+		r.b = append(r.b, '0')
+	}
+}
+
+// date appends t as an 18-character SIP date in loc.
+func (r *response) date(t time.Time, loc *time.Location) {
+	r.b = t.In(loc).AppendFormat(r.b, dateLayout)
+}
+
+// count appends n as a fixed-length number of width digits, or blanks when n is
+// negative (unknown).
+func (r *response) count(n, width int) {
+	if n < 0 {
+		for range width {
+			r.b = append(r.b, ' ')
+		}
+		return
+	}
+	var tmp [20]byte
+	s := strconv.AppendInt(tmp[:0], int64(n), 10)
+	for i := len(s); i < width; i++ {
+		r.b = append(r.b, '0')
+	}
+	if len(s) > width { // too large to show: the largest that fits
+		for range width {
+			r.b = append(r.b, '9')
+		}
+		return
+	}
+	r.b = append(r.b, s...)
+}
+
+// field appends a variable-length field, even when value is empty (a field the
+// specification requires). Characters that would break the framing ("|", CR, LF)
+// become spaces.
+func (r *response) field(id, value string) {
+	r.b = append(r.b, id...)
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if c == '|' || c == '\r' || c == '\n' {
+			c = ' '
+		}
+		r.b = append(r.b, c)
+	}
+	r.b = append(r.b, '|')
+}
+
+// optional appends a field only when value is not empty.
+func (r *response) optional(id, value string) {
+	if value != "" {
+		r.field(id, value)
+	}
+}
+
+// money appends an amount field ("12.50") for cents.
+func (r *response) money(id string, cents int64) {
+	r.b = append(r.b, id...)
+	r.b = appendMoney(r.b, cents)
+	r.b = append(r.b, '|')
+}
+
+func appendMoney(b []byte, cents int64) []byte {
+	if cents < 0 {
+		b = append(b, '-')
+		cents = -cents
+	}
+	b = strconv.AppendInt(b, cents/100, 10)
+	b = append(b, '.', byte('0'+cents%100/10), byte('0'+cents%10))
+	return b
+}
+
+func formatMoney(cents int64) string { return string(appendMoney(nil, cents)) }
+
+// finish appends the error detection fields when the request had them: the
+// request's sequence number, and the checksum.
+func (r *response) finish(req *Message) []byte {
+	if req != nil && req.Seq >= 0 {
+		r.b = append(r.b, 'A', 'Y', byte('0'+req.Seq))
+	}
+	if req != nil && (req.Checksum != "" || req.Seq >= 0) {
+		r.b = append(r.b, 'A', 'Z')
+		r.b = appendChecksum(r.b, r.b)
+	}
+	return r.b
+}
+
+// parseMoney reads an amount as SIP sends it ("12.50", "3", "0.5") into cents.
+func parseMoney(s string) (int64, bool) {
+	whole, frac := s, ""
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			whole, frac = s[:i], s[i+1:]
+			break
+		}
+	}
+	if (whole == "" && frac == "") || len(whole) > 9 || len(frac) > 2 {
+		return 0, false
+	}
+	var cents int64
+	for _, part := range []string{whole, frac} {
+		for i := 0; i < len(part); i++ {
+			if !isDigit(part[i]) {
+				return 0, false
+			}
+		}
+	}
+	for i := 0; i < len(whole); i++ {
+		cents = cents*10 + int64(whole[i]-'0')
+	}
+	cents *= 100
+	if len(frac) >= 1 {
+		cents += int64(frac[0]-'0') * 10
+	}
+	if len(frac) == 2 {
+		cents += int64(frac[1] - '0')
+	}
+	return cents, true
+}

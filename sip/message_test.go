@@ -1,0 +1,133 @@
+package sip_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/stacks-ils/stacks/sip"
+)
+
+// TestChecksum checks the checksum against the resend requests of the specification
+// and a message from another SIP2 implementation's tests.
+func TestChecksum(t *testing.T) {
+	for _, msg := range []string{
+		"97AZFEF5",
+		"96AZFEF6",
+		"15+20130915    1854553BSpickupLocation|BY3|AO|AApatronId|ABitemId|AY1AZE9BF",
+	} {
+		body, want := msg[:len(msg)-4], msg[len(msg)-4:]
+		if got := sip.Checksum([]byte(body)); got != want {
+			t.Errorf("Checksum(%q) = %s, want %s", body, got, want)
+		}
+	}
+	if got, want := sip.AddErrorDetection("9900302.00", 12), "9900302.00AY2AZFCA4"; got != want {
+		t.Errorf("AddErrorDetection = %s, want %s", got, want)
+	}
+	if got, want := sip.AddErrorDetection("97", 3), "97AZFEF5"; got != want {
+		t.Errorf("AddErrorDetection(97) = %s, want %s (no sequence number)", got, want)
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want sip.Message
+		err  error
+	}{
+		{"Login", "9300CNkiosk|COkiosk|CPCEN|",
+			sip.Message{ID: "93", Fixed: "00", Seq: -1, Fields: []sip.Field{{"CN", "kiosk"}, {"CO", "kiosk"}, {"CP", "CEN"}}}, nil},
+		{"LastFieldWithoutBar", "9300CNkiosk|COkiosk",
+			sip.Message{ID: "93", Fixed: "00", Seq: -1, Fields: []sip.Field{{"CN", "kiosk"}, {"CO", "kiosk"}}}, nil},
+		{"ErrorDetection", "9900302.00AY2AZFCA4",
+			sip.Message{ID: "99", Fixed: "00302.00", Seq: 2, Checksum: "FCA4", ChecksumOK: true}, nil},
+		{"ErrorDetectionAfterField", "1720261130    100000AOCEN|ABI00001|AY5AZ" + sip.Checksum([]byte("1720261130    100000AOCEN|ABI00001|AY5AZ")),
+			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: 5, Checksum: sip.Checksum([]byte("1720261130    100000AOCEN|ABI00001|AY5AZ")), ChecksumOK: true,
+				Fields: []sip.Field{{"AO", "CEN"}, {"AB", "I00001"}}}, nil},
+		{"LowerCaseChecksum", "9900302.00AY2AZfca4",
+			sip.Message{ID: "99", Fixed: "00302.00", Seq: 2, Checksum: "fca4", ChecksumOK: true}, nil},
+		{"SequenceWithoutChecksum", "9900302.00AY4",
+			sip.Message{ID: "99", Fixed: "00302.00", Seq: 4}, nil},
+		// "AY" inside a value is data, not a sequence number.
+		{"AYInsideAValue", "1720261130    100000ABBAY1",
+			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: -1, Fields: []sip.Field{{"AB", "BAY1"}}}, nil},
+		{"TrailingCRLF", "9900302.00\r\n", sip.Message{ID: "99", Fixed: "00302.00", Seq: -1}, nil},
+		{"EmptyValue", "9300CN|CO|", sip.Message{ID: "93", Fixed: "00", Seq: -1, Fields: []sip.Field{{"CN", ""}, {"CO", ""}}}, nil},
+		{"Resend", "97", sip.Message{ID: "97", Seq: -1}, nil},
+		{"BadChecksum", "9900302.00AY2AZ0000", sip.Message{ID: "99", Seq: 2, Checksum: "0000"}, sip.ErrChecksum},
+		{"NotHex", "9900302.00AY2AZZZZZ", sip.Message{ID: "99", Seq: 2, Checksum: "ZZZZ"}, sip.ErrChecksum},
+		{"Unknown", "01N20261130    100000AOCEN|", sip.Message{ID: "01", Seq: -1}, sip.ErrUnknown},
+		{"ShortFixedPart", "23001", sip.Message{ID: "23", Seq: -1}, sip.ErrMalformed},
+		{"FieldCutShort", "9300CNkiosk|C", sip.Message{ID: "93", Fixed: "00", Seq: -1, Fields: []sip.Field{{"CN", "kiosk"}}}, sip.ErrMalformed},
+		{"Empty", "", sip.Message{Seq: -1}, sip.ErrMalformed},
+		{"OneByte", "9", sip.Message{Seq: -1}, sip.ErrMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := sip.Parse([]byte(tt.in))
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("Parse(%q) error = %v, want %v", tt.in, err, tt.err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Parse(%q) =\n%#v\nwant\n%#v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMessageLookup(t *testing.T) {
+	m, err := sip.Parse([]byte("2300120261130    100000AOCEN|AAP0001|AC|AD|"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := m.Lookup("AD"); !ok || v != "" {
+		t.Errorf("Lookup(AD) = %q, %v; want the empty field", v, ok)
+	}
+	if _, ok := m.Lookup("BP"); ok {
+		t.Error("Lookup(BP) found a field that was not sent")
+	}
+	if got := m.Get("AA"); got != "P0001" {
+		t.Errorf("Get(AA) = %q", got)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"9300CNkiosk|COsecret|CPCEN|", "9300CNkiosk|CO****|CPCEN|"},
+		{"2300120261130    100000AOCEN|AAP0001|ACterm|AD1234|", "2300120261130    100000AOCEN|AAP0001|AC****|AD****|"},
+		{"2300120261130    100000AOCEN|AAP0001|AC|AD", "2300120261130    100000AOCEN|AAP0001|AC|AD"},
+		{"9300COpass", "9300CO****"},
+		// The fixed part is never taken for a field: 93's is "CO" here.
+		{"93COCNx|", "93COCNx|"},
+		{"9", "9"},
+	}
+	for _, tt := range tests {
+		if got := sip.Redact([]byte(tt.in)); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseSortBins(t *testing.T) {
+	bins, err := sip.ParseSortBins(" hold=1, transfer=2,shelf=3 ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for o, want := range map[sip.Outcome]string{sip.OutcomeHold: "1", sip.OutcomeRemoteHold: "2", sip.OutcomeTransfer: "2", sip.OutcomeShelf: "3", sip.OutcomeException: ""} {
+		if got := bins.Bin(o); got != want {
+			t.Errorf("Bin(%s) = %q, want %q", o, got, want)
+		}
+	}
+	if got := bins.String(); got != "shelf=3,hold=1,transfer=2" {
+		t.Errorf("String() = %q", got)
+	}
+	if bins, err := sip.ParseSortBins(""); err != nil || len(bins) != 0 {
+		t.Errorf("ParseSortBins(\"\") = %v, %v; want no bins", bins, err)
+	}
+	for _, bad := range []string{"hold", "hold=", "attic=1", "hold=a|b"} {
+		if _, err := sip.ParseSortBins(bad); err == nil {
+			t.Errorf("ParseSortBins(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,496 @@
+package sip
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// Config configures a Server.
+type Config struct {
+	DB     *db.DB
+	Logger *slog.Logger
+	// Prefs supplies the preferences (fines limit, time zone, library name). Nil
+	// gives the server its own cache, read again at most every PrefsMaxAge, so that
+	// a change an administrator makes reaches the terminals within seconds.
+	Prefs       *library.PreferenceCache
+	PrefsMaxAge time.Duration
+	// IdleTimeout closes a connection that sends nothing for this long (default 5
+	// minutes); terminals log in again.
+	IdleTimeout time.Duration
+	// MaxMessage is the longest message accepted, in bytes (default 4096); a longer
+	// one closes the connection.
+	MaxMessage int
+	// MaxConns limits the open connections (default 256); more are closed at once.
+	MaxConns int
+	// SortBins maps checkin outcomes to a sorter's bins (the CL field).
+	SortBins SortBins
+	// Currency is the ISO 4217 code sent with amounts (BH), default "USD".
+	Currency string
+}
+
+// Limits a connection lives with.
+const (
+	// maxProtocolErrors consecutive messages that cannot be used (bad checksum,
+	// unknown identifier, malformed) close the connection.
+	maxProtocolErrors = 5
+	// maxLoginFailures failed logins on one connection close it.
+	maxLoginFailures = 3
+	// maxUnauthenticated messages other than a login before one succeeds close it.
+	maxUnauthenticated = 5
+	writeTimeout       = 30 * time.Second
+)
+
+// Server is the SIP2 server: one goroutine per connection, each handling its
+// terminal's messages in order, with the desk's circulation service.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	circ  *circulation.Service
+	prefs *library.PreferenceCache
+	// prefsAt is when the server's own preference cache was last filled (unix ns).
+	prefsAt  atomic.Int64
+	ownPrefs bool
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*conn]struct{}
+	closing atomic.Bool
+	wg      sync.WaitGroup
+	nextID  atomic.Uint64
+	done    chan struct{}
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 5 * time.Minute
+	}
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = 4096
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 256
+	}
+	if cfg.PrefsMaxAge <= 0 {
+		cfg.PrefsMaxAge = 5 * time.Second
+	}
+	if cfg.Currency == "" {
+		cfg.Currency = "USD"
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	if s.prefs == nil {
+		s.prefs, s.ownPrefs = library.NewPreferenceCache(true), true
+	}
+	s.circ = circulation.NewService(cfg.DB, s.prefs)
+	return s
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("sip: server closed")
+
+// Serve accepts connections on ln until Shutdown, serving each in its own goroutine.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	var tempDelay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			// Out of file descriptors and the like: wait and try again, as net/http does.
+			if tempDelay == 0 {
+				tempDelay = 5 * time.Millisecond
+			} else {
+				tempDelay = min(2*tempDelay, time.Second)
+			}
+			s.log.Warn("sip accept", "err", err, "retry_in", tempDelay)
+			time.Sleep(tempDelay)
+			continue
+		}
+		tempDelay = 0
+		c := &conn{s: s, nc: nc, r: bufio.NewReaderSize(nc, 4096), id: s.nextID.Add(1), remote: nc.RemoteAddr().String(), term: "\r"}
+		s.mu.Lock()
+		if len(s.conns) >= s.cfg.MaxConns || s.closing.Load() {
+			s.mu.Unlock()
+			s.log.Warn("sip connection refused: too many connections", "remote", c.remote, "max", s.cfg.MaxConns)
+			nc.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+// Shutdown stops accepting connections, lets each connection finish the message it
+// is handling (a sorter must get the answer to a checkin that was committed), closes
+// them, and waits for them until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing.Store(true)
+	var err error
+	if s.ln != nil {
+		err = s.ln.Close()
+	}
+	now := time.Now()
+	for c := range s.conns {
+		// Interrupts a connection waiting for its next message; one handling a
+		// message sees closing before it reads again.
+		c.nc.SetReadDeadline(now)
+	}
+	s.mu.Unlock()
+	go func() { s.wg.Wait(); close(s.done) }()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		return fmt.Errorf("sip shutdown: %w", ctx.Err())
+	}
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// preferences returns the preferences, refreshing the server's own cache when it is
+// older than PrefsMaxAge.
+func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
+	if s.ownPrefs {
+		now := time.Now().UnixNano()
+		if at := s.prefsAt.Load(); now-at > int64(s.cfg.PrefsMaxAge) && s.prefsAt.CompareAndSwap(at, now) {
+			s.prefs.Invalidate()
+		}
+	}
+	return s.prefs.Get(ctx, s.cfg.DB)
+}
+
+func (s *Server) remove(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// errTooLong is a message longer than MaxMessage.
+var errTooLong = errors.New("message too long")
+
+// conn is one terminal's connection and its session.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	r      *bufio.Reader
+	id     uint64
+	remote string
+
+	// account is nil until a login succeeds.
+	account *Account
+	// term is the line terminator the terminal uses, which its answers get too.
+	term      string
+	pendingCR bool
+	line      []byte
+	resp      response
+	// last is the last response sent, for a resend request (97).
+	last []byte
+
+	protocolErrors  int
+	loginFailures   int
+	unauthenticated int
+	// pins remembers PINs verified on this connection (see checkPIN).
+	pins map[int64]verifiedPIN
+}
+
+func (c *conn) serve() {
+	defer c.s.remove(c)
+	defer c.nc.Close()
+	defer func() {
+		if p := recover(); p != nil {
+			c.s.log.Error("sip connection crashed; closed it", "conn", c.id, "remote", c.remote, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	ctx := context.Background()
+	c.s.log.Debug("sip connection opened", "conn", c.id, "remote", c.remote)
+	reason := "closed by the terminal"
+	defer func() { c.s.log.Debug("sip connection closed", "conn", c.id, "remote", c.remote, "reason", reason) }()
+	for {
+		c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+		if c.s.closing.Load() {
+			reason = "server shutting down"
+			return
+		}
+		line, err := c.readMessage()
+		if err != nil {
+			switch {
+			case c.s.closing.Load():
+				reason = "server shutting down"
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				reason = "idle timeout"
+			case errors.Is(err, errTooLong):
+				reason = "message too long"
+				c.s.log.Warn("sip message too long; connection closed", "conn", c.id, "remote", c.remote, "max", c.s.cfg.MaxMessage)
+			case errors.Is(err, io.EOF):
+			default:
+				reason = err.Error()
+			}
+			return
+		}
+		keep := c.handleLogged(ctx, line)
+		if !keep {
+			reason = "closed by the server"
+			return
+		}
+	}
+}
+
+// readMessage reads one message up to its terminator: CR, CR LF, or (leniently) LF.
+// Empty lines are skipped.
+func (c *conn) readMessage() ([]byte, error) {
+	c.line = c.line[:0]
+	for {
+		b, err := c.r.ReadByte()
+		if err != nil {
+			return nil, err
+		}
+		switch b {
+		case '\r':
+			if len(c.line) == 0 {
+				continue
+			}
+			c.term, c.pendingCR = "\r", true
+			// The LF of a CR LF has usually arrived with the message.
+			if c.r.Buffered() > 0 {
+				if next, _ := c.r.Peek(1); len(next) == 1 && next[0] == '\n' {
+					c.r.ReadByte()
+					c.term, c.pendingCR = "\r\n", false
+				}
+			}
+			return c.line, nil
+		case '\n':
+			if c.pendingCR {
+				c.term, c.pendingCR = "\r\n", false
+				continue
+			}
+			if len(c.line) == 0 {
+				continue
+			}
+			c.term = "\n"
+			return c.line, nil
+		default:
+			c.pendingCR = false
+			if len(c.line) >= c.s.cfg.MaxMessage {
+				return nil, errTooLong
+			}
+			c.line = append(c.line, b)
+		}
+	}
+}
+
+// handleLogged handles one message and writes its answer; with debug logging on,
+// it also logs the exchange with its timing and SQL statement count. The log
+// record is built only then: at info level the hot path does none of it.
+func (c *conn) handleLogged(ctx context.Context, line []byte) bool {
+	debugOn := c.s.log.Enabled(ctx, slog.LevelDebug)
+	var (
+		start time.Time
+		stats *db.Stats
+	)
+	if debugOn {
+		start = time.Now()
+		ctx, stats = db.WithStats(ctx)
+	}
+	resp, keep := c.handle(ctx, line)
+	var werr error
+	if resp != nil {
+		werr = c.write(resp)
+	}
+	if debugOn {
+		c.logExchange(ctx, line, resp, time.Since(start), stats)
+	}
+	if werr != nil {
+		c.s.log.Debug("sip write failed", "conn", c.id, "remote", c.remote, "err", werr)
+		return false
+	}
+	return keep
+}
+
+func (c *conn) write(resp []byte) error {
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	// One write for message and terminator: one packet on the wire.
+	resp = append(resp, c.term...)
+	_, err := c.nc.Write(resp)
+	return err
+}
+
+func (c *conn) logExchange(ctx context.Context, req, resp []byte, took time.Duration, stats *db.Stats) {
+	account := ""
+	if c.account != nil {
+		account = c.account.Username
+	}
+	c.s.log.LogAttrs(ctx, slog.LevelDebug, "sip message",
+		slog.Uint64("conn", c.id),
+		slog.String("account", account),
+		slog.String("request", Redact(req)),
+		slog.String("response", string(resp)),
+		slog.Duration("took", took),
+		slog.Int64("sql", stats.Statements()),
+		slog.Duration("db", stats.Duration()),
+	)
+}
+
+// Redact returns a message for a log, with the values of the password fields (the
+// login password CO, the patron's PIN AD, the terminal password AC) starred out.
+func Redact(msg []byte) string {
+	if len(msg) < 2 {
+		return string(msg)
+	}
+	fixed, _ := fixedLength(string(msg[:2]))
+	out := make([]byte, 0, len(msg))
+	out = append(out, msg[:min(len(msg), 2+fixed)]...)
+	for i := 2 + fixed; i < len(msg); {
+		// A field starts here.
+		end := i
+		for end < len(msg) && msg[end] != '|' {
+			end++
+		}
+		if end-i >= 2 {
+			switch string(msg[i : i+2]) {
+			case "CO", "AD", "AC":
+				out = append(out, msg[i:i+2]...)
+				if end-i > 2 {
+					out = append(out, "****"...)
+				}
+				i += end - i
+				if i < len(msg) {
+					out = append(out, '|')
+					i++
+				}
+				continue
+			}
+		}
+		if end < len(msg) {
+			end++
+		}
+		out = append(out, msg[i:end]...)
+		i = end
+	}
+	return string(out)
+}
+
+// handle answers one message. It returns the response (nil for none) and whether the
+// connection stays open. A panic while handling is recovered in serve, which closes
+// the connection: a bug must not take the server down.
+func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
+	m, err := Parse(line)
+	if err != nil {
+		c.protocolErrors++
+		if c.protocolErrors >= maxProtocolErrors {
+			c.s.log.Warn("sip: too many unusable messages; connection closed", "conn", c.id, "remote", c.remote, "err", err)
+			return nil, false
+		}
+		c.s.log.Info("sip: unusable message; asked for a resend", "conn", c.id, "remote", c.remote, "err", err, "id", m.ID)
+		return c.requestResend(&m), true
+	}
+	c.protocolErrors = 0
+
+	if m.ID == "97" {
+		if c.last == nil {
+			return c.requestResend(&m), true
+		}
+		return c.last, true
+	}
+	if c.account == nil && m.ID != "93" {
+		c.unauthenticated++
+		c.resp.start("94")
+		c.resp.ok(false)
+		resp := c.resp.finish(&m)
+		if c.unauthenticated >= maxUnauthenticated {
+			c.s.log.Warn("sip: messages without a login; connection closed", "conn", c.id, "remote", c.remote)
+			return resp, false
+		}
+		return c.remember(resp), true
+	}
+
+	keep := true
+	switch m.ID {
+	case "93":
+		keep = c.login(ctx, &m)
+	case "99":
+		c.status(ctx, &m)
+	case "23":
+		c.patronStatus(ctx, &m)
+	case "63":
+		c.patronInformation(ctx, &m)
+	case "11":
+		c.checkout(ctx, &m)
+	case "09":
+		c.checkin(ctx, &m)
+	case "17":
+		c.itemInformation(ctx, &m)
+	case "29":
+		c.renew(ctx, &m)
+	case "65":
+		c.renewAll(ctx, &m)
+	case "15":
+		c.hold(ctx, &m)
+	case "35":
+		c.endSession(ctx, &m)
+	case "37":
+		c.feePaid(ctx, &m)
+	}
+	return c.remember(c.resp.finish(&m)), keep
+}
+
+// requestResend is the 96 message: please send your last message again.
+func (c *conn) requestResend(m *Message) []byte {
+	c.resp.start("96")
+	if m.Checksum != "" {
+		c.resp.b = append(c.resp.b, 'A', 'Z')
+		c.resp.b = appendChecksum(c.resp.b, c.resp.b)
+	}
+	return c.resp.b
+}
+
+// remember keeps a copy of the response for a resend request.
+func (c *conn) remember(resp []byte) []byte {
+	c.last = append(c.last[:0], resp...)
+	return resp
+}
+
+// internalError logs an error of ours; the terminal gets a message sending the
+// patron to the desk.
+func (c *conn) internalError(ctx context.Context, what string, err error) {
+	c.s.log.LogAttrs(ctx, slog.LevelError, "sip "+what, slog.Uint64("conn", c.id), slog.String("remote", c.remote), slog.Any("err", err))
+}

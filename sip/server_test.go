@@ -1,0 +1,296 @@
+package sip_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/sip"
+)
+
+// rawConn is a connection that sends and reads bytes exactly.
+type rawConn struct {
+	t testing.TB
+	c net.Conn
+	r *bufio.Reader
+}
+
+func (e *env) raw() *rawConn {
+	e.tb.Helper()
+	c, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	e.tb.Cleanup(func() { c.Close() })
+	return &rawConn{t: e.tb, c: c, r: bufio.NewReader(c)}
+}
+
+func (rc *rawConn) write(s string) {
+	rc.t.Helper()
+	rc.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := rc.c.Write([]byte(s)); err != nil {
+		rc.t.Fatalf("write %q: %v", s, err)
+	}
+}
+
+// read reads up to and including the next delim.
+func (rc *rawConn) read(delim byte) string {
+	rc.t.Helper()
+	rc.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	s, err := rc.r.ReadString(delim)
+	if err != nil {
+		rc.t.Fatalf("read: %v (got %q)", err, s)
+	}
+	return s
+}
+
+// closed reports whether the server closed the connection within d (an end of
+// file, or a reset when it closed with bytes unread).
+func (rc *rawConn) closed(d time.Duration) bool {
+	rc.c.SetReadDeadline(time.Now().Add(d))
+	_, err := io.ReadAll(rc.r)
+	return !errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+func TestFraming(t *testing.T) {
+	e := newEnv(t)
+	t.Run("CR", func(t *testing.T) {
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CPCEN|\r")
+		if got := rc.read('\r'); got != "941\r" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("CRLF", func(t *testing.T) {
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CPCEN|\r\n")
+		if got := rc.read('\n'); got != "941\r\n" {
+			t.Errorf("got %q, want the terminal's CR LF", got)
+		}
+	})
+	t.Run("LF", func(t *testing.T) {
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CPCEN|\n")
+		if got := rc.read('\n'); got != "941\n" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("TwoMessagesInOneWrite", func(t *testing.T) {
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CPCEN|\r\n9900302.00\r\n")
+		if got := rc.read('\n'); got != "941\r\n" {
+			t.Errorf("first: %q", got)
+		}
+		if got := rc.read('\n'); !strings.HasPrefix(got, "98YYYY") || !strings.HasSuffix(got, "\r\n") {
+			t.Errorf("second: %q", got)
+		}
+	})
+	t.Run("OneMessageInPieces", func(t *testing.T) {
+		rc := e.raw()
+		for _, part := range []string{"9300CN", "kiosk|CO", "kiosk|CPCEN|", "\r"} {
+			rc.write(part)
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := rc.read('\r'); got != "941\r" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("EmptyLinesIgnored", func(t *testing.T) {
+		rc := e.raw()
+		rc.write("\r\n\r\n9300CNkiosk|COkiosk|CPCEN|\r")
+		if got := rc.read('\r'); got != "941\r" {
+			t.Errorf("got %q", got)
+		}
+	})
+}
+
+func TestLimits(t *testing.T) {
+	e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{IdleTimeout: 300 * time.Millisecond, MaxMessage: 512}})
+	t.Run("MessageTooLong", func(t *testing.T) {
+		rc := e.raw()
+		rc.write(strings.Repeat("9", 600))
+		if !rc.closed(5 * time.Second) {
+			t.Error("a message over MaxMessage did not close the connection")
+		}
+	})
+	t.Run("LongestMessage", func(t *testing.T) {
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CP" + strings.Repeat("x", 512-22) + "\r")
+		if got := rc.read('\r'); got != "941\r" {
+			t.Errorf("a message of MaxMessage bytes: got %q", got)
+		}
+	})
+	t.Run("IdleTimeout", func(t *testing.T) {
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CPCEN|\r")
+		rc.read('\r')
+		start := time.Now()
+		if !rc.closed(5 * time.Second) {
+			t.Fatal("an idle connection was not closed")
+		}
+		if d := time.Since(start); d < 250*time.Millisecond {
+			t.Errorf("closed after %v, before the idle timeout", d)
+		}
+	})
+	t.Run("SlowMessage", func(t *testing.T) {
+		// A message trickling in a byte at a time is bounded by the idle timeout too.
+		rc := e.raw()
+		start := time.Now()
+		for i := 0; i < 100 && time.Since(start) < 2*time.Second; i++ {
+			if _, err := rc.c.Write([]byte("9")); err != nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !rc.closed(3 * time.Second) {
+			t.Error("a message that never ends was not cut off")
+		}
+	})
+}
+
+func TestProtocolErrors(t *testing.T) {
+	e := newEnv(t)
+	t.Run("GarbageClosesAfterFive", func(t *testing.T) {
+		rc := e.raw()
+		for i := range 4 {
+			rc.write("XX\r")
+			if got := rc.read('\r'); got != "96\r" {
+				t.Fatalf("garbage %d: got %q, want 96", i+1, got)
+			}
+		}
+		rc.write("XX\r")
+		if !rc.closed(5 * time.Second) {
+			t.Error("the fifth unusable message in a row did not close the connection")
+		}
+	})
+	t.Run("GoodMessageResetsCount", func(t *testing.T) {
+		rc := e.raw()
+		for range 3 {
+			for range 4 {
+				rc.write("\x00\xff\x01\r")
+				rc.read('\r')
+			}
+			rc.write("9300CNkiosk|COkiosk|CPCEN|\r")
+			if got := rc.read('\r'); got != "941\r" {
+				t.Fatalf("got %q", got)
+			}
+		}
+	})
+	t.Run("UnauthenticatedClosesAfterFive", func(t *testing.T) {
+		rc := e.raw()
+		for range 4 {
+			rc.write("9900302.00\r")
+			if got := rc.read('\r'); got != "940\r" {
+				t.Fatalf("got %q", got)
+			}
+		}
+		rc.write("9900302.00\r")
+		if got := rc.read('\r'); got != "940\r" {
+			t.Fatalf("got %q", got)
+		}
+		if !rc.closed(5 * time.Second) {
+			t.Error("five messages without a login did not close the connection")
+		}
+	})
+	t.Run("FailedLoginsCloseAfterThree", func(t *testing.T) {
+		rc := e.raw()
+		for range 2 {
+			rc.write("9300CNkiosk|COwrong|CPCEN|\r")
+			if got := rc.read('\r'); got != "940\r" {
+				t.Fatalf("got %q", got)
+			}
+		}
+		rc.write("9300CNkiosk|COwrong|CPCEN|\r")
+		rc.read('\r')
+		if !rc.closed(5 * time.Second) {
+			t.Error("three failed logins did not close the connection")
+		}
+	})
+}
+
+// TestConcurrentTerminals runs terminals in parallel, each checking items out and
+// in, as a branch's self-checks and sorter do.
+func TestConcurrentTerminals(t *testing.T) {
+	e := newEnv(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for i := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := sip.Dial(context.Background(), e.addr)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			c.ErrorDetection = i%2 == 0
+			if err := c.Login("kiosk", "kiosk", "CEN"); err != nil {
+				errs <- err
+				return
+			}
+			barcode := "I0000" + string(rune('1'+i))
+			for range 5 {
+				resp, err := c.Send(checkoutMsg("P0001", barcode))
+				if err != nil || !strings.HasPrefix(resp, "121") {
+					errs <- errors.New("checkout " + barcode + ": " + resp)
+					return
+				}
+				resp, err = c.Send(checkinMsg(barcode))
+				if err != nil || !strings.HasPrefix(resp, "101") {
+					errs <- errors.New("checkin " + barcode + ": " + resp)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestShutdown: a connection waiting for its next message is closed at once, and
+// the server stops accepting.
+func TestShutdown(t *testing.T) {
+	d := openDemoCopy(t, smallDemo, db.Options{})
+	srv := sip.New(sip.Config{DB: d})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	e := &env{tb: t, d: d, srv: srv, addr: ln.Addr().String()}
+	c := e.client()
+	if resp := send(t, c, "9900302.00"); !strings.HasPrefix(resp, "98") {
+		t.Fatalf("status: %q", resp)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Shutdown took %v", d)
+	}
+	if err := <-done; !errors.Is(err, sip.ErrServerClosed) {
+		t.Errorf("Serve returned %v", err)
+	}
+	if _, err := c.Send("9900302.00"); err == nil {
+		t.Error("the connection still answers after Shutdown")
+	}
+	if _, err := net.DialTimeout("tcp", e.addr, time.Second); err == nil {
+		t.Error("the server still accepts connections after Shutdown")
+	}
+}

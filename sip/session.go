@@ -1,0 +1,277 @@
+package sip
+
+import (
+	"context"
+	"crypto/sha256"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// language is what the answers are written in: 001, English.
+const language = "001"
+
+// supportedMessages is the BX field of the status response: Y or N for, in order,
+// patron status, checkout, checkin, block patron, SC/ACS status, resend, login,
+// patron information, end patron session, fee paid, item information, item status
+// update, patron enable, hold, renew, renew all.
+const supportedMessages = "YYYNYYYYYYYNNYYY"
+
+// login answers 93 with 94. A terminal may log in again on the same connection (as
+// another account); a failed login leaves it logged out. After maxLoginFailures
+// failures the connection is closed.
+func (c *conn) login(ctx context.Context, m *Message) bool {
+	user, pass := m.Get("CN"), m.Get("CO")
+	c.account = nil
+	var acct *Account
+	var err error
+	// Algorithm "0" is plain text, the only one the specification defines.
+	if m.Fixed == "00" && user != "" && pass != "" {
+		acct, err = Authenticate(ctx, c.s.cfg.DB, user, pass)
+	} else {
+		err = errBadLogin
+	}
+	c.resp.start("94")
+	if err != nil {
+		c.resp.ok(false)
+		c.loginFailures++
+		if stacks.ErrorCode(err) == stacks.EUNAUTHORIZED {
+			c.s.log.Info("sip login failed", "conn", c.id, "remote", c.remote, "user", user)
+		} else {
+			c.internalError(ctx, "login", err)
+		}
+		if c.loginFailures >= maxLoginFailures {
+			c.s.log.Warn("sip: too many failed logins; connection closed", "conn", c.id, "remote", c.remote, "user", user)
+			return false
+		}
+		return true
+	}
+	c.account = acct
+	c.loginFailures, c.unauthenticated = 0, 0
+	c.s.log.Info("sip login", "conn", c.id, "remote", c.remote, "user", acct.Username, "institution", acct.Institution, "branch", acct.BranchCode)
+	c.resp.ok(true)
+	return true
+}
+
+// status answers 99 (SC status) with 98 (ACS status).
+func (c *conn) status(ctx context.Context, m *Message) {
+	prefs := c.preferences(ctx)
+	r := &c.resp
+	r.start("98")
+	r.fixed("Y")   // on-line
+	r.fixed("Y")   // checkin ok
+	r.fixed("Y")   // checkout ok
+	r.fixed("Y")   // ACS renewal policy: renewals allowed
+	r.fixed("N")   // status update ok: item status update is not supported
+	r.fixed("N")   // off-line ok: loans are not back-dated to an off-line time
+	r.fixed("100") // timeout period, tenths of a second
+	r.fixed("003") // retries allowed
+	r.date(c.now(), prefs.Location)
+	r.fixed("2.00")
+	r.field("AO", c.account.Institution)
+	r.field("AM", prefs.LibraryName)
+	r.field("BX", supportedMessages)
+	r.field("AN", c.account.BranchCode)
+}
+
+// endSession answers 35 with 36. The connection stays logged in; the PINs verified
+// on it are forgotten, so that the next patron at the terminal starts afresh.
+func (c *conn) endSession(ctx context.Context, m *Message) {
+	prefs := c.preferences(ctx)
+	clear(c.pins)
+	r := &c.resp
+	r.start("36")
+	r.fixed("Y")
+	r.date(c.now(), prefs.Location)
+	r.field("AO", c.account.Institution)
+	r.field("AA", m.Get("AA"))
+	r.field("AF", "Thank you. Your session has ended.")
+}
+
+// now is the transaction time of an answer: the database's clock, which tests set.
+func (c *conn) now() time.Time { return c.s.cfg.DB.Now() }
+
+// preferences returns the library's preferences; on an error (logged) the defaults,
+// so that an answer can still be given.
+func (c *conn) preferences(ctx context.Context) library.Preferences {
+	p, err := c.s.preferences(ctx)
+	if err != nil {
+		c.internalError(ctx, "read preferences", err)
+		return library.Preferences{LibraryName: "Library", FinesLimitCents: 500, Location: time.UTC}
+	}
+	return p
+}
+
+// actor is the logged-in account as the actor of writes.
+func (c *conn) actor() stacks.Actor { return c.account.Actor() }
+
+// verifiedPIN is a PIN that matched a patron's stored hash on this connection.
+type verifiedPIN struct {
+	hash string
+	sum  [sha256.Size]byte
+}
+
+// checkPIN compares a PIN with a patron's stored hash. bcrypt takes tens of
+// milliseconds by design, and a self-check sends the PIN with every message of a
+// patron's session, so a PIN that matched is remembered for the connection (as a
+// SHA-256, with the stored hash it matched): the patron's next messages cost a map
+// look-up. A changed PIN hash, or a different PIN, is compared again.
+func (c *conn) checkPIN(patronID int64, hash, pin string) bool {
+	sum := sha256.Sum256([]byte(pin))
+	if v, ok := c.pins[patronID]; ok && v.hash == hash && v.sum == sum {
+		return true
+	}
+	if !patrons.CheckPIN(hash, pin) {
+		return false
+	}
+	if c.pins == nil || len(c.pins) >= 64 {
+		c.pins = map[int64]verifiedPIN{}
+	}
+	c.pins[patronID] = verifiedPIN{hash: hash, sum: sum}
+	return true
+}
+
+// needs says what findPatron reads beside the patron.
+type needs uint8
+
+const (
+	needStanding needs = 1 << iota
+	needLoans
+	needHolds
+	needLedger
+)
+
+// patronView is a patron as a message sees them: found or not, and whether the PIN
+// (AD) the terminal sent, if any, is right.
+type patronView struct {
+	card     string
+	p        *patrons.Patron
+	pinGiven bool
+	pinOK    bool
+	standing patrons.StandingSummary
+	// maxLoans is the loan limit of the patron's general rule, -1 if none.
+	maxLoans int
+	loans    []circulation.Loan
+	holds    []holds.Hold
+	ledger   []patrons.LedgerEntry
+}
+
+// authorized: the patron exists, and the PIN is right or none was sent. A PIN field
+// sent empty is a PIN, and matches nothing: a terminal that sends AD means to
+// check it.
+func (v *patronView) authorized() bool { return v.p != nil && (!v.pinGiven || v.pinOK) }
+
+// findPatron reads the patron of the AA field and what need asks for, in one read
+// transaction, then checks the PIN (AD) outside it.
+func (c *conn) findPatron(ctx context.Context, m *Message, need needs) (patronView, error) {
+	v := patronView{card: m.Get("AA"), maxLoans: -1}
+	pin, pinGiven := m.Lookup("AD")
+	v.pinGiven = pinGiven
+	var hash string
+	err := c.s.cfg.DB.Read(ctx, func(tx *db.Tx) error {
+		p, err := patrons.FindByCard(tx, v.card)
+		switch stacks.ErrorCode(err) {
+		case "":
+		case stacks.ENOTFOUND, stacks.EINVALID:
+			return nil
+		default:
+			return err
+		}
+		v.p = p
+		if pinGiven {
+			if hash, err = patrons.PINHash(tx, p.ID); err != nil {
+				return err
+			}
+		}
+		if need&needStanding != 0 {
+			if v.standing, err = patrons.Standing(tx, p.ID); err != nil {
+				return err
+			}
+			if rule, err := circulation.ResolveRule(tx, p.CategoryID, 0, c.account.BranchID); err == nil {
+				v.maxLoans = rule.MaxLoans
+			} else if stacks.ErrorCode(err) == stacks.EINTERNAL {
+				return err
+			}
+		}
+		if need&needLoans != 0 {
+			if v.loans, err = circulation.PatronLoans(tx, p.ID); err != nil {
+				return err
+			}
+		}
+		if need&needHolds != 0 {
+			if v.holds, err = holds.PatronHolds(tx, p.ID); err != nil {
+				return err
+			}
+		}
+		if need&needLedger != 0 {
+			if v.ledger, err = patrons.Ledger(tx, p.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return patronView{card: v.card, maxLoans: -1}, err
+	}
+	if v.p != nil && pinGiven {
+		v.pinOK = c.checkPIN(v.p.ID, hash, pin)
+	}
+	return v, nil
+}
+
+// Screen messages about the patron in front of the terminal.
+const (
+	msgPatronNotFound = "Your card was not found. Please see staff at the desk."
+	msgWrongPIN       = "The PIN is not right. Please try again."
+	msgTryAgain       = "That did not work. Please try again, or see staff at the desk."
+)
+
+// problem returns why the patron cannot borrow or renew, for the screen: no such
+// card, a wrong PIN, an expired card, a block by staff; "" when none of these.
+func (v *patronView) problem(prefs library.Preferences, now time.Time) string {
+	switch {
+	case v.p == nil:
+		return msgPatronNotFound
+	case v.pinGiven && !v.pinOK:
+		return msgWrongPIN
+	case v.p.Expired(now.In(prefs.Location)):
+		return blockMessage(circulation.BlockCardExpired)
+	case v.p.Blocked:
+		return blockMessage(circulation.BlockPatronBlocked)
+	}
+	return ""
+}
+
+// patronStatus appends the 14 flags of the patron status fixed field: charge,
+// renewal, recall and hold privileges denied; too many items charged; excessive
+// outstanding fines. A patron who is not found, or whose PIN is wrong, is denied
+// everything.
+func (r *response) patronStatus(v *patronView, prefs library.Preferences, now time.Time) {
+	var s [14]byte
+	for i := range s {
+		s[i] = ' '
+	}
+	denied := !v.authorized() || v.p.Expired(now.In(prefs.Location)) || v.p.Blocked
+	tooMany, fines := false, false
+	if v.authorized() {
+		tooMany = v.maxLoans >= 0 && v.standing.Loans >= v.maxLoans
+		fines = v.standing.BalanceCents > prefs.FinesLimitCents
+	}
+	mark := func(i int, on bool) {
+		if on {
+			s[i] = 'Y'
+		}
+	}
+	mark(0, denied || tooMany || fines)
+	mark(1, denied)
+	mark(2, denied)
+	mark(3, denied)
+	mark(5, tooMany)
+	mark(10, fines)
+	r.b = append(r.b, s[:]...)
+}

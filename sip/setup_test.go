@@ -1,0 +1,270 @@
+package sip_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/staff"
+)
+
+// testNow is a Monday morning at Central: 21 days later is an open Monday.
+var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+// smallDemo is the library most tests use: the fixtures and a small generated part.
+var smallDemo = demo.Options{Titles: 50, Patrons: 30}
+
+func TestMain(m *testing.M) {
+	// The race detector makes bcrypt many times slower; tests need no strong hashes.
+	staff.BcryptCost = bcrypt.MinCost
+	code := m.Run()
+	if templates.dir != "" {
+		os.RemoveAll(templates.dir)
+	}
+	os.Exit(code)
+}
+
+// env is a demo library in a file of its own, with a SIP server on 127.0.0.1.
+type env struct {
+	tb   testing.TB
+	d    *db.DB
+	srv  *sip.Server
+	addr string
+}
+
+// envOptions change what newEnv sets up.
+type envOptions struct {
+	demo     demo.Options
+	db       db.Options
+	config   sip.Config // DB and Logger are filled in
+	logLevel slog.Level
+	// realClock keeps the database's real clock; by default it stands at testNow.
+	realClock bool
+}
+
+// newEnv copies a demo library created on testNow and starts a server on it.
+func newEnv(tb testing.TB) *env {
+	return newEnvWith(tb, envOptions{demo: smallDemo})
+}
+
+func newEnvWith(tb testing.TB, o envOptions) *env {
+	tb.Helper()
+	d := openDemoCopy(tb, o.demo, o.db)
+	if !o.realClock {
+		d.Now = func() time.Time { return testNow }
+	}
+	cfg := o.config
+	cfg.DB = d
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: o.logLevel}))
+	}
+	srv := sip.New(cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			tb.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; !errors.Is(err, sip.ErrServerClosed) {
+			tb.Errorf("Serve returned %v, want ErrServerClosed", err)
+		}
+	})
+	return &env{tb: tb, d: d, srv: srv, addr: ln.Addr().String()}
+}
+
+// openDemoCopy opens a copy of the demo library template for opt.
+func openDemoCopy(tb testing.TB, opt demo.Options, dopt db.Options) *db.DB {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "stacks.db")
+	b, err := os.ReadFile(demoTemplate(tb, opt))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	d, err := db.Open(path, dopt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	return d
+}
+
+// templates holds one demo library file per size, created on testNow the first
+// time a test asks for it; each test works on its own copy.
+var templates struct {
+	mu    sync.Mutex
+	dir   string
+	paths map[demo.Options]string
+}
+
+func demoTemplate(tb testing.TB, opt demo.Options) string {
+	tb.Helper()
+	templates.mu.Lock()
+	defer templates.mu.Unlock()
+	if p, ok := templates.paths[opt]; ok {
+		return p
+	}
+	if templates.dir == "" {
+		dir, err := os.MkdirTemp("", "stacks-sip-test-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		templates.dir, templates.paths = dir, map[demo.Options]string{}
+	}
+	p := filepath.Join(templates.dir, fmt.Sprintf("demo-%d-%d.db", opt.Titles, opt.Patrons))
+	d, err := db.Open(p, db.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d.Now = func() time.Time { return testNow }
+	if _, err := d.Migrate(context.Background()); err != nil {
+		d.Close()
+		tb.Fatal(err)
+	}
+	if _, err := demo.Create(context.Background(), d, opt); err != nil {
+		d.Close()
+		tb.Fatal(err)
+	}
+	// Closing the last connection checkpoints the WAL into the file.
+	if err := d.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	templates.paths[opt] = p
+	return p
+}
+
+// client connects and logs in as the demo's kiosk account.
+func (e *env) client() *sip.Client {
+	e.tb.Helper()
+	c := e.dial()
+	if err := c.Login("kiosk", "kiosk", "CEN"); err != nil {
+		e.tb.Fatal(err)
+	}
+	return c
+}
+
+// dial connects without logging in.
+func (e *env) dial() *sip.Client {
+	e.tb.Helper()
+	c, err := sip.Dial(context.Background(), e.addr)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	e.tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// send sends a message and fails the test on a transport error.
+func send(tb testing.TB, c *sip.Client, msg string) string {
+	tb.Helper()
+	resp, err := c.Send(msg)
+	if err != nil {
+		tb.Fatalf("%s: %v", msg, err)
+	}
+	return resp
+}
+
+// queryString runs a query that returns one value, as text.
+func (e *env) queryString(query string, args ...any) string {
+	e.tb.Helper()
+	var s sql.NullString
+	err := e.d.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(query, args...).Scan(&s)
+	})
+	if err != nil {
+		e.tb.Fatalf("%s: %v", query, err)
+	}
+	return s.String
+}
+
+// queryRows runs a query and returns its rows as text, one string per row.
+func queryRows(tb testing.TB, d *db.DB, query string, args ...any) []string {
+	tb.Helper()
+	var out []string
+	err := d.Read(context.Background(), func(tx *db.Tx) error {
+		rows, err := tx.Query(query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			parts := make([]string, len(cols))
+			for i, v := range vals {
+				parts[i] = cols[i] + "=" + v.String
+				if !v.Valid {
+					parts[i] = cols[i] + "=NULL"
+				}
+			}
+			out = append(out, strings.Join(parts, " "))
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+	return out
+}
+
+// responseFields splits a response's variable-length fields, after fixed bytes of
+// fixed-length fields following the identifier, into the first value of each.
+func responseFields(resp string, fixed int) map[string]string {
+	out := map[string]string{}
+	if len(resp) < 2+fixed {
+		return out
+	}
+	for _, f := range strings.Split(resp[2+fixed:], "|") {
+		if len(f) < 2 {
+			continue
+		}
+		if _, ok := out[f[:2]]; !ok {
+			out[f[:2]] = f[2:]
+		}
+	}
+	return out
+}
+
+// Request builders, with the transaction date at testNow.
+const sipNow = "20261130    100000"
+
+func checkoutMsg(card, barcode string) string {
+	return "11YN" + sipNow + strings.Repeat(" ", 18) + "AOCEN|AA" + card + "|AB" + barcode + "|AC|"
+}
+
+func checkinMsg(barcode string) string {
+	return "09N" + sipNow + sipNow + "APCEN|AOCEN|AB" + barcode + "|AC|"
+}
