@@ -59,7 +59,7 @@ func (s *Service) Checkout(ctx context.Context, req CheckoutRequest) (CheckoutRe
 func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs library.Preferences, res *CheckoutResult) error {
 	now := tx.Now()
 	loc := prefs.Location
-	p, err := patrons.FindByID(tx, req.PatronID)
+	p, standing, err := patrons.FindWithStanding(tx, req.PatronID)
 	if err != nil {
 		return err
 	}
@@ -111,10 +111,6 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 		return nil
 	}
 
-	standing, err := patrons.Standing(tx, p.ID)
-	if err != nil {
-		return err
-	}
 	rule, err := ResolveRule(tx, p.CategoryID, it.ItemTypeID, req.Actor.BranchID)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ type Timing struct {
 	// App, DB and Statements are the server's own figures (Server-Timing).
 	App, DB    time.Duration
 	Statements int
+	Selects    int
 	// Page is true for an HTML page (what a person waits for).
 	Page bool
 }
@@ -52,7 +53,10 @@ func New(base string) *Client {
 	}
 }
 
-var serverTimingRE = regexp.MustCompile(`app;dur=([0-9.]+), db;dur=([0-9.]+), sql;desc="(\d+)"`)
+var (
+	serverTimingRE = regexp.MustCompile(`app;dur=([0-9.]+), db;dur=([0-9.]+), sql;desc="(\d+)"`)
+	selectsRE      = regexp.MustCompile(`sel;desc="(\d+)"`)
+)
 
 // ParseServerTiming reads the app, db and statement count of a Server-Timing header.
 func ParseServerTiming(h string) (app, dbt time.Duration, statements int, ok bool) {
@@ -64,6 +68,16 @@ func ParseServerTiming(h string) (app, dbt time.Duration, statements int, ok boo
 	d, _ := strconv.ParseFloat(m[2], 64)
 	n, _ := strconv.Atoi(m[3])
 	return time.Duration(a * float64(time.Millisecond)), time.Duration(d * float64(time.Millisecond)), n, true
+}
+
+// ParseSelects reads how many of a response's statements were SELECTs.
+func ParseSelects(h string) int {
+	m := selectsRE.FindStringSubmatch(h)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 // Page is a response body with its final URL and status.
@@ -103,6 +117,7 @@ func (c *Client) do(ctx context.Context, method, path string, form url.Values) (
 	t := Timing{Method: method, Path: path, Status: resp.StatusCode, Wall: wall,
 		Page: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") && len(b) > 0}
 	t.App, t.DB, t.Statements, _ = ParseServerTiming(resp.Header.Get("Server-Timing"))
+	t.Selects = ParseSelects(resp.Header.Get("Server-Timing"))
 	c.Timings = append(c.Timings, t)
 	return resp, string(b), nil
 }

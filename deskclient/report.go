@@ -24,6 +24,7 @@ type StepSummary struct {
 	Pages      int           `json:"pages"`
 	Requests   int           `json:"requests"`
 	Statements int           `json:"statements"`
+	Selects    int           `json:"selects"`
 }
 
 // Summary is the medians of one mode and client over its runs.
@@ -41,6 +42,22 @@ func (s StepSummary) SQLPerPage() float64 {
 		return 0
 	}
 	return float64(s.Statements) / float64(s.Pages)
+}
+
+// SQLPerRequest is the statements per request served.
+func (s StepSummary) SQLPerRequest() float64 {
+	if s.Requests == 0 {
+		return 0
+	}
+	return float64(s.Statements) / float64(s.Requests)
+}
+
+// SelectsPerRequest is the SELECTs per request served, Koha's measure.
+func (s StepSummary) SelectsPerRequest() float64 {
+	if s.Requests == 0 {
+		return 0
+	}
+	return float64(s.Selects) / float64(s.Requests)
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -80,20 +97,20 @@ func Summarize(runs []SessionRun) []Summary {
 		g := groups[k]
 		sum := Summary{Mode: k.mode, Client: k.client, Runs: len(g)}
 		var tw, ta, td []time.Duration
-		var tp, tr, ts []int
+		var tp, tr, ts, tse []int
 		for i := range g[0].Steps {
 			var w, a, d []time.Duration
-			var p, rq, st []int
+			var p, rq, st, se []int
 			for _, r := range g {
 				if i >= len(r.Steps) {
 					continue
 				}
 				s := r.Steps[i]
 				w, a, d = append(w, s.Wall), append(a, s.App), append(d, s.DB)
-				p, rq, st = append(p, s.Pages), append(rq, s.Requests), append(st, s.Statements)
+				p, rq, st, se = append(p, s.Pages), append(rq, s.Requests), append(st, s.Statements), append(se, s.Selects)
 			}
 			sum.Steps = append(sum.Steps, StepSummary{Name: g[0].Steps[i].Name, Wall: median(w), App: median(a), DB: median(d),
-				Pages: medianInt(p), Requests: medianInt(rq), Statements: medianInt(st)})
+				Pages: medianInt(p), Requests: medianInt(rq), Statements: medianInt(st), Selects: medianInt(se)})
 		}
 		for _, r := range g {
 			var t StepSummary
@@ -104,11 +121,13 @@ func Summarize(runs []SessionRun) []Summary {
 				t.Pages += s.Pages
 				t.Requests += s.Requests
 				t.Statements += s.Statements
+				t.Selects += s.Selects
 			}
 			tw, ta, td = append(tw, t.Wall), append(ta, t.App), append(td, t.DB)
-			tp, tr, ts = append(tp, t.Pages), append(tr, t.Requests), append(ts, t.Statements)
+			tp, tr, ts, tse = append(tp, t.Pages), append(tr, t.Requests), append(ts, t.Statements), append(tse, t.Selects)
 		}
-		sum.Total = StepSummary{Name: "total", Wall: median(tw), App: median(ta), DB: median(td), Pages: medianInt(tp), Requests: medianInt(tr), Statements: medianInt(ts)}
+		sum.Total = StepSummary{Name: "total", Wall: median(tw), App: median(ta), DB: median(td), Pages: medianInt(tp), Requests: medianInt(tr),
+			Statements: medianInt(ts), Selects: medianInt(tse)}
 		out = append(out, sum)
 	}
 	return out
@@ -134,8 +153,8 @@ func Markdown(sums []Summary) string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### %s session (median of %d runs per mode)\n\n", strings.ToUpper(client[:1])+client[1:], min(srv.Runs, cgi.Runs))
-		b.WriteString("| step | server wall ms | server app ms | CGI wall ms | CGI app ms | CGI/server wall | pages | requests | SQL per page |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("| step | server wall ms | server app ms | CGI wall ms | CGI app ms | CGI/server wall | pages | requests | SQL per page | SQL per request | SELECTs per request |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		rows := append(slices.Clone(srv.Steps), srv.Total)
 		crows := append(slices.Clone(cgi.Steps), cgi.Total)
 		for i, s := range rows {
@@ -148,7 +167,8 @@ func Markdown(sums []Summary) string {
 			if name == "total" {
 				name = "**total**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f | %d | %d | %.1f |\n", name, ms(s.Wall), ms(s.App), ms(c.Wall), ms(c.App), ratio, s.Pages, s.Requests, s.SQLPerPage())
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f | %d | %d | %.1f | %.1f | %.1f |\n", name, ms(s.Wall), ms(s.App), ms(c.Wall), ms(c.App), ratio,
+				s.Pages, s.Requests, s.SQLPerPage(), s.SQLPerRequest(), s.SelectsPerRequest())
 		}
 	}
 	b.WriteString("\n### Reference: Koha's desk session (from the screencast measurement)\n\n")

@@ -26,8 +26,10 @@ type StepResult struct {
 	// Pages counts the HTML pages shown (a form post and the page it redirects to
 	// count as one page: the redirect has no body).
 	Pages int
-	// Statements counts the SQL statements of every request of the step.
+	// Statements counts the SQL statements of every request of the step; Selects,
+	// the SELECTs among them.
 	Statements int
+	Selects    int
 }
 
 // expect checks that a page shows every text.
@@ -180,6 +182,7 @@ func Run(ctx context.Context, base string) ([]StepResult, error) {
 			r.App += t.App
 			r.DB += t.DB
 			r.Statements += t.Statements
+			r.Selects += t.Selects
 			if t.Page {
 				r.Pages++
 			}

@@ -36,6 +36,7 @@ func timedBrowserSession(t *testing.T, browser playwright.Browser, args []string
 		h := r.Headers()["server-timing"]
 		var tm deskclient.Timing
 		tm.App, tm.DB, tm.Statements, _ = deskclient.ParseServerTiming(h)
+		tm.Selects = deskclient.ParseSelects(h)
 		tm.Page = r.Request().ResourceType() == "document" && (r.Status() < 300 || r.Status() >= 400)
 		mu.Lock()
 		seen = append(seen, tm)
@@ -59,6 +60,7 @@ func timedBrowserSession(t *testing.T, browser playwright.Browser, args []string
 			r.App += tm.App
 			r.DB += tm.DB
 			r.Statements += tm.Statements
+			r.Selects += tm.Selects
 			if tm.Page {
 				r.Pages++
 			}

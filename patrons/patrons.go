@@ -72,20 +72,25 @@ func dayOf(t time.Time) time.Time {
 }
 
 // patronSelect reads a patron with their category and home branch in one statement.
-const patronSelect = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
+const (
+	patronColumns = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
 	p.category_id, c.code, c.name, p.home_branch_id, b.code, b.name,
-	p.expires_on, p.blocked, p.block_note, p.notes, p.created_at
+	p.expires_on, p.blocked, p.block_note, p.notes, p.created_at`
+	patronFrom = `
 	FROM patrons p
 	JOIN patron_categories c ON c.id = p.category_id
 	JOIN branches b ON b.id = p.home_branch_id`
+	patronSelect = patronColumns + patronFrom
+)
 
-func scanPatron(row interface{ Scan(...any) error }) (*Patron, error) {
+// scanPatron scans patronColumns, then any extra columns into extra.
+func scanPatron(row interface{ Scan(...any) error }, extra ...any) (*Patron, error) {
 	var p Patron
 	var expires string
 	var created db.Time
-	err := row.Scan(&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
+	err := row.Scan(append([]any{&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
 		&p.CategoryID, &p.CategoryCode, &p.CategoryName, &p.HomeBranchID, &p.HomeBranchCode, &p.HomeBranchName,
-		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &created)
+		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &created}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

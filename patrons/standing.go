@@ -1,8 +1,11 @@
 package patrons
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 )
 
@@ -24,15 +27,33 @@ type StandingSummary struct {
 // the desk pages. Overdue is judged at the transaction's clock.
 func Standing(tx *db.Tx, patronID int64) (StandingSummary, error) {
 	var s StandingSummary
-	err := tx.QueryRow(`SELECT
-		(SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE patron_id = ?1),
-		(SELECT count(*) FROM loans WHERE patron_id = ?1 AND returned_at IS NULL),
-		(SELECT count(*) FROM loans WHERE patron_id = ?1 AND returned_at IS NULL AND due_at < ?2),
-		(SELECT count(*) FROM holds WHERE patron_id = ?1 AND status = 'waiting'),
-		(SELECT count(*) FROM holds WHERE patron_id = ?1 AND status IN ('queued', 'in_transit', 'waiting'))`,
-		patronID, db.FormatTime(tx.Now())).Scan(&s.BalanceCents, &s.Loans, &s.Overdue, &s.HoldsWaiting, &s.HoldsOpen)
+	err := tx.QueryRow(`SELECT `+standingColumns+` FROM (SELECT ?1 AS id) p`, patronID, db.FormatTime(tx.Now())).Scan(s.scanDest()...)
 	if err != nil {
 		return StandingSummary{}, fmt.Errorf("standing of patron %d: %w", patronID, err)
 	}
 	return s, nil
+}
+
+// standingColumns computes a StandingSummary for the patron p; ?2 is now.
+const standingColumns = `(SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE patron_id = p.id),
+	(SELECT count(*) FROM loans WHERE patron_id = p.id AND returned_at IS NULL),
+	(SELECT count(*) FROM loans WHERE patron_id = p.id AND returned_at IS NULL AND due_at < ?2),
+	(SELECT count(*) FROM holds WHERE patron_id = p.id AND status = 'waiting'),
+	(SELECT count(*) FROM holds WHERE patron_id = p.id AND status IN ('queued', 'in_transit', 'waiting'))`
+
+func (s *StandingSummary) scanDest() []any {
+	return []any{&s.BalanceCents, &s.Loans, &s.Overdue, &s.HoldsWaiting, &s.HoldsOpen}
+}
+
+// FindWithStanding returns a patron and their standing in one statement, for the
+// desk, where every scan needs both.
+func FindWithStanding(tx *db.Tx, id int64) (*Patron, StandingSummary, error) {
+	var s StandingSummary
+	p, err := scanPatron(tx.QueryRow(patronColumns+", "+standingColumns+patronFrom+` WHERE p.id = ?1`, id, db.FormatTime(tx.Now())), s.scanDest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, s, stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", id)
+	} else if err != nil {
+		return nil, s, fmt.Errorf("find patron %d: %w", id, err)
+	}
+	return p, s, nil
 }

@@ -77,15 +77,11 @@ func (s *Server) loadCheckoutView(r *http.Request, v *CheckoutView) (int, error)
 	}
 	v.FinesConfirmed = visit.FinesConfirmed
 	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		p, err := patrons.FindByID(tx, visit.PatronID)
-		if err != nil {
+		var err error
+		if v.Patron, v.Standing, err = patrons.FindWithStanding(tx, visit.PatronID); err != nil {
 			return err
 		}
-		v.Patron = p
-		if v.Standing, err = patrons.Standing(tx, p.ID); err != nil {
-			return err
-		}
-		v.Visit, err = circulation.LoansIssuedSince(tx, p.ID, time.Unix(visit.Started, 0))
+		v.Visit, err = circulation.LoansIssuedSince(tx, v.Patron.ID, time.Unix(visit.Started, 0))
 		return err
 	})
 	if stacks.ErrorCode(err) == stacks.ENOTFOUND {

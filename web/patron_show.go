@@ -48,17 +48,15 @@ func (v *PatronView) Expired() bool { return v.Patron.Expired(v.Now) }
 // Owes reports whether the patron owes anything.
 func (v *PatronView) Owes() bool { return v.Standing.BalanceCents > 0 }
 
-// loadPatronView reads what the patron page shows, in tx: six statements (the
-// patron, standing, ledger, loans, holds and the branches to pick up holds at).
+// loadPatronView reads what the patron page shows, in tx: five statements (the
+// patron with their standing, ledger, loans, holds and the branches to pick up
+// holds at).
 func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error) {
-	p, err := patrons.FindByID(tx, id)
+	p, standing, err := patrons.FindWithStanding(tx, id)
 	if err != nil {
 		return PatronView{}, err
 	}
-	v := PatronView{Patron: p, Location: loc, Now: tx.Now().In(loc), Errors: FormErrors{}}
-	if v.Standing, err = patrons.Standing(tx, id); err != nil {
-		return PatronView{}, err
-	}
+	v := PatronView{Patron: p, Standing: standing, Location: loc, Now: tx.Now().In(loc), Errors: FormErrors{}}
 	if v.Ledger, err = patrons.Ledger(tx, id); err != nil {
 		return PatronView{}, err
 	}

@@ -366,7 +366,7 @@ func TestNotFoundWhenSignedIn(t *testing.T) {
 	}
 }
 
-var serverTimingRE = regexp.MustCompile(`^app;dur=\d+\.\d+, db;dur=\d+\.\d+, sql;desc="(\d+)"$`)
+var serverTimingRE = regexp.MustCompile(`^app;dur=\d+\.\d+, db;dur=\d+\.\d+, sql;desc="(\d+)", sel;desc="(\d+)"$`)
 
 func TestServerTiming(t *testing.T) {
 	e := newEnv(t)
