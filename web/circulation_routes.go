@@ -159,7 +159,7 @@ func (s *Server) handleCheckoutItem(w http.ResponseWriter, r *http.Request) {
 		confirm = append(confirm, circulation.BlockFines)
 	}
 	u := userFrom(r.Context())
-	_, err := s.Circ.Checkout(r.Context(), circulation.CheckoutRequest{
+	res, err := s.Circ.Checkout(r.Context(), circulation.CheckoutRequest{
 		Actor:    u.Actor(),
 		PatronID: visit.PatronID,
 		Barcode:  r.PostFormValue("barcode"),
@@ -168,6 +168,11 @@ func (s *Server) handleCheckoutItem(w http.ResponseWriter, r *http.Request) {
 	var blocked *circulation.BlockedError
 	switch {
 	case err == nil:
+		if res.Renewed {
+			s.cfg.Metrics.Circulation("renew", "desk")
+		} else {
+			s.cfg.Metrics.Circulation("checkout", "desk")
+		}
 		if !visit.FinesConfirmed && slices.Contains(confirm, circulation.BlockFines) {
 			visit.FinesConfirmed = true
 			s.Sessions.Put(r.Context(), sessVisit, visit)
@@ -276,6 +281,7 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 		Batch:   s.checkinBatch(r, true),
 	})
 	if err == nil {
+		s.cfg.Metrics.Circulation("checkin", "desk")
 		http.Redirect(w, r, "/checkin", http.StatusSeeOther)
 		return
 	}

@@ -45,6 +45,8 @@ func (s *Server) handlePatronRenewLoans(w http.ResponseWriter, r *http.Request) 
 		kind := "ok"
 		if !res.OK {
 			kind = "warn"
+		} else {
+			s.cfg.Metrics.Circulation("renew", "desk")
 		}
 		msg := res.Message
 		if res.FineCents > 0 {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -38,6 +40,11 @@ type Config struct {
 	// CachePreferences keeps preferences in memory between requests (server mode);
 	// off in CGI mode, where each process serves one request.
 	CachePreferences bool
+	// Metrics, if set, records requests and serves /metrics.
+	Metrics *metrics.Metrics
+	// MetricsAllow are the addresses that may read /metrics without signing in
+	// (a Prometheus server); administrators may always.
+	MetricsAllow []netip.Prefix
 }
 
 // Server is the staff web application.
@@ -112,6 +119,9 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) Router() chi.Router {
 	r := chi.NewRouter()
 	r.Use(serverTiming)
+	if s.cfg.Metrics != nil {
+		r.Use(s.observe)
+	}
 	r.Use(middleware.RequestID)
 	if s.cfg.AccessLog != nil {
 		r.Use(accessLog(s.cfg.AccessLog))
@@ -127,6 +137,7 @@ func (s *Server) Router() chi.Router {
 		r.Get("/login", s.handleLoginForm)
 		r.Post("/login", s.handleLogin)
 		r.Post("/logout", s.handleLogout)
+		r.Get("/metrics", s.handleMetrics)
 
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireStaff)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -97,6 +98,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	accessLog := fs.Bool("access-log", envBool("STACKS_ACCESS_LOG"), "log every request (STACKS_ACCESS_LOG)")
 	idle := fs.Duration("idle-timeout", envDuration("STACKS_IDLE_TIMEOUT", 30*time.Minute), "sign staff out after this long without a request (STACKS_IDLE_TIMEOUT)")
 	secure := fs.Bool("secure-cookies", envBool("STACKS_SECURE_COOKIES"), "mark the session cookie Secure: set this when users reach Stacks over HTTPS (STACKS_SECURE_COOKIES)")
+	metricsOn := fs.Bool("metrics", envBoolDefault("STACKS_METRICS", true), "serve Prometheus metrics at /metrics to administrators and --metrics-allow addresses (STACKS_METRICS)")
+	metricsAllow := fs.String("metrics-allow", env("STACKS_METRICS_ALLOW", ""), "comma-separated addresses or CIDRs that may read /metrics without signing in, e.g. 10.0.0.5,127.0.0.1/32; behind a proxy on this host, loopback is everyone (STACKS_METRICS_ALLOW)")
+	debugAddr := fs.String("debug-addr", env("STACKS_DEBUG_ADDR", ""), "serve Go's pprof profiles on this loopback address, e.g. 127.0.0.1:6060 (STACKS_DEBUG_ADDR)")
 	asCGI := fs.Bool("cgi", envBool("STACKS_SERVE_CGI"), "serve every request by starting this binary as a CGI program, as a CGI host would: to compare CGI with the persistent server (STACKS_SERVE_CGI)")
 	sipf := registerSIPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -141,6 +145,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *accessLog {
 		cfg.AccessLog = logger
+	}
+	if *metricsOn {
+		cfg.Metrics = metrics.New(d)
+		if cfg.MetricsAllow, err = parsePrefixes(*metricsAllow); err != nil {
+			return usageError{"--metrics-allow: " + err.Error()}
+		}
+	}
+	if *debugAddr != "" {
+		stopDebug, err := startDebug(*debugAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stopDebug()
 	}
 	var handler http.Handler = web.New(cfg)
 	if *asCGI {

@@ -1,0 +1,140 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/metrics"
+	"github.com/stacks-ils/stacks/web"
+)
+
+func newMetricsEnv(t *testing.T, allow ...netip.Prefix) (*testEnv, *metrics.Metrics) {
+	t.Helper()
+	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ctx := context.Background()
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d.Now = c.Now
+	if _, err := demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 10}); err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New(d)
+	w := web.New(web.Config{DB: d, CachePreferences: true, Metrics: m, MetricsAllow: allow})
+	srv := httptest.NewServer(w)
+	t.Cleanup(srv.Close)
+	return &testEnv{DB: d, Clock: c, Srv: srv, Web: w}, m
+}
+
+// gathered returns the value of one series, by its labels.
+func gathered(t *testing.T, m *metrics.Metrics, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, s := range mf.GetMetric() {
+			for _, lp := range s.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					continue series
+				}
+			}
+			switch {
+			case s.Counter != nil:
+				return s.Counter.GetValue()
+			case s.Histogram != nil:
+				return float64(s.Histogram.GetSampleCount())
+			case s.Gauge != nil:
+				return s.Gauge.GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func TestMetricsCount(t *testing.T) {
+	e, m := newMetricsEnv(t)
+	c := e.client(t)
+	before := gathered(t, m, "stacks_http_request_duration_seconds", map[string]string{"route": "/login", "method": "GET", "status": "200"})
+	e.get(t, c, "/login")
+	e.get(t, c, "/login")
+	if got := gathered(t, m, "stacks_http_request_duration_seconds", map[string]string{"route": "/login", "method": "GET", "status": "200"}); got != before+2 {
+		t.Errorf("GET /login counted %v times, want 2", got-before)
+	}
+	e.login(t, c, "desk", "desk")
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+
+	selects := gathered(t, m, "stacks_sql_statements_total", map[string]string{"kind": "select", "source": "http"})
+	inserts := gathered(t, m, "stacks_sql_statements_total", map[string]string{"kind": "insert", "source": "http"})
+	r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00001"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("checkout: %d", r.Status)
+	}
+	m2 := serverTimingRE.FindStringSubmatch(r.Header.Get("Server-Timing"))
+	dSel := gathered(t, m, "stacks_sql_statements_total", map[string]string{"kind": "select", "source": "http"}) - selects
+	dIns := gathered(t, m, "stacks_sql_statements_total", map[string]string{"kind": "insert", "source": "http"}) - inserts
+	if m2 == nil || m2[2] != strconv.Itoa(int(dSel)) {
+		t.Errorf("select counter moved by %v; the response's Server-Timing says %v", dSel, m2)
+	}
+	if dIns != 1 {
+		t.Errorf("insert counter moved by %v for one checkout, want 1 (the loan)", dIns)
+	}
+	if got := gathered(t, m, "stacks_circulation_total", map[string]string{"action": "checkout", "channel": "desk"}); got != 1 {
+		t.Errorf("checkouts counted %v, want 1", got)
+	}
+	e.post(t, c, "/checkin", url.Values{"barcode": {"I00001"}})
+	if got := gathered(t, m, "stacks_circulation_total", map[string]string{"action": "checkin", "channel": "desk"}); got != 1 {
+		t.Errorf("checkins counted %v, want 1", got)
+	}
+	if got := gathered(t, m, "stacks_http_request_duration_seconds", map[string]string{"route": "/checkout", "method": "POST", "status": "303"}); got != 1 {
+		t.Errorf("POST /checkout 303 counted %v, want 1", got)
+	}
+	if testutil.CollectAndCount(m.Registry(), "stacks_db_pool_max_open_connections") != 2 {
+		t.Error("no pool statistics for the read and write pools")
+	}
+}
+
+func TestMetricsAccess(t *testing.T) {
+	e, _ := newMetricsEnv(t)
+	if r := e.get(t, e.client(t), "/metrics"); r.Status != http.StatusSeeOther {
+		t.Errorf("anonymous /metrics: %d, want a redirect to login", r.Status)
+	}
+	desk := e.client(t)
+	e.login(t, desk, "desk", "desk")
+	if r := e.get(t, desk, "/metrics"); r.Status != http.StatusForbidden {
+		t.Errorf("circulation staff /metrics: %d, want 403", r.Status)
+	}
+	admin := e.client(t)
+	e.login(t, admin, "admin", "admin")
+	r := e.get(t, admin, "/metrics")
+	if r.Status != 200 || !strings.Contains(r.Body, "stacks_http_request_duration_seconds") || !strings.Contains(r.Body, "go_goroutines") {
+		t.Errorf("admin /metrics: %d", r.Status)
+	}
+
+	allowed, _ := newMetricsEnv(t, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+	if r := allowed.get(t, allowed.client(t), "/metrics"); r.Status != 200 || !strings.Contains(r.Body, "stacks_db_pool_open_connections") {
+		t.Errorf("/metrics from an allowed address: %d", r.Status)
+	}
+}
