@@ -31,6 +31,10 @@ type Options struct {
 	Synchronous string
 	// BusyTimeout is how long a connection waits for another process's lock.
 	BusyTimeout time.Duration
+	// CommitEach gives every write transaction its own durable commit. By default
+	// (group commit) write transactions that arrive together share one: see
+	// groupcommit.go.
+	CommitEach bool
 }
 
 // DB is the library database.
@@ -38,6 +42,9 @@ type DB struct {
 	path  string
 	write *sql.DB
 	read  *sql.DB
+
+	// group is the group-commit writer; nil with Options.CommitEach.
+	group *groupWriter
 
 	// Now is the clock for everything date-related: due dates, fines, expiry.
 	// Tests replace it.
@@ -92,7 +99,11 @@ func Open(path string, opt Options) (*DB, error) {
 	r.SetConnMaxIdleTime(0)
 	r.SetConnMaxLifetime(0)
 
-	return &DB{path: path, write: w, read: r, Now: time.Now}, nil
+	d := &DB{path: path, write: w, read: r, Now: time.Now}
+	if !opt.CommitEach {
+		d.group = newGroupWriter(d)
+	}
+	return d, nil
 }
 
 func dsn(path string, opt Options, readOnly bool) string {
@@ -117,6 +128,9 @@ func (db *DB) Path() string { return db.path }
 
 // Close closes both pools. A WAL checkpoint runs as the last connection closes.
 func (db *DB) Close() error {
+	if db.group != nil {
+		db.group.close()
+	}
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
@@ -139,7 +153,15 @@ func (db *DB) Read(ctx context.Context, fn func(*Tx) error) error {
 
 // Write runs fn in a write transaction and commits it if fn returns nil. Writes are
 // serialized: one runs at a time.
+//
+// With group commit (the default), transactions that arrive while another commits
+// are run one after the other inside one SQLite transaction, each in its own
+// savepoint, and committed together: each call still returns only after its work
+// is durably committed, and a failing fn undoes only its own work.
 func (db *DB) Write(ctx context.Context, fn func(*Tx) error) error {
+	if db.group != nil {
+		return db.group.write(ctx, fn)
+	}
 	return db.run(ctx, db.write, nil, fn)
 }
 

@@ -40,7 +40,8 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous})
+	// One request: no group-commit writer to start, one read connection.
+	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous, CommitEach: true})
 	if err != nil {
 		return err
 	}

@@ -23,21 +23,25 @@ type dbFlags struct {
 	path        string
 	readConns   int
 	synchronous string
+	commitEach  bool
 }
 
 func (f *dbFlags) register(fs interface {
 	StringVar(*string, string, string, string)
 	IntVar(*int, string, int, string)
+	BoolVar(*bool, string, bool, string)
 }) {
 	fs.StringVar(&f.path, "db", env("STACKS_DB", "stacks.db"), "SQLite database file (STACKS_DB)")
 	fs.IntVar(&f.readConns, "read-conns", envInt("STACKS_READ_CONNS", 4), "size of the read connection pool (STACKS_READ_CONNS)")
 	fs.StringVar(&f.synchronous, "synchronous", env("STACKS_SYNCHRONOUS", "FULL"),
 		"SQLite synchronous setting: FULL (a commit survives a power cut) or NORMAL (faster) (STACKS_SYNCHRONOUS)")
+	fs.BoolVar(&f.commitEach, "commit-each", envBool("STACKS_COMMIT_EACH"),
+		"give every write its own durable commit instead of group commit (for comparison) (STACKS_COMMIT_EACH)")
 }
 
 // open opens and migrates the database.
 func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error) {
-	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous})
+	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous, CommitEach: f.commitEach})
 	if err != nil {
 		return nil, err
 	}
