@@ -31,6 +31,9 @@ type Options struct {
 	Synchronous string
 	// BusyTimeout is how long a connection waits for another process's lock.
 	BusyTimeout time.Duration
+	// ExistingFile opens a database known to exist and to be in WAL mode without
+	// connecting until the first statement (CGI start-up).
+	ExistingFile bool
 	// CommitEach gives every write transaction its own durable commit. By default
 	// (group commit) write transactions that arrive together share one: see
 	// groupcommit.go.
@@ -83,10 +86,14 @@ func Open(path string, opt Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	// Make the file (and WAL mode) exist before readers connect.
-	if err := w.Ping(); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	// Make the file (and WAL mode) exist before readers connect, unless the
+	// caller knows it does (a CGI request that may only read need not connect the
+	// writer at all).
+	if !opt.ExistingFile {
+		if err := w.Ping(); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
 	}
 
 	r, err := sql.Open("sqlite", dsn(path, opt, true))

@@ -55,7 +55,9 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var current int
-	err = db.write.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current)
+	// The check reads through the read pool, so that an up-to-date database costs
+	// one query and no write connection.
+	err = db.read.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current)
 	if err != nil {
 		if !strings.Contains(err.Error(), "no such table") {
 			return 0, fmt.Errorf("read schema version: %w", err)

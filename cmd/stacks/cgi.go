@@ -41,7 +41,7 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	// One request: no group-commit writer to start, one read connection.
-	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous, CommitEach: true})
+	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous, CommitEach: true, ExistingFile: fileExists(dbf.path)})
 	if err != nil {
 		return err
 	}
@@ -84,4 +84,9 @@ func cgiHost(dbf dbFlags, idle time.Duration, logLevel string, stderr io.Writer)
 		Stderr: stderr,
 		Logger: log.New(stderr, "cgi host: ", 0),
 	}, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
