@@ -21,11 +21,19 @@ var demoPINHashes = map[int]string{
 	10: "$2a$10$S.VoIlWvbJ.Pbw7umMQ17OS/ZPpEO8/4OhUjVm9B0ZGNgJxp1/Are",
 }
 
+// kioskHashes are bcrypt hashes of the kiosk account's password, by cost, made once
+// like demoPINHashes: the demo creates the account without hashing.
+var kioskHashes = map[int]string{
+	4:  "$2a$04$HvTO21iAW4oMVLRTTpwxUOZMwShlaW0qRKJm7SoQ7YAMUULbOehhS",
+	10: "$2a$10$yLTcvyTqNvGNUfBUIrHdEuKR4gUU/q2GdNoMZPWCFxSKXhIuFrYgK",
+}
+
 // writeSIP creates the SIP2 account kiosk / kiosk for institution CEN at Central, and
 // sets every patron's PIN to 1234 (the generated patrons' too, so that load tests
 // can use SIP) in one statement.
 func writeSIP(tx *db.Tx) error {
-	_, err := sip.CreateAccount(tx, stacks.System, sip.NewAccount{Username: "kiosk", Password: "kiosk", Institution: "CEN", BranchCode: "CEN"})
+	_, err := sip.CreateAccount(tx, stacks.System, sip.NewAccount{Username: "kiosk", Password: "kiosk", Institution: "CEN", BranchCode: "CEN",
+		PasswordHash: kioskHashes[staff.BcryptCost]})
 	if err != nil {
 		return fmt.Errorf("create SIP account kiosk: %w", err)
 	}

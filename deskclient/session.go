@@ -18,10 +18,10 @@ type Step struct {
 
 // StepResult is a timed step.
 type StepResult struct {
-	Name       string
-	Wall       time.Duration
-	App        time.Duration
-	DB         time.Duration
+	Name     string
+	Wall     time.Duration
+	App      time.Duration
+	DB       time.Duration
 	Requests int
 	// Pages counts the HTML pages shown (a form post and the page it redirects to
 	// count as one page: the redirect has no body).

@@ -37,7 +37,7 @@ func (c *conn) checkout(ctx context.Context, m *Message) {
 	case v.p == nil:
 		message = msgPatronNotFound
 	case v.pinGiven && !v.pinOK:
-		message = msgWrongPIN
+		message = v.pinMessage()
 	default:
 		res, err = c.s.circ.Checkout(ctx, circulation.CheckoutRequest{
 			Actor: c.actor(), PatronID: v.p.ID, Barcode: barcode,

@@ -18,8 +18,10 @@
 // branch). Before a successful login (93) every other message is answered with a
 // failed login response (940), which tells a terminal that sent, for example, its
 // status (99) first that it must log in; nothing is read or changed for it. Five such
-// messages, or three failed logins, close the connection. The account's branch is
-// where its checkouts and checkins happen; its institution is the AO of every answer.
+// messages, or three failed logins, close the connection; five failed logins for an
+// account from one address within 15 minutes lock that account there for 15
+// minutes. The account's branch is where its checkouts and checkins happen; its
+// institution is the AO of every answer (the AO a terminal sends is not checked).
 //
 // # Error detection
 //
@@ -44,7 +46,8 @@
 // patron. A PIN that matched is remembered for the connection until an end patron
 // session (35), because bcrypt is slow on purpose and terminals send the PIN with
 // every message. A wrong PIN gets a patron status without the patron's name, fines
-// or lists.
+// or lists. Ten wrong PINs for a patron within 15 minutes, from any terminal, lock
+// the patron's PIN for 15 minutes.
 //
 // # Sorters
 //

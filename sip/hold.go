@@ -77,7 +77,8 @@ func (c *conn) hold(ctx context.Context, m *Message) {
 			message = c.circulationError(ctx, "hold", err)
 		}
 	case mode == "-":
-		if message = v.problem(prefs, now); message == msgPatronNotFound || message == msgWrongPIN {
+		if !v.authorized() {
+			message = v.problem(prefs, now)
 			break
 		}
 		message = "You have no hold on this title."

@@ -208,7 +208,7 @@ func (c *conn) feePaid(ctx context.Context, m *Message) {
 	case v.p == nil:
 		message = msgPatronNotFound
 	case v.pinGiven && !v.pinOK:
-		message = msgWrongPIN
+		message = v.pinMessage()
 	case !amountOK || cents <= 0:
 		message = "The amount paid is not a valid amount."
 	case v.standing.BalanceCents <= 0:

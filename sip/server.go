@@ -40,6 +40,9 @@ type Config struct {
 	SortBins SortBins
 	// Currency is the ISO 4217 code sent with amounts (BH), default "USD".
 	Currency string
+	// Observe, if set, is told of every message answered: its request and answer,
+	// how long it took and its SQL (metrics use it).
+	Observe func(req, resp []byte, took time.Duration, stats *db.Stats)
 }
 
 // Limits a connection lives with.
@@ -64,6 +67,11 @@ type Server struct {
 	// prefsAt is when the server's own preference cache was last filled (unix ns).
 	prefsAt  atomic.Int64
 	ownPrefs bool
+
+	// logins throttles failed logins per account and address; pins, wrong PINs per
+	// patron.
+	logins *throttle
+	pins   *throttle
 
 	mu      sync.Mutex
 	ln      net.Listener
@@ -94,7 +102,10 @@ func New(cfg Config) *Server {
 	if cfg.Currency == "" {
 		cfg.Currency = "USD"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, done: make(chan struct{}),
+		logins: newThrottle(5, 15*time.Minute, 15*time.Minute),
+		pins:   newThrottle(10, 15*time.Minute, 15*time.Minute),
+	}
 	if s.prefs == nil {
 		s.prefs, s.ownPrefs = library.NewPreferenceCache(true), true
 	}
@@ -236,15 +247,16 @@ type conn struct {
 func (c *conn) serve() {
 	defer c.s.remove(c)
 	defer c.nc.Close()
-	defer func() {
-		if p := recover(); p != nil {
-			c.s.log.Error("sip connection crashed; closed it", "conn", c.id, "remote", c.remote, "panic", p, "stack", string(debug.Stack()))
-		}
-	}()
 	ctx := context.Background()
 	c.s.log.Debug("sip connection opened", "conn", c.id, "remote", c.remote)
 	reason := "closed by the terminal"
 	defer func() { c.s.log.Debug("sip connection closed", "conn", c.id, "remote", c.remote, "reason", reason) }()
+	defer func() {
+		if p := recover(); p != nil {
+			reason = "crashed"
+			c.s.log.Error("sip connection crashed; closed it", "conn", c.id, "remote", c.remote, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 		if c.s.closing.Load() {
@@ -323,11 +335,12 @@ func (c *conn) readMessage() ([]byte, error) {
 // record is built only then: at info level the hot path does none of it.
 func (c *conn) handleLogged(ctx context.Context, line []byte) bool {
 	debugOn := c.s.log.Enabled(ctx, slog.LevelDebug)
+	observe := c.s.cfg.Observe
 	var (
 		start time.Time
 		stats *db.Stats
 	)
-	if debugOn {
+	if debugOn || observe != nil {
 		start = time.Now()
 		ctx, stats = db.WithStats(ctx)
 	}
@@ -338,6 +351,9 @@ func (c *conn) handleLogged(ctx context.Context, line []byte) bool {
 	}
 	if debugOn {
 		c.logExchange(ctx, line, resp, time.Since(start), stats)
+	}
+	if observe != nil {
+		observe(line, resp, time.Since(start), stats)
 	}
 	if werr != nil {
 		c.s.log.Debug("sip write failed", "conn", c.id, "remote", c.remote, "err", werr)

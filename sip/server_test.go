@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -292,5 +293,111 @@ func TestShutdown(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", e.addr, time.Second); err == nil {
 		t.Error("the server still accepts connections after Shutdown")
+	}
+}
+
+// TestBareMessages sends each kind of request of the transcripts with its fixed part
+// only, no fields at all, and then with every field empty: each is answered with
+// its response, the required fields there, and the connection stays usable.
+func TestBareMessages(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	files, _ := filepath.Glob("testdata/*.txt")
+	seen := map[string]bool{}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			req, ok := strings.CutPrefix(line, "> ")
+			if !ok {
+				continue
+			}
+			m, err := sip.Parse([]byte(req))
+			if err != nil || seen[m.ID] || m.ID == "93" || m.ID == "97" {
+				continue
+			}
+			seen[m.ID] = true
+			empty := m.ID + m.Fixed
+			for _, f := range m.Fields {
+				empty += f.ID + "|"
+			}
+			for _, msg := range []string{m.ID + m.Fixed, empty} {
+				resp := send(t, c, msg)
+				want := responseIDs[m.ID]
+				if !strings.HasPrefix(resp, want) {
+					t.Errorf("%s: got %q, want a %s response", msg, resp, want)
+				}
+				if m.ID != "99" && m.ID != "17" && !strings.Contains(resp, "AO") { // 18 has no AO
+					t.Errorf("%s: %q has no institution (AO)", msg, resp)
+				}
+			}
+		}
+	}
+	if len(seen) < 11 {
+		t.Errorf("only %d kinds of request in the transcripts", len(seen))
+	}
+	if resp := send(t, c, "9900302.00"); !strings.HasPrefix(resp, "98") {
+		t.Errorf("afterwards, status: %q", resp)
+	}
+}
+
+// responseIDs maps each request identifier to its response's.
+var responseIDs = map[string]string{"99": "98", "23": "24", "63": "64", "11": "12", "09": "10", "17": "18",
+	"29": "30", "65": "66", "15": "16", "35": "36", "37": "38"}
+
+// TestLoginThrottle: five failed logins for an account from one address lock it
+// there for a while, even with the right password; other accounts are not affected.
+func TestLoginThrottle(t *testing.T) {
+	e := newEnv(t)
+	for i := range 5 {
+		c := e.dial()
+		if resp := send(t, c, sip.LoginMessage("kiosk", "wrong", "")); resp != "940" {
+			t.Fatalf("failure %d: %q", i+1, resp)
+		}
+	}
+	if err := e.dial().Login("kiosk", "kiosk", ""); !errors.Is(err, sip.ErrLoginRefused) {
+		t.Errorf("the right password after five failures: %v, want refused", err)
+	}
+}
+
+// TestPINThrottle: ten wrong PINs for a patron lock the patron's PIN for a while,
+// on every terminal.
+func TestPINThrottle(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	msg := func(pin string) string { return "23001" + sipNow + "AOCEN|AAP0001|AC|AD" + pin + "|" }
+	for i := range 10 {
+		if resp := send(t, c, msg("0000")); !strings.Contains(resp, "|CQN|") {
+			t.Fatalf("wrong PIN %d: %s", i+1, resp)
+		}
+	}
+	resp := send(t, e.client(), msg("1234"))
+	if !strings.Contains(resp, "|CQN|") || !strings.Contains(resp, "Too many wrong PINs") {
+		t.Errorf("the right PIN after ten wrong ones: %s", resp)
+	}
+	if resp := send(t, c, "23001"+sipNow+"AOCEN|AAP0003|AC|AD1234|"); !strings.Contains(resp, "|CQY|") {
+		t.Errorf("another patron's PIN: %s", resp)
+	}
+}
+
+// TestPanicRecovered: a panic while handling a message (here: a server without a
+// database) closes that connection; the server goes on accepting.
+func TestPanicRecovered(t *testing.T) {
+	srv := sip.New(sip.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	e := &env{tb: t, srv: srv, addr: ln.Addr().String()}
+	for range 2 {
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CPCEN|\r")
+		if !rc.closed(5 * time.Second) {
+			t.Fatal("the connection whose message panicked is still open")
+		}
 	}
 }

@@ -3,6 +3,9 @@ package sip
 import (
 	"context"
 	"crypto/sha256"
+	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stacks-ils/stacks"
@@ -30,11 +33,22 @@ func (c *conn) login(ctx context.Context, m *Message) bool {
 	c.account = nil
 	var acct *Account
 	var err error
-	// Algorithm "0" is plain text, the only one the specification defines.
-	if m.Fixed == "00" && user != "" && pass != "" {
-		acct, err = Authenticate(ctx, c.s.cfg.DB, user, pass)
-	} else {
+	host, _, _ := net.SplitHostPort(c.remote)
+	key := strings.ToLower(user) + "|" + host
+	switch {
+	case c.s.logins.locked(key, time.Now()):
 		err = errBadLogin
+		c.s.log.Warn("sip login refused: too many failures for this account from this address", "conn", c.id, "remote", c.remote, "user", user)
+	case m.Fixed == "00" && user != "" && pass != "":
+		// Algorithms "0": plain text, the only ones the specification defines.
+		acct, err = Authenticate(ctx, c.s.cfg.DB, user, pass)
+	default:
+		err = errBadLogin
+	}
+	if err == nil {
+		c.s.logins.succeed(key)
+	} else if stacks.ErrorCode(err) == stacks.EUNAUTHORIZED && c.s.logins.fail(key, time.Now()) {
+		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
 	}
 	c.resp.start("94")
 	if err != nil {
@@ -120,8 +134,25 @@ type verifiedPIN struct {
 // milliseconds by design, and a self-check sends the PIN with every message of a
 // patron's session, so a PIN that matched is remembered for the connection (as a
 // SHA-256, with the stored hash it matched): the patron's next messages cost a map
-// look-up. A changed PIN hash, or a different PIN, is compared again.
-func (c *conn) checkPIN(patronID int64, hash, pin string) bool {
+// look-up. A changed PIN hash, or a different PIN, is compared again. Ten wrong
+// PINs for a patron within 15 minutes, from any terminal, lock the patron's PIN for
+// 15 minutes (locked is then true): four digits are quickly guessed otherwise.
+func (c *conn) checkPIN(patronID int64, hash, pin string) (ok, locked bool) {
+	key := strconv.FormatInt(patronID, 10)
+	if c.s.pins.locked(key, time.Now()) {
+		return false, true
+	}
+	if !c.verifyPIN(patronID, hash, pin) {
+		if c.s.pins.fail(key, time.Now()) {
+			c.s.log.Warn("sip: PIN locked for 15 minutes after too many wrong PINs", "conn", c.id, "remote", c.remote, "patron_id", patronID)
+		}
+		return false, false
+	}
+	c.s.pins.succeed(key)
+	return true, false
+}
+
+func (c *conn) verifyPIN(patronID int64, hash, pin string) bool {
 	sum := sha256.Sum256([]byte(pin))
 	if v, ok := c.pins[patronID]; ok && v.hash == hash && v.sum == sum {
 		return true
@@ -153,7 +184,9 @@ type patronView struct {
 	p        *patrons.Patron
 	pinGiven bool
 	pinOK    bool
-	standing patrons.StandingSummary
+	// pinLocked: too many wrong PINs; the PIN was not even compared.
+	pinLocked bool
+	standing  patrons.StandingSummary
 	// maxLoans is the loan limit of the patron's general rule, -1 if none.
 	maxLoans int
 	loans    []circulation.Loan
@@ -219,7 +252,7 @@ func (c *conn) findPatron(ctx context.Context, m *Message, need needs) (patronVi
 		return patronView{card: v.card, maxLoans: -1}, err
 	}
 	if v.p != nil && pinGiven {
-		v.pinOK = c.checkPIN(v.p.ID, hash, pin)
+		v.pinOK, v.pinLocked = c.checkPIN(v.p.ID, hash, pin)
 	}
 	return v, nil
 }
@@ -228,8 +261,17 @@ func (c *conn) findPatron(ctx context.Context, m *Message, need needs) (patronVi
 const (
 	msgPatronNotFound = "Your card was not found. Please see staff at the desk."
 	msgWrongPIN       = "The PIN is not right. Please try again."
+	msgPINLocked      = "Too many wrong PINs. Please see staff at the desk."
 	msgTryAgain       = "That did not work. Please try again, or see staff at the desk."
 )
+
+// pinMessage says why the PIN was not accepted.
+func (v *patronView) pinMessage() string {
+	if v.pinLocked {
+		return msgPINLocked
+	}
+	return msgWrongPIN
+}
 
 // problem returns why the patron cannot borrow or renew, for the screen: no such
 // card, a wrong PIN, an expired card, a block by staff; "" when none of these.
@@ -238,7 +280,7 @@ func (v *patronView) problem(prefs library.Preferences, now time.Time) string {
 	case v.p == nil:
 		return msgPatronNotFound
 	case v.pinGiven && !v.pinOK:
-		return msgWrongPIN
+		return v.pinMessage()
 	case v.p.Expired(now.In(prefs.Location)):
 		return blockMessage(circulation.BlockCardExpired)
 	case v.p.Blocked:

@@ -183,7 +183,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	stopSIP, err := startSIP(ctx, sipf, d, logger)
+	stopSIP, err := startSIP(ctx, sipf, d, logger, cfg.Metrics)
 	if err != nil {
 		return err
 	}

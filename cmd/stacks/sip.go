@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/sip"
 )
 
@@ -40,7 +41,7 @@ func registerSIPFlags(fs *flag.FlagSet) *sipFlags {
 
 // startSIP starts the SIP2 listener when an address is set, and returns the
 // function that stops it: it lets each terminal's message in progress finish.
-func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger) (stop func(), err error) {
+func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger, m *metrics.Metrics) (stop func(), err error) {
 	if f.addr == "" {
 		return func() {}, nil
 	}
@@ -56,7 +57,11 @@ func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("SIP2: listen on %s: %w (is another server running there? choose another with --sip-addr)", f.addr, err)
 	}
-	srv := sip.New(sip.Config{DB: d, Logger: logger, IdleTimeout: f.idleTimeout, SortBins: bins, Currency: strings.ToUpper(f.currency)})
+	cfg := sip.Config{DB: d, Logger: logger, IdleTimeout: f.idleTimeout, SortBins: bins, Currency: strings.ToUpper(f.currency)}
+	if m != nil {
+		cfg.Observe = sipObserver(m)
+	}
+	srv := sip.New(cfg)
 	logger.Info("serving SIP2", "addr", ln.Addr().String(), "sort_bins", bins.String(), "idle_timeout", f.idleTimeout)
 	done := make(chan struct{})
 	go func() {
@@ -228,4 +233,20 @@ func namedMessage(arg, institution string, now time.Time) (string, error) {
 		return "97", need(0, 0, "resend")
 	}
 	return "", fmt.Errorf("unknown message %q: see stacks sip-client --help for the names, or give a raw SIP2 message", arg)
+}
+
+// sipObserver records SIP2 messages in the metrics: latency by message type, and
+// completed checkouts, checkins and renewals (an answer whose ok flag is 1).
+func sipObserver(m *metrics.Metrics) func(req, resp []byte, took time.Duration, stats *db.Stats) {
+	actions := map[string]string{"11": "checkout", "09": "checkin", "29": "renew"}
+	return func(req, resp []byte, took time.Duration, stats *db.Stats) {
+		if len(req) < 2 {
+			return
+		}
+		code := string(req[:2])
+		m.ObserveSIP(code, took, stats)
+		if action, ok := actions[code]; ok && len(resp) > 2 && resp[2] == '1' {
+			m.Circulation(action, "sip")
+		}
+	}
 }
