@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: desk-timing fuzz fuzz-short bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -23,12 +23,22 @@ test: test-deps check
 # fuzz-short runs every fuzz target briefly (their seed corpora already run as
 # ordinary tests above); make fuzz runs them longer.
 FUZZTIME ?= 8s
+FUZZTIME_QUICK ?= 3s
 fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadISO2709$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./catalog/marc/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadXML$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./catalog/marc/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./sip/
+	$(GO) test -run '^$$' -fuzz '^FuzzInputValidate$$' -fuzztime $(FUZZTIME_QUICK) -fuzzminimizetime 3s ./patrons/
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeBarcode$$' -fuzztime $(FUZZTIME_QUICK) -fuzzminimizetime 3s ./catalog/
+	$(GO) test -run '^$$' -fuzz '^FuzzRecordInputValidate$$' -fuzztime $(FUZZTIME_QUICK) -fuzzminimizetime 3s ./catalog/
+	$(GO) test -run '^$$' -fuzz '^FuzzItemInputValidate$$' -fuzztime $(FUZZTIME_QUICK) -fuzzminimizetime 3s ./catalog/
+	$(GO) test -run '^$$' -fuzz '^FuzzMatchExpression$$' -fuzztime $(FUZZTIME_QUICK) -fuzzminimizetime 3s ./catalog/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDay$$' -fuzztime $(FUZZTIME_QUICK) -fuzzminimizetime 3s ./library/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseClosingTime$$' -fuzztime $(FUZZTIME_QUICK) -fuzzminimizetime 3s ./library/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMoney$$' -fuzztime $(FUZZTIME_QUICK) -fuzzminimizetime 3s ./web/
 
 fuzz:
-	$(MAKE) fuzz-short FUZZTIME=2m
+	$(MAKE) fuzz-short FUZZTIME=2m FUZZTIME_QUICK=2m
 
 test-deps:
 	bash scripts/test-deps.sh
@@ -102,3 +112,40 @@ N ?= 5
 desk-timing: test-deps
 	STACKS_DESK_TIMING=$(N) $(GO) test -count=1 -timeout 60m -run '^TestDeskTiming$$' -v ./e2e/ | grep -v '^=== \|^    --- PASS\|^        --- PASS'
 	@cat desk-timing/results.md
+
+# sip-bench times SIP2 checkin round trips over loopback (a server on 127.0.0.1 on a
+# fresh default demo library): median and p99 for one terminal and for 50 at once,
+# messages per second, log level info against debug, synchronous FULL against
+# NORMAL. Not part of make test. docs/performance.md records the results.
+SIPBENCHTIME ?= 3000x
+sip-bench:
+	$(GO) test -run '^$$' -bench BenchmarkCheckin -benchtime $(SIPBENCHTIME) -count 3 -timeout 10m ./sip/
+
+# load runs the CICO load test of issue 8 (stacks load --suite full, about 17
+# minutes): it builds bin/stacks, creates a fresh demo library (5,000 titles, 3,000
+# patrons), then, each run on its own `stacks serve` on 127.0.0.1 with a free port:
+# desk-paced check-out/check-in (think 3 s) at 8, 20 and 75 users; saturation (no
+# think time, synchronous FULL) at 8 and 75 users, with group commit and with
+# --commit-each; 500 keep-alive connections for 30 s against /healthz, the
+# signed-in search page and a bare net/http hello-world server; SIP2 saturation at
+# 8 and 75 terminals; the read pool sweep (--read-conns 1, 2, 4, 8, 16) at 560
+# desk-paced users. Tables, commands and the server's peak memory go to
+# docs/load-results.md; LOAD_DIR keeps the database, server logs and JSON.
+# load-quick is the smoke run (a few users, 10 s each, about a minute and a half).
+# LOAD_PARTS=desk,flood runs only some parts. Not part of make test.
+LOAD_DIR ?= $(CURDIR)/bin/load
+LOAD_PARTS ?=
+load: build
+	ulimit -n 8192 2>/dev/null || true; bin/stacks load --suite full --dir $(LOAD_DIR) --out docs/load-results.md --parts '$(LOAD_PARTS)'
+
+load-quick: build
+	bin/stacks load --suite quick --dir $(LOAD_DIR)-quick --out $(LOAD_DIR)-quick/results.md --parts '$(LOAD_PARTS)'
+	@cat $(LOAD_DIR)-quick/results.md
+
+# soak runs the hardening tests long and large (STACKS_SOAK=1, docs/security.md): a
+# minute of slowloris with 1,000 connections, six SIGKILLs in a row under eight
+# desks, twenty backups under load, a request body slower than the 60 s read
+# timeout, and more hostile input on every route. A few minutes. Not part of make test.
+.PHONY: soak
+soak:
+	STACKS_SOAK=1 $(GO) test -count=1 -timeout 30m -v -run '^(TestSlowloris|TestCrashRecovery|TestShutdownDrainsSlowRequest|TestServerLimits|TestBackupUnderLoad|TestHostileInput)$$' ./hardening/ ./web/ | grep -v '^=== '

@@ -4,11 +4,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 )
+
+// maxReason bounds a cancelled hold's reason, as the form's field does.
+const maxReason = 500
 
 // Hold is an open hold as staff see it in a queue or on the hold shelf.
 type Hold struct {
@@ -210,6 +216,9 @@ func Close(tx *db.Tx, actor stacks.Actor, holdID int64, status, reason string) (
 	}
 	if status == StatusCancelled && reason == "" {
 		return 0, stacks.FieldErrorf("reason", stacks.EINVALID, "Say why the hold is cancelled (the patron asked, item lost...).")
+	}
+	if !utf8.ValidString(reason) || utf8.RuneCountInString(reason) > maxReason || strings.ContainsFunc(reason, unicode.IsControl) {
+		return 0, stacks.FieldErrorf("reason", stacks.EINVALID, "Give the reason on one line, in at most %d characters.", maxReason)
 	}
 	var recordID, trapped sql.NullInt64
 	var priority int

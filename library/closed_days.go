@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
@@ -99,8 +100,8 @@ func AddClosedDay(tx *db.Tx, actor stacks.Actor, branchID int64, day, descriptio
 	if _, err := ParseDay(day); err != nil {
 		return ClosedDay{}, err
 	}
-	if utf8.RuneCountInString(description) > maxDescription {
-		return ClosedDay{}, stacks.FieldErrorf("description", stacks.EINVALID, "The description can be at most %d characters long.", maxDescription)
+	if !utf8.ValidString(description) || utf8.RuneCountInString(description) > maxDescription || strings.ContainsFunc(description, unicode.IsControl) {
+		return ClosedDay{}, stacks.FieldErrorf("description", stacks.EINVALID, "Describe the day on one line, in at most %d characters, or leave the field empty.", maxDescription)
 	}
 	if branchID < 0 {
 		return ClosedDay{}, stacks.FieldErrorf("branch_id", stacks.EINVALID, "Choose a branch from the list, or All branches.")

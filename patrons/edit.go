@@ -73,18 +73,22 @@ func (in *Input) Validate() error {
 		return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter a surname of at most %d characters on one line.", maxName)
 	case utf8.RuneCountInString(in.FirstName) > maxName || hasControl(in.FirstName):
 		return stacks.FieldErrorf("first_name", stacks.EINVALID, "Enter a first name of at most %d characters on one line.", maxName)
-	case in.Email != "" && (!strings.Contains(in.Email, "@") || strings.ContainsAny(in.Email, " \t\r\n") || len(in.Email) > maxEmail):
+	case in.Email != "" && (!strings.Contains(in.Email, "@") || strings.ContainsAny(in.Email, " \t\r\n") || hasControl(in.Email) || len(in.Email) > maxEmail):
 		return stacks.FieldErrorf("email", stacks.EINVALID, "Enter an e-mail address like name@example.org, or leave the field empty.")
 	case utf8.RuneCountInString(in.Phone) > maxPhone || hasControl(in.Phone):
 		return stacks.FieldErrorf("phone", stacks.EINVALID, "Enter a phone number of at most %d characters.", maxPhone)
 	case utf8.RuneCountInString(in.Address) > maxAddress:
 		return stacks.FieldErrorf("address", stacks.EINVALID, "Shorten the address to at most %d characters.", maxAddress)
+	case hasControlText(in.Address):
+		return stacks.FieldErrorf("address", stacks.EINVALID, "The address contains control characters that are not text; type it again.")
 	case in.CategoryCode == "":
 		return stacks.FieldErrorf("category", stacks.EINVALID, "Choose the patron's category.")
 	case in.HomeBranchCode == "":
 		return stacks.FieldErrorf("home_branch", stacks.EINVALID, "Choose the patron's home branch.")
 	case utf8.RuneCountInString(in.Notes) > maxNotes:
 		return stacks.FieldErrorf("notes", stacks.EINVALID, "Shorten the notes to at most %d characters.", maxNotes)
+	case hasControlText(in.Notes):
+		return stacks.FieldErrorf("notes", stacks.EINVALID, "The notes contain control characters that are not text; type them again.")
 	}
 	return nil
 }
@@ -102,6 +106,14 @@ func validCard(s string) bool {
 // character.
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0
+}
+
+// hasControlText reports whether a multi-line field holds a control character other
+// than a line break or a tab (a NUL, say, which SQLite's text functions stop at).
+func hasControlText(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool {
+		return (r < 0x20 && r != '\n' && r != '\r' && r != '\t') || r == 0x7f
+	}) >= 0
 }
 
 // timezoneSQL reads the library's time zone preference inside another statement:
@@ -281,6 +293,8 @@ func SetBlock(tx *db.Tx, actor stacks.Actor, id int64, blocked bool, note string
 		return stacks.FieldErrorf("note", stacks.EINVALID, "The note contains characters that are not valid text; type it again.")
 	case utf8.RuneCountInString(note) > maxBlock:
 		return stacks.FieldErrorf("note", stacks.EINVALID, "Shorten the note to at most %d characters.", maxBlock)
+	case hasControlText(note):
+		return stacks.FieldErrorf("note", stacks.EINVALID, "The note contains control characters that are not text; type it again.")
 	case blocked && note == "":
 		return stacks.FieldErrorf("note", stacks.EINVALID, "Say why the patron is blocked: the desk shows this note when it refuses a checkout.")
 	}

@@ -85,7 +85,7 @@ func Charge(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents in
 		return stacks.Errorf(stacks.EINVALID, "A charge is an overdue fine, a lost item or a fee, not %q.", kind)
 	case cents <= 0:
 		return stacks.FieldErrorf("amount", stacks.EINVALID, "A charge must be more than 0.00.")
-	case !utf8.ValidString(description) || utf8.RuneCountInString(description) > maxLedger:
+	case !utf8.ValidString(description) || utf8.RuneCountInString(description) > maxLedger || hasControl(description):
 		return stacks.FieldErrorf("description", stacks.EINVALID, "Describe the charge in at most %d characters.", maxLedger)
 	}
 	_, err := tx.Exec(`INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, description, staff_id, created_at)
@@ -147,8 +147,8 @@ func credit(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents in
 // has to refund. The note (optional) is kept as the entry's description.
 func Pay(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, note string) error {
 	note = strings.TrimSpace(note)
-	if !utf8.ValidString(note) || utf8.RuneCountInString(note) > maxLedger {
-		return stacks.FieldErrorf("note", stacks.EINVALID, "Shorten the note to at most %d characters.", maxLedger)
+	if !utf8.ValidString(note) || utf8.RuneCountInString(note) > maxLedger || hasControl(note) {
+		return stacks.FieldErrorf("note", stacks.EINVALID, "Write the note on one line, in at most %d characters.", maxLedger)
 	}
 	description := "Payment"
 	if note != "" {
@@ -162,8 +162,8 @@ func Pay(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, note string
 func Waive(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, reason string) error {
 	reason = strings.TrimSpace(reason)
 	switch {
-	case !utf8.ValidString(reason) || utf8.RuneCountInString(reason) > maxLedger:
-		return stacks.FieldErrorf("reason", stacks.EINVALID, "Shorten the reason to at most %d characters.", maxLedger)
+	case !utf8.ValidString(reason) || utf8.RuneCountInString(reason) > maxLedger || hasControl(reason):
+		return stacks.FieldErrorf("reason", stacks.EINVALID, "Write the reason on one line, in at most %d characters.", maxLedger)
 	case reason == "":
 		return stacks.FieldErrorf("reason", stacks.EINVALID, "Give the reason for waiving the fines; it is kept in the ledger.")
 	}

@@ -71,6 +71,12 @@ func dayOf(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
+// Search limits: a card number, or a few words of a name.
+const (
+	maxSearch      = 200
+	maxSearchWords = 10
+)
+
 // patronSelect reads a patron with their category and home branch in one statement.
 const (
 	patronColumns = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
@@ -147,6 +153,11 @@ func Search(tx *db.Tx, q string, limit int) ([]Patron, error) {
 	words := strings.Fields(q)
 	if len(words) == 0 {
 		return nil, nil
+	}
+	// Each word is a LIKE pattern: SQLite refuses patterns over 50,000 bytes and
+	// statements with too many; no card or name needs more than this.
+	if len(q) > maxSearch || len(words) > maxSearchWords {
+		return nil, stacks.Errorf(stacks.EINVALID, "Search with a card number or a few words of the name (at most %d characters).", maxSearch)
 	}
 	if limit <= 0 {
 		limit = 50

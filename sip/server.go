@@ -345,15 +345,17 @@ func (c *conn) handleLogged(ctx context.Context, line []byte) bool {
 		ctx, stats = db.WithStats(ctx)
 	}
 	resp, keep := c.handle(ctx, line)
+	if observe != nil {
+		// Before the answer goes out, so that whoever reads the metrics after
+		// seeing the answer finds the message counted.
+		observe(line, resp, time.Since(start), stats)
+	}
 	var werr error
 	if resp != nil {
 		werr = c.write(resp)
 	}
 	if debugOn {
 		c.logExchange(ctx, line, resp, time.Since(start), stats)
-	}
-	if observe != nil {
-		observe(line, resp, time.Since(start), stats)
 	}
 	if werr != nil {
 		c.s.log.Debug("sip write failed", "conn", c.id, "remote", c.remote, "err", werr)

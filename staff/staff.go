@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
@@ -71,12 +72,19 @@ type NewUser struct {
 	BranchCode  string
 }
 
+// possibleUsername reports whether s can be a username: 1 to 64 bytes of text
+// without spaces or control characters.
+func possibleUsername(s string) bool {
+	return s != "" && len(s) <= 64 && utf8.ValidString(s) &&
+		!strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+}
+
 // Validate checks a new account's fields.
 func (n *NewUser) Validate() error {
 	n.Username = strings.TrimSpace(n.Username)
 	n.DisplayName = strings.TrimSpace(n.DisplayName)
 	switch {
-	case n.Username == "" || !utf8.ValidString(n.Username) || len(n.Username) > 64 || strings.ContainsAny(n.Username, " \t\r\n"):
+	case !possibleUsername(n.Username):
 		return stacks.FieldErrorf("username", stacks.EINVALID, "Enter a username of 1 to 64 characters without spaces.")
 	case n.DisplayName == "" || !utf8.ValidString(n.DisplayName) || len(n.DisplayName) > 200:
 		return stacks.FieldErrorf("display_name", stacks.EINVALID, "Enter the name staff will see (up to 200 characters).")
@@ -169,7 +177,13 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	if username == "" || password == "" {
 		return nil, stacks.Errorf(stacks.EINVALID, "Enter your username and password.")
 	}
-	keys := []string{"user:" + strings.ToLower(username), "addr:" + addr}
+	// The throttle keeps a row per name tried; a name no account can have (too long,
+	// not text) shares one row, so that guesses cannot fill the table with junk.
+	userKey := "user:" + strings.ToLower(username)
+	if !possibleUsername(username) {
+		userKey = "user:(not a username)"
+	}
+	keys := []string{userKey, "addr:" + addr}
 
 	var (
 		user   *User

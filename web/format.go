@@ -17,10 +17,11 @@ func formatMoney(cents int64) string {
 	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
 }
 
-// parseMoney reads an amount typed by staff ("5", "5.5", "5.50", "5,50") as cents.
+// parseMoney reads an amount typed by staff ("5", "5.5", "5.50", "5,50") as cents:
+// digits only (no sign), at most nine before the decimal point.
 func parseMoney(s string) (int64, bool) {
 	s = strings.TrimSpace(strings.ReplaceAll(s, ",", "."))
-	if s == "" || len(s) > 15 {
+	if s == "" || len(s) > 15 || strings.ContainsFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' }) {
 		return 0, false
 	}
 	whole, frac, hasFrac := strings.Cut(s, ".")
@@ -28,7 +29,7 @@ func parseMoney(s string) (int64, bool) {
 		whole = "0"
 	}
 	w, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || w < 0 {
+	if err != nil || w < 0 || len(whole) > 9 {
 		return 0, false
 	}
 	var f int64

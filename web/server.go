@@ -128,6 +128,7 @@ func (s *Server) Router() chi.Router {
 	}
 	r.Use(s.recoverer)
 	r.Use(securityHeaders)
+	r.Use(s.limitBody)
 
 	r.Get("/healthz", s.handleHealthz)
 	r.Handle("/static/*", staticHandler())

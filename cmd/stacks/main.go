@@ -31,6 +31,9 @@ func commands() []command {
 		{"user", "manage staff accounts (user add)", runUser},
 		{"cgi", "serve one request as a CGI program (automatic when GATEWAY_INTERFACE is set)", runCGI},
 		{"sip-client", "test a SIP2 connection: log in, send messages, print the exchange", runSIPClient},
+		{"load", "load-test a server on this machine: check-out/check-in by N desks or SIP2 terminals", runLoad},
+		{"check", "verify a database: SQLite integrity and the circulation invariants", runCheck},
+		{"backup", "write a consistent copy of a live database to a new file", runBackup},
 		{"healthcheck", "check that a running server answers (for container health checks)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}

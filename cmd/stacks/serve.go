@@ -105,6 +105,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	metricsOn := fs.Bool("metrics", envBoolDefault("STACKS_METRICS", true), "serve Prometheus metrics at /metrics to administrators and --metrics-allow addresses (STACKS_METRICS)")
 	metricsAllow := fs.String("metrics-allow", env("STACKS_METRICS_ALLOW", ""), "comma-separated addresses or CIDRs that may read /metrics without signing in, e.g. 10.0.0.5,127.0.0.1/32; behind a proxy on this host, loopback is everyone (STACKS_METRICS_ALLOW)")
 	debugAddr := fs.String("debug-addr", env("STACKS_DEBUG_ADDR", ""), "serve Go's pprof profiles on this loopback address, e.g. 127.0.0.1:6060 (STACKS_DEBUG_ADDR)")
+	readHeaderTimeout := fs.Duration("read-header-timeout", envDuration("STACKS_READ_HEADER_TIMEOUT", 10*time.Second), "close a connection that has not sent its request headers within this time (slow clients, slowloris) (STACKS_READ_HEADER_TIMEOUT)")
 	asCGI := fs.Bool("cgi", envBool("STACKS_SERVE_CGI"), "serve every request by starting this binary as a CGI program, as a CGI host would: to compare CGI with the persistent server (STACKS_SERVE_CGI)")
 	sipf := registerSIPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -176,7 +177,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	hs := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: *readHeaderTimeout,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,

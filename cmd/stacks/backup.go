@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("backup", "backup [--db FILE] OUT",
+		"Writes a consistent copy of the database to OUT, a new file, while the library\n"+
+			"keeps working (SQLite's VACUUM INTO: one snapshot, read without holding up the\n"+
+			"desk). The copy is a complete database in one file: to restore it, stop Stacks,\n"+
+			"put the copy in place of the database (and remove the old -wal and -shm files),\n"+
+			"and start Stacks again. An existing OUT is never overwritten.", stderr)
+	path := fs.String("db", env("STACKS_DB", "stacks.db"), "SQLite database file (STACKS_DB)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError{"backup needs the file to write the copy to: stacks backup --db library.db library-backup.db"}
+	}
+	out := fs.Arg(0)
+	d, err := openExisting(ctx, *path)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	start := time.Now()
+	if err := d.Backup(ctx, out); err != nil {
+		return err
+	}
+	var size int64
+	if fi, err := os.Stat(out); err == nil {
+		size = fi.Size()
+	}
+	fmt.Fprintf(stdout, "%s: copied to %s (%.1f MB) in %s\n", *path, out, float64(size)/(1<<20), time.Since(start).Round(time.Millisecond))
+	return nil
+}

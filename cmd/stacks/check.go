@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// checkGroups are the invariants `stacks check` verifies, in the order it reports
+// them: SQLite's own checks first, then each domain package's.
+var checkGroups = []struct {
+	name string
+	run  func(*db.Tx) ([]stacks.Violation, error)
+}{
+	{"SQLite integrity and foreign keys", db.Check},
+	{"loans and items", circulation.Check},
+	{"holds and the hold shelf", holds.Check},
+	{"fines ledger", patrons.Check},
+}
+
+// violationsError reports that `stacks check` found violations: exit status 1.
+type violationsError struct {
+	n    int
+	path string
+}
+
+func (e violationsError) Error() string {
+	return fmt.Sprintf("%d violation(s) of the library's invariants in %s (listed above)", e.n, e.path)
+}
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("check", "check --db FILE",
+		"Checks a library database: SQLite's integrity_check and foreign_key_check, then\n"+
+			"the circulation invariants (no item both on the shelf and on loan, one current\n"+
+			"loan per item on loan, no loan without its item or patron, hold queues numbered\n"+
+			"1..n, trapped copies on the hold shelf or in transit to the pickup branch, no\n"+
+			"payment or waiver taking more than was owed). Every violation is listed, with\n"+
+			"the ids, barcodes and cards concerned; the exit status is 1 if there is any.\n"+
+			"Run it on a live database (it only reads), after a crash, or on a backup.", stderr)
+	path := fs.String("db", env("STACKS_DB", "stacks.db"), "SQLite database file (STACKS_DB)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("check takes no arguments, got %q (name the database with --db)", fs.Args())}
+	}
+	d, err := openExisting(ctx, *path)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+
+	n := 0
+	err = d.Read(ctx, func(tx *db.Tx) error {
+		for _, g := range checkGroups {
+			vs, err := g.run(tx)
+			if err != nil {
+				return err
+			}
+			for _, v := range vs {
+				fmt.Fprintln(stdout, v)
+			}
+			n += len(vs)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", *path, err)
+	}
+	if n > 0 {
+		return violationsError{n: n, path: *path}
+	}
+	fmt.Fprintf(stdout, "%s: no violations (", *path)
+	for i, g := range checkGroups {
+		if i > 0 {
+			fmt.Fprint(stdout, "; ")
+		}
+		fmt.Fprint(stdout, g.name)
+	}
+	fmt.Fprintln(stdout, ")")
+	return nil
+}
+
+// openExisting opens a database that must already exist and have the current
+// schema, for commands that read a library and must not create or migrate one.
+func openExisting(ctx context.Context, path string) (*db.DB, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist: name the library's database with --db", path)
+	} else if err != nil {
+		return nil, err
+	}
+	d, err := db.Open(path, db.Options{ReadConns: 1})
+	if err != nil {
+		return nil, err
+	}
+	ms, err := db.Migrations()
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	var version int
+	err = d.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&version)
+	})
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("%s is not a Stacks database (%w)", path, err)
+	}
+	if latest := ms[len(ms)-1].Version; version != latest {
+		d.Close()
+		return nil, fmt.Errorf("%s has schema version %d, this program expects %d: run stacks migrate --db %s with the matching binary first",
+			path, version, latest, path)
+	}
+	return d, nil
+}

@@ -1,0 +1,69 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Backup writes a consistent copy of the database to dest, a new file, while the
+// library keeps working: SQLite's VACUUM INTO reads one snapshot of the database
+// (in WAL mode a reader neither waits for the writer nor holds it up) and writes it,
+// compacted, as a complete database in one file, with no -wal file beside it.
+//
+// It runs on a connection of its own, neither the write connection (which would
+// hold up every checkout for as long as the copy takes) nor one of the read pool's:
+// those are query_only, and SQLite refuses VACUUM INTO on them ("attempt to write a
+// readonly database", although only dest is written).
+//
+// Backup refuses to overwrite a file that exists. The copy is flushed to disk
+// (fsync) before Backup returns; if it fails, nothing is left at dest.
+func (db *DB) Backup(ctx context.Context, dest string) error {
+	if dest == "" {
+		return errors.New("backup: no file to write the copy to")
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		return fmt.Errorf("backup: %s already exists; choose a new file name (a backup never overwrites a file)", dest)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("backup: %w", err)
+	}
+
+	conn, err := sql.Open("sqlite", db.path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("backup: open %s: %w", db.path, err)
+	}
+	defer conn.Close()
+	conn.SetMaxOpenConns(1)
+	// SQLite itself refuses to write into a file that exists and is not empty, so a
+	// file created by someone else since the check above is not overwritten either;
+	// anything else that fails leaves no half-written copy behind.
+	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, dest); err != nil {
+		if !strings.Contains(err.Error(), "output file already exists") {
+			os.Remove(dest)
+		}
+		return fmt.Errorf("backup of %s to %s: %w", db.path, dest, err)
+	}
+	if err := syncFile(dest); err != nil {
+		os.Remove(dest)
+		return fmt.Errorf("backup: flush %s: %w", dest, err)
+	}
+	if err := syncFile(filepath.Dir(dest)); err != nil {
+		return fmt.Errorf("backup: flush the directory of %s: %w", dest, err)
+	}
+	return nil
+}
+
+// syncFile flushes a file or directory to disk.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}

@@ -1,0 +1,129 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks/deskclient"
+)
+
+// HTTPDialer returns a Dialer that signs each virtual user in to the staff site at
+// base as user/password, with its own cookie jar and its own keep-alive
+// connection, as one browser at one desk would have.
+func HTTPDialer(base, user, password string) Dialer {
+	return func(ctx context.Context, i int) (Terminal, error) {
+		c := deskclient.New(base)
+		c.HTTP.Transport = &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        2,
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     5 * time.Minute,
+		}
+		if _, err := c.Login(ctx, user, password); err != nil {
+			return nil, err
+		}
+		c.Timings = c.Timings[:0]
+		return &httpTerminal{c: c}, nil
+	}
+}
+
+// httpTerminal is a desk over HTTP. Each transaction is a form post and the page
+// its 303 leads to, checked the way a person would check it: the right status
+// and the scanned item on the page.
+type httpTerminal struct {
+	c *deskclient.Client
+}
+
+// post submits a form and checks that it was answered 303 and that the page it
+// led to is a 200 showing every text.
+func (t *httpTerminal) post(ctx context.Context, path string, form url.Values, texts ...string) (Result, error) {
+	t.c.Timings = t.c.Timings[:0]
+	p, err := t.c.Post(ctx, path, form)
+	var res Result
+	for _, tm := range t.c.Timings {
+		res.Server += tm.App
+		res.Known = res.Known || tm.App > 0
+	}
+	if err != nil {
+		return res, err
+	}
+	if len(t.c.Timings) != 2 || t.c.Timings[0].Status != http.StatusSeeOther || p.Status != http.StatusOK {
+		return res, fmt.Errorf("POST %s %s: %s", path, form.Encode(), statuses(t.c.Timings))
+	}
+	for _, s := range texts {
+		if !strings.Contains(p.Body, s) {
+			return res, fmt.Errorf("POST %s: the page (%s) does not show %q", path, p.URL, s)
+		}
+	}
+	return res, nil
+}
+
+// statuses describes the statuses of a transaction's requests: "status 200" for a
+// form post answered with a page (a validation error), "303 then 500", ...
+func statuses(ts []deskclient.Timing) string {
+	var b strings.Builder
+	b.WriteString("status ")
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString(" then ")
+		}
+		fmt.Fprintf(&b, "%d", t.Status)
+	}
+	if len(ts) == 1 {
+		b.WriteString(", expected 303 then 200")
+	}
+	return b.String()
+}
+
+func (t *httpTerminal) Patron(ctx context.Context, s *Share) (Result, error) {
+	return t.post(ctx, "/checkout/patron", url.Values{"card": {s.Card}}, `id="barcode"`)
+}
+
+func (t *httpTerminal) Checkout(ctx context.Context, s *Share, barcode string) (Result, error) {
+	res, err := t.post(ctx, "/checkout", url.Values{"barcode": {barcode}}, "<td>"+barcode+"</td>")
+	return res, err
+}
+
+func (t *httpTerminal) Checkin(ctx context.Context, barcode string) (Result, error) {
+	return t.post(ctx, "/checkin", url.Values{"barcode": {barcode}}, "<td>"+barcode+"</td>")
+}
+
+func (t *httpTerminal) EndVisit(ctx context.Context) error {
+	if _, err := t.c.Post(ctx, "/checkout/done", url.Values{}); err != nil {
+		return err
+	}
+	_, err := t.c.Post(ctx, "/checkin/clear", url.Values{})
+	t.c.Timings = t.c.Timings[:0]
+	return err
+}
+
+func (t *httpTerminal) Close() error {
+	t.c.HTTP.CloseIdleConnections()
+	return nil
+}
+
+// SessionHeader signs in to the staff site at base and returns the header that
+// carries the session cookie, for requests made without a cookie jar (Flood).
+func SessionHeader(ctx context.Context, base, user, password string) (http.Header, error) {
+	c := deskclient.New(base)
+	if _, err := c.Login(ctx, user, password); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(c.Base + "/")
+	if err != nil {
+		return nil, err
+	}
+	var parts []string
+	for _, ck := range c.HTTP.Jar.Cookies(u) {
+		parts = append(parts, ck.Name+"="+ck.Value)
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("signed in to %s but no session cookie was set", base)
+	}
+	return http.Header{"Cookie": {strings.Join(parts, "; ")}}, nil
+}

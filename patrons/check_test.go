@@ -1,0 +1,132 @@
+package patrons_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+func ledgerCheck(tb testing.TB, d *db.DB) []stacks.Violation {
+	tb.Helper()
+	var vs []stacks.Violation
+	read(tb, d, func(tx *db.Tx) (err error) {
+		vs, err = patrons.Check(tx)
+		return err
+	})
+	return vs
+}
+
+// corrupt runs statements on a connection of its own, without the foreign keys the
+// db package turns on, to break the database as a bug or a hand edit could.
+func corrupt(tb testing.TB, d *db.DB, stmts ...string) {
+	tb.Helper()
+	c, err := sql.Open("sqlite", d.Path())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	for _, s := range stmts {
+		if _, err := c.Exec(s); err != nil {
+			tb.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func TestCheckInvariants(t *testing.T) {
+	const (
+		p1   = `(SELECT id FROM patrons WHERE card = 'P0001')`
+		p2   = `(SELECT id FROM patrons WHERE card = 'P0002')`
+		when = `'2026-11-30T10:00:00Z'`
+	)
+	for _, tc := range []struct {
+		name    string
+		stmts   []string
+		check   string
+		details []string
+	}{
+		{"ErrChargeNegative", []string{
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (` + p1 + `, 'fee', -300, ` + when + `)`,
+		}, "ledger-sign", []string{"of patron P0001 (id", "is a fee of -3.00; charges are positive"}},
+		{"ErrPaymentPositive", []string{
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (` + p2 + `, 'payment', 200, ` + when + `)`,
+		}, "ledger-sign", []string{"is a payment of 2.00; payments and waivers are negative"}},
+		{"ErrOverpaid", []string{
+			// P0002 owes 12.50.
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (` + p2 + `, 'payment', -2000, ` + when + `)`,
+		}, "ledger-overpaid", []string{"a payment of 20.00, brought the balance of patron P0002", "to -7.50"}},
+		{"ErrWaivedWhatWasNotOwed", []string{
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (` + p1 + `, 'waiver', -100, ` + when + `)`,
+			// A later charge does not make the waiver right.
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (` + p1 + `, 'fee', 500, ` + when + `)`,
+		}, "ledger-overpaid", []string{"a waiver of 1.00, brought the balance of patron P0001", "to -1.00"}},
+		{"ErrChargeForAnotherPatronsLoan", []string{
+			`INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, created_at)
+				SELECT ` + p1 + `, 'overdue', 100, min(id), ` + when + ` FROM loans WHERE patron_id <> ` + p1,
+		}, "ledger-loan-patron", []string{"charges patron P0001", "which is a loan to patron"}},
+		{"ErrWithoutPatron", []string{
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (765432, 'fee', 100, ` + when + `)`,
+		}, "ledger-without-patron", []string{"names patron id 765432"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := mustOpenDB(t)
+			if vs := ledgerCheck(t, d); len(vs) != 0 {
+				t.Fatalf("the demo library has violations before the test breaks it: %v", vs)
+			}
+			corrupt(t, d, tc.stmts...)
+			vs := ledgerCheck(t, d)
+			for _, v := range vs {
+				if v.Check != tc.check {
+					t.Errorf("unexpected violation %s", v)
+				}
+			}
+			for _, want := range tc.details {
+				found := false
+				for _, v := range vs {
+					found = found || strings.Contains(v.Detail, want)
+				}
+				if !found {
+					t.Errorf("no %s violation mentions %q; got %v", tc.check, want, vs)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckAfterPayments: paying and waiving through Pay and Waive, up to the whole
+// balance, keeps the ledger balanced.
+func TestCheckAfterPayments(t *testing.T) {
+	d := mustOpenDB(t)
+	var id int64
+	read(t, d, func(tx *db.Tx) error {
+		p, err := patrons.FindByCard(tx, "P0002")
+		id = p.ID
+		return err
+	})
+	err := d.Write(context.Background(), func(tx *db.Tx) error {
+		if err := patrons.Pay(tx, desk, id, 250, "cash"); err != nil {
+			return err
+		}
+		if err := patrons.Waive(tx, desk, id, 500, "first offence"); err != nil {
+			return err
+		}
+		if err := patrons.Pay(tx, desk, id, 500, ""); err != nil {
+			return err
+		}
+		// Nothing is owed now: one more cent is refused.
+		if err := patrons.Pay(tx, desk, id, 1, ""); err == nil {
+			t.Error("a payment beyond the balance was accepted")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := ledgerCheck(t, d); len(vs) != 0 {
+		t.Fatalf("after payments and a waiver: %v", vs)
+	}
+}

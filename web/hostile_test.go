@@ -1,0 +1,369 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// formFields are the fields of every form, by route, each with a value a person
+// could have typed. TestHostileInput sends each field hostile values, the others as
+// here; a POST route missing from this table fails the test, so that a new form is
+// covered the day it is added.
+var formFields = map[string]url.Values{
+	"POST /login":                           {"username": {"nobody"}, "password": {"wrong"}, "next": {"/patrons"}},
+	"POST /logout":                          {},
+	"POST /checkout/patron":                 {"card": {"P0001"}},
+	"POST /checkout":                        {"barcode": {"NOSUCH1"}, "confirm": {"fines"}},
+	"POST /checkout/done":                   {},
+	"POST /checkin":                         {"barcode": {"NOSUCH2"}},
+	"POST /checkin/clear":                   {},
+	"POST /patrons":                         patronForm(),
+	"POST /patrons/{id}":                    patronForm(),
+	"POST /patrons/{id}/pay":                {"amount": {"0.50"}, "note": {"cash"}},
+	"POST /patrons/{id}/waive":              {"amount": {"0.50"}, "reason": {"goodwill"}},
+	"POST /patrons/{id}/block":              {"note": {"lost card reported"}},
+	"POST /patrons/{id}/unblock":            {"note": {"card found"}},
+	"POST /patrons/{id}/renew-card":         {},
+	"POST /patrons/{id}/renew":              {"loan": {"1"}, "one": {""}, "all": {""}},
+	"POST /patrons/{id}/holds":              {"item": {"I00008"}, "pickup": {"CEN"}, "confirm": {""}},
+	"POST /holds/{id}/move":                 {"to": {"1"}, "return": {"/holds"}},
+	"POST /holds/{id}/suspend":              {"until": {"2027-01-15"}, "return": {"/holds"}},
+	"POST /holds/{id}/resume":               {"return": {"/holds"}},
+	"POST /holds/{id}/cancel":               {"reason": {"patron asked"}, "return": {"/holds"}},
+	"POST /holds/{id}/expire":               {"return": {"/holds"}},
+	"POST /records":                         recordForm(),
+	"POST /records/{id}":                    recordForm(),
+	"POST /records/{id}/items":              itemForm(),
+	"POST /items/{id}":                      withField(itemForm(), "status", "available"),
+	"POST /records/{id}/hold":               {"card": {"P0003"}, "pickup": {"CEN"}, "item": {""}, "confirm": {""}},
+	"POST /admin/rules":                     ruleForm(),
+	"POST /admin/rules/{id}":                ruleForm(),
+	"POST /admin/rules/{id}/delete":         {},
+	"POST /admin/calendar/branches/{id}":    {"closes_at": {"19:00"}, "closed_weekdays": {"0"}},
+	"POST /admin/calendar/days":             {"day": {"2027-03-03"}, "description": {"Inventory"}, "branch_id": {"0"}},
+	"POST /admin/calendar/days/{id}/delete": {},
+	"POST /admin/import":                    {"branch": {"CEN"}, "item_type": {"BOOK"}, "generate": {"1"}},
+	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}},
+}
+
+// queryParams are the query parameters each page reads. Every GET route is also
+// sent an unknown parameter.
+var queryParams = map[string][]string{
+	"GET /login":             {"next"},
+	"GET /patrons":           {"q"},
+	"GET /patrons/new":       {"card"},
+	"GET /search":            {"q", "sort", "type", "branch", "available", "page"},
+	"GET /holds":             {"branch"},
+	"GET /records/{id}/hold": {"item"},
+}
+
+func patronForm() url.Values {
+	return url.Values{"card": {"H0001"}, "surname": {"Hostile"}, "first_name": {"Harry"}, "email": {"h@example.org"},
+		"phone": {"555 0100"}, "address": {"1 Main Street"}, "category": {"ADULT"}, "home_branch": {"CEN"}, "notes": {"test"}}
+}
+
+func recordForm() url.Values {
+	return url.Values{"title": {"A Title"}, "author": {"An Author"}, "isbn": {"9780441478125"}, "publisher": {"Ace"},
+		"year": {"1969"}, "subjects": {"Fiction"}}
+}
+
+func itemForm() url.Values {
+	return url.Values{"barcode": {"H00001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"FIC H"}, "price": {"9.99"}}
+}
+
+func ruleForm() url.Values {
+	return url.Values{"patron_category_id": {"0"}, "item_type_id": {"0"}, "branch_id": {"3"}, "loan_period": {"14"},
+		"loan_unit": {"days"}, "max_loans": {"10"}, "renewals": {"2"}, "fine": {"0.20"}, "grace_periods": {"1"},
+		"fine_cap": {"5.00"}, "hold_pickup_days": {"7"}}
+}
+
+func withField(v url.Values, k, value string) url.Values {
+	v.Set(k, value)
+	return v
+}
+
+// hostileValue is one kind of hostile input. Every field gets those marked always
+// (what could be stored wrongly); the others take turns, a different one for each
+// field, so that each kind reaches every form. Under make soak every field gets
+// every value.
+type hostileValue struct {
+	name, value string
+	always      bool
+}
+
+// hostileValues are sent to form fields and query parameters. STACKS_SOAK=1 (make
+// soak) adds more.
+func hostileValues() []hostileValue {
+	vs := []hostileValue{
+		{"Overlong", strings.Repeat("A", 100_000), true},
+		{"InvalidUTF8", "abc\xff\xfe\xc3(", true},
+		{"ControlChars", "a\x00b\x01\r\n\tc\x7f", true},
+		{"ScriptTag", `<script>alert("stacks")</script>`, true},
+		{"SQLInjection", `' OR '1'='1' --`, false},
+		{"SQLStatement", `1); DROP TABLE patrons; --`, false},
+		{"AttributeBreakout", `"><img src=x onerror=alert(1)>`, false},
+		{"HugeNumber", "99999999999999999999999999", false},
+	}
+	if os.Getenv("STACKS_SOAK") != "" {
+		vs = append(vs,
+			hostileValue{"UnionSelect", `x' UNION SELECT password_hash, 1, 1 FROM staff_users --`, true},
+			hostileValue{"Negative", "-1", true},
+			hostileValue{"Float", "1e309", true},
+			hostileValue{"PathTraversal", "../../../../etc/passwd", true},
+			hostileValue{"ProtocolURL", "javascript:alert(1)", true},
+			hostileValue{"OpenRedirect", "//evil.example/", true},
+			hostileValue{"Empty", "", true},
+			hostileValue{"Spaces", "   ", true},
+			hostileValue{"LongUnicode", strings.Repeat("é€😀", 20_000), true},
+			hostileValue{"OverlongUTF8", "\xc0\xaf\xe0\x80\xaf", true},
+			hostileValue{"Surrogate", "\xed\xa0\x80", true},
+			hostileValue{"FormatString", "%s%s%n%x%d", true},
+			hostileValue{"Newlines", strings.Repeat("\r\n", 5000), true},
+		)
+	}
+	return vs
+}
+
+// turns picks the hostile values for one field or parameter: those marked always
+// and the turn-th of the others (all of them under make soak).
+func turns(values []hostileValue, turn int) []hostileValue {
+	var out, others []hostileValue
+	for _, v := range values {
+		if v.always || os.Getenv("STACKS_SOAK") != "" {
+			out = append(out, v)
+		} else {
+			others = append(others, v)
+		}
+	}
+	if len(others) > 0 {
+		out = append(out, others[turn%len(others)])
+	}
+	return out
+}
+
+// hostileIDs replace {id} in a path; make soak sends more.
+func hostileIDs() []string {
+	if os.Getenv("STACKS_SOAK") != "" {
+		return []string{"0", "-1", "abc", "99999999999999999999999", "1%20OR%201=1", "1%27--", "%00", "%ff", "1.5"}
+	}
+	return []string{"-1", "99999999999999999999999", "1%20OR%201=1", "%ff"}
+}
+
+// checkHostileAnswer checks one answer to hostile input: never a server error; a
+// refusal says why; a page shows what was sent only escaped.
+func checkHostileAnswer(t *testing.T, what string, r response, sent string) {
+	t.Helper()
+	if r.Status >= 500 {
+		t.Errorf("%s: status %d\n%.500s", what, r.Status, r.Body)
+		return
+	}
+	if r.Status >= 400 && len(strings.TrimSpace(r.Body)) < 20 {
+		t.Errorf("%s: status %d without a message: %q", what, r.Status, r.Body)
+	}
+	if strings.ContainsAny(sent, `<>"`) && strings.Contains(r.Body, sent) {
+		t.Errorf("%s: the page repeats the input unescaped", what)
+	}
+	checkHeaders(t, what, r)
+}
+
+// TestHostileInput sends overlong values, invalid UTF-8, control characters and
+// markup, and in turn SQL injection, attribute breakouts and overflowing numbers
+// (see hostileValues), to every form field and query parameter of every route, and
+// garbage ids to every path with an id, signed in as an administrator (who may use
+// every route). Every answer is a page or a 4xx with a message, never a 5xx; afterwards
+// the database passes every check of stacks check and holds no text that is not
+// valid UTF-8, no NUL and nothing overlong.
+func TestHostileInput(t *testing.T) {
+	e := newDemoEnv(t)
+	rs := routes(t, e)
+	ids := routeIDs(t, e)
+	admin := e.client(t)
+	if r := e.login(t, admin, "admin", "admin"); r.Status != http.StatusSeeOther {
+		t.Fatalf("admin login: %d", r.Status)
+	}
+	// Serve a patron at Check out, so that the checkout form is reached.
+	if r := e.post(t, admin, "/checkout/patron", url.Values{"card": {"P0001"}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("checkout patron: %d", r.Status)
+	}
+	values := hostileValues()
+	n, turn, unique := 0, 0, 0
+	// The login and logout forms sign the client out or lock the address: last, and
+	// with their own client.
+	last := func(rt route) bool { return rt.Pattern == "/login" || rt.Pattern == "/logout" }
+	for _, pass := range []bool{false, true} {
+		for _, rt := range rs {
+			if last(rt) != pass || rt.Pattern == "/static/*" {
+				continue
+			}
+			c := admin
+			if pass {
+				c = e.client(t)
+			}
+			switch rt.Method {
+			case http.MethodGet:
+				for _, p := range append(queryParams[rt.String()], "junk") {
+					turn++
+					for _, v := range turns(values, turn) {
+						path := pathOf(rt.Pattern, ids, "") + "?" + url.Values{p: {v.value}}.Encode()
+						r := e.get(t, c, path)
+						checkHostileAnswer(t, fmt.Sprintf("%s ?%s=%s", rt, p, v.name), r, v.value)
+						n++
+					}
+				}
+			case http.MethodPost:
+				base, ok := formFields[rt.String()]
+				if !ok {
+					t.Errorf("%s: no entry in formFields; add the form's fields", rt)
+					continue
+				}
+				fields := []string{"junk"}
+				for f := range base {
+					fields = append(fields, f)
+				}
+				for _, f := range fields {
+					turn++
+					for _, v := range turns(values, turn) {
+						form := url.Values{}
+						for k, vs := range base {
+							form[k] = append([]string(nil), vs...)
+						}
+						// A new card and barcode each time, so that a save is not
+						// refused only as a duplicate.
+						unique++
+						if f != "card" && form.Has("card") && rt.Pattern == "/patrons" {
+							form.Set("card", fmt.Sprintf("H%05d", unique))
+						}
+						if f != "barcode" && form.Has("barcode") && strings.Contains(rt.Pattern, "items") {
+							form.Set("barcode", fmt.Sprintf("H%05d", unique))
+						}
+						if f != "day" && form.Has("day") {
+							form.Set("day", fmt.Sprintf("2028-%02d-%02d", unique%12+1, unique%28+1))
+						}
+						form.Set(f, v.value)
+						r := e.post(t, c, pathOf(rt.Pattern, ids, ""), form)
+						checkHostileAnswer(t, fmt.Sprintf("%s %s=%s", rt, f, v.name), r, v.value)
+						n++
+					}
+				}
+			}
+			if strings.Contains(rt.Pattern, "{id}") {
+				for _, id := range hostileIDs() {
+					what := fmt.Sprintf("%s id=%s", rt, id)
+					r := e.request(t, c, rt.Method, pathOf(rt.Pattern, ids, id), formFields[rt.String()])
+					checkHostileAnswer(t, what, r, "")
+					if r.Status == http.StatusSeeOther && rt.Method == http.MethodPost && !strings.HasPrefix(r.Location, "/login") {
+						// A hold action goes back to the page it came from, which says
+						// what went wrong.
+						r = e.get(t, c, r.Location)
+						checkHostileAnswer(t, what+" (the page after)", r, "")
+						if !strings.Contains(r.Body, "There is no") {
+							t.Errorf("%s: redirected to a page that does not say what went wrong", what)
+						}
+					} else if r.Status < 400 {
+						t.Errorf("%s: %d, want a refusal", what, r.Status)
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d hostile requests", n)
+	checkStored(t, e)
+}
+
+// checkStored checks the database after hostile input: stacks check's invariants
+// hold, and no text column holds invalid UTF-8, a NUL, or more than a form allows.
+//
+// It reads through connections of its own, as stacks check does: SQLite 3.54's
+// integrity_check, run on a pooled connection that read the search index before
+// other connections changed it, can report "fts5: corruption found reading blob"
+// where a fresh connection finds the index sound.
+func checkStored(t *testing.T, e *testEnv) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := db.Open(e.DB.Path(), db.Options{ReadConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	err = d.Read(ctx, func(tx *db.Tx) error {
+		for _, check := range []func(*db.Tx) ([]stacks.Violation, error){db.Check, circulation.Check, holds.Check, patrons.Check} {
+			vs, err := check(tx)
+			if err != nil {
+				return err
+			}
+			for _, v := range vs {
+				t.Errorf("after hostile input: %s", v)
+			}
+		}
+		tables, err := textColumns(tx)
+		if err != nil {
+			return err
+		}
+		for table, cols := range tables {
+			for _, col := range cols {
+				rows, err := tx.Query(`SELECT rowid, ` + col + ` FROM ` + table + ` WHERE typeof(` + col + `) = 'text'`)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+					var id int64
+					var s string
+					if err := rows.Scan(&id, &s); err != nil {
+						rows.Close()
+						return err
+					}
+					switch {
+					case !utf8.ValidString(s):
+						t.Errorf("%s.%s of row %d is not valid UTF-8: %.80q", table, col, id, s)
+					case strings.ContainsRune(s, 0):
+						t.Errorf("%s.%s of row %d holds a NUL: %.80q", table, col, id, s)
+					case len(s) > 20_000 && !(table == "records" && col == "marc"):
+						t.Errorf("%s.%s of row %d holds %d bytes", table, col, id, len(s))
+					}
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// textColumns lists the TEXT columns of the library's tables (not the sessions,
+// which scs stores as data, nor the search index).
+func textColumns(tx *db.Tx) (map[string][]string, error) {
+	rows, err := tx.Query(`SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
+		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'records_fts%' AND m.name <> 'sessions'
+		  AND upper(p.type) = 'TEXT'`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
+			return nil, err
+		}
+		out[table] = append(out[table], col)
+	}
+	return out, rows.Err()
+}
