@@ -121,7 +121,7 @@ SIPBENCHTIME ?= 3000x
 sip-bench:
 	$(GO) test -run '^$$' -bench BenchmarkCheckin -benchtime $(SIPBENCHTIME) -count 3 -timeout 10m ./sip/
 
-# load runs the CICO load test of issue 8 (stacks load --suite full, about 17
+# load runs the CICO load test of issue 8 (stacks load --suite full, about 15
 # minutes): it builds bin/stacks, creates a fresh demo library (5,000 titles, 3,000
 # patrons), then, each run on its own `stacks serve` on 127.0.0.1 with a free port:
 # desk-paced check-out/check-in (think 3 s) at 8, 20 and 75 users; saturation (no
@@ -136,7 +136,7 @@ sip-bench:
 LOAD_DIR ?= $(CURDIR)/bin/load
 LOAD_PARTS ?=
 load: build
-	ulimit -n 8192 2>/dev/null || true; bin/stacks load --suite full --dir $(LOAD_DIR) --out docs/load-results.md --parts '$(LOAD_PARTS)'
+	bin/stacks load --suite full --dir $(LOAD_DIR) --out docs/load-results.md --parts '$(LOAD_PARTS)'
 
 load-quick: build
 	bin/stacks load --suite quick --dir $(LOAD_DIR)-quick --out $(LOAD_DIR)-quick/results.md --parts '$(LOAD_PARTS)'

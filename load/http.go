@@ -85,8 +85,7 @@ func (t *httpTerminal) Patron(ctx context.Context, s *Share) (Result, error) {
 }
 
 func (t *httpTerminal) Checkout(ctx context.Context, s *Share, barcode string) (Result, error) {
-	res, err := t.post(ctx, "/checkout", url.Values{"barcode": {barcode}}, "<td>"+barcode+"</td>")
-	return res, err
+	return t.post(ctx, "/checkout", url.Values{"barcode": {barcode}}, "<td>"+barcode+"</td>")
 }
 
 func (t *httpTerminal) Checkin(ctx context.Context, barcode string) (Result, error) {
