@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,10 @@ func dueDate(t *testing.T, srv *server) string {
 	return due.Format("2006-01-02 15:04")
 }
 
+// onCheckinPage matches the Check in page's URL: its Barcode field has the same
+// label as Check out's, so a step must know which page it is on before scanning.
+var onCheckinPage = regexp.MustCompile(`/checkin$`)
+
 // deskSteps are the steps of the desk session implemented so far, in order.
 func deskSteps() []deskStep {
 	return []deskStep{
@@ -100,6 +105,7 @@ func deskSteps() []deskStep {
 		}},
 		{"4 checkin A", func(t *testing.T, d *desk) {
 			must(t, navLink(d.page, "Check in").Click(), "clicking Check in")
+			must(t, expect.Page(d.page).ToHaveURL(onCheckinPage), "on the Check in page")
 			must(t, expect.Locator(d.field("Barcode")).ToBeFocused(), "the Barcode field has focus")
 			for i := 1; i <= 5; i++ {
 				bc := fmt.Sprintf("I%05d", i)
@@ -110,10 +116,12 @@ func deskSteps() []deskStep {
 		}},
 		{"5 checkout B", func(t *testing.T, d *desk) {
 			must(t, navLink(d.page, "Check out").Click(), "clicking Check out")
-			// The previous patron's visit is still open: finish it first, as staff do.
-			if n, _ := button(d.page, "Finish with this patron").Count(); n > 0 {
-				must(t, button(d.page, "Finish with this patron").Click(), "finishing the previous visit")
-			}
+			// The previous patron's visit (step 3) is still open: finish it first, as
+			// staff do.
+			finish := button(d.page, "Finish with this patron")
+			must(t, expect.Locator(finish).ToBeVisible(), "the open visit of step 3 with its %q button", "Finish with this patron")
+			must(t, finish.Click(), "finishing the previous visit")
+			must(t, expect.Locator(d.field("Card number")).ToBeFocused(), "the Card number field has focus again")
 			d.scan(t, "Card number", "P0002")
 			must(t, expect.Locator(d.page.GetByText("Blake Owing").First()).ToBeVisible(), "the patron's name")
 			d.scan(t, "Barcode", "I00006")
@@ -154,6 +162,7 @@ func deskSteps() []deskStep {
 		}},
 		{"8 checkin B", func(t *testing.T, d *desk) {
 			must(t, navLink(d.page, "Check in").Click(), "clicking Check in")
+			must(t, expect.Page(d.page).ToHaveURL(onCheckinPage), "on the Check in page")
 			for i := 6; i <= 10; i++ {
 				bc := fmt.Sprintf("I%05d", i)
 				d.scan(t, "Barcode", bc)
