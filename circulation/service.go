@@ -185,9 +185,7 @@ func findItemWithLoan(tx *db.Tx, barcode string) (*itemWithLoan, error) {
 	return &it, nil
 }
 
-func formatMoney(cents int64) string {
-	return fmt.Sprintf("%d.%02d", cents/100, cents%100)
-}
+func formatMoney(cents int64) string { return stacks.FormatMoney(cents) }
 
 // prepare opens every barcode-driven desk operation: it checks the actor and the
 // barcode, and reads the preferences (before the write transaction, so that the

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
@@ -174,13 +173,4 @@ func Place(tx *db.Tx, req PlaceRequest, loc *time.Location) (Placed, error) {
 	}
 	return Placed{HoldID: id, Position: queued + 1, PatronID: p.ID, PatronName: p.Name(), PatronCard: p.Card,
 		PickupBranchName: pickup.Name, Title: title}, nil
-}
-
-// ItemIDByBarcode helps forms that name an item by barcode.
-func ItemIDByBarcode(tx *db.Tx, barcode string) (int64, error) {
-	it, err := catalog.FindItemByBarcode(tx, barcode)
-	if err != nil {
-		return 0, err
-	}
-	return it.ID, nil
 }

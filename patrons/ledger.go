@@ -170,11 +170,4 @@ func Waive(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, reason st
 	return credit(tx, actor, patronID, KindWaiver, cents, "Waived: "+reason, "patron.waive")
 }
 
-// formatCents shows cents as an amount with two decimals, for messages: 1250 -> "12.50".
-func formatCents(cents int64) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
-}
+func formatCents(cents int64) string { return stacks.FormatMoney(cents) }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"time"
+
+	"github.com/stacks-ils/stacks"
 )
 
 // Field is one variable-length field of a message: a two-character identifier and
@@ -279,17 +281,9 @@ func (r *response) money(id string, cents int64) {
 	r.b = append(r.b, '|')
 }
 
-func appendMoney(b []byte, cents int64) []byte {
-	if cents < 0 {
-		b = append(b, '-')
-		cents = -cents
-	}
-	b = strconv.AppendInt(b, cents/100, 10)
-	b = append(b, '.', byte('0'+cents%100/10), byte('0'+cents%10))
-	return b
-}
+func appendMoney(b []byte, cents int64) []byte { return stacks.AppendMoney(b, cents) }
 
-func formatMoney(cents int64) string { return string(appendMoney(nil, cents)) }
+func formatMoney(cents int64) string { return stacks.FormatMoney(cents) }
 
 // finish appends the error detection fields when the request had them: the
 // request's sequence number, and the checksum.

@@ -77,7 +77,7 @@ func (s *Server) loadAdminCalendar(ctx context.Context) (AdminCalendarView, erro
 func (s *Server) handleAdminCalendar(w http.ResponseWriter, r *http.Request) {
 	v, err := s.loadAdminCalendar(r.Context())
 	if err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	s.render(w, r, http.StatusOK, AdminCalendarPage(s.page(r, "Calendar", "admin"), &v))
@@ -88,7 +88,7 @@ func (s *Server) handleAdminCalendar(w http.ResponseWriter, r *http.Request) {
 func (s *Server) renderAdminCalendar(w http.ResponseWriter, r *http.Request, status int, change func(*AdminCalendarView)) {
 	v, err := s.loadAdminCalendar(r.Context())
 	if err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	change(&v)

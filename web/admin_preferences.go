@@ -32,7 +32,7 @@ func (s *Server) handleAdminPreferences(w http.ResponseWriter, r *http.Request) 
 		return err
 	})
 	if err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	f := AdminPreferencesForm{

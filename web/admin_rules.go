@@ -183,7 +183,7 @@ func (s *Server) handleAdminRuleList(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	s.render(w, r, http.StatusOK, AdminRulesPage(s.page(r, "Circulation rules", "admin"), rules))
@@ -192,7 +192,7 @@ func (s *Server) handleAdminRuleList(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleAdminRuleNew(w http.ResponseWriter, r *http.Request) {
 	f := newAdminRuleForm(adminDefaultRule)
 	if err := s.DB.Read(r.Context(), f.loadChoices); err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	s.render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "New circulation rule", "admin"), &f))

@@ -46,7 +46,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		code := stacks.ErrorCode(err)
 		if code == stacks.EINTERNAL {
-			s.serverError(w, r, err)
+			s.Error(w, r, err)
 			return
 		}
 		form.Error = stacks.ErrorMessage(err)
@@ -61,7 +61,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	// A new token at sign-in defeats session fixation.
 	if err := s.Sessions.RenewToken(r.Context()); err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	s.Sessions.Put(r.Context(), sessUserID, user.ID)
@@ -73,7 +73,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	// Destroy deletes the session from the database; the flash below starts a new
 	// one under a new token.
 	if err := s.Sessions.Destroy(r.Context()); err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	s.flash(r, "ok", "You have logged out.")

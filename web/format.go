@@ -1,21 +1,15 @@
 package web
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stacks-ils/stacks"
 )
 
-// formatMoney shows cents as an amount with two decimals: 1250 -> "12.50".
-func formatMoney(cents int64) string {
-	sign := ""
-	if cents < 0 {
-		sign = "-"
-		cents = -cents
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
-}
+// formatMoney shows cents as an amount: see stacks.FormatMoney.
+func formatMoney(cents int64) string { return stacks.FormatMoney(cents) }
 
 // parseMoney reads an amount typed by staff ("5", "5.5", "5.50", "5,50") as cents:
 // digits only (no sign), at most nine before the decimal point.

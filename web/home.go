@@ -20,7 +20,7 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
 			u.BranchID, db.FormatTime(tx.Now())).Scan(&st.OnLoan, &st.Overdue, &st.HoldsWaiting, &st.HoldsQueued)
 	})
 	if err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	s.render(w, r, http.StatusOK, HomePage(s.page(r, "Start", ""), st))

@@ -58,7 +58,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		u, reason, err := s.currentUser(r)
 		switch {
 		case err != nil:
-			s.serverError(w, r, err)
+			s.Error(w, r, err)
 			return
 		case u == nil:
 			s.redirectToLogin(w, r, reason)

@@ -67,7 +67,7 @@ func loadPatronChoices(tx *db.Tx, v *PatronFormView) error {
 func (s *Server) renderPatronForm(w http.ResponseWriter, r *http.Request, status int, v PatronFormView) {
 	if v.Categories == nil {
 		if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadPatronChoices(tx, &v) }); err != nil {
-			s.serverError(w, r, err)
+			s.Error(w, r, err)
 			return
 		}
 	}
@@ -99,7 +99,7 @@ func (s *Server) handlePatronNew(w http.ResponseWriter, r *http.Request) {
 		HomeBranchCode: userFrom(r.Context()).BranchCode,
 	}}
 	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadPatronChoices(tx, &v) }); err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	for _, c := range v.Categories {

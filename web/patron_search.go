@@ -30,7 +30,7 @@ type PatronSearchView struct {
 func (s *Server) handlePatronSearch(w http.ResponseWriter, r *http.Request) {
 	prefs, err := s.preferences(r.Context())
 	if err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	v := PatronSearchView{Query: strings.TrimSpace(r.URL.Query().Get("q")), Location: prefs.Location}

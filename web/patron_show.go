@@ -90,7 +90,7 @@ func (s *Server) handlePatronShow(w http.ResponseWriter, r *http.Request) {
 func (s *Server) showPatron(w http.ResponseWriter, r *http.Request, id int64, status int, keep func(*PatronView)) {
 	prefs, err := s.preferences(r.Context())
 	if err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	var v PatronView

@@ -220,7 +220,7 @@ func (s *Server) requireStaff(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, reason, err := s.currentUser(r)
 		if err != nil {
-			s.serverError(w, r, err)
+			s.Error(w, r, err)
 			return
 		}
 		if u == nil {
@@ -334,14 +334,10 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	s.render(w, r, status, ErrorPage(s.page(r, title, ""), status, stacks.ErrorMessage(err)))
 }
 
-func (s *Server) serverError(w http.ResponseWriter, r *http.Request, err error) {
-	s.Error(w, r, err)
-}
-
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 	u, reason, err := s.currentUser(r)
 	if err != nil {
-		s.serverError(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	if u == nil {
