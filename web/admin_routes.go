@@ -42,9 +42,9 @@ func (s *Server) handleAdminIndex(w http.ResponseWriter, r *http.Request) {
 // adminPathID reads the {id} of an admin URL. A malformed id is a page that does
 // not exist, and is answered as such.
 func (s *Server) adminPathID(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
-	if err != nil || id <= 0 {
-		s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no page at %s. Use the navigation above.", r.URL.Path))
+	id, err := pathID(r, "There is no page at "+r.URL.Path+". Use the navigation above.")
+	if err != nil {
+		s.Error(w, r, err)
 		return 0, false
 	}
 	return id, true

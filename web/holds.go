@@ -48,11 +48,7 @@ func holdsPageURL(branchCode string) string { return "/holds?branch=" + url.Quer
 
 // holdID reads the {id} of a hold URL. A malformed id names no hold.
 func holdID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no hold at %s. Find the hold on the patron's page or the Holds page.", r.URL.Path)
-	}
-	return id, nil
+	return pathID(r, "There is no hold at "+r.URL.Path+". Find the hold on the patron's page or the Holds page.")
 }
 
 // holdReturn is where a hold form goes back to: its "return" field when that is a

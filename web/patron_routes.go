@@ -5,8 +5,6 @@ import (
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
-
-	"github.com/stacks-ils/stacks"
 )
 
 // patronRoutes mounts the patron pages: search, create and edit, the patron page,
@@ -29,12 +27,7 @@ func (s *Server) patronRoutes(r chi.Router) {
 
 // patronID reads the {id} of a patron URL. A malformed id names no patron.
 func patronID(r *http.Request) (int64, error) {
-	raw := chi.URLParam(r, "id")
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no patron at %s. Search for the patron by name or card.", r.URL.Path)
-	}
-	return id, nil
+	return pathID(r, "There is no patron at "+r.URL.Path+". Search for the patron by name or card.")
 }
 
 // patronURL is the patron page's path.

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
@@ -17,11 +15,7 @@ import (
 
 // recordID reads the {id} of a record URL.
 func recordID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no record at %s. Search the catalogue instead.", r.URL.Path)
-	}
-	return id, nil
+	return pathID(r, "There is no record at "+r.URL.Path+". Search the catalogue instead.")
 }
 
 func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {

@@ -28,9 +28,9 @@ func (s *Server) recordEditRoutes(r chi.Router) {
 	r.Post("/items/{id}", s.handleItemUpdate)
 }
 
-// recordEditID reads the {id} of a URL; a malformed id names nothing, so it is "not found"
-// with notFound as the message.
-func recordEditID(r *http.Request, notFound string) (int64, error) {
+// pathID reads the {id} of a URL. A malformed id names nothing, so it is "not
+// found", with notFound as the message. Every page with an {id} reads it here.
+func pathID(r *http.Request, notFound string) (int64, error) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil || id <= 0 {
 		return 0, stacks.Errorf(stacks.ENOTFOUND, "%s", notFound)
@@ -39,11 +39,11 @@ func recordEditID(r *http.Request, notFound string) (int64, error) {
 }
 
 func recordPathID(r *http.Request) (int64, error) {
-	return recordEditID(r, "There is no record at "+r.URL.Path+". Search the catalogue instead.")
+	return pathID(r, "There is no record at "+r.URL.Path+". Search the catalogue instead.")
 }
 
 func itemPathID(r *http.Request) (int64, error) {
-	return recordEditID(r, "There is no item at "+r.URL.Path+". Search the catalogue for its record instead.")
+	return pathID(r, "There is no item at "+r.URL.Path+". Search the catalogue for its record instead.")
 }
 
 // recordEditURL, itemNewURL and itemEditURL are the forms' paths, for links to them.
