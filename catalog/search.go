@@ -64,6 +64,9 @@ type SearchResult struct {
 	Facets Facets
 	// BarcodeRecordID is set when the text is an item's barcode: go straight there.
 	BarcodeRecordID int64
+	// RankedOnly: more records matched than RankLimit, so relevance ranks the
+	// newest RankLimit of them and the rest follow, newest first.
+	RankedOnly bool
 }
 
 // searchFields maps the field prefixes staff may type to FTS columns.
@@ -136,12 +139,12 @@ func MatchExpression(text string) (string, error) {
 	return strings.Join(parts, " AND "), nil
 }
 
-// Search finds records by keyword, ranked by relevance (bm25, title weighted most).
-// Ranked and unfiltered (the common case), it runs four statements at most: the
-// barcode check, the best FacetDepth matches in rank order, the total when there are
-// more, the page's records with their copies and availability, and the facets over
-// those best matches. Filters and other orders take a general query over all
-// matches instead.
+// Search finds records by keyword, ranked by relevance (bm25, title weighted most;
+// past RankLimit matches, among the newest RankLimit). Ranked and unfiltered (the
+// common case), it runs five statements at most: the barcode check, the total, the
+// best FacetDepth matches in rank order, the facets over those best matches, and
+// the page's records with their copies and availability. Filters and other orders
+// take a general query over all matches instead.
 func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	if q.PerPage <= 0 || q.PerPage > 100 {
 		q.PerPage = 20
@@ -169,42 +172,60 @@ func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		return res, err
 	}
 
-	// The best matches in rank order (FTS5 ranks by the table's bm25 weights), and
-	// how many match in all, in one pass.
+	// How many match; then the best FacetDepth in rank order (FTS5 ranks by the
+	// table's bm25 weights): among all the matches, or past RankLimit among the
+	// newest RankLimit, read newest first without scoring, then scored.
+	if err := tx.QueryRow(`SELECT count(*) FROM records_fts WHERE records_fts MATCH ?`, match).Scan(&res.Total); err != nil {
+		return res, fmt.Errorf("search: %w", err)
+	}
+	if res.Total == 0 {
+		return res, nil
+	}
 	var best []int64
-	rows, err := tx.Query(`SELECT rowid, count(*) OVER () FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ?`, match, FacetDepth)
+	if res.Total <= RankLimit {
+		best, err = queryIDs(tx, `SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank, rowid LIMIT ?`, match, FacetDepth)
+	} else {
+		best, err = queryIDs(tx, `SELECT id FROM (SELECT rowid AS id, rank AS score FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
+			ORDER BY score, id LIMIT ?`, match, RankLimit, FacetDepth)
+	}
 	if err != nil {
 		return res, fmt.Errorf("search: %w", err)
 	}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id, &res.Total); err != nil {
-			rows.Close()
-			return res, err
-		}
-		best = append(best, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return res, fmt.Errorf("search: %w", err)
-	}
+	res.RankedOnly = res.Total > RankLimit
 	if res.Facets, err = facetsOf(tx, best); err != nil {
 		return res, err
 	}
 	res.Facets.Partial = res.Total > len(best)
 
+	// Where the ranked core ends, for the queries that list past the best.
+	coreCut := func() (int64, error) {
+		if !res.RankedOnly {
+			return 0, nil
+		}
+		var cut int64
+		err := tx.QueryRow(`SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, RankLimit-1).Scan(&cut)
+		return cut, err
+	}
 	offset := (q.Page - 1) * q.PerPage
 	var page []int64
 	switch {
 	case q.ItemType != "" || q.Branch != "" || q.Available || q.Sort != "relevance":
-		page, res.Total, err = filteredPage(tx, match, q)
+		cut, err := coreCut()
+		if err != nil {
+			return res, fmt.Errorf("search: %w", err)
+		}
+		page, res.Total, err = filteredPage(tx, match, cut, q)
 		if err != nil {
 			return res, err
 		}
 	case offset+q.PerPage <= len(best) || len(best) < FacetDepth:
 		page = best[min(offset, len(best)):min(offset+q.PerPage, len(best))]
 	default:
-		page, err = queryIDs(tx, `SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?`, match, q.PerPage, offset)
+		cut, err := coreCut()
+		if err != nil {
+			return res, fmt.Errorf("search: %w", err)
+		}
+		page, err = queryIDs(tx, `SELECT id FROM (`+relevanceOrder+`) ORDER BY part, score, id LIMIT ?3 OFFSET ?4`, match, cut, q.PerPage, offset)
 		if err != nil {
 			return res, fmt.Errorf("search page: %w", err)
 		}
@@ -240,39 +261,45 @@ func idArgs(ids []int64) (string, []any) {
 }
 
 // filteredPage returns one page of the matches that have a copy passing the filters,
-// in the chosen order, and how many there are.
-func filteredPage(tx *db.Tx, match string, q SearchQuery) ([]int64, int, error) {
-	args := []any{match}
+// in the chosen order, and how many there are. cut is where the ranked core ends
+// (see relevanceOrder).
+func filteredPage(tx *db.Tx, match string, cut int64, q SearchQuery) ([]int64, int, error) {
+	args := []any{match, cut}
+	param := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("?%d", len(args))
+	}
 	filter := ""
 	if q.ItemType != "" || q.Branch != "" || q.Available {
 		var conds []string
 		if q.ItemType != "" {
-			conds = append(conds, "i.item_type_id = (SELECT id FROM item_types WHERE code = ?)")
-			args = append(args, q.ItemType)
+			conds = append(conds, "i.item_type_id = (SELECT id FROM item_types WHERE code = "+param(q.ItemType)+")")
 		}
 		if q.Branch != "" {
-			conds = append(conds, "i.home_branch_id = (SELECT id FROM branches WHERE code = ?)")
-			args = append(args, q.Branch)
+			conds = append(conds, "i.home_branch_id = (SELECT id FROM branches WHERE code = "+param(q.Branch)+")")
 		}
 		if q.Available {
 			conds = append(conds, "i.status = 'available'")
 		}
 		filter = "WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND " + strings.Join(conds, " AND ") + ")"
 	}
-	order := "m.score, r.id"
+	// Relevance needs bm25 (for the ranked core only); the other orders do not.
+	matches := relevanceOrder
+	order := "m.part, m.score, r.id"
 	switch q.Sort {
 	case "title":
+		matches = `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1`
 		order = "r.title COLLATE NOCASE, r.id"
 	case "year":
-		order = "coalesce(r.year, 0) DESC, m.score, r.id"
+		matches = `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1`
+		order = "coalesce(r.year, 0) DESC, r.id DESC"
 	}
-	args = append(args, q.PerPage, (q.Page-1)*q.PerPage)
-	rows, err := tx.Query(`WITH m AS MATERIALIZED (
-			SELECT rowid AS id, rank AS score FROM records_fts WHERE records_fts MATCH ?)
+	limit, offset := param(q.PerPage), param((q.Page-1)*q.PerPage)
+	rows, err := tx.Query(`WITH m AS MATERIALIZED (`+matches+`)
 		SELECT r.id, count(*) OVER ()
 		FROM m JOIN records r ON r.id = m.id `+filter+`
 		ORDER BY `+order+`
-		LIMIT ? OFFSET ?`, args...)
+		LIMIT `+limit+` OFFSET `+offset, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("search: %w", err)
 	}
@@ -328,6 +355,20 @@ func hitsFor(tx *db.Tx, ids []int64) ([]Hit, error) {
 // maxRecordsForFacets does: exact for smaller result sets, and what a person
 // narrowing a large one needs, at a bounded cost.
 const FacetDepth = 500
+
+// RankLimit bounds relevance ranking, as Evergreen's core_limit does: bm25 has to
+// score every match before the best is known, so a query matching tens of
+// thousands of records ("subject:fiction", 45 % of a large catalogue) would cost
+// tens of milliseconds. Only the newest RankLimit matches are ranked; any older
+// matches follow them, newest first. Below the limit the order is plain relevance.
+const RankLimit = 5000
+
+// relevanceOrder lists the matches of ?1 with their place in relevance order
+// (ORDER BY part, score, id): the ranked core (ids from ?2 up) first, by bm25,
+// then the rest, newest first. The rank column is only computed for the core.
+const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?2
+	UNION ALL
+	SELECT rowid, 1, -rowid FROM records_fts WHERE records_fts MATCH ?1 AND rowid < ?2`
 
 // facetsOf counts the records ids by item type, branch and availability, in one
 // query.

@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,4 +246,119 @@ func TestSearchFacetsSortFilter(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSearchRankLimit: past RankLimit matches, the newest RankLimit are ranked by
+// relevance and the older ones follow, newest first, on every page and with every
+// filter; the total still counts them all.
+func TestSearchRankLimit(t *testing.T) {
+	d := mustDemoDB(t)
+	ctx := context.Background()
+	const extra = 150
+	n := catalog.RankLimit + extra
+	var firstID int64
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
+			VALUES (?, 'Anon', 'Zanzibar', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			// Every 7th title says the word twice: bm25 prefers those, wherever
+			// they are.
+			title := "Quokka tales"
+			if i%7 == 0 {
+				title = "Quokka quokka"
+			}
+			res, err := st.Exec(title)
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				firstID, _ = res.LastInsertId()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := func(q catalog.SearchQuery) catalog.SearchResult {
+		t.Helper()
+		var res catalog.SearchResult
+		if err := d.Read(ctx, func(tx *db.Tx) (err error) { res, err = catalog.Search(tx, q); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// The ranked core is the newest RankLimit: ids from cut up.
+	cut := firstID + extra
+	all := []int64{}
+	for page := 1; ; page++ {
+		res := search(catalog.SearchQuery{Text: "quokka", Page: page, PerPage: 100})
+		if res.Total != n || !res.RankedOnly {
+			t.Fatalf("page %d: total %d, ranked only %v; want %d, true", page, res.Total, res.RankedOnly, n)
+		}
+		if len(res.Hits) == 0 {
+			break
+		}
+		for _, h := range res.Hits {
+			all = append(all, h.RecordID)
+		}
+	}
+	if len(all) != n {
+		t.Fatalf("paged through %d hits, want %d", len(all), n)
+	}
+	doubled := func(id int64) bool { return (id-firstID)%7 == 0 }
+	for i, id := range all {
+		switch {
+		case i < catalog.RankLimit && id < cut:
+			t.Fatalf("hit %d is record %d, older than the ranked core (from %d)", i, id, cut)
+		case i >= catalog.RankLimit && id >= cut:
+			t.Fatalf("hit %d is record %d, in the ranked core, after it", i, id)
+		case i > 0 && i < catalog.RankLimit && doubled(id) && !doubled(all[i-1]):
+			t.Fatalf("hit %d (record %d, 'quokka quokka') ranked below one that says it once", i, id)
+		case i > catalog.RankLimit && id > all[i-1]:
+			t.Fatalf("past the core, hit %d (record %d) is newer than the one before (%d)", i, id, all[i-1])
+		}
+	}
+	if !doubled(all[0]) {
+		t.Errorf("best hit %d says quokka once", all[0])
+	}
+	// The page after the ranked core continues with the newest of the rest.
+	res := search(catalog.SearchQuery{Text: "quokka", Page: catalog.RankLimit/20 + 1, PerPage: 20})
+	if len(res.Hits) != 20 || res.Hits[0].RecordID != all[catalog.RankLimit] {
+		t.Errorf("first page past the core starts with %v, want record %d", res.Hits, all[catalog.RankLimit])
+	}
+	// A filter keeps the order: give copies to the oldest record (says quokka
+	// twice, outside the core) and to the newest (says it once, in the core).
+	newest := firstID + int64(n) - 1
+	if newest%7 == firstID%7 {
+		t.Fatal("the newest record must say quokka once for this test")
+	}
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		for i, rec := range []int64{firstID, newest} {
+			if _, err := tx.Exec(`INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, created_at, updated_at)
+				SELECT ?, ?, b.id, b.id, t.id, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
+				FROM branches b, item_types t WHERE b.code = 'EAS' AND t.code = 'BOOK'`, fmt.Sprintf("QK%03d", i), rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = search(catalog.SearchQuery{Text: "quokka", Branch: "EAS", ItemType: "BOOK"})
+	if res.Total != 2 || len(res.Hits) != 2 || res.Hits[0].RecordID != newest || res.Hits[1].RecordID != firstID {
+		t.Errorf("filtered: total %d, hits %v; want the newest record %d, then %d", res.Total, res.Hits, newest, firstID)
+	}
+	res = search(catalog.SearchQuery{Text: "quokka", Sort: "year", PerPage: 5})
+	if res.Total != n || res.Hits[0].RecordID != firstID+int64(n)-1 {
+		t.Errorf("year order: total %d, first %v; want %d, the newest record", res.Total, res.Hits, n)
+	}
+	// A smaller result set is ranked whole, not flagged.
+	if res := search(catalog.SearchQuery{Text: "zanzibar tales"}); res.RankedOnly || res.Total != n-n/7-1 {
+		t.Errorf("zanzibar tales: total %d, ranked only %v", res.Total, res.RankedOnly)
+	}
 }
