@@ -2,6 +2,7 @@ package circulation_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stacks-ils/stacks/circulation"
@@ -20,7 +21,8 @@ type benchLibrary struct {
 
 func newBenchLibrary(b *testing.B, synchronous string) *benchLibrary {
 	b.Helper()
-	e := newEnvWith(b, db.Options{Synchronous: synchronous}, demo.Options{Titles: 2000})
+	sync, nocache := strings.CutSuffix(synchronous, "/no-stmt-cache")
+	e := newEnvWith(b, db.Options{Synchronous: sync, NoStatementCache: nocache}, demo.Options{Titles: 2000})
 	l := &benchLibrary{env: e}
 	l.barcodes = e.queryStrings(`SELECT i.barcode FROM items i JOIN item_types t ON t.id = i.item_type_id
 		WHERE t.code = 'BOOK' AND i.status = 'available' AND i.home_branch_id = 1 AND i.current_branch_id = 1
@@ -57,7 +59,9 @@ func (l *benchLibrary) checkin(ctx context.Context, b *testing.B, i int) {
 	}
 }
 
-var synchronousModes = []string{"FULL", "NORMAL"}
+// synchronousModes: with the fsync of a durable commit and without; and without
+// the statement cache, to show what it saves.
+var synchronousModes = []string{"FULL", "NORMAL", "NORMAL/no-stmt-cache"}
 
 // BenchmarkCheckout times Checkout alone; each item is checked in again, untimed,
 // so that any b.N finds it available and no patron reaches the loan limit.

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 )
 
 // Options configure Open.
@@ -38,6 +38,10 @@ type Options struct {
 	// (group commit) write transactions that arrive together share one: see
 	// groupcommit.go.
 	CommitEach bool
+	// NoStatementCache compiles every statement each time it runs instead of
+	// keeping the recent ones compiled per connection (stmtcache.go); benchmarks
+	// compare the two.
+	NoStatementCache bool
 }
 
 // DB is the library database.
@@ -48,6 +52,9 @@ type DB struct {
 
 	// group is the group-commit writer; nil with Options.CommitEach.
 	group *groupWriter
+
+	// stmts counts the statement cache's hits and misses (stmtcache.go).
+	stmts *stmtCounters
 
 	// Now is the clock for everything date-related: due dates, fines, expiry.
 	// Tests replace it.
@@ -78,7 +85,11 @@ func Open(path string, opt Options) (*DB, error) {
 		opt.BusyTimeout = 10 * time.Second
 	}
 
-	w, err := sql.Open("sqlite", dsn(path, opt, false))
+	var counters *stmtCounters
+	if !opt.NoStatementCache {
+		counters = &stmtCounters{}
+	}
+	w, err := openPool(dsn(path, opt, false), counters)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -96,7 +107,7 @@ func Open(path string, opt Options) (*DB, error) {
 		}
 	}
 
-	r, err := sql.Open("sqlite", dsn(path, opt, true))
+	r, err := openPool(dsn(path, opt, true), counters)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -106,11 +117,24 @@ func Open(path string, opt Options) (*DB, error) {
 	r.SetConnMaxIdleTime(0)
 	r.SetConnMaxLifetime(0)
 
-	d := &DB{path: path, write: w, read: r, Now: time.Now}
+	d := &DB{path: path, write: w, read: r, stmts: counters, Now: time.Now}
 	if !opt.CommitEach {
 		d.group = newGroupWriter(d)
 	}
 	return d, nil
+}
+
+// openPool opens a pool of SQLite connections that keep their statements compiled
+// (unless counters is nil).
+func openPool(dsn string, counters *stmtCounters) (*sql.DB, error) {
+	c, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if counters == nil {
+		return sql.OpenDB(c), nil
+	}
+	return sql.OpenDB(cachingConnector{Connector: c, counters: counters}), nil
 }
 
 func dsn(path string, opt Options, readOnly bool) string {

@@ -61,6 +61,14 @@ func New(d *db.DB) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newPoolCollector("read", d.ReadPoolStats),
 		newPoolCollector("write", d.WritePoolStats),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "stacks_sql_statement_cache_hits_total",
+			Help: "SQL statements run from a connection's cache of compiled statements.",
+		}, func() float64 { return float64(d.StmtCacheStats().Hits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "stacks_sql_statement_cache_misses_total",
+			Help: "SQL statements compiled to be kept in a connection's cache (SQL run only once is not kept).",
+		}, func() float64 { return float64(d.StmtCacheStats().Misses) }),
 	)
 	return m
 }

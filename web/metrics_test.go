@@ -114,6 +114,10 @@ func TestMetricsCount(t *testing.T) {
 	if testutil.CollectAndCount(m.Registry(), "stacks_db_pool_max_open_connections") != 2 {
 		t.Error("no pool statistics for the read and write pools")
 	}
+	// The second desk request onwards runs its session query from the cache.
+	if hits := gathered(t, m, "stacks_sql_statement_cache_hits_total", nil); hits < 1 {
+		t.Errorf("statement cache hits %v after a desk session", hits)
+	}
 }
 
 func TestMetricsAccess(t *testing.T) {

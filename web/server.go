@@ -75,6 +75,7 @@ func New(cfg Config) *Server {
 	}
 	sm := scs.New()
 	sm.Store = &sessionStore{db: cfg.DB}
+	sm.Codec = sessionCodec{}
 	sm.Lifetime = cfg.SessionLifetime
 	// scs's own IdleTimeout rewrites the session on every request (a durable commit
 	// each time); Server.requireStaff implements the idle timeout with a "seen"

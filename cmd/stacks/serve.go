@@ -24,6 +24,7 @@ type dbFlags struct {
 	readConns   int
 	synchronous string
 	commitEach  bool
+	noStmtCache bool
 }
 
 func (f *dbFlags) register(fs interface {
@@ -37,11 +38,13 @@ func (f *dbFlags) register(fs interface {
 		"SQLite synchronous setting: FULL (a commit survives a power cut) or NORMAL (faster) (STACKS_SYNCHRONOUS)")
 	fs.BoolVar(&f.commitEach, "commit-each", envBool("STACKS_COMMIT_EACH"),
 		"give every write its own durable commit instead of group commit (for comparison) (STACKS_COMMIT_EACH)")
+	fs.BoolVar(&f.noStmtCache, "no-stmt-cache", envBool("STACKS_NO_STMT_CACHE"),
+		"compile every SQL statement each time instead of keeping each connection's recent ones (for comparison) (STACKS_NO_STMT_CACHE)")
 }
 
 // open opens and migrates the database.
 func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error) {
-	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous, CommitEach: f.commitEach})
+	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous, CommitEach: f.commitEach, NoStatementCache: f.noStmtCache})
 	if err != nil {
 		return nil, err
 	}
