@@ -182,6 +182,17 @@ func (db *DB) Read(ctx context.Context, fn func(*Tx) error) error {
 	return db.run(ctx, db.read, &sql.TxOptions{ReadOnly: true}, fn)
 }
 
+// ReadOne runs fn, which reads with one statement, without a transaction: a
+// single statement sees one consistent snapshot by itself, and the BEGIN and
+// COMMIT around it cost as much as a short query. Every request does two such
+// reads (its session and its staff user). fn must not Prepare.
+func (db *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
+	start := time.Now()
+	stats := StatsFrom(ctx)
+	defer func() { stats.addTime(time.Since(start)) }()
+	return fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true})
+}
+
 // Write runs fn in a write transaction and commits it if fn returns nil. Writes are
 // serialized: one runs at a time.
 //
@@ -226,10 +237,20 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn fun
 // request's Server-Timing header; Now is the clock reading taken when the
 // transaction began, so that every row it writes carries the same time.
 type Tx struct {
-	tx    *sql.Tx
+	tx    queryer
 	ctx   context.Context
 	now   time.Time
 	stats *Stats
+	// single: not a transaction but ReadOne's pool.
+	single bool
+}
+
+// queryer is a transaction, or the read pool itself for ReadOne.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
 // Context returns the context the transaction runs under.
@@ -273,6 +294,9 @@ type Stmt struct {
 // Prepare prepares query for repeated use inside the transaction. It is closed
 // with the transaction.
 func (tx *Tx) Prepare(query string) (*Stmt, error) {
+	if tx.single {
+		return nil, errors.New("db: Prepare inside ReadOne (use Read)")
+	}
 	st, err := tx.tx.PrepareContext(tx.ctx, query)
 	if err != nil {
 		return nil, err

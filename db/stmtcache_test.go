@@ -171,3 +171,33 @@ func TestStatementCacheOff(t *testing.T) {
 		t.Errorf("cache off: %+v", s)
 	}
 }
+
+// TestReadOne: a one-statement read without a transaction sees committed data and
+// is counted; Prepare is refused there.
+func TestReadOne(t *testing.T) {
+	d := mustOpenDB(t)
+	ctx, stats := db.WithStats(context.Background())
+	if err := d.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`CREATE TABLE k (v TEXT)`)
+		if err == nil {
+			_, err = tx.Exec(`INSERT INTO k VALUES ('x')`)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	if err := d.ReadOne(ctx, func(tx *db.Tx) error { return tx.QueryRow(`SELECT v FROM k`).Scan(&v) }); err != nil || v != "x" {
+		t.Fatalf("ReadOne: %q, %v", v, err)
+	}
+	if stats.Statements() != 3 {
+		t.Errorf("%d statements counted, want 3", stats.Statements())
+	}
+	err := d.ReadOne(ctx, func(tx *db.Tx) error {
+		_, err := tx.Prepare(`SELECT v FROM k`)
+		return err
+	})
+	if err == nil {
+		t.Error("Prepare inside ReadOne was allowed")
+	}
+}

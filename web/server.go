@@ -196,7 +196,7 @@ func (s *Server) currentUser(r *http.Request) (*staff.User, string, error) {
 		return nil, "You were signed out after a period without activity. Please log in again.", nil
 	}
 	var u *staff.User
-	err := s.DB.Read(ctx, func(tx *db.Tx) error {
+	err := s.DB.ReadOne(ctx, func(tx *db.Tx) error {
 		var err error
 		u, err = staff.FindByID(tx, uid)
 		return err

@@ -18,7 +18,7 @@ type sessionStore struct {
 
 // FindCtx implements scs.CtxStore.
 func (s *sessionStore) FindCtx(ctx context.Context, token string) (b []byte, found bool, err error) {
-	err = s.db.Read(ctx, func(tx *db.Tx) error {
+	err = s.db.ReadOne(ctx, func(tx *db.Tx) error {
 		err := tx.QueryRow(`SELECT data FROM sessions WHERE token = ? AND expiry > ?`,
 			token, db.FormatTime(time.Now())).Scan(&b)
 		if errors.Is(err, sql.ErrNoRows) {
