@@ -78,6 +78,7 @@ Examples:
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	tuneGC()
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("load takes no arguments, got %q", fs.Args())}
 	}
