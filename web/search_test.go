@@ -1,9 +1,13 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
 )
 
 func TestSearchPage(t *testing.T) {
@@ -37,5 +41,37 @@ func TestSearchPage(t *testing.T) {
 		if r := e.get(t, c, path); r.Status != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, r.Status)
 		}
+	}
+}
+
+// TestSearchPartlyRanked: past catalog.RankLimit matches the page says that only
+// the newest are ranked; a smaller result set says nothing of the kind.
+func TestSearchPartlyRanked(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
+			VALUES ('Wombat days', 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		if err != nil {
+			return err
+		}
+		for range catalog.RankLimit + 1 {
+			if _, err := st.Exec(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notice := "records match these words: relevance ranks the newest"
+	r := e.get(t, c, "/search?q=wombat")
+	if r.Status != 200 || !strings.Contains(r.Body, notice) || !strings.Contains(r.Body, "5001 results") {
+		t.Errorf("wombat: %d, notice %v\n%s", r.Status, strings.Contains(r.Body, notice), r.Body)
+	}
+	r = e.get(t, c, "/search?q=left+hand+of+darkness")
+	if r.Status != 200 || strings.Contains(r.Body, notice) {
+		t.Errorf("a small result set: %d, notice %v", r.Status, strings.Contains(r.Body, notice))
 	}
 }
