@@ -40,6 +40,9 @@ type Patron struct {
 	BlockNote string
 	Notes     string
 	CreatedAt time.Time
+	// HasPIN: a PIN for self-check machines is set (SetPIN); the PIN itself is
+	// never read back.
+	HasPIN bool
 }
 
 // Name returns the name as staff say it: "Alex Reader".
@@ -81,7 +84,7 @@ const (
 const (
 	patronColumns = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
 	p.category_id, c.code, c.name, p.home_branch_id, b.code, b.name,
-	p.expires_on, p.blocked, p.block_note, p.notes, p.created_at`
+	p.expires_on, p.blocked, p.block_note, p.notes, p.created_at, p.pin_hash <> ''`
 	patronFrom = `
 	FROM patrons p
 	JOIN patron_categories c ON c.id = p.category_id
@@ -96,7 +99,7 @@ func scanPatron(row interface{ Scan(...any) error }, extra ...any) (*Patron, err
 	var created db.Time
 	err := row.Scan(append([]any{&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
 		&p.CategoryID, &p.CategoryCode, &p.CategoryName, &p.HomeBranchID, &p.HomeBranchCode, &p.HomeBranchName,
-		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &created}, extra...)...)
+		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &created, &p.HasPIN}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

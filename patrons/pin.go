@@ -14,16 +14,28 @@ import (
 )
 
 // SetPIN sets the PIN a patron types at a self-check machine (SIP2's patron
-// password). Only its bcrypt hash is stored. The PIN is 4 to 32 characters without
-// spaces or the "|" that SIP uses to end a field.
+// password). Only its bcrypt hash is stored. It hashes inside the transaction:
+// for tests and tools; a server hashes first with HashPIN and stores with
+// SetPINHash, so that the write connection is not held for bcrypt.
 func SetPIN(tx *db.Tx, actor stacks.Actor, patronID int64, pin string) error {
-	if len(pin) < 4 || len(pin) > 32 || strings.ContainsFunc(pin, func(r rune) bool { return r <= ' ' || r == '|' || r == 0x7f }) {
-		return stacks.FieldErrorf("pin", stacks.EINVALID, "Choose a PIN of 4 to 32 letters or digits, without spaces.")
-	}
-	hash, err := staff.HashPassword(pin)
+	hash, err := HashPIN(pin)
 	if err != nil {
 		return err
 	}
+	return SetPINHash(tx, actor, patronID, hash)
+}
+
+// HashPIN checks a new PIN (4 to 32 characters without spaces or the "|" that
+// SIP uses to end a field) and returns its bcrypt hash. It is slow on purpose.
+func HashPIN(pin string) (string, error) {
+	if len(pin) < 4 || len(pin) > 32 || strings.ContainsFunc(pin, func(r rune) bool { return r <= ' ' || r == '|' || r == 0x7f }) {
+		return "", stacks.FieldErrorf("pin", stacks.EINVALID, "Choose a PIN of 4 to 32 letters or digits, without spaces.")
+	}
+	return staff.HashPassword(pin)
+}
+
+// SetPINHash stores a PIN hashed by HashPIN, and audits the change (not the PIN).
+func SetPINHash(tx *db.Tx, actor stacks.Actor, patronID int64, hash string) error {
 	res, err := tx.Exec(`UPDATE patrons SET pin_hash = ? WHERE id = ?`, hash, patronID)
 	if err != nil {
 		return fmt.Errorf("set the PIN of patron %d: %w", patronID, err)

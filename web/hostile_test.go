@@ -35,6 +35,7 @@ var formFields = map[string]url.Values{
 	"POST /patrons/{id}/waive":              {"amount": {"0.50"}, "reason": {"goodwill"}},
 	"POST /patrons/{id}/block":              {"note": {"lost card reported"}},
 	"POST /patrons/{id}/unblock":            {"note": {"card found"}},
+	"POST /patrons/{id}/pin":                {"pin": {"2468"}},
 	"POST /patrons/{id}/renew-card":         {},
 	"POST /patrons/{id}/renew":              {"loan": {"1"}, "one": {""}, "all": {""}},
 	"POST /patrons/{id}/holds":              {"item": {"I00008"}, "pickup": {"CEN"}, "confirm": {""}},

@@ -21,6 +21,7 @@ func (s *Server) patronRoutes(r chi.Router) {
 	r.Post("/patrons/{id}/waive", s.handlePatronWaive)
 	r.Post("/patrons/{id}/block", s.handlePatronBlock)
 	r.Post("/patrons/{id}/unblock", s.handlePatronUnblock)
+	r.Post("/patrons/{id}/pin", s.handlePatronPIN)
 	r.Post("/patrons/{id}/renew-card", s.handlePatronRenewCard)
 	r.Post("/patrons/{id}/renew", s.handlePatronRenewLoans)
 }

@@ -27,7 +27,7 @@ type PatronView struct {
 
 	// The values of the page's forms: defaults, or what was typed into a form the
 	// server refused. Errors holds its message, keyed "pay_amount", "pay_note",
-	// "waive_amount", "waive_reason", "block_note" or "unblock_note".
+	// "waive_amount", "waive_reason", "block_note", "unblock_note" or "pin_pin".
 	PayAmount   string
 	PayNote     string
 	WaiveAmount string
@@ -190,6 +190,18 @@ func (s *Server) handlePatronBlock(w http.ResponseWriter, r *http.Request) {
 	keep := func(v *PatronView) { v.BlockNote = note }
 	s.patronAction(w, r, "block", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
 		return "The patron is blocked: the desk will refuse checkouts and show your note.", patrons.SetBlock(tx, actor, id, true, note)
+	})
+}
+
+// handlePatronPIN sets the PIN the patron types at self-check machines. The PIN
+// is hashed before the write transaction (bcrypt is slow on purpose).
+func (s *Server) handlePatronPIN(w http.ResponseWriter, r *http.Request) {
+	hash, hashErr := patrons.HashPIN(r.PostFormValue("pin"))
+	s.patronAction(w, r, "pin", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		if hashErr != nil {
+			return "", hashErr
+		}
+		return "PIN set: the patron can use it at the self-check machines now.", patrons.SetPINHash(tx, actor, id, hash)
 	})
 }
 

@@ -370,6 +370,41 @@ func TestPatronBlock(t *testing.T) {
 	}
 }
 
+// TestPatronPIN: staff set the PIN a patron types at self-check machines; a PIN
+// that SIP could not carry is refused beside the field; only its hash is kept.
+func TestPatronPIN(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	page := e.patronPath(t, "P0004")
+	id, _ := strconv.ParseInt(strings.TrimPrefix(page, "/patrons/"), 10, 64)
+	hash := func() string {
+		var h string
+		if err := e.DB.Read(context.Background(), func(tx *db.Tx) (err error) { h, err = patrons.PINHash(tx, id); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	before := hash()
+	for _, bad := range []string{"", "12", "12 34", "12|34"} {
+		r := e.post(t, c, page+"/pin", url.Values{"pin": {bad}})
+		if r.Status != http.StatusUnprocessableEntity || fieldError(r.Body, "pin_pin") == "" {
+			t.Errorf("PIN %q: %d, want 422 with a message beside the PIN", bad, r.Status)
+		}
+	}
+	if hash() != before {
+		t.Fatal("a refused PIN changed the stored one")
+	}
+	r := e.post(t, c, page+"/pin", url.Values{"pin": {"8642"}})
+	if r.Status != http.StatusSeeOther || r.Location != page {
+		t.Fatalf("set PIN: %d to %q", r.Status, r.Location)
+	}
+	r = e.get(t, c, page)
+	mustContain(t, "the page after setting a PIN", r.Body, "PIN set: the patron can use it", "has a PIN for the self-check machines")
+	if h := hash(); !patrons.CheckPIN(h, "8642") || patrons.CheckPIN(h, "1234") || strings.Contains(h, "8642") {
+		t.Errorf("stored PIN hash %q does not check as 8642 only", h)
+	}
+}
+
 func TestPatronPagesNeedLogin(t *testing.T) {
 	e := newDemoEnv(t)
 	c := e.client(t)

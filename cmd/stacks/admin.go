@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/sip"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -89,14 +91,9 @@ func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	password := os.Getenv("STACKS_PASSWORD")
-	if password == "" {
-		fmt.Fprint(stderr, "Password: ")
-		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
-		if err != nil && line == "" {
-			return usageError{"no password given: type it on standard input, or set STACKS_PASSWORD"}
-		}
-		password = strings.TrimRight(line, "\r\n")
+	password, err := readPassword(stderr)
+	if err != nil {
+		return err
 	}
 	d, err := dbf.open(ctx, nil)
 	if err != nil {
@@ -112,6 +109,63 @@ func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return userFacing(err)
 	}
 	fmt.Fprintf(stdout, "created %s account %q (%s) at %s\n", u.Role, u.Username, u.DisplayName, u.BranchName)
+	return nil
+}
+
+// readPassword reads a new account's password from STACKS_PASSWORD, or else one
+// line of standard input: never from a flag, where other users could see it.
+func readPassword(stderr io.Writer) (string, error) {
+	if password := os.Getenv("STACKS_PASSWORD"); password != "" {
+		return password, nil
+	}
+	fmt.Fprint(stderr, "Password: ")
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return "", usageError{"no password given: type it on standard input, or set STACKS_PASSWORD"}
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+func runSIPAccount(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const usage = "sip-account add --username NAME --institution ID --branch CODE [--db FILE]"
+	if len(args) == 0 || args[0] != "add" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(stdout, "Usage: stacks "+usage)
+			return nil
+		}
+		return usageError{"usage: stacks " + usage}
+	}
+	fs := newFlagSet("sip-account add", usage,
+		"Creates the account a self-check machine or sorter logs in with over SIP2 (93:\n"+
+			"CN is the username, CO the password). The password is read from standard\n"+
+			"input (one line), or from STACKS_PASSWORD; it is never taken as a flag.\n"+
+			"The machine's checkouts and checkins are made at the account's branch.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	username := fs.String("username", "", "the login user id the machine sends (CN)")
+	institution := fs.String("institution", "", "the institution id the machine sends (AO), e.g. the branch code")
+	branch := fs.String("branch", "", "code of the branch the machine stands in (e.g. CEN)")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	password, err := readPassword(stderr)
+	if err != nil {
+		return err
+	}
+	d, err := dbf.open(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var a *sip.Account
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		a, err = sip.CreateAccount(tx, stacks.System, sip.NewAccount{Username: *username, Password: password, Institution: *institution, BranchCode: *branch})
+		return err
+	})
+	if err != nil {
+		return userFacing(err)
+	}
+	fmt.Fprintf(stdout, "created SIP2 account %q (institution %q) at %s\n", a.Username, a.Institution, a.BranchName)
 	return nil
 }
 

@@ -20,8 +20,8 @@ func TestHelp(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var out bytes.Buffer
 			args := []string{c.name, "--help"}
-			if c.name == "user" {
-				args = []string{"user", "add", "--help"}
+			if c.name == "user" || c.name == "sip-account" {
+				args = []string{c.name, "add", "--help"}
 			}
 			err := run(context.Background(), args, &out, &out)
 			if err != nil && !errors.Is(err, flag.ErrHelp) {

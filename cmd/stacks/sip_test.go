@@ -130,3 +130,46 @@ func TestSIPClient(t *testing.T) {
 		t.Errorf("bad sort bins: %v, want a usage error", err)
 	}
 }
+
+// TestSIPAccountAdd: stacks sip-account add creates an account a machine can log
+// in with; a branch that does not exist is refused with a message, and so is a
+// missing password.
+func TestSIPAccountAdd(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "lib.db")
+	var out bytes.Buffer
+	if err := run(ctx, []string{"demo", "--db", path, "--titles", "10", "--patrons", "10"}, &out, &out); err != nil {
+		t.Fatalf("demo: %v\n%s", err, out.String())
+	}
+	t.Setenv("STACKS_PASSWORD", "s0rter-pass")
+	out.Reset()
+	err := run(ctx, []string{"sip-account", "add", "--db", path, "--username", "sorter1", "--institution", "EAS", "--branch", "EAS"}, &out, &out)
+	if err != nil || !strings.Contains(out.String(), `created SIP2 account "sorter1"`) {
+		t.Fatalf("sip-account add: %v\n%s", err, out.String())
+	}
+	d, err := db.Open(path, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := sip.Authenticate(ctx, d, "sorter1", "s0rter-pass")
+	d.Close()
+	if err != nil || a.BranchCode != "EAS" || a.Institution != "EAS" {
+		t.Fatalf("log in as the new account: %+v, %v", a, err)
+	}
+
+	out.Reset()
+	err = run(ctx, []string{"sip-account", "add", "--db", path, "--username", "sorter2", "--institution", "X", "--branch", "NOPE"}, &out, &out)
+	if err == nil || exitCode(err) == 0 || strings.Contains(err.Error(), "sql") {
+		t.Errorf("unknown branch: %v, want a plain refusal", err)
+	}
+	out.Reset()
+	err = run(ctx, []string{"sip-account", "add", "--db", path, "--username", "sorter1", "--institution", "EAS", "--branch", "EAS"}, &out, &out)
+	if err == nil || exitCode(err) == 0 {
+		t.Errorf("the same username twice: %v, want a refusal", err)
+	} else {
+		t.Logf("refusals read: %v", err)
+	}
+	if err := run(ctx, []string{"sip-account"}, &out, &out); exitCode(err) != 2 {
+		t.Errorf("sip-account without add: exit %d, want 2", exitCode(err))
+	}
+}
