@@ -31,6 +31,11 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Get("/import", s.handleAdminImportForm)
 	r.Post("/import", s.handleAdminImport)
 
+	r.Get("/staff", s.handleAdminStaff)
+	r.Post("/staff", s.handleAdminStaffCreate)
+	r.Post("/staff/{id}/active", s.handleAdminStaffActive)
+	r.Post("/staff/{id}/password", s.handleAdminStaffPassword)
+
 	r.Get("/preferences", s.handleAdminPreferences)
 	r.Post("/preferences", s.handleAdminPreferencesSave)
 }

@@ -56,6 +56,9 @@ var formFields = map[string]url.Values{
 	"POST /admin/calendar/days":             {"day": {"2027-03-03"}, "description": {"Inventory"}, "branch_id": {"0"}},
 	"POST /admin/calendar/days/{id}/delete": {},
 	"POST /admin/import":                    {"branch": {"CEN"}, "item_type": {"BOOK"}, "generate": {"1"}},
+	"POST /admin/staff":                     {"username": {"jo"}, "display_name": {"Jo"}, "password": {"pass-jo"}, "role": {"circulation"}, "branch": {"CEN"}},
+	"POST /admin/staff/{id}/active":         {"active": {"1"}},
+	"POST /admin/staff/{id}/password":       {"password": {"new-pass"}},
 	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}},
 }
 

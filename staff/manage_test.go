@@ -1,0 +1,93 @@
+package staff_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/staff"
+)
+
+// TestManage: List, SetActive (never oneself, never the last active
+// administrator) and a new password.
+func TestManage(t *testing.T) {
+	staff.BcryptCost = bcrypt.MinCost
+	ctx := context.Background()
+	d, err := db.Open(filepath.Join(t.TempDir(), "s.db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write := func(fn func(tx *db.Tx) error) error { return d.Write(ctx, fn) }
+	users := map[string]*staff.User{}
+	err = write(func(tx *db.Tx) error {
+		if _, err := tx.Exec(`INSERT INTO branches (code, name) VALUES ('CEN', 'Central')`); err != nil {
+			return err
+		}
+		for _, n := range []staff.NewUser{
+			{Username: "boss", DisplayName: "Boss", Password: "pass1", Role: staff.RoleAdmin, BranchCode: "CEN"},
+			{Username: "ann", DisplayName: "Ann", Password: "pass2", Role: staff.RoleCirculation, BranchCode: "CEN"},
+		} {
+			u, err := staff.Create(tx, n)
+			if err != nil {
+				return err
+			}
+			users[n.Username] = u
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boss, ann := users["boss"], users["ann"]
+
+	if err := write(func(tx *db.Tx) error { return staff.SetActive(tx, boss.Actor(), boss.ID, false) }); stacks.ErrorCode(err) != stacks.EFORBIDDEN {
+		t.Errorf("deactivate oneself: %v, want EFORBIDDEN", err)
+	}
+	// The last active administrator, deactivated by someone else (a tool acting
+	// as the system): refused.
+	if err := write(func(tx *db.Tx) error { return staff.SetActive(tx, stacks.System, boss.ID, false) }); stacks.ErrorCode(err) != stacks.ECONFLICT {
+		t.Errorf("deactivate the last administrator: %v, want ECONFLICT", err)
+	}
+	if err := write(func(tx *db.Tx) error { return staff.SetActive(tx, boss.Actor(), ann.ID, false) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(func(tx *db.Tx) error { return staff.SetActive(tx, boss.Actor(), 9999, false) }); stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		t.Errorf("no such account: %v", err)
+	}
+	var list []staff.User
+	if err := d.Read(ctx, func(tx *db.Tx) (err error) { list, err = staff.List(tx); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].Username != "boss" || !list[0].Active || list[1].Username != "ann" || list[1].Active {
+		t.Errorf("list: %+v, want boss (active) then ann (deactivated)", list)
+	}
+	svc := staff.NewService(d)
+	if _, err := svc.Authenticate(ctx, "ann", "pass2", "127.0.0.1"); err == nil {
+		t.Error("a deactivated account signed in")
+	}
+
+	if _, err := staff.HashNewPassword("abc"); stacks.ErrorField(err) != "password" {
+		t.Errorf("a 3-character password: %v", err)
+	}
+	hash, err := staff.HashNewPassword("fresh-pass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(func(tx *db.Tx) error { return staff.SetPasswordHash(tx, stacks.System, boss.ID, hash) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, "boss", "fresh-pass", "127.0.0.1"); err != nil {
+		t.Errorf("the new password: %v", err)
+	}
+	if _, err := svc.Authenticate(ctx, "boss", "pass1", "127.0.0.1"); err == nil {
+		t.Error("the old password still signs in")
+	}
+}
