@@ -25,6 +25,7 @@ func commands() []command {
 	return []command{
 		{"serve", "serve the staff site over HTTP", runServe},
 		{"migrate", "bring a database's schema up to date", runMigrate},
+		{"init", "set up a new library: first branch, categories, item types, a rule, the administrator", runInit},
 		{"demo", "create the demo library in a new database", runDemo},
 		{"import", "import MARC 21 records (ISO 2709 or MARCXML)", runImport},
 		{"export", "export the catalogue as MARC 21", runExport},
