@@ -31,6 +31,11 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Get("/import", s.handleAdminImportForm)
 	r.Post("/import", s.handleAdminImport)
 
+	r.Get("/codes", s.handleAdminCodes)
+	r.Post("/codes/branch", s.handleAdminCodeAdd("branch"))
+	r.Post("/codes/category", s.handleAdminCodeAdd("category"))
+	r.Post("/codes/item-type", s.handleAdminCodeAdd("item-type"))
+
 	r.Get("/staff", s.handleAdminStaff)
 	r.Post("/staff", s.handleAdminStaffCreate)
 	r.Post("/staff/{id}/active", s.handleAdminStaffActive)

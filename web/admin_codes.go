@@ -1,0 +1,86 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// AdminCodesView is the page of branches, patron categories and item types, with
+// a form adding one of each.
+type AdminCodesView struct {
+	Branches   []library.Branch
+	Categories []library.Named
+	ItemTypes  []library.Named
+	// Typed holds what was typed into a refused form, by field id ("branch",
+	// "branch_name", "category", ...); Errors the message, by the same ids.
+	Typed  map[string]string
+	Errors FormErrors
+}
+
+func (s *Server) renderAdminCodes(w http.ResponseWriter, r *http.Request, status int, change func(*AdminCodesView)) {
+	v := AdminCodesView{Typed: map[string]string{}, Errors: FormErrors{}}
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		if v.Branches, err = library.ListBranches(tx); err != nil {
+			return err
+		}
+		v.Categories, v.ItemTypes, err = library.ListScopes(tx)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if change != nil {
+		change(&v)
+	}
+	s.render(w, r, status, AdminCodesPage(s.page(r, "Branches and types", "admin"), &v))
+}
+
+func (s *Server) handleAdminCodes(w http.ResponseWriter, r *http.Request) {
+	s.renderAdminCodes(w, r, http.StatusOK, nil)
+}
+
+// handleAdminCodeAdd returns the handler adding a branch, a patron category or
+// an item type (kind: branch, category or item-type).
+func (s *Server) handleAdminCodeAdd(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.adminCodeAdd(w, r, kind) }
+}
+
+func (s *Server) adminCodeAdd(w http.ResponseWriter, r *http.Request, kind string) {
+	field := map[string]string{"branch": "branch", "category": "category", "item-type": "item_type"}[kind]
+	code, name := r.PostFormValue("code"), r.PostFormValue("name")
+	actor := userFrom(r.Context()).Actor()
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		var err error
+		switch kind {
+		case "branch":
+			_, err = library.CreateBranch(tx, actor, code, name)
+		case "category":
+			_, err = patrons.CreateCategory(tx, actor, code, name)
+		default:
+			_, err = catalog.CreateItemType(tx, actor, code, name, r.PostFormValue("not_for_loan") == "1")
+		}
+		return err
+	})
+	if f := stacks.ErrorField(err); err != nil && f != "" {
+		s.renderAdminCodes(w, r, http.StatusUnprocessableEntity, func(v *AdminCodesView) {
+			v.Typed[field], v.Typed[field+"_name"] = code, name
+			v.Errors[f] = stacks.ErrorMessage(err)
+		})
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", map[string]string{
+		"branch":    "Branch added. Set its opening days and closing time in the Calendar.",
+		"category":  "Patron category added. Circulation rules may now be set for it.",
+		"item-type": "Item type added. Circulation rules may now be set for it.",
+	}[kind])
+	http.Redirect(w, r, "/admin/codes", http.StatusSeeOther)
+}
