@@ -72,14 +72,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(stdout, "Usage: stacks user add --username NAME --name \"Full Name\" --role circulation|admin --branch CODE [--db FILE]")
-			return nil
-		}
-		return usageError{"usage: stacks user add --username NAME --name \"Full Name\" --role circulation|admin --branch CODE"}
+	const usage = "user add --username NAME --name \"Full Name\" [--role circulation|admin] --branch CODE [--db FILE]"
+	if done, err := addSubcommand(args, stdout, usage); done {
+		return err
 	}
-	fs := newFlagSet("user add", "user add --username NAME --name \"Full Name\" [--role circulation|admin] --branch CODE",
+	fs := newFlagSet("user add", usage,
 		"Creates a staff account. The password is read from standard input (one line),\n"+
 			"or from STACKS_PASSWORD; it is never taken as a flag, where other users could see it.", stderr)
 	var dbf dbFlags
@@ -91,11 +88,7 @@ func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	password, err := readPassword(stderr)
-	if err != nil {
-		return err
-	}
-	d, err := dbf.open(ctx, nil)
+	password, d, err := passwordAndDB(ctx, dbf, stderr)
 	if err != nil {
 		return err
 	}
@@ -126,14 +119,34 @@ func readPassword(stderr io.Writer) (string, error) {
 	return strings.TrimRight(line, "\r\n"), nil
 }
 
+// addSubcommand handles what is not "add" for the commands whose only
+// subcommand is add (user, sip-account): done is true when there is nothing more
+// to do (help was printed, or the usage is wrong: err).
+func addSubcommand(args []string, stdout io.Writer, usage string) (done bool, err error) {
+	switch {
+	case len(args) > 0 && args[0] == "add":
+		return false, nil
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help"):
+		fmt.Fprintln(stdout, "Usage: stacks "+usage)
+		return true, nil
+	}
+	return true, usageError{"usage: stacks " + usage}
+}
+
+// passwordAndDB reads a new account's password, then opens the database.
+func passwordAndDB(ctx context.Context, dbf dbFlags, stderr io.Writer) (string, *db.DB, error) {
+	password, err := readPassword(stderr)
+	if err != nil {
+		return "", nil, err
+	}
+	d, err := dbf.open(ctx, nil)
+	return password, d, err
+}
+
 func runSIPAccount(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "sip-account add --username NAME --institution ID --branch CODE [--db FILE]"
-	if len(args) == 0 || args[0] != "add" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(stdout, "Usage: stacks "+usage)
-			return nil
-		}
-		return usageError{"usage: stacks " + usage}
+	if done, err := addSubcommand(args, stdout, usage); done {
+		return err
 	}
 	fs := newFlagSet("sip-account add", usage,
 		"Creates the account a self-check machine or sorter logs in with over SIP2 (93:\n"+
@@ -148,11 +161,7 @@ func runSIPAccount(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	password, err := readPassword(stderr)
-	if err != nil {
-		return err
-	}
-	d, err := dbf.open(ctx, nil)
+	password, d, err := passwordAndDB(ctx, dbf, stderr)
 	if err != nil {
 		return err
 	}

@@ -45,11 +45,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := time.LoadLocation(*tz); err != nil || *tz == "Local" || *tz == "" {
 		return usageError{fmt.Sprintf("--time-zone %q is not a time zone name; use one such as Europe/London, America/New_York or UTC", *tz)}
 	}
-	password, err := readPassword(stderr)
-	if err != nil {
-		return err
-	}
-	d, err := dbf.open(ctx, nil)
+	password, d, err := passwordAndDB(ctx, dbf, stderr)
 	if err != nil {
 		return err
 	}
