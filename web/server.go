@@ -144,6 +144,8 @@ func (s *Server) Router() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireStaff)
 			r.Get("/", s.handleHome)
+			r.Get("/account", s.handleAccount)
+			r.Post("/account/password", s.handleAccountPassword)
 			s.patronRoutes(r)
 			s.circulationRoutes(r)
 			s.catalogRoutes(r)
