@@ -197,38 +197,29 @@ func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	res.Facets.Partial = res.Total > len(best)
 
-	// Where the ranked core ends, for the queries that list past the best.
-	coreCut := func() (int64, error) {
-		if !res.RankedOnly {
-			return 0, nil
-		}
-		var cut int64
-		err := tx.QueryRow(`SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, RankLimit-1).Scan(&cut)
-		return cut, err
-	}
 	offset := (q.Page - 1) * q.PerPage
+	filtered := q.ItemType != "" || q.Branch != "" || q.Available || q.Sort != "relevance"
+	if !filtered && (offset+q.PerPage <= len(best) || len(best) < FacetDepth) {
+		res.Hits, err = hitsFor(tx, best[min(offset, len(best)):min(offset+q.PerPage, len(best))])
+		return res, err
+	}
+	// Past the best, or filtered: list from all the matches, in the same order.
+	// Where the ranked core ends (see relevanceOrder):
+	var cut int64
+	if res.RankedOnly {
+		err := tx.QueryRow(`SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, RankLimit-1).Scan(&cut)
+		if err != nil {
+			return res, fmt.Errorf("search: %w", err)
+		}
+	}
 	var page []int64
-	switch {
-	case q.ItemType != "" || q.Branch != "" || q.Available || q.Sort != "relevance":
-		cut, err := coreCut()
-		if err != nil {
-			return res, fmt.Errorf("search: %w", err)
-		}
+	if filtered {
 		page, res.Total, err = filteredPage(tx, match, cut, q)
-		if err != nil {
-			return res, err
-		}
-	case offset+q.PerPage <= len(best) || len(best) < FacetDepth:
-		page = best[min(offset, len(best)):min(offset+q.PerPage, len(best))]
-	default:
-		cut, err := coreCut()
-		if err != nil {
-			return res, fmt.Errorf("search: %w", err)
-		}
+	} else {
 		page, err = queryIDs(tx, `SELECT id FROM (`+relevanceOrder+`) ORDER BY part, score, id LIMIT ?3 OFFSET ?4`, match, cut, q.PerPage, offset)
-		if err != nil {
-			return res, fmt.Errorf("search page: %w", err)
-		}
+	}
+	if err != nil {
+		return res, fmt.Errorf("search page: %w", err)
 	}
 	res.Hits, err = hitsFor(tx, page)
 	return res, err

@@ -1,8 +1,6 @@
 package circulation
 
 import (
-	"fmt"
-
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 )
@@ -21,45 +19,33 @@ import (
 //     that exist;
 //   - loan-dates: a loan falls due, and is returned, no earlier than it was issued.
 func Check(tx *db.Tx) ([]stacks.Violation, error) {
-	checks := []struct {
-		name  string
-		query string
-	}{
-		{"loan-item-not-on-loan", `SELECT printf('item %s (id %d) has the status %s, but loan %d to patron %s (id %d) issued %s is current',
+	return db.Violations(tx, []db.Invariant{
+		{Name: "loan-item-not-on-loan", Query: `SELECT printf('item %s (id %d) has the status %s, but loan %d to patron %s (id %d) issued %s is current',
 				i.barcode, i.id, i.status, l.id, coalesce(p.card, '?'), l.patron_id, l.issued_at)
 			FROM loans l JOIN items i ON i.id = l.item_id LEFT JOIN patrons p ON p.id = l.patron_id
 			WHERE l.returned_at IS NULL AND i.status <> 'on_loan'
 			ORDER BY i.id, l.id`},
-		{"item-on-loan-without-loan", `SELECT printf('item %s (id %d) has the status on_loan, but no current loan', i.barcode, i.id)
+		{Name: "item-on-loan-without-loan", Query: `SELECT printf('item %s (id %d) has the status on_loan, but no current loan', i.barcode, i.id)
 			FROM items i
 			WHERE i.status = 'on_loan' AND NOT EXISTS (SELECT 1 FROM loans l WHERE l.item_id = i.id AND l.returned_at IS NULL)
 			ORDER BY i.id`},
-		{"item-several-current-loans", `SELECT printf('item %s (id %d) has %d current loans: %s',
+		{Name: "item-several-current-loans", Query: `SELECT printf('item %s (id %d) has %d current loans: %s',
 				coalesce(i.barcode, '?'), l.item_id, count(*), group_concat(l.id, ', '))
 			FROM loans l LEFT JOIN items i ON i.id = l.item_id
 			WHERE l.returned_at IS NULL
 			GROUP BY l.item_id HAVING count(*) > 1
 			ORDER BY l.item_id`},
-		{"loan-without-item", `SELECT printf('loan %d (patron id %d, issued %s) names item id %d, which does not exist',
+		{Name: "loan-without-item", Query: `SELECT printf('loan %d (patron id %d, issued %s) names item id %d, which does not exist',
 				l.id, l.patron_id, l.issued_at, l.item_id)
 			FROM loans l WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = l.item_id)
 			ORDER BY l.id`},
-		{"loan-without-patron", `SELECT printf('loan %d (item id %d, issued %s) names patron id %d, who does not exist',
+		{Name: "loan-without-patron", Query: `SELECT printf('loan %d (item id %d, issued %s) names patron id %d, who does not exist',
 				l.id, l.item_id, l.issued_at, l.patron_id)
 			FROM loans l WHERE NOT EXISTS (SELECT 1 FROM patrons p WHERE p.id = l.patron_id)
 			ORDER BY l.id`},
-		{"loan-dates", `SELECT printf('loan %d (item id %d) was issued %s but is due %s and returned %s',
+		{Name: "loan-dates", Query: `SELECT printf('loan %d (item id %d) was issued %s but is due %s and returned %s',
 				l.id, l.item_id, l.issued_at, l.due_at, coalesce(l.returned_at, '(not yet)'))
 			FROM loans l WHERE l.due_at < l.issued_at OR l.returned_at < l.issued_at
 			ORDER BY l.id`},
-	}
-	var out []stacks.Violation
-	for _, c := range checks {
-		vs, err := db.Violations(tx, c.name, c.query)
-		if err != nil {
-			return nil, fmt.Errorf("circulation check %s: %w", c.name, err)
-		}
-		out = append(out, vs...)
-	}
-	return out, nil
+	})
 }

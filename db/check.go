@@ -6,11 +6,31 @@ import (
 	"github.com/stacks-ils/stacks"
 )
 
-// Violations runs query, which selects one text column describing a violation per
-// row, and returns each row as a violation of check. The domain packages write their
-// invariants this way (circulation.Check, holds.Check, patrons.Check).
-func Violations(tx *Tx, check, query string, args ...any) ([]stacks.Violation, error) {
-	rows, err := tx.Query(query, args...)
+// Invariant is one rule a domain package keeps true in its tables, stated as a
+// query selecting one text column, a description of each row that breaks it.
+type Invariant struct {
+	// Name names the rule, such as "loan-item-not-on-loan".
+	Name  string
+	Query string
+}
+
+// Violations runs each invariant's query in tx and returns every row as a
+// violation of it. The domain packages state their invariants this way
+// (circulation.Check, holds.Check, patrons.Check).
+func Violations(tx *Tx, invariants []Invariant) ([]stacks.Violation, error) {
+	var out []stacks.Violation
+	for _, inv := range invariants {
+		vs, err := violationsOf(tx, inv)
+		if err != nil {
+			return nil, fmt.Errorf("check %s: %w", inv.Name, err)
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+func violationsOf(tx *Tx, inv Invariant) ([]stacks.Violation, error) {
+	rows, err := tx.Query(inv.Query)
 	if err != nil {
 		return nil, err
 	}
@@ -21,7 +41,7 @@ func Violations(tx *Tx, check, query string, args ...any) ([]stacks.Violation, e
 		if err := rows.Scan(&detail); err != nil {
 			return nil, err
 		}
-		out = append(out, stacks.Violation{Check: check, Detail: detail})
+		out = append(out, stacks.Violation{Check: inv.Name, Detail: detail})
 	}
 	return out, rows.Err()
 }

@@ -1,8 +1,6 @@
 package patrons
 
 import (
-	"fmt"
-
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 )
@@ -22,18 +20,15 @@ import (
 //     patron;
 //   - ledger-without-patron: every row belongs to a patron who exists.
 func Check(tx *db.Tx) ([]stacks.Violation, error) {
-	checks := []struct {
-		name  string
-		query string
-	}{
-		{"ledger-sign", `SELECT printf('ledger row %d of patron %s (id %d) is a %s of %s; %s',
+	return db.Violations(tx, []db.Invariant{
+		{Name: "ledger-sign", Query: `SELECT printf('ledger row %d of patron %s (id %d) is a %s of %s; %s',
 				g.id, coalesce(p.card, '?'), g.patron_id, g.kind, printf('%.2f', g.amount_cents / 100.0),
 				CASE WHEN g.kind IN ('payment', 'waiver') THEN 'payments and waivers are negative' ELSE 'charges are positive' END)
 			FROM ledger g LEFT JOIN patrons p ON p.id = g.patron_id
 			WHERE (g.kind IN ('payment', 'waiver') AND g.amount_cents >= 0)
 			   OR (g.kind NOT IN ('payment', 'waiver') AND g.amount_cents <= 0)
 			ORDER BY g.id`},
-		{"ledger-overpaid", `SELECT printf('ledger row %d, a %s of %s, brought the balance of patron %s (id %d) to %s; a payment or waiver may take at most what is owed',
+		{Name: "ledger-overpaid", Query: `SELECT printf('ledger row %d, a %s of %s, brought the balance of patron %s (id %d) to %s; a payment or waiver may take at most what is owed',
 				r.id, r.kind, printf('%.2f', -r.amount_cents / 100.0), coalesce(p.card, '?'), r.patron_id, printf('%.2f', r.running / 100.0))
 			FROM (SELECT id, patron_id, kind, amount_cents,
 					sum(amount_cents) OVER (PARTITION BY patron_id ORDER BY id ROWS UNBOUNDED PRECEDING) AS running
@@ -41,24 +36,15 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 			LEFT JOIN patrons p ON p.id = r.patron_id
 			WHERE r.kind IN ('payment', 'waiver') AND r.running < 0
 			ORDER BY r.id`},
-		{"ledger-loan-patron", `SELECT printf('ledger row %d charges patron %s (id %d) for loan %d, which is a loan to patron %s (id %d)',
+		{Name: "ledger-loan-patron", Query: `SELECT printf('ledger row %d charges patron %s (id %d) for loan %d, which is a loan to patron %s (id %d)',
 				g.id, coalesce(p.card, '?'), g.patron_id, g.loan_id, coalesce(lp.card, '?'), l.patron_id)
 			FROM ledger g JOIN loans l ON l.id = g.loan_id
 			LEFT JOIN patrons p ON p.id = g.patron_id LEFT JOIN patrons lp ON lp.id = l.patron_id
 			WHERE l.patron_id <> g.patron_id
 			ORDER BY g.id`},
-		{"ledger-without-patron", `SELECT printf('ledger row %d (%s of %s) names patron id %d, who does not exist',
+		{Name: "ledger-without-patron", Query: `SELECT printf('ledger row %d (%s of %s) names patron id %d, who does not exist',
 				g.id, g.kind, printf('%.2f', g.amount_cents / 100.0), g.patron_id)
 			FROM ledger g WHERE NOT EXISTS (SELECT 1 FROM patrons p WHERE p.id = g.patron_id)
 			ORDER BY g.id`},
-	}
-	var out []stacks.Violation
-	for _, c := range checks {
-		vs, err := db.Violations(tx, c.name, c.query)
-		if err != nil {
-			return nil, fmt.Errorf("patrons check %s: %w", c.name, err)
-		}
-		out = append(out, vs...)
-	}
-	return out, nil
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
@@ -136,17 +135,8 @@ func Authenticate(ctx context.Context, d *db.DB, username, password string) (*Ac
 	if err != nil {
 		return nil, err
 	}
-	if hash == "" {
-		hash = dummyHash()
-	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || acct == nil || !acct.Active {
+	if !staff.CheckPassword(hash, password) || acct == nil || !acct.Active {
 		return nil, errBadLogin
 	}
 	return acct, nil
 }
-
-// dummyHash is compared against for an unknown account, made once at the current cost.
-var dummyHash = sync.OnceValue(func() string {
-	h, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), staff.BcryptCost)
-	return string(h)
-})

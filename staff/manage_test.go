@@ -90,4 +90,26 @@ func TestManage(t *testing.T) {
 	if _, err := svc.Authenticate(ctx, "boss", "pass1", "127.0.0.1"); err == nil {
 		t.Error("the old password still signs in")
 	}
+
+	// Create stores a password hashed beforehand as it is.
+	pre, err := staff.HashPassword("hashed-first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = write(func(tx *db.Tx) error {
+		_, err := staff.Create(tx, staff.NewUser{Username: "cal", DisplayName: "Cal", Password: "hashed-first", PasswordHash: pre, Role: staff.RoleCirculation, BranchCode: "CEN"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored string
+	if err := d.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT password_hash FROM staff_users WHERE username = 'cal'`).Scan(&stored)
+	}); err != nil || stored != pre {
+		t.Errorf("stored hash %q (%v), want the one given", stored, err)
+	}
+	if _, err := svc.Authenticate(ctx, "cal", "hashed-first", "127.0.0.1"); err != nil {
+		t.Errorf("an account created with a hash: %v", err)
+	}
 }

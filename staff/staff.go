@@ -70,6 +70,10 @@ type NewUser struct {
 	Password    string
 	Role        string
 	BranchCode  string
+	// PasswordHash, if set, is Password hashed beforehand (HashPassword), so that
+	// a server does not hold the write connection for bcrypt; Create stores it
+	// instead of hashing Password, which is still validated.
+	PasswordHash string
 }
 
 // possibleUsername reports whether s can be a username: 1 to 64 bytes of text
@@ -101,12 +105,15 @@ func Create(tx *db.Tx, n NewUser) (*User, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
-	hash, err := HashPassword(n.Password)
-	if err != nil {
-		return nil, err
+	hash := n.PasswordHash
+	if hash == "" {
+		var err error
+		if hash, err = HashPassword(n.Password); err != nil {
+			return nil, err
+		}
 	}
 	var branchID int64
-	err = tx.QueryRow(`SELECT id FROM branches WHERE code = ?`, n.BranchCode).Scan(&branchID)
+	err := tx.QueryRow(`SELECT id FROM branches WHERE code = ?`, n.BranchCode).Scan(&branchID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, stacks.FieldErrorf("branch", stacks.EINVALID, "There is no branch with code %q.", n.BranchCode)
 	} else if err != nil {
@@ -207,11 +214,7 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	if err != nil {
 		return nil, err
 	}
-	// Compare even for an unknown user, so timing does not reveal which names exist.
-	if hash == "" {
-		hash = dummyHash()
-	}
-	ok := bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil && user != nil && active
+	ok := CheckPassword(hash, password) && user != nil && active
 
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
 		if ok {
@@ -230,6 +233,18 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 		return nil, errBadLogin
 	}
 	return user, nil
+}
+
+// CheckPassword reports whether password matches hash. For an account that does
+// not exist (hash ""), it compares against a dummy hash all the same and reports
+// false, so that the time taken does not tell which accounts exist. SIP2 logins
+// use it too.
+func CheckPassword(hash, password string) bool {
+	if hash == "" {
+		bcrypt.CompareHashAndPassword([]byte(dummyHash()), []byte(password))
+		return false
+	}
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
 }
 
 // dummyHash is compared against when the user does not exist, made once at the

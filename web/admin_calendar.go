@@ -100,10 +100,6 @@ func (s *Server) handleAdminBranchHoursSave(w http.ResponseWriter, r *http.Reque
 	if !ok {
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; please try again."))
-		return
-	}
 	form := AdminBranchHours{ClosesAt: strings.TrimSpace(r.PostFormValue("closes_at")), Errors: FormErrors{}}
 	var days []time.Weekday
 	for _, v := range r.PostForm["closed_weekdays"] {

@@ -58,17 +58,25 @@ func (s *Server) handleAdminStaffCreate(w http.ResponseWriter, r *http.Request) 
 		Role:        r.PostFormValue("role"),
 		BranchCode:  r.PostFormValue("branch"),
 	}
+	// Hash before the write transaction: bcrypt takes tens of milliseconds,
+	// which every desk's writes would wait for.
+	err := n.Validate()
+	if err == nil {
+		n.PasswordHash, err = staff.HashPassword(n.Password)
+	}
 	var u *staff.User
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		u, err = staff.Create(tx, n)
-		if err == nil {
-			err = tx.Audit(userFrom(r.Context()).Actor(), "staff.create", "staff_user", u.ID, u.Username)
-		}
-		return err
-	})
+	if err == nil {
+		err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+			u, err = staff.Create(tx, n)
+			if err == nil {
+				err = tx.Audit(userFrom(r.Context()).Actor(), "staff.create", "staff_user", u.ID, u.Username)
+			}
+			return err
+		})
+	}
 	if field := stacks.ErrorField(err); err != nil && field != "" {
 		s.renderAdminStaff(w, r, http.StatusUnprocessableEntity, func(v *AdminStaffView) {
-			n.Password = ""
+			n.Password, n.PasswordHash = "", ""
 			v.Add = n
 			v.Errors[field] = stacks.ErrorMessage(err)
 		})
@@ -84,7 +92,7 @@ func (s *Server) handleAdminStaffCreate(w http.ResponseWriter, r *http.Request) 
 // handleAdminStaffActive deactivates (active=0) or reactivates (active=1) an
 // account.
 func (s *Server) handleAdminStaffActive(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "There is no staff account at "+r.URL.Path+". Choose one from the list.")
+	id, err := staffID(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -114,7 +122,7 @@ func (s *Server) handleAdminStaffActive(w http.ResponseWriter, r *http.Request) 
 // handleAdminStaffPassword sets an account's new password, hashed before the
 // write transaction.
 func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "There is no staff account at "+r.URL.Path+". Choose one from the list.")
+	id, err := staffID(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -136,6 +144,10 @@ func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request
 	}
 	s.flash(r, "ok", "The password is changed; give it to its owner in person.")
 	http.Redirect(w, r, "/admin/staff", http.StatusSeeOther)
+}
+
+func staffID(r *http.Request) (int64, error) {
+	return pathID(r, "There is no staff account at "+r.URL.Path+". Choose one from the list.")
 }
 
 // passwordKey is the form-error key of an account's new-password field.

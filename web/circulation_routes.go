@@ -150,10 +150,6 @@ func (s *Server) handleCheckoutItem(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/checkout", http.StatusSeeOther)
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; scan the item again."))
-		return
-	}
 	confirm := r.PostForm["confirm"]
 	if visit.FinesConfirmed && !slices.Contains(confirm, circulation.BlockFines) {
 		confirm = append(confirm, circulation.BlockFines)

@@ -353,10 +353,6 @@ func (s *Server) handlePatronPlaceHold(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; try again."))
-		return
-	}
 	item, pickup := strings.TrimSpace(r.PostForm.Get("item")), r.PostForm.Get("pickup")
 	var recordID int64
 	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {

@@ -16,10 +16,6 @@ func (s *Server) handlePatronRenewLoans(w http.ResponseWriter, r *http.Request) 
 		s.Error(w, r, err)
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; try again."))
-		return
-	}
 	req := circulation.RenewRequest{Actor: userFrom(r.Context()).Actor(), PatronID: id, All: r.PostForm.Get("all") != ""}
 	ids := r.PostForm["loan"]
 	if one := r.PostForm.Get("one"); one != "" {

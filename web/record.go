@@ -84,10 +84,6 @@ func (s *Server) handlePlaceHoldForm(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; try again."))
-		return
-	}
 	f := &PlaceHoldForm{Errors: FormErrors{}, Card: strings.TrimSpace(r.PostForm.Get("card")), Pickup: r.PostForm.Get("pickup")}
 	if err := s.loadPlaceHoldForm(r, f, r.PostForm.Get("item")); err != nil {
 		s.Error(w, r, err)

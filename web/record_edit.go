@@ -38,10 +38,6 @@ func pathID(r *http.Request, notFound string) (int64, error) {
 	return id, nil
 }
 
-func recordPathID(r *http.Request) (int64, error) {
-	return pathID(r, "There is no record at "+r.URL.Path+". Search the catalogue instead.")
-}
-
 func itemPathID(r *http.Request) (int64, error) {
 	return pathID(r, "There is no item at "+r.URL.Path+". Search the catalogue for its record instead.")
 }
@@ -142,7 +138,7 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRecordEdit(w http.ResponseWriter, r *http.Request) {
-	id, err := recordPathID(r)
+	id, err := recordID(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -160,7 +156,7 @@ func (s *Server) handleRecordEdit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) {
-	id, err := recordPathID(r)
+	id, err := recordID(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -287,7 +283,7 @@ func (s *Server) itemFormFailed(w http.ResponseWriter, r *http.Request, v ItemFo
 
 // handleItemNew shows an empty item form: a book at the user's branch.
 func (s *Server) handleItemNew(w http.ResponseWriter, r *http.Request) {
-	id, err := recordPathID(r)
+	id, err := recordID(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -306,15 +302,15 @@ func (s *Server) handleItemNew(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleItemCreate(w http.ResponseWriter, r *http.Request) {
-	recordID, err := recordPathID(r)
+	recID, err := recordID(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	v := ItemFormView{RecordID: recordID, In: itemInputFrom(r)}
+	v := ItemFormView{RecordID: recID, In: itemInputFrom(r)}
 	var it *catalog.Item
 	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		id, err := catalog.AddItem(tx, userFrom(r.Context()).Actor(), recordID, v.In)
+		id, err := catalog.AddItem(tx, userFrom(r.Context()).Actor(), recID, v.In)
 		if err != nil {
 			return err
 		}
@@ -328,7 +324,7 @@ func (s *Server) handleItemCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))
-	http.Redirect(w, r, recordURL(recordID), http.StatusSeeOther)
+	http.Redirect(w, r, recordURL(recID), http.StatusSeeOther)
 }
 
 func (s *Server) handleItemEdit(w http.ResponseWriter, r *http.Request) {
