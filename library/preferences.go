@@ -20,9 +20,18 @@ type Preferences struct {
 	FinesLimitCents int64
 	// Location is the library's time zone: due dates fall at closing time there.
 	Location *time.Location
+	// DeskIdleMinutes ends a Check out visit after the desk has been idle this long,
+	// so the next patron never sees the previous one; 0 never ends it.
+	DeskIdleMinutes int
 	// Raw holds every preference by name, including ones this type does not name.
 	Raw map[string]string
 }
+
+// DefaultDeskIdleMinutes and MaxDeskIdleMinutes bound the desk's idle preference.
+const (
+	DefaultDeskIdleMinutes = 5
+	MaxDeskIdleMinutes     = 240
+)
 
 // LoadPreferences reads every preference in one query.
 func LoadPreferences(tx *db.Tx) (Preferences, error) {
@@ -31,7 +40,7 @@ func LoadPreferences(tx *db.Tx) (Preferences, error) {
 		return Preferences{}, fmt.Errorf("read preferences: %w", err)
 	}
 	defer rows.Close()
-	p := Preferences{LibraryName: "Stacks Library", FinesLimitCents: 500, Location: time.UTC, Raw: map[string]string{}}
+	p := Preferences{LibraryName: "Stacks Library", FinesLimitCents: 500, Location: time.UTC, DeskIdleMinutes: DefaultDeskIdleMinutes, Raw: map[string]string{}}
 	for rows.Next() {
 		var name, value string
 		if err := rows.Scan(&name, &value); err != nil {
@@ -44,6 +53,10 @@ func LoadPreferences(tx *db.Tx) (Preferences, error) {
 		case "fines_limit_cents":
 			if n, err := strconv.ParseInt(value, 10, 64); err == nil {
 				p.FinesLimitCents = n
+			}
+		case "desk_idle_minutes":
+			if n, err := strconv.Atoi(value); err == nil && n >= 0 && n <= MaxDeskIdleMinutes {
+				p.DeskIdleMinutes = n
 			}
 		case "timezone":
 			if loc, err := time.LoadLocation(value); err == nil {

@@ -18,7 +18,9 @@ type AdminPreferencesForm struct {
 	// FinesLimit is an amount, "5.00".
 	FinesLimit string
 	TimeZone   string
-	Errors     FormErrors
+	// DeskIdle is the minutes after which an idle Check out visit ends, "5".
+	DeskIdle string
+	Errors   FormErrors
 }
 
 // adminMaxLibraryName keeps the name short enough for the page header.
@@ -39,14 +41,15 @@ func (s *Server) handleAdminPreferences(w http.ResponseWriter, r *http.Request) 
 		LibraryName: p.LibraryName,
 		FinesLimit:  formatMoney(p.FinesLimitCents),
 		TimeZone:    p.Location.String(),
+		DeskIdle:    strconv.Itoa(p.DeskIdleMinutes),
 		Errors:      FormErrors{},
 	}
 	s.render(w, r, http.StatusOK, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
 }
 
 // parse checks the posted preferences, filing a message beside each field in
-// error, and returns the fines limit in cents.
-func (f *AdminPreferencesForm) parse() (finesLimitCents int64) {
+// error, and returns the fines limit in cents and the desk's idle minutes.
+func (f *AdminPreferencesForm) parse() (finesLimitCents int64, idleMinutes int) {
 	if f.LibraryName == "" {
 		f.Errors["library_name"] = "Enter the library's name; it heads every page."
 	} else if utf8.RuneCountInString(f.LibraryName) > adminMaxLibraryName {
@@ -62,7 +65,11 @@ func (f *AdminPreferencesForm) parse() (finesLimitCents int64) {
 	case f.TimeZone == "Local" || err != nil:
 		f.Errors["timezone"] = fmt.Sprintf("%q is not a time zone name; use one such as Europe/London, America/New_York or UTC.", f.TimeZone)
 	}
-	return cents
+	idle, err := strconv.Atoi(f.DeskIdle)
+	if err != nil || idle < 0 || idle > library.MaxDeskIdleMinutes {
+		f.Errors["desk_idle"] = fmt.Sprintf("Enter a whole number of minutes from 0 to %d, for example 5 (0 keeps a visit open until staff finish it).", library.MaxDeskIdleMinutes)
+	}
+	return cents, idle
 }
 
 func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Request) {
@@ -70,9 +77,10 @@ func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Reque
 		LibraryName: strings.TrimSpace(r.PostFormValue("library_name")),
 		FinesLimit:  strings.TrimSpace(r.PostFormValue("fines_limit")),
 		TimeZone:    strings.TrimSpace(r.PostFormValue("timezone")),
+		DeskIdle:    strings.TrimSpace(r.PostFormValue("desk_idle")),
 		Errors:      FormErrors{},
 	}
-	limit := f.parse()
+	limit, idle := f.parse()
 	if len(f.Errors) > 0 {
 		s.render(w, r, http.StatusUnprocessableEntity, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
 		return
@@ -82,13 +90,14 @@ func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Reque
 			{"library_name", f.LibraryName},
 			{"fines_limit_cents", strconv.FormatInt(limit, 10)},
 			{"timezone", f.TimeZone},
+			{"desk_idle_minutes", strconv.Itoa(idle)},
 		} {
 			if err := library.SetPreference(tx, p[0], p[1]); err != nil {
 				return err
 			}
 		}
 		return tx.Audit(userFrom(r.Context()).Actor(), "preferences.save", "preferences", 0,
-			fmt.Sprintf("library_name=%q fines_limit_cents=%d timezone=%q", f.LibraryName, limit, f.TimeZone))
+			fmt.Sprintf("library_name=%q fines_limit_cents=%d timezone=%q desk_idle_minutes=%d", f.LibraryName, limit, f.TimeZone, idle))
 	})
 	if err != nil {
 		s.Error(w, r, err)

@@ -65,7 +65,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 func (e *adminEnv) id(code string) string { return strconv.FormatInt(e.IDs[code], 10) }
 
 // count runs a count(*) query.
-func (e *adminEnv) count(t *testing.T, query string, args ...any) int {
+func (e *testEnv) count(t *testing.T, query string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
@@ -508,14 +508,14 @@ func TestAdminPreferences(t *testing.T) {
 
 	t.Run("Save", func(t *testing.T) {
 		r := e.post(t, e.Admin, "/admin/preferences", url.Values{
-			"library_name": {"Riverside Public Library"}, "fines_limit": {"7.5"}, "timezone": {"Europe/London"}})
+			"library_name": {"Riverside Public Library"}, "fines_limit": {"7.5"}, "timezone": {"Europe/London"}, "desk_idle": {"12"}})
 		if r.Status != http.StatusSeeOther || r.Location != "/admin/preferences" {
 			t.Fatalf("save preferences: %d to %q", r.Status, r.Location)
 		}
 		// The server caches preferences; the very next page shows the new name.
 		r = e.get(t, e.Admin, "/admin/preferences")
 		for _, want := range []string{`<span class="library">Riverside Public Library</span>`, "Preferences saved.",
-			`value="7.50"`, `value="Europe/London"`} {
+			`value="7.50"`, `value="Europe/London"`, `value="12"`} {
 			if !strings.Contains(r.Body, want) {
 				t.Errorf("after saving, the page lacks %s", want)
 			}
@@ -531,7 +531,7 @@ func TestAdminPreferences(t *testing.T) {
 			p, err = library.LoadPreferences(tx)
 			return err
 		})
-		if p.FinesLimitCents != 750 || p.Location.String() != "Europe/London" || p.LibraryName != "Riverside Public Library" {
+		if p.FinesLimitCents != 750 || p.Location.String() != "Europe/London" || p.LibraryName != "Riverside Public Library" || p.DeskIdleMinutes != 12 {
 			t.Errorf("stored preferences %+v", p)
 		}
 		if n := e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'preferences.save'`); n != 1 {
@@ -541,11 +541,11 @@ func TestAdminPreferences(t *testing.T) {
 
 	t.Run("ErrInvalid", func(t *testing.T) {
 		r := e.post(t, e.Admin, "/admin/preferences", url.Values{
-			"library_name": {"  "}, "fines_limit": {"lots"}, "timezone": {"Mars/Olympus_Mons"}})
+			"library_name": {"  "}, "fines_limit": {"lots"}, "timezone": {"Mars/Olympus_Mons"}, "desk_idle": {"-3"}})
 		if r.Status != http.StatusUnprocessableEntity {
 			t.Fatalf("invalid preferences: %d, want 422", r.Status)
 		}
-		for _, field := range []string{"library_name", "fines_limit", "timezone"} {
+		for _, field := range []string{"library_name", "fines_limit", "timezone", "desk_idle"} {
 			if adminFieldMsg(r.Body, field) == "" {
 				t.Errorf("no message beside %s", field)
 			}
@@ -555,7 +555,7 @@ func TestAdminPreferences(t *testing.T) {
 		}
 		adminCheckLabels(t, "refused preferences", r.Body)
 		if r := e.post(t, e.Admin, "/admin/preferences", url.Values{
-			"library_name": {"X"}, "fines_limit": {"1"}, "timezone": {"Local"}}); r.Status != http.StatusUnprocessableEntity {
+			"library_name": {"X"}, "fines_limit": {"1"}, "timezone": {"Local"}, "desk_idle": {"5"}}); r.Status != http.StatusUnprocessableEntity {
 			t.Errorf("time zone Local: %d, want 422", r.Status)
 		}
 		if n := e.count(t, `SELECT count(*) FROM preferences WHERE name = 'library_name' AND value = 'Riverside Public Library'`); n != 1 {

@@ -29,7 +29,7 @@ func TestCheckoutPage(t *testing.T) {
 	e.login(t, c, "desk", "desk")
 
 	r := e.get(t, c, "/checkout")
-	if r.Status != 200 || !strings.Contains(r.Body, `<label for="card">Card number</label>`) || !strings.Contains(r.Body, "autofocus") {
+	if r.Status != 200 || !strings.Contains(r.Body, `<label id="scan-label" for="scan">Card number</label>`) || !strings.Contains(r.Body, "autofocus") {
 		t.Fatalf("checkout page: %d, no Card number field with focus", r.Status)
 	}
 
@@ -57,7 +57,7 @@ func TestCheckoutPage(t *testing.T) {
 			t.Fatalf("card P0001: %d", r.Status)
 		}
 		r = e.get(t, c, "/checkout")
-		for _, want := range []string{"Alex Reader", "Card expires", "Fines", `<label for="barcode">Barcode</label>`, "Check out</button>"} {
+		for _, want := range []string{"Alex Reader", "Card expires", "Fines", `<label id="scan-label" for="scan">Barcode</label>`, "Check out</button>"} {
 			if !strings.Contains(r.Body, want) {
 				t.Errorf("patron's checkout page lacks %q", want)
 			}
@@ -88,7 +88,7 @@ func TestCheckoutPage(t *testing.T) {
 
 	t.Run("RescanOffersRenewal", func(t *testing.T) {
 		r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00001"}})
-		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "already checked out to Alex Reader") || !strings.Contains(r.Body, ">Renew</button>") {
+		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "already checked out to Alex Reader") || !strings.Contains(r.Body, ">Renew <kbd") {
 			t.Fatalf("rescan: %d, want a renewal offer", r.Status)
 		}
 		r = e.post(t, c, "/checkout", url.Values{"barcode": {"I00001"}, "confirm": {"renew"}})
@@ -99,7 +99,7 @@ func TestCheckoutPage(t *testing.T) {
 
 	t.Run("ErrUnknownBarcode", func(t *testing.T) {
 		r := e.post(t, c, "/checkout", url.Values{"barcode": {"NOPE123"}})
-		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "No item has barcode NOPE123") {
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "No item or patron has barcode NOPE123") {
 			t.Fatalf("unknown barcode: %d", r.Status)
 		}
 		if strings.Contains(r.Body, "Confirm checkout") {
@@ -133,7 +133,7 @@ func TestCheckoutPage(t *testing.T) {
 		e.post(t, c, "/checkout/patron", url.Values{"card": {"P0002"}})
 		r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00006"}})
 		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "Blake Owing owes 12.50 in fines; the limit is 5.00.") ||
-			!strings.Contains(r.Body, ">Confirm checkout</button>") || !strings.Contains(r.Body, ">Cancel</button>") {
+			!strings.Contains(r.Body, ">Confirm checkout <kbd") || !strings.Contains(r.Body, ">Cancel <kbd") {
 			t.Fatalf("fines over the limit: %d, want a confirmation naming the fines", r.Status)
 		}
 		r = e.post(t, c, "/checkout", url.Values{"barcode": {"I00006"}, "confirm": {"fines"}})
@@ -169,7 +169,7 @@ func TestCheckinPage(t *testing.T) {
 	e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}})
 
 	r := e.get(t, c, "/checkin")
-	if r.Status != 200 || !strings.Contains(r.Body, `<label for="barcode">Barcode</label>`) || !strings.Contains(r.Body, ">Check in</button>") {
+	if r.Status != 200 || !strings.Contains(r.Body, `<label id="scan-label" for="scan">Barcode</label>`) || !strings.Contains(r.Body, ">Check in</button>") {
 		t.Fatalf("checkin page: %d", r.Status)
 	}
 	r = e.post(t, c, "/checkin", url.Values{"barcode": {"I00003"}})

@@ -38,6 +38,10 @@ var formFields = map[string]url.Values{
 	"POST /patrons/{id}/unblock":            {"note": {"card found"}},
 	"POST /patrons/{id}/pin":                {"pin": {"2468"}},
 	"POST /patrons/{id}/renew-card":         {},
+	"POST /checkout/scan":                   {"scan": {"I00001"}},
+	"POST /checkout/cancel":                 {"barcode": {"I00001"}},
+	"POST /checkout/renew":                  {"loan": {"1"}},
+	"POST /checkout/renew-card":             {},
 	"POST /patrons/{id}/renew":              {"loan": {"1"}, "one": {""}, "all": {""}},
 	"POST /patrons/{id}/holds":              {"item": {"I00008"}, "pickup": {"CEN"}, "confirm": {""}},
 	"POST /holds/{id}/move":                 {"to": {"1"}, "return": {"/holds"}},
@@ -63,7 +67,7 @@ var formFields = map[string]url.Values{
 	"POST /admin/staff":                     {"username": {"jo"}, "display_name": {"Jo"}, "password": {"pass-jo"}, "role": {"circulation"}, "branch": {"CEN"}},
 	"POST /admin/staff/{id}/active":         {"active": {"1"}},
 	"POST /admin/staff/{id}/password":       {"password": {"new-pass"}},
-	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}},
+	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}},
 }
 
 // queryParams are the query parameters each page reads. Every GET route is also

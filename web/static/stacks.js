@@ -6,12 +6,250 @@
     b.hidden = false;
     b.addEventListener("click", function () { window.print(); });
   });
-  // A short chime when a checkin has just found a hold, where the browser allows
-  // sound (autoplay rules may block it; the page says "Hold found" regardless).
-  var found = document.querySelector(".hold-found[data-chime]");
-  if (found && window.Audio) {
-    var chime = new Audio(found.getAttribute("data-chime"));
-    var p = chime.play();
-    if (p && p.catch) { p.catch(function () {}); }
+  var form = document.getElementById("scan-form");
+  if (form && window.htmx) { desk(form); }
+
+  // desk turns a Check out or Check in page into a scan queue. A barcode scanner
+  // types digits and Enter into whatever has focus, at its own pace: each scan is
+  // taken at once into a queue (the field is cleared and keeps focus), shown as a
+  // row of the list, and sent to the server one at a time, in order. The server
+  // answers with the scan's row (htmx swaps it in place of the waiting row) and,
+  // out of band, the parts of the page it changed. A row that needs a decision,
+  // or a scan that got no answer, holds the queue until staff act: the scanner's
+  // Enter never confirms, cancels or dismisses anything.
+  function desk(form) {
+    var field = document.getElementById("scan");
+    var list = document.getElementById("scan-list");
+    var url = form.getAttribute("data-scan-url");
+    var name = form.getAttribute("data-scan-name");
+    var deskEl = document.getElementById("desk");
+    var idleMinutes = parseInt(deskEl.getAttribute("data-idle-minutes") || "0", 10);
+    var soundOn = document.body.getAttribute("data-sounds") !== "off";
+    var queue = [];
+    var sending = null;
+    var lastActive = Date.now();
+    var columns = list.parentNode.querySelector("thead tr").children.length;
+    form.noValidate = true;
+
+    function cell(text) {
+      var td = document.createElement("td");
+      td.textContent = text;
+      return td;
+    }
+    function waitingRow(label) {
+      var tr = document.createElement("tr");
+      tr.className = "scan scan-waiting";
+      tr.setAttribute("data-outcome", "waiting");
+      tr.setAttribute("data-scan", label);
+      tr.appendChild(cell(label));
+      var status = cell("Waiting");
+      status.colSpan = columns - 1;
+      status.className = "scan-status";
+      tr.appendChild(status);
+      return tr;
+    }
+    function setStatus(tr, text) {
+      var s = tr.querySelector(".scan-status");
+      if (s) { s.textContent = text; }
+    }
+    function showList() {
+      list.closest("table").hidden = false;
+    }
+    // blocker is the row the queue waits for: a decision, or a scan that failed.
+    function blocker() {
+      return list.querySelector('tr[data-outcome="decision"], tr[data-outcome="failed"]');
+    }
+
+    function enqueue(entry) {
+      entry.row = waitingRow(entry.label);
+      list.insertBefore(entry.row, list.firstChild);
+      showList();
+      queue.push(entry);
+      pump();
+    }
+
+    function pump() {
+      var b = blocker();
+      queue.forEach(function (e) {
+        if (e !== sending && e.row.getAttribute("data-outcome") === "waiting") {
+          setStatus(e.row, b ? "Waiting for your decision on " + b.getAttribute("data-scan") : "Waiting");
+        }
+      });
+      if (sending || queue.length === 0 || b) { return; }
+      var e = queue[0];
+      sending = e;
+      setStatus(e.row, "Sending…");
+      send(e.url, e.values, e.row, function (row, failure) {
+        sending = null;
+        if (failure) {
+          fail(e, failure);
+        } else {
+          queue.shift();
+          outcome(row);
+        }
+        pump();
+      });
+    }
+
+    // send posts values to url and swaps the answer in place of row; done gets the
+    // new row, or a failure's description when no row came back.
+    function send(url, values, row, done) {
+      var after = row.nextElementSibling;
+      htmx.ajax("POST", url, { source: row, target: row, swap: "outerHTML", values: values }).then(function () {
+        if (document.body.contains(row)) {
+          done(null, "The server could not answer");
+          return;
+        }
+        done(after ? after.previousElementSibling : list.lastElementChild, null);
+      }, function () {
+        done(null, "No answer from the server");
+      });
+    }
+
+    // fail shows a scan that got no answer. Nothing after it is sent until staff
+    // send it again or remove it: it may or may not have been done.
+    function fail(e, why) {
+      var tr = e.row;
+      tr.className = "scan scan-failed";
+      tr.setAttribute("data-outcome", "failed");
+      var s = tr.querySelector(".scan-status");
+      s.textContent = why + ". It may not have been done, and nothing after it was sent. ";
+      var again = document.createElement("button");
+      again.type = "button";
+      again.className = "secondary small";
+      again.textContent = "Send again";
+      again.addEventListener("click", function () {
+        tr.className = "scan scan-waiting";
+        tr.setAttribute("data-outcome", "waiting");
+        s.textContent = "Waiting";
+        pump();
+        field.focus();
+      });
+      var drop = document.createElement("button");
+      drop.type = "button";
+      drop.className = "secondary small";
+      drop.textContent = "Remove";
+      drop.addEventListener("click", function () {
+        queue.splice(queue.indexOf(e), 1);
+        tr.remove();
+        pump();
+        field.focus();
+      });
+      s.appendChild(again);
+      s.appendChild(document.createTextNode(" "));
+      s.appendChild(drop);
+      play("error");
+    }
+
+    // outcome tidies the list after a row came back, plays its sound and gives the
+    // field its focus back.
+    function outcome(row) {
+      if (row && row.getAttribute("data-new-visit")) {
+        // The previous patron's rows go; scans still waiting stay (they are above).
+        while (row.nextElementSibling) { row.nextElementSibling.remove(); }
+      }
+      var keep = parseInt(list.getAttribute("data-keep") || "0", 10);
+      if (row && keep > 0) {
+        // Check in: the latest return of each item, and only so many.
+        var scanned = row.getAttribute("data-scan");
+        list.querySelectorAll('tr[data-outcome="done"]').forEach(function (tr) {
+          if (tr !== row && tr.getAttribute("data-scan") === scanned && row.getAttribute("data-outcome") === "done") { tr.remove(); }
+        });
+        var rows = list.querySelectorAll('tr:not([data-outcome="waiting"])');
+        for (var i = keep; i < rows.length; i++) { rows[i].remove(); }
+      }
+      if (row) { play(row.getAttribute("data-sound")); }
+      refocus();
+    }
+
+    function refocus() {
+      var a = document.activeElement;
+      if (!a || a === document.body || a.tagName === "BUTTON" || !document.body.contains(a)) {
+        field.focus();
+      }
+    }
+
+    var sounds = {};
+    document.querySelectorAll("audio[data-sound]").forEach(function (a) { sounds[a.getAttribute("data-sound")] = a; });
+    function play(kind) {
+      var a = kind && soundOn && sounds[kind];
+      if (!a) { return; }
+      a.currentTime = 0;
+      var p = a.play();
+      if (p && p.catch) { p.catch(function () {}); }
+    }
+
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var value = field.value.trim();
+      field.value = "";
+      field.focus();
+      lastActive = Date.now();
+      if (value === "") { return; }
+      var values = {};
+      values[name] = value;
+      enqueue({ url: url, values: values, label: value });
+    });
+
+    // Decisions and desk actions. A decision's buttons answer that row; other
+    // desk forms (Finish, Renew, Choose) join the queue behind the scans.
+    document.addEventListener("submit", function (ev) {
+      var f = ev.target;
+      if (f === form || !deskEl.contains(f)) { return; }
+      var row = f.closest('tr[data-outcome="decision"]');
+      var label = f.getAttribute("data-queue");
+      if (!row && label === null) { return; }
+      ev.preventDefault();
+      lastActive = Date.now();
+      var values = {};
+      new FormData(f).forEach(function (v, k) {
+        if (values[k] === undefined) { values[k] = v; } else { values[k] = [].concat(values[k], v); }
+      });
+      if (!row) {
+        enqueue({ url: f.action, values: values, label: label });
+        return;
+      }
+      if (row.getAttribute("data-busy")) { return; }
+      row.setAttribute("data-busy", "true");
+      f.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+      send(f.action, values, row, function (newRow, failure) {
+        if (failure) {
+          row.removeAttribute("data-busy");
+          f.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+          play("error");
+          window.alert(failure + ": try again.");
+        } else {
+          outcome(newRow);
+        }
+        pump();
+      });
+    }, true);
+
+    // Alt+C confirms and Alt+X cancels the decision the queue waits for: keys a
+    // scanner does not send.
+    document.addEventListener("keydown", function (ev) {
+      lastActive = Date.now();
+      if (!ev.altKey || ev.ctrlKey || ev.metaKey) { return; }
+      var b = blocker();
+      var key = (ev.key || "").toLowerCase();
+      var button = b && b.querySelector('button[data-shortcut="' + key + '"]');
+      if (button && !button.disabled) {
+        ev.preventDefault();
+        button.click();
+      }
+    });
+    document.addEventListener("pointerdown", function () { lastActive = Date.now(); });
+
+    // The visit ends when the desk has been idle for the library's minutes, so the
+    // next patron never sees the previous one.
+    if (idleMinutes > 0) {
+      window.setInterval(function () {
+        if (!document.querySelector("#desk-patron [data-patron]") || sending || queue.length > 0) { return; }
+        if (Date.now() - lastActive >= idleMinutes * 60000) {
+          lastActive = Date.now();
+          enqueue({ url: "/checkout/done", values: { reason: "idle" }, label: "Idle" });
+        }
+      }, 5000);
+    }
   }
 })();

@@ -1,0 +1,168 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+const (
+	// checkinShown is how many returns the Check in page lists (the latest of each
+	// item); the receipt has them all.
+	checkinShown = 30
+	// checkinRead bounds the rows read to find them.
+	checkinRead = 500
+	// checkinReceiptMax bounds a receipt.
+	checkinReceiptMax = 10000
+)
+
+// checkinView fills the page's list: the latest return of each item, newest first.
+// banner names the checkin whose banner to show (the one the page answers).
+func (s *Server) checkinView(r *http.Request, v *CheckinView, banner int64) error {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		return err
+	}
+	v.Loc = prefs.Location
+	batch := s.checkinBatch(r, false)
+	if batch == "" {
+		return nil
+	}
+	var all []circulation.CheckinResult
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		all, err = circulation.CheckinBatch(tx, batch, checkinRead)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(all))
+	for _, c := range all {
+		if seen[c.Barcode] {
+			continue
+		}
+		seen[c.Barcode] = true
+		if len(v.List) == checkinShown {
+			v.More++
+			continue
+		}
+		v.List = append(v.List, c)
+	}
+	if banner != 0 && len(v.List) > 0 && v.List[0].ID == banner {
+		v.Banner = &v.List[0]
+	}
+	return nil
+}
+
+func (s *Server) handleCheckinPage(w http.ResponseWriter, r *http.Request) {
+	banner, _ := strconv.ParseInt(r.URL.Query().Get("scan"), 10, 64)
+	v := &CheckinView{}
+	if err := s.checkinView(r, v, banner); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, CheckinPage(s.page(r, "Check in", "checkin"), v))
+}
+
+func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
+	u := userFrom(r.Context())
+	scanned := strings.TrimSpace(r.PostFormValue("barcode"))
+	res, err := s.Circ.Checkin(r.Context(), circulation.CheckinRequest{
+		Actor:   u.Actor(),
+		Barcode: scanned,
+		Batch:   s.checkinBatch(r, true),
+	})
+	if err == nil {
+		s.cfg.Metrics.Circulation("checkin", "desk")
+		if !isDeskScript(r) {
+			http.Redirect(w, r, "/checkin?scan="+strconv.FormatInt(res.ID, 10), http.StatusSeeOther)
+			return
+		}
+		prefs, err := s.preferences(r.Context())
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		v := &CheckinView{Loc: prefs.Location, List: []circulation.CheckinResult{res}, Banner: &res}
+		s.render(w, r, http.StatusOK, CheckinFragment(v))
+		return
+	}
+	if stacks.ErrorCode(err) == stacks.EINTERNAL {
+		s.Error(w, r, err)
+		return
+	}
+	row := &CheckinRow{Scanned: scanned, Message: stacks.ErrorMessage(err)}
+	if stacks.ErrorCode(err) == stacks.ENOTFOUND && scanned != "" {
+		// Not an item: perhaps a patron's card, scanned at the wrong page.
+		var p *patrons.Patron
+		err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+			var err error
+			p, err = patrons.FindByCard(tx, scanned)
+			return err
+		})
+		switch {
+		case err == nil:
+			row.Patron = p
+			row.Message = fmt.Sprintf("That is a patron card: %s (%s). Nothing was checked in.", p.Name(), p.Card)
+		case stacks.ErrorCode(err) != stacks.ENOTFOUND:
+			s.Error(w, r, err)
+			return
+		default:
+			row.Message = fmt.Sprintf("No item has barcode %s. Nothing was checked in: check the barcode, or look the item up in Search.", scanned)
+		}
+	}
+	status := errorStatus(stacks.ErrorCode(err))
+	if row.Patron != nil {
+		status = http.StatusUnprocessableEntity
+	}
+	v := &CheckinView{Row: row}
+	if isDeskScript(r) {
+		prefs, err := s.preferences(r.Context())
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		v.Loc = prefs.Location
+		s.render(w, r, status, CheckinFragment(v))
+		return
+	}
+	if err := s.checkinView(r, v, 0); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, status, CheckinPage(s.page(r, "Check in", "checkin"), v))
+}
+
+func (s *Server) handleCheckinClear(w http.ResponseWriter, r *http.Request) {
+	s.Sessions.Remove(r.Context(), sessCheckinBatch)
+	http.Redirect(w, r, "/checkin", http.StatusSeeOther)
+}
+
+// handleCheckinReceipt prints every return of this desk session, newest first.
+func (s *Server) handleCheckinReceipt(w http.ResponseWriter, r *http.Request) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &CheckinView{Loc: prefs.Location}
+	if batch := s.checkinBatch(r, false); batch != "" {
+		err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+			var err error
+			v.List, err = circulation.CheckinBatch(tx, batch, checkinReceiptMax)
+			return err
+		})
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+	}
+	s.render(w, r, http.StatusOK, CheckinReceiptPage(s.page(r, "Checkin receipt", "checkin"), v, prefs.LibraryName))
+}
