@@ -396,28 +396,18 @@ func (s *Server) handleCheckoutRenewCard(w http.ResponseWriter, r *http.Request)
 	})
 }
 
-// handleCheckoutDone ends the visit ("Finish with this patron").
+// handleCheckoutDone ends the visit ("Finish with this patron", or the desk script
+// when the desk has been idle). The answer names nobody: the next patron reads it.
 func (s *Server) handleCheckoutDone(w http.ResponseWriter, r *http.Request) {
 	prefs, err := s.preferences(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	visit, ok := s.Sessions.Get(r.Context(), sessVisit).(deskVisit)
 	s.Sessions.Remove(r.Context(), sessVisit)
 	msg := "Finished. Scan the next patron's card."
 	if r.PostFormValue("reason") == "idle" {
 		msg = fmt.Sprintf("The visit ended after %d minutes without activity at the desk. Scan the next patron's card.", prefs.DeskIdleMinutes)
-	} else if ok && visit.PatronID != 0 {
-		var p *patrons.Patron
-		err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-			var err error
-			p, err = patrons.FindByID(tx, visit.PatronID)
-			return err
-		})
-		if err == nil {
-			msg = "Finished with " + p.Name() + ". Scan the next patron's card."
-		}
 	}
 	s.checkoutReply(w, r, prefs, http.StatusOK, ScanRow{Kind: rowInfo, Scanned: "Finish", NewVisit: true, Message: msg}, true)
 }

@@ -179,7 +179,7 @@ func TestDeskScriptCheckout(t *testing.T) {
 	t.Run("FinishEndsVisit", func(t *testing.T) {
 		r := e.scan(t, c, "/checkout/done", nil)
 		row(t, r, http.StatusOK, "info", "Finish")
-		if !strings.Contains(r.Body, "Finished with Dana Expired") || !strings.Contains(r.Body, `data-new-visit="true"`) ||
+		if !strings.Contains(r.Body, "Finished. Scan the next patron") || strings.Contains(r.Body, "Dana Expired") || !strings.Contains(r.Body, `data-new-visit="true"`) ||
 			!strings.Contains(r.Body, `for="scan" hx-swap-oob="true">Card number</label>`) {
 			t.Errorf("Finish does not end the visit:\n%s", r.Body)
 		}

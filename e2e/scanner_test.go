@@ -1,0 +1,371 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/load"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// scanner is a barcode scanner and a librarian at one desk: the scanner types
+// digits and Enter into whatever has focus, at its own pace, whether or not the
+// page has answered the last scan.
+type scanner struct {
+	t    *testing.T
+	page playwright.Page
+	srv  *server
+	gap  time.Duration
+}
+
+// scan types code and Enter into the focused element, as a scanner does (a few
+// milliseconds a key), then waits the gap before the next scan.
+func (s *scanner) scan(code string) {
+	s.t.Helper()
+	kb := s.page.Keyboard()
+	must(s.t, kb.Type(code, playwright.KeyboardTypeOptions{Delay: playwright.Float(4)}), "scanning %s", code)
+	must(s.t, kb.Press("Enter"), "Enter after %s", code)
+	time.Sleep(s.gap)
+}
+
+// settle waits until no scan is waiting or being sent.
+func (s *scanner) settle() {
+	s.t.Helper()
+	must(s.t, expect.Locator(s.page.Locator(`#scan-list tr[data-outcome="waiting"]`)).ToHaveCount(0, playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(30_000)}),
+		"every scan answered")
+}
+
+// row is the list's row for a scan.
+func (s *scanner) row(code string) playwright.Locator {
+	return s.page.Locator(fmt.Sprintf(`#scan-list tr[data-scan=%q]`, code))
+}
+
+// fieldIsEmptyAndFocused checks the scan field after a response: empty, with focus.
+func (s *scanner) fieldIsEmptyAndFocused(what string) {
+	s.t.Helper()
+	f := s.page.Locator("#scan")
+	must(s.t, expect.Locator(f).ToBeFocused(), "the scan field has focus %s", what)
+	must(s.t, expect.Locator(f).ToHaveValue(""), "the scan field is empty %s", what)
+}
+
+// libraryDB opens the server's database from the test, to check outcomes through
+// the domain packages.
+type libraryDB struct {
+	t *testing.T
+	d *db.DB
+}
+
+func openLibraryDB(t *testing.T, srv *server) *libraryDB {
+	d, err := db.Open(filepath.Join(srv.Dir, "stacks.db"), db.Options{ReadConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return &libraryDB{t: t, d: d}
+}
+
+func (l *libraryDB) patron(card string) *patrons.Patron {
+	l.t.Helper()
+	var p *patrons.Patron
+	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+		var err error
+		p, err = patrons.FindByCard(tx, card)
+		return err
+	})
+	if err != nil {
+		l.t.Fatalf("patron %s: %v", card, err)
+	}
+	return p
+}
+
+// loans returns the barcodes a patron has on loan, with their renewal counts.
+func (l *libraryDB) loans(card string) map[string]int {
+	l.t.Helper()
+	p := l.patron(card)
+	out := map[string]int{}
+	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+		ls, err := circulation.PatronLoans(tx, p.ID)
+		for _, ln := range ls {
+			out[ln.Barcode] = ln.Renewals
+		}
+		return err
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return out
+}
+
+func (l *libraryDB) itemStatus(barcode string) string {
+	l.t.Helper()
+	var it *catalog.Item
+	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+		var err error
+		it, err = catalog.FindItemByBarcode(tx, barcode)
+		return err
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return it.Status
+}
+
+// overrides counts the checkout overrides in the audit log (each one a staff
+// decision).
+func (l *libraryDB) overrides() int {
+	l.t.Helper()
+	var n int
+	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT count(*) FROM audit_log WHERE action = 'checkout.override'`).Scan(&n)
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return n
+}
+
+// overridesOtherThan counts the overrides of other blocks than code.
+func (l *libraryDB) overridesOtherThan(code string) int {
+	l.t.Helper()
+	var n int
+	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT count(*) FROM audit_log WHERE action = 'checkout.override' AND detail NOT LIKE ? || ':%'`, code).Scan(&n)
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return n
+}
+
+// owe charges a patron more than the fines limit, so that checkouts ask.
+func (l *libraryDB) owe(card string) {
+	l.t.Helper()
+	p := l.patron(card)
+	err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+		return patrons.Charge(tx, stacks.Actor{Name: "e2e"}, p.ID, patrons.KindFee, 2000, 0, "test fee over the limit")
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// emulateLatency delays every request of the page by latency each way, through
+// the Chrome DevTools protocol, as a slow libraryDB network does.
+func emulateLatency(t *testing.T, bctx playwright.BrowserContext, page playwright.Page, latency time.Duration) {
+	t.Helper()
+	cdp, err := bctx.NewCDPSession(page)
+	must(t, err, "opening a CDP session")
+	_, err = cdp.Send("Network.enable", nil)
+	must(t, err, "Network.enable")
+	_, err = cdp.Send("Network.emulateNetworkConditions", map[string]interface{}{
+		"offline": false, "latency": latency.Milliseconds(), "downloadThroughput": -1, "uploadThroughput": -1,
+	})
+	must(t, err, "Network.emulateNetworkConditions")
+}
+
+// TestScannerDesk drives Check out and Check in as a barcode scanner does, at 100
+// and 250 ms between scans, over 100 and 300 ms of network latency each way, and
+// checks that every scan ends in exactly its outcome in the database and that no
+// override is recorded that staff did not click.
+func TestScannerDesk(t *testing.T) {
+	srv := startServer(t)
+	browser := launchBrowser(t)
+	lib := openLibraryDB(t, srv)
+	shares, err := load.SharesFromDB(context.Background(), filepath.Join(srv.Dir, "stacks.db"), load.ShareQuery{Branch: "CEN", Items: 6, Max: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shares) < 25 {
+		t.Fatalf("the demo libraryDB has %d shares of patrons and items, want 25", len(shares))
+	}
+	next := 0
+	take := func() load.Share { next++; return shares[next-1] }
+
+	for _, c := range []struct{ gap, latency time.Duration }{
+		{250 * time.Millisecond, 100 * time.Millisecond},
+		{100 * time.Millisecond, 100 * time.Millisecond},
+		{250 * time.Millisecond, 300 * time.Millisecond},
+		{100 * time.Millisecond, 300 * time.Millisecond},
+	} {
+		t.Run(fmt.Sprintf("gap%dms/latency%dms", c.gap.Milliseconds(), c.latency.Milliseconds()), func(t *testing.T) {
+			page, bctx := newPage(t, browser)
+			_, err := page.Goto(srv.BaseURL + "/checkout")
+			must(t, err, "opening the staff site")
+			login(t, page, "desk", "desk")
+			must(t, expect.Page(page).ToHaveURL(srv.BaseURL+"/checkout"), "on Check out after logging in")
+			emulateLatency(t, bctx, page, c.latency)
+			s := &scanner{t: t, page: page, srv: srv, gap: c.gap}
+			lib := &libraryDB{t: t, d: lib.d}
+
+			t.Run("TenOutTenIn", func(t *testing.T) {
+				s.t = t
+				a, b := take(), take()
+				items := append(append([]string{}, a.Barcodes...), b.Barcodes[:4]...)
+				s.scan(a.Card)
+				for _, bc := range items {
+					s.scan(bc)
+				}
+				s.settle()
+				got := lib.loans(a.Card)
+				if len(got) != len(items) {
+					t.Fatalf("%s has %d loans after 10 scanned checkouts, want %d: %v", a.Card, len(got), len(items), got)
+				}
+				for _, bc := range items {
+					if _, ok := got[bc]; !ok {
+						t.Errorf("%s is not on loan to %s", bc, a.Card)
+					}
+					must(t, expect.Locator(s.row(bc)).ToHaveAttribute("data-outcome", "done"), "%s shown checked out", bc)
+				}
+				s.fieldIsEmptyAndFocused("after ten checkouts")
+
+				must(t, navLink(page, "Check in").Click(), "clicking Check in")
+				must(t, expect.Page(page).ToHaveURL(onCheckinPage), "on the Check in page")
+				s.fieldIsEmptyAndFocused("on Check in")
+				for i, bc := range items {
+					if i == 4 {
+						s.scan("XBAD0001")
+					}
+					s.scan(bc)
+				}
+				s.settle()
+				if got := lib.loans(a.Card); len(got) != 0 {
+					t.Errorf("after ten checkins with a bad scan among them, %s still has %v", a.Card, got)
+				}
+				for _, bc := range items {
+					if st := lib.itemStatus(bc); st != catalog.StatusAvailable {
+						t.Errorf("%s is %s after its checkin, want available", bc, st)
+					}
+					must(t, expect.Locator(s.row(bc)).ToContainText("Returned from"), "%s shown returned", bc)
+				}
+				must(t, expect.Locator(s.row("XBAD0001")).ToHaveAttribute("data-outcome", "refused"), "the bad scan is shown refused")
+				must(t, expect.Locator(s.row("XBAD0001")).ToContainText("No item has barcode XBAD0001"), "the bad scan says why")
+				s.fieldIsEmptyAndFocused("after the checkins")
+				must(t, navLink(page, "Check out").Click(), "back to Check out")
+				must(t, expect.Page(page).ToHaveURL(srv.BaseURL+"/checkout"), "on Check out")
+				s.fieldIsEmptyAndFocused("back on Check out")
+			})
+
+			t.Run("ScanDuringFinesConfirmation", func(t *testing.T) {
+				s.t = t
+				p := take()
+				lib.owe(p.Card)
+				before := lib.overrides()
+				s.scan(p.Card)
+				s.scan(p.Barcodes[0])
+				s.scan(p.Barcodes[1])
+				s.scan(p.Barcodes[2])
+				decision := s.row(p.Barcodes[0])
+				must(t, expect.Locator(decision).ToHaveAttribute("data-outcome", "decision"), "the first item asks")
+				must(t, expect.Locator(decision).ToContainText("in fines"), "naming the fines")
+				must(t, expect.Locator(s.row(p.Barcodes[2])).ToContainText("Waiting for your decision on "+p.Barcodes[0]), "later scans wait visibly")
+				s.fieldIsEmptyAndFocused("while a decision waits")
+				time.Sleep(2 * c.latency) // anything wrongly sent would have arrived
+				if n := len(lib.loans(p.Card)); n != 0 || lib.overrides() != before {
+					t.Fatalf("while the decision waited: %d loans and %d new overrides, want none", n, lib.overrides()-before)
+				}
+				must(t, button(page, "Confirm checkout").Click(), "clicking Confirm checkout")
+				s.settle()
+				got := lib.loans(p.Card)
+				for _, bc := range p.Barcodes[:3] {
+					if _, ok := got[bc]; !ok {
+						t.Errorf("%s not on loan to %s after the confirmation", bc, p.Card)
+					}
+				}
+				// One click confirms the fines for the visit (asked once per visit): each
+				// of the three loans records that override, and nothing else.
+				if len(got) != 3 || lib.overrides() != before+3 || lib.overridesOtherThan("fines") != 0 {
+					t.Errorf("%d loans and %d overrides (%d not for fines) after confirming the fines, want 3, 3 and 0",
+						len(got), lib.overrides()-before, lib.overridesOtherThan("fines"))
+				}
+				s.fieldIsEmptyAndFocused("after the confirmation")
+			})
+
+			t.Run("ScanDuringRenewalOffer", func(t *testing.T) {
+				s.t = t
+				p := take()
+				s.scan(p.Card)
+				s.scan(p.Barcodes[0])
+				s.settle()
+				before := lib.overrides()
+				s.scan(p.Barcodes[0]) // again: offers a renewal
+				s.scan(p.Barcodes[1]) // a different book, during the offer
+				must(t, expect.Locator(s.row(p.Barcodes[0]).First()).ToHaveAttribute("data-outcome", "decision"), "the rescan offers a renewal")
+				must(t, expect.Locator(s.row(p.Barcodes[1])).ToContainText("Waiting for your decision"), "the other book waits")
+				// The scanner's Enter (an empty scan) presses nothing.
+				must(t, page.Keyboard().Press("Enter"), "Enter")
+				time.Sleep(2 * c.latency)
+				if got := lib.loans(p.Card); got[p.Barcodes[0]] != 0 || len(got) != 1 {
+					t.Fatalf("during the renewal offer: %v, want only %s, not renewed", got, p.Barcodes[0])
+				}
+				must(t, page.Keyboard().Press("Alt+X"), "Alt+X cancels")
+				s.settle()
+				got := lib.loans(p.Card)
+				if got[p.Barcodes[0]] != 0 || len(got) != 2 {
+					t.Errorf("after cancelling the renewal: %v, want both items, the first not renewed", got)
+				}
+				if lib.overrides() != before {
+					t.Error("cancelling recorded an override")
+				}
+				must(t, expect.Locator(s.row(p.Barcodes[1])).ToHaveAttribute("data-outcome", "done"), "the waiting book was checked out")
+			})
+
+			t.Run("PatronCardInBarcodeField", func(t *testing.T) {
+				s.t = t
+				first, second := take(), take()
+				firstName := lib.patron(first.Card).Name()
+				s.scan(first.Card)
+				s.scan(first.Barcodes[0])
+				s.scan(second.Card)
+				s.scan(second.Barcodes[0])
+				s.settle()
+				if got := lib.loans(second.Card); len(got) != 1 {
+					t.Errorf("the item scanned after %s's card: %s has %v", second.Card, second.Card, got)
+				}
+				if got := lib.loans(first.Card); len(got) != 1 {
+					t.Errorf("%s has %v, want only the item scanned before the next card", first.Card, got)
+				}
+				must(t, expect.Locator(page.Locator("#desk-patron")).ToContainText(lib.patron(second.Card).Name()), "the second patron is served")
+				must(t, expect.Locator(page.Locator("#desk")).Not().ToContainText(firstName), "nothing of the first patron is shown")
+				must(t, expect.Locator(page.GetByLabel("Barcode", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})).ToBeFocused(), "the Barcode field keeps focus")
+				must(t, button(page, "Finish with this patron").Click(), "Finish with this patron")
+				must(t, expect.Locator(page.GetByLabel("Card number", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})).ToBeFocused(), "the Card number field has focus")
+				must(t, expect.Locator(page.Locator("#desk")).Not().ToContainText(lib.patron(second.Card).Name(), playwright.LocatorAssertionsToContainTextOptions{}), "the finished patron is gone")
+			})
+		})
+	}
+
+	t.Run("IdleDesk", func(t *testing.T) {
+		page, bctx := newPage(t, browser)
+		must(t, bctx.Clock().Install(), "installing the page clock")
+		_, err := page.Goto(srv.BaseURL + "/checkout")
+		must(t, err, "opening the staff site")
+		login(t, page, "desk", "desk")
+		must(t, expect.Page(page).ToHaveURL(srv.BaseURL+"/checkout"), "on Check out after logging in")
+		s := &scanner{t: t, page: page, srv: srv, gap: 100 * time.Millisecond}
+		s.fieldIsEmptyAndFocused("on Check out")
+		p := take()
+		name := lib.patron(p.Card).Name()
+		s.scan(p.Card)
+		s.settle()
+		must(t, expect.Locator(page.Locator("#desk-patron")).ToContainText(name), "the patron is open")
+		must(t, page.Clock().FastForward("05:10"), "five minutes and ten seconds pass")
+		must(t, expect.Locator(page.Locator("#desk-patron")).Not().ToContainText(name), "the idle visit ends")
+		must(t, expect.Locator(page.Locator("#scan-list")).ToContainText("ended after 5 minutes without activity"), "and the desk says why")
+		must(t, expect.Locator(page.Locator("#desk")).Not().ToContainText(name), "nothing of the patron is shown")
+		s.scan(p.Barcodes[0])
+		s.settle()
+		if got := lib.loans(p.Card); len(got) != 0 {
+			t.Errorf("a scan after the idle end lent %v to the previous patron", got)
+		}
+		must(t, expect.Locator(s.row(p.Barcodes[0])).ToHaveAttribute("data-outcome", "refused"), "the item is refused: no patron")
+	})
+}
