@@ -62,23 +62,36 @@ type Item struct {
 	ItemTypeID      int64
 	ItemTypeName    string
 	NotForLoan      bool
+	// TransitToName is the branch an item in transit is going to.
+	TransitToName string
 }
 
 // ItemColumns and ItemFrom select an Item; other packages join to them (circulation
 // adds the current loan) and scan with ScanItemInto.
 const ItemColumns = `i.id, i.barcode, i.record_id, r.title, r.author, i.call_number, i.home_branch_id, hb.code, hb.name,
-	i.current_branch_id, i.status, coalesce(i.transit_to_id, 0), i.item_type_id, it.name, it.not_for_loan`
+	i.current_branch_id, i.status, coalesce(i.transit_to_id, 0), i.item_type_id, it.name, it.not_for_loan,
+	coalesce(ttb.name, '')`
 
 // ItemFrom is the FROM clause for ItemColumns.
 const ItemFrom = ` FROM items i
 	JOIN records r ON r.id = i.record_id
 	JOIN branches hb ON hb.id = i.home_branch_id
-	JOIN item_types it ON it.id = i.item_type_id`
+	JOIN item_types it ON it.id = i.item_type_id
+	LEFT JOIN branches ttb ON ttb.id = i.transit_to_id`
 
 // ItemScanDest returns the scan destinations for ItemColumns, in order.
 func (it *Item) ItemScanDest() []any {
 	return []any{&it.ID, &it.Barcode, &it.RecordID, &it.Title, &it.Author, &it.CallNumber, &it.HomeBranchID, &it.HomeBranchCode, &it.HomeBranchName,
-		&it.CurrentBranchID, &it.Status, &it.TransitToID, &it.ItemTypeID, &it.ItemTypeName, &it.NotForLoan}
+		&it.CurrentBranchID, &it.Status, &it.TransitToID, &it.ItemTypeID, &it.ItemTypeName, &it.NotForLoan, &it.TransitToName}
+}
+
+// StatusText is how staff read the item's status, with where an item in transit
+// is going: "In transit to Westside".
+func (it *Item) StatusText() string {
+	if it.Status == StatusInTransit && it.TransitToName != "" {
+		return "In transit to " + it.TransitToName
+	}
+	return StatusLabel(it.Status)
 }
 
 // NormalizeBarcode trims what scanners and hands add around a barcode. It returns

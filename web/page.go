@@ -36,6 +36,7 @@ var navItems = []navItem{
 	{"patrons", "Patrons", "/patrons"},
 	{"search", "Search", "/search"},
 	{"holds", "Holds", "/holds"},
+	{"transfers", "Transfers", "/transfers"},
 }
 
 // adminNav is shown to administrators only.

@@ -193,7 +193,8 @@ type ItemFormView struct {
 	// Barcode is the item's saved barcode (the form's may have been changed).
 	Barcode string
 	In      catalog.ItemInput
-	// Status is the status chosen; CurrentStatus the saved one.
+	// Status is the status chosen; CurrentStatus the saved one, as staff read it
+	// ("In transit to Westside").
 	Status        string
 	CurrentStatus string
 	// InCirculation is set when a loan or a hold holds the item: its status is then
@@ -245,7 +246,7 @@ func loadItemForm(tx *db.Tx, v *ItemFormView, saved bool) error {
 			v.In, v.Status = d.Input, d.Status
 		}
 		v.RecordID, v.RecordTitle, v.Barcode = d.RecordID, d.Title, d.Barcode
-		v.CurrentStatus, v.InCirculation = d.Status, d.InCirculation()
+		v.CurrentStatus, v.InCirculation = d.StatusText(), d.InCirculation()
 	} else {
 		rec, err := catalog.RecordInputOf(tx, v.RecordID)
 		if err != nil {

@@ -150,6 +150,7 @@ func (s *Server) Router() chi.Router {
 			s.circulationRoutes(r)
 			s.catalogRoutes(r)
 			s.holdRoutes(r)
+			s.transferRoutes(r)
 			s.recordEditRoutes(r)
 			r.Route("/admin", func(r chi.Router) {
 				r.Use(s.requireAdmin)

@@ -1,0 +1,81 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// transferRoutes mounts the Transfers page (what is in transit to and from the
+// staff user's branch) and the transit slip of a checkin that sent an item away.
+func (s *Server) transferRoutes(r chi.Router) {
+	r.Get("/transfers", s.handleTransfersPage)
+	r.Get("/transfers/slip/{id}", s.handleTransferSlip)
+}
+
+// transferSlipURL is the transit slip of the checkin that sent an item away.
+func transferSlipURL(checkinID int64) string {
+	return "/transfers/slip/" + strconv.FormatInt(checkinID, 10)
+}
+
+// TransfersView is the Transfers page of the staff user's branch.
+type TransfersView struct {
+	Branch string
+	circulation.BranchTransfers
+	Loc *time.Location
+}
+
+func (s *Server) handleTransfersPage(w http.ResponseWriter, r *http.Request) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	u := userFrom(r.Context())
+	v := &TransfersView{Branch: u.BranchName, Loc: prefs.Location}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.BranchTransfers, err = circulation.ListTransfers(tx, u.BranchID)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, TransfersPage(s.page(r, "Transfers", "transfers"), v))
+}
+
+// TransferSlipView is the printable slip that travels with an item to its
+// destination.
+type TransferSlipView struct {
+	Library  string
+	Transfer circulation.Transfer
+	Loc      *time.Location
+}
+
+func (s *Server) handleTransferSlip(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "There is no transit slip at "+r.URL.Path+". Find the item on the Transfers page.")
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &TransferSlipView{Library: prefs.LibraryName, Loc: prefs.Location}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.Transfer, err = circulation.FindTransfer(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, TransferSlipPage(s.page(r, "Transit slip", "transfers"), v))
+}
