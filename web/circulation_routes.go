@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -110,11 +109,6 @@ func boolString(b bool) string {
 	return "false"
 }
 
-// transitSlipURL is the transit slip of a checkin that sent an item to another
-// branch.
-func transitSlipURL(checkinID int64) string {
-	return "/transfers/slip/" + strconv.FormatInt(checkinID, 10)
-}
 
 // newestFirst orders loans by when they were issued, newest first.
 func newestFirst(a, b time.Time, ida, idb int64) int {
