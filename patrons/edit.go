@@ -24,6 +24,8 @@ type Input struct {
 	CategoryCode   string
 	HomeBranchCode string
 	Notes          string
+	// DeskMessage is shown at check out until dismissed; "" for none.
+	DeskMessage string
 }
 
 // Field limits: generous for real names and addresses, small enough that a pasted
@@ -37,11 +39,15 @@ const (
 	maxNotes   = 2000
 	maxBlock   = 500
 	maxLedger  = 500
+	// maxDeskMessage: a message for the desk is read aloud at the counter, in a
+	// sentence or two.
+	maxDeskMessage = 500
 )
 
 // Validate trims the fields, upper-cases the card and the codes, and checks them.
 // The error, if any, is a *stacks.Error whose Field names the form field to fix:
-// card, surname, first_name, email, phone, address, category, home_branch or notes.
+// card, surname, first_name, email, phone, address, category, home_branch, notes or
+// desk_message.
 func (in *Input) Validate() error {
 	in.Card = normalizeCard(in.Card)
 	in.Surname = strings.TrimSpace(in.Surname)
@@ -52,11 +58,12 @@ func (in *Input) Validate() error {
 	in.CategoryCode = strings.ToUpper(strings.TrimSpace(in.CategoryCode))
 	in.HomeBranchCode = strings.ToUpper(strings.TrimSpace(in.HomeBranchCode))
 	in.Notes = strings.TrimSpace(in.Notes)
+	in.DeskMessage = strings.TrimSpace(in.DeskMessage)
 
 	for _, f := range []struct{ field, value string }{
 		{"card", in.Card}, {"surname", in.Surname}, {"first_name", in.FirstName}, {"email", in.Email},
 		{"phone", in.Phone}, {"address", in.Address}, {"category", in.CategoryCode},
-		{"home_branch", in.HomeBranchCode}, {"notes", in.Notes},
+		{"home_branch", in.HomeBranchCode}, {"notes", in.Notes}, {"desk_message", in.DeskMessage},
 	} {
 		if !utf8.ValidString(f.value) {
 			return stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains characters that are not valid text; type it again.")
@@ -89,6 +96,10 @@ func (in *Input) Validate() error {
 		return stacks.FieldErrorf("notes", stacks.EINVALID, "Shorten the notes to at most %d characters.", maxNotes)
 	case hasControlText(in.Notes):
 		return stacks.FieldErrorf("notes", stacks.EINVALID, "The notes contain control characters that are not text; type them again.")
+	case utf8.RuneCountInString(in.DeskMessage) > maxDeskMessage:
+		return stacks.FieldErrorf("desk_message", stacks.EINVALID, "Shorten the message for the desk to at most %d characters; longer notes belong in Notes.", maxDeskMessage)
+	case hasControlText(in.DeskMessage):
+		return stacks.FieldErrorf("desk_message", stacks.EINVALID, "The message for the desk contains control characters that are not text; type it again.")
 	}
 	return nil
 }
@@ -187,10 +198,10 @@ func Create(tx *db.Tx, actor stacks.Actor, in Input) (*Patron, error) {
 	now := tx.Now()
 	expires := addMonths(localToday(now, r.tz), r.cardMonths)
 	res, err := tx.Exec(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
-		category_id, home_branch_id, expires_on, notes, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		category_id, home_branch_id, expires_on, notes, desk_message, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
-		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, db.FormatTime(now))
+		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, db.FormatTime(now))
 	if db.IsUniqueViolation(err) {
 		return nil, errCardInUse(in.Card)
 	} else if err != nil {
@@ -223,8 +234,8 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		return nil, err
 	}
 	_, err = tx.Exec(`UPDATE patrons SET card = ?, surname = ?, first_name = ?, email = ?, phone = ?,
-		address = ?, category_id = ?, home_branch_id = ?, notes = ? WHERE id = ?`,
-		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, id)
+		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ? WHERE id = ?`,
+		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, in.DeskMessage, id)
 	if db.IsUniqueViolation(err) {
 		return nil, errCardInUse(in.Card)
 	} else if err != nil {
@@ -235,7 +246,7 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		{"card", old.Card, in.Card}, {"surname", old.Surname, in.Surname}, {"first name", old.FirstName, in.FirstName},
 		{"email", old.Email, in.Email}, {"phone", old.Phone, in.Phone}, {"address", old.Address, in.Address},
 		{"category", old.CategoryCode, in.CategoryCode}, {"home branch", old.HomeBranchCode, in.HomeBranchCode},
-		{"notes", old.Notes, in.Notes},
+		{"notes", old.Notes, in.Notes}, {"desk message", old.DeskMessage, in.DeskMessage},
 	} {
 		if c.was != c.is {
 			changes = append(changes, fmt.Sprintf("%s %q -> %q", c.name, c.was, c.is))
@@ -251,37 +262,60 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 	return FindByID(tx, id)
 }
 
-// RenewCard extends a patron's card by their category's card validity, counted from
-// the current expiry, or from today if the card has already expired: renewing early
-// loses no days, and renewing late does not backdate.
-func RenewCard(tx *db.Tx, actor stacks.Actor, id int64) (*Patron, error) {
+// RenewCard extends a patron's card by their category's card validity (card_months,
+// the enrolment period), counted from the current expiry, or from today if the card
+// has already expired: renewing early loses no days, and renewing late does not
+// backdate. today is the library's local date (its calendar date is taken in its
+// own location), so the caller, which knows the library's time zone, decides what
+// day it is. It returns the new expiry, a calendar date held as midnight UTC.
+func RenewCard(tx *db.Tx, actor stacks.Actor, patronID int64, today time.Time) (time.Time, error) {
 	var expires string
 	var months int
-	var tz sql.NullString
-	err := tx.QueryRow(`SELECT p.expires_on, c.card_months, `+timezoneSQL+`
-		FROM patrons p JOIN patron_categories c ON c.id = p.category_id WHERE p.id = ?`, id).Scan(&expires, &months, &tz)
+	err := tx.QueryRow(`SELECT p.expires_on, c.card_months
+		FROM patrons p JOIN patron_categories c ON c.id = p.category_id WHERE p.id = ?`, patronID).Scan(&expires, &months)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", id)
+		return time.Time{}, stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", patronID)
 	} else if err != nil {
-		return nil, fmt.Errorf("renew card of patron %d: %w", id, err)
+		return time.Time{}, fmt.Errorf("renew card of patron %d: %w", patronID, err)
 	}
 	current, err := time.Parse(db.DayFormat, expires)
 	if err != nil {
-		return nil, fmt.Errorf("patron %d: stored expiry %q: %w", id, expires, err)
+		return time.Time{}, fmt.Errorf("patron %d: stored expiry %q: %w", patronID, expires, err)
 	}
-	from := localToday(tx.Now(), tz)
+	from := dayOf(today)
 	if current.After(from) {
 		from = current
 	}
 	next := addMonths(from, months)
-	if _, err := tx.Exec(`UPDATE patrons SET expires_on = ? WHERE id = ?`, db.FormatDay(next), id); err != nil {
-		return nil, fmt.Errorf("renew card of patron %d: %w", id, err)
+	if _, err := tx.Exec(`UPDATE patrons SET expires_on = ? WHERE id = ?`, db.FormatDay(next), patronID); err != nil {
+		return time.Time{}, fmt.Errorf("renew card of patron %d: %w", patronID, err)
 	}
-	if err := tx.Audit(actor, "patron.renew_card", "patron", id,
+	if err := tx.Audit(actor, "patron.renew_card", "patron", patronID,
 		fmt.Sprintf("expiry %s -> %s", expires, db.FormatDay(next))); err != nil {
-		return nil, err
+		return time.Time{}, err
 	}
-	return FindByID(tx, id)
+	return next, nil
+}
+
+// DismissDeskMessage clears the patron's message for the desk once staff have acted
+// on it; the audit log keeps the message and who dismissed it. Dismissing when
+// there is no message (two desks dismissing at once) changes nothing and is not
+// an error.
+func DismissDeskMessage(tx *db.Tx, actor stacks.Actor, patronID int64) error {
+	var msg string
+	err := tx.QueryRow(`SELECT desk_message FROM patrons WHERE id = ?`, patronID).Scan(&msg)
+	if errors.Is(err, sql.ErrNoRows) {
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", patronID)
+	} else if err != nil {
+		return fmt.Errorf("dismiss desk message of patron %d: %w", patronID, err)
+	}
+	if msg == "" {
+		return nil
+	}
+	if _, err := tx.Exec(`UPDATE patrons SET desk_message = '' WHERE id = ?`, patronID); err != nil {
+		return fmt.Errorf("dismiss desk message of patron %d: %w", patronID, err)
+	}
+	return tx.Audit(actor, "patron.dismiss_desk_message", "patron", patronID, msg)
 }
 
 // SetBlock blocks a patron, with a note the desk shows when it refuses them, or

@@ -39,7 +39,11 @@ type Patron struct {
 	// BlockNote is the reason staff gave for the block; the desk shows it.
 	BlockNote string
 	Notes     string
-	CreatedAt time.Time
+	// DeskMessage is a message staff left for the desk ("Has a parcel waiting"):
+	// shown at check out and on the patron page until someone dismisses it
+	// (DismissDeskMessage). "" when there is none.
+	DeskMessage string
+	CreatedAt   time.Time
 	// HasPIN: a PIN for self-check machines is set (SetPIN); the PIN itself is
 	// never read back.
 	HasPIN bool
@@ -68,6 +72,13 @@ func (p *Patron) Expired(now time.Time) bool {
 	return dayOf(now).After(p.ExpiresOn)
 }
 
+// ExpiresWithin reports whether the card has expired or expires within days of
+// today (0: expires today or has expired), the time to offer renewing it at the
+// desk. As for Expired, pass now in the library's time zone.
+func (p *Patron) ExpiresWithin(now time.Time, days int) bool {
+	return !p.ExpiresOn.After(dayOf(now).AddDate(0, 0, days))
+}
+
 // dayOf returns midnight UTC of t's calendar date in t's own location.
 func dayOf(t time.Time) time.Time {
 	y, m, d := t.Date()
@@ -84,7 +95,7 @@ const (
 const (
 	patronColumns = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
 	p.category_id, c.code, c.name, p.home_branch_id, b.code, b.name,
-	p.expires_on, p.blocked, p.block_note, p.notes, p.created_at, p.pin_hash <> ''`
+	p.expires_on, p.blocked, p.block_note, p.notes, p.desk_message, p.created_at, p.pin_hash <> ''`
 	patronFrom = `
 	FROM patrons p
 	JOIN patron_categories c ON c.id = p.category_id
@@ -99,7 +110,7 @@ func scanPatron(row interface{ Scan(...any) error }, extra ...any) (*Patron, err
 	var created db.Time
 	err := row.Scan(append([]any{&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
 		&p.CategoryID, &p.CategoryCode, &p.CategoryName, &p.HomeBranchID, &p.HomeBranchCode, &p.HomeBranchName,
-		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &created, &p.HasPIN}, extra...)...)
+		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +209,57 @@ func Search(tx *db.Tx, q string, limit int) ([]Patron, error) {
 		return nil, fmt.Errorf("search patrons: %w", err)
 	}
 	return out, nil
+}
+
+// Identified is the patron staff meant by what they scanned or typed at a desk
+// form: Patron when the card or the name picked out one patron, else the Matches
+// to choose from.
+type Identified struct {
+	// Patron is the one patron meant; nil when several match.
+	Patron *Patron
+	// Matches are the patrons a name matched when it matched several, by surname
+	// and first name; More reports that others matched beyond the limit.
+	Matches []Patron
+	More    bool
+}
+
+// Identify finds the patron meant by input, as a desk form's "Card number" field
+// takes it: a card number first (FindByCard), else a few words of the name
+// (Search). One match is the patron; several are returned to choose from, at most
+// limit of them. Nothing matching is an ENOTFOUND error on the field "card"; an
+// empty or unusable input, EINVALID on the same field.
+func Identify(tx *db.Tx, input string, limit int) (Identified, error) {
+	input = strings.TrimSpace(input)
+	if input == "" {
+		return Identified{}, stacks.FieldErrorf("card", stacks.EINVALID, "Scan the patron's card, or type a card number or the patron's name.")
+	}
+	p, err := FindByCard(tx, input)
+	if err == nil {
+		return Identified{Patron: p}, nil
+	} else if stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		return Identified{}, err
+	}
+	if limit <= 0 {
+		limit = 50
+	}
+	matches, err := Search(tx, input, limit+1)
+	if code := stacks.ErrorCode(err); code != "" && code != stacks.EINTERNAL {
+		return Identified{}, stacks.FieldErrorf("card", code, "%s", stacks.ErrorMessage(err))
+	} else if err != nil {
+		return Identified{}, err
+	}
+	switch len(matches) {
+	case 0:
+		return Identified{}, stacks.FieldErrorf("card", stacks.ENOTFOUND,
+			"No patron has card number %q, and no patron's name matches it. Check the card, or find the patron on the Patrons page (register them there if they are new).", input)
+	case 1:
+		return Identified{Patron: &matches[0]}, nil
+	}
+	id := Identified{Matches: matches}
+	if len(matches) > limit {
+		id.Matches, id.More = matches[:limit], true
+	}
+	return id, nil
 }
 
 // escapeLike escapes LIKE's wildcards, with backslash as the escape character.

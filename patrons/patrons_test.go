@@ -161,6 +161,10 @@ func TestInputValidate(t *testing.T) {
 		{"ErrNotesTooLong", func(in *patrons.Input) { in.Notes = strings.Repeat("n", 2001) }, "notes"},
 		{"ErrInvalidUTF8", func(in *patrons.Input) { in.Surname = "New\xffcomer" }, "surname"},
 		{"ErrInvalidUTF8Notes", func(in *patrons.Input) { in.Notes = "\xc3" }, "notes"},
+		{"OKDeskMessage", func(in *patrons.Input) { in.DeskMessage = "Has a parcel waiting.\nAsk for the new address." }, ""},
+		{"ErrDeskMessageTooLong", func(in *patrons.Input) { in.DeskMessage = strings.Repeat("m", 501) }, "desk_message"},
+		{"ErrDeskMessageControl", func(in *patrons.Input) { in.DeskMessage = "a\x00b" }, "desk_message"},
+		{"ErrDeskMessageInvalidUTF8", func(in *patrons.Input) { in.DeskMessage = "\xff" }, "desk_message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,11 +182,11 @@ func TestInputValidate(t *testing.T) {
 	}
 
 	t.Run("Normalizes", func(t *testing.T) {
-		in := patrons.Input{Card: " p9001 ", Surname: " Newcomer ", CategoryCode: "adult", HomeBranchCode: " cen"}
+		in := patrons.Input{Card: " p9001 ", Surname: " Newcomer ", CategoryCode: "adult", HomeBranchCode: " cen", DeskMessage: "  Has a parcel waiting.\n "}
 		if err := in.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if in.Card != "P9001" || in.Surname != "Newcomer" || in.CategoryCode != "ADULT" || in.HomeBranchCode != "CEN" {
+		if in.Card != "P9001" || in.Surname != "Newcomer" || in.CategoryCode != "ADULT" || in.HomeBranchCode != "CEN" || in.DeskMessage != "Has a parcel waiting." {
 			t.Fatalf("normalized to %+v", in)
 		}
 	})
@@ -500,58 +504,64 @@ func TestUpdate(t *testing.T) {
 	})
 }
 
+// TestRenewCard: a card is extended by its category's card validity from the later
+// of its expiry and today, today being the date the caller passes (the library's
+// local date); each renewal is audited.
 func TestRenewCard(t *testing.T) {
 	d := mustOpenDB(t)
-	renew := func(t *testing.T, card string) *patrons.Patron {
-		t.Helper()
-		id := mustFindByCard(t, d, card).ID
-		var p *patrons.Patron
-		err := write(d, func(tx *db.Tx) (err error) {
-			p, err = patrons.RenewCard(tx, desk, id)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
-
-	t.Run("ValidCardExtendsFromExpiry", func(t *testing.T) {
-		if p := renew(t, "P0001"); p.ExpiresOn != day(2029, 11, 30) {
-			t.Fatalf("renewed to %v, want 2029-11-30", p.ExpiresOn)
-		}
-		audit := auditRows(t, d, mustFindByCard(t, d, "P0001").ID)
-		if len(audit) != 1 || audit[0] != "patron.renew_card expiry 2028-11-30 -> 2029-11-30" {
-			t.Errorf("audit %q", audit)
-		}
-	})
-
-	t.Run("ExpiredCardExtendsFromToday", func(t *testing.T) {
-		p := renew(t, "P0004")
-		if p.ExpiresOn != day(2027, 11, 30) || p.Expired(testNow) {
-			t.Fatalf("renewed to %v, want 2027-11-30", p.ExpiresOn)
-		}
-	})
-
-	t.Run("LeapDay", func(t *testing.T) {
-		mustExec(t, d, `UPDATE patrons SET expires_on = '2028-02-29' WHERE card = 'P0003'`)
-		if p := renew(t, "P0003"); p.ExpiresOn != day(2029, 2, 28) {
-			t.Fatalf("renewed to %v, want 2029-02-28", p.ExpiresOn)
-		}
-	})
-
-	t.Run("ClockMoves", func(t *testing.T) {
-		mustExec(t, d, `UPDATE patrons SET expires_on = '2026-01-10' WHERE card = 'P0002'`)
-		d.Now = func() time.Time { return time.Date(2027, 3, 15, 9, 0, 0, 0, time.UTC) }
-		defer func() { d.Now = func() time.Time { return testNow } }()
-		if p := renew(t, "P0002"); p.ExpiresOn != day(2028, 3, 15) {
-			t.Fatalf("renewed to %v, want 2028-03-15", p.ExpiresOn)
-		}
-	})
+	auckland, err := time.LoadLocation("Pacific/Auckland")
+	if err != nil {
+		t.Skip(err)
+	}
+	tests := []struct {
+		name     string
+		card     string
+		category string // its card validity is set to months
+		months   int
+		expires  string // the stored expiry before renewing
+		today    time.Time
+		want     time.Time
+	}{
+		{"ExpiredCardFromToday", "P0004", "ADULT", 12, "2026-10-01", testNow, day(2027, 11, 30)},
+		{"ValidCardFromExpiry", "P0001", "ADULT", 12, "2028-11-30", testNow, day(2029, 11, 30)},
+		{"ExpiresTodayFromToday", "P0002", "ADULT", 12, "2026-11-30", testNow, day(2027, 11, 30)},
+		{"CategoryPeriodValid", "P0003", "CHILD", 6, "2026-12-15", testNow, day(2027, 6, 15)},
+		{"CategoryPeriodExpired", "P0006", "STAFF", 36, "2025-01-31", testNow, day(2029, 11, 30)},
+		{"MonthEndClamped", "P0007", "CHILD", 1, "2027-01-31", testNow, day(2027, 2, 28)},
+		{"LeapDay", "P0008", "ADULT", 12, "2028-02-29", testNow, day(2029, 2, 28)},
+		// 20:00 UTC on 30 November is already 1 December in Auckland.
+		{"TodayIsTheLibrarysDate", "P0009", "ADULT", 12, "2026-11-30", time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC).In(auckland), day(2027, 12, 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mustExec(t, d, `UPDATE patron_categories SET card_months = ? WHERE code = ?`, tt.months, tt.category)
+			mustExec(t, d, `UPDATE patrons SET expires_on = ?, category_id = (SELECT id FROM patron_categories WHERE code = ?) WHERE card = ?`,
+				tt.expires, tt.category, tt.card)
+			id := mustFindByCard(t, d, tt.card).ID
+			var got time.Time
+			err := write(d, func(tx *db.Tx) (err error) {
+				got, err = patrons.RenewCard(tx, desk, id, tt.today)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(tt.want) {
+				t.Fatalf("RenewCard = %v, want %v", got, tt.want)
+			}
+			if p := mustFindByCard(t, d, tt.card); !p.ExpiresOn.Equal(tt.want) || p.Expired(tt.today) {
+				t.Errorf("stored expiry %v, want %v", p.ExpiresOn, tt.want)
+			}
+			audit := auditRows(t, d, id)
+			if want := "patron.renew_card expiry " + tt.expires + " -> " + tt.want.Format(db.DayFormat); len(audit) == 0 || audit[len(audit)-1] != want {
+				t.Errorf("audit %q, want last %q", audit, want)
+			}
+		})
+	}
 
 	t.Run("ErrNotFound", func(t *testing.T) {
-		err := write(d, func(tx *db.Tx) error { _, err := patrons.RenewCard(tx, desk, 999999); return err })
+		err := write(d, func(tx *db.Tx) error { _, err := patrons.RenewCard(tx, desk, 999999, testNow); return err })
 		if stacks.ErrorCode(err) != stacks.ENOTFOUND {
 			t.Fatalf("RenewCard(999999): %v", err)
 		}

@@ -13,8 +13,9 @@ import (
 // AdminCodesView is the page of branches, patron categories and item types, with
 // a form adding one of each.
 type AdminCodesView struct {
-	Branches   []library.Branch
-	Categories []library.Named
+	Branches []library.Branch
+	// Categories come with how long their cards are valid (a renewal adds as much).
+	Categories []patrons.Category
 	ItemTypes  []library.Named
 	// Typed holds what was typed into a refused form, by field id ("branch",
 	// "branch_name", "category", ...); Errors the message, by the same ids.
@@ -28,7 +29,10 @@ func (s *Server) renderAdminCodes(w http.ResponseWriter, r *http.Request, status
 		if v.Branches, err = library.ListBranches(tx); err != nil {
 			return err
 		}
-		v.Categories, v.ItemTypes, err = library.ListScopes(tx)
+		if v.Categories, err = patrons.ListCategories(tx); err != nil {
+			return err
+		}
+		_, v.ItemTypes, err = library.ListScopes(tx)
 		return err
 	})
 	if err != nil {

@@ -26,7 +26,7 @@ func TestAdminCodes(t *testing.T) {
 		}
 	}
 	r = e.get(t, e.Admin, "/admin/codes")
-	mustContain(t, "after adding", r.Body, "<td>WES</td><td>West Branch</td>", "<td>SENIOR</td>", "<td>REF</td>", "Item type added.")
+	mustContain(t, "after adding", r.Body, "<td>WES</td><td>West Branch</td>", "<td>SENIOR</td><td>Senior</td><td>12 months</td>", "<td>REF</td>", "Item type added.")
 	if e.count(t, `SELECT not_for_loan FROM item_types WHERE code = 'REF'`) != 1 {
 		t.Error("the reference type is for loan")
 	}

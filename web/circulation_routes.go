@@ -27,6 +27,7 @@ func (s *Server) circulationRoutes(r chi.Router) {
 	r.Post("/checkout/cancel", s.handleCheckoutCancel)
 	r.Post("/checkout/renew", s.handleCheckoutRenew)
 	r.Post("/checkout/renew-card", s.handleCheckoutRenewCard)
+	r.Post("/checkout/dismiss-message", s.handleCheckoutDismissMessage)
 	r.Post("/checkout/done", s.handleCheckoutDone)
 	r.Get("/checkout/slip", s.handleCheckoutSlip)
 	r.Get("/checkin", s.handleCheckinPage)

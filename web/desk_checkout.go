@@ -180,8 +180,11 @@ func (s *Server) openPatron(w http.ResponseWriter, r *http.Request, prefs librar
 	switch {
 	case found != nil:
 		s.startVisit(r, found.ID)
-		s.checkoutReply(w, r, prefs, http.StatusOK, ScanRow{Kind: rowInfo, Scanned: input, NewVisit: true,
-			Message: "Now serving " + found.Name() + " (" + found.Card + ")."}, true)
+		row := ScanRow{Kind: rowInfo, Scanned: input, NewVisit: true, Message: "Now serving " + found.Name() + " (" + found.Card + ")."}
+		if found.DeskMessage != "" {
+			row.Sound = soundQuestion
+		}
+		s.checkoutReply(w, r, prefs, http.StatusOK, row, true)
 	case len(matches) > 1:
 		if isDeskScript(r) {
 			v := &CheckoutView{Card: input, Matches: matches}
@@ -298,8 +301,11 @@ func (s *Server) switchPatron(w http.ResponseWriter, r *http.Request, prefs libr
 			Message: "That is " + p.Name() + "'s card: this visit is already theirs."}, true)
 	default:
 		s.startVisit(r, p.ID)
-		s.checkoutReply(w, r, prefs, http.StatusOK, ScanRow{Kind: rowInfo, Scanned: scanned, NewVisit: true,
-			Message: "Patron card: now serving " + p.Name() + " (" + p.Card + "). The previous visit ended."}, true)
+		row := ScanRow{Kind: rowInfo, Scanned: scanned, NewVisit: true, Message: "Patron card: now serving " + p.Name() + " (" + p.Card + "). The previous visit ended."}
+		if p.DeskMessage != "" {
+			row.Sound = soundQuestion
+		}
+		s.checkoutReply(w, r, prefs, http.StatusOK, row, true)
 	}
 }
 
@@ -383,16 +389,34 @@ func (s *Server) handleCheckoutRenew(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleCheckoutRenewCard(w http.ResponseWriter, r *http.Request) {
 	s.visitAction(w, r, "Renew card", func(prefs library.Preferences, visit deskVisit) (int, ScanRow, error) {
 		var p *patrons.Patron
+		var until time.Time
 		err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
 			var err error
-			p, err = patrons.RenewCard(tx, userFrom(r.Context()).Actor(), visit.PatronID)
+			if until, err = patrons.RenewCard(tx, userFrom(r.Context()).Actor(), visit.PatronID, localDay(tx.Now(), prefs.Location)); err != nil {
+				return err
+			}
+			p, err = patrons.FindByID(tx, visit.PatronID)
 			return err
 		})
 		if err != nil {
 			return 0, ScanRow{}, err
 		}
 		return http.StatusOK, ScanRow{Kind: rowInfo, Scanned: p.Card,
-			Message: fmt.Sprintf("Card %s renewed: valid until %s. Scan the item again.", p.Card, patronDay(p.ExpiresOn))}, nil
+			Message: fmt.Sprintf("Card %s renewed: valid until %s. Scan the item again.", p.Card, patronDay(until))}, nil
+	})
+}
+
+// handleCheckoutDismissMessage dismisses the message staff left on the open
+// patron for the desk: staff read it to the patron, it is not shown again.
+func (s *Server) handleCheckoutDismissMessage(w http.ResponseWriter, r *http.Request) {
+	s.visitAction(w, r, "Dismiss message", func(prefs library.Preferences, visit deskVisit) (int, ScanRow, error) {
+		err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+			return patrons.DismissDeskMessage(tx, userFrom(r.Context()).Actor(), visit.PatronID)
+		})
+		if err != nil {
+			return 0, ScanRow{}, err
+		}
+		return http.StatusOK, ScanRow{Kind: rowInfo, Scanned: "Message", Message: "The message for the desk is dismissed."}, nil
 	})
 }
 

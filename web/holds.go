@@ -53,10 +53,15 @@ func holdID(r *http.Request) (int64, error) {
 
 // holdReturn is where a hold form goes back to: its "return" field when that is a
 // path on this site, else the Holds page.
-func holdReturn(r *http.Request) string {
+func holdReturn(r *http.Request) string { return safeReturn(r, "/holds") }
+
+// safeReturn is where a form embedded in several pages goes back to: its "return"
+// field when that is a path on this site (as safeNext judges the login's next),
+// else fallback. It keeps the form from becoming an open redirect.
+func safeReturn(r *http.Request, fallback string) string {
 	back := r.PostFormValue("return")
 	if back == "" || safeNext(back) != back {
-		return "/holds"
+		return fallback
 	}
 	return back
 }

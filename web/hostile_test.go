@@ -37,11 +37,12 @@ var formFields = map[string]url.Values{
 	"POST /patrons/{id}/block":              {"note": {"lost card reported"}},
 	"POST /patrons/{id}/unblock":            {"note": {"card found"}},
 	"POST /patrons/{id}/pin":                {"pin": {"2468"}},
-	"POST /patrons/{id}/renew-card":         {},
+	"POST /patrons/{id}/renew-card":         {"return": {"/checkout"}},
 	"POST /checkout/scan":                   {"scan": {"I00001"}},
 	"POST /checkout/cancel":                 {"barcode": {"I00001"}},
 	"POST /checkout/renew":                  {"loan": {"1"}},
 	"POST /checkout/renew-card":             {},
+	"POST /checkout/dismiss-message":        {},
 	"POST /patrons/{id}/renew":              {"loan": {"1"}, "one": {""}, "all": {""}},
 	"POST /patrons/{id}/holds":              {"item": {"I00008"}, "pickup": {"CEN"}, "confirm": {""}},
 	"POST /holds/{id}/move":                 {"to": {"1"}, "return": {"/holds"}},
@@ -53,7 +54,7 @@ var formFields = map[string]url.Values{
 	"POST /records/{id}":                    recordForm(),
 	"POST /records/{id}/items":              itemForm(),
 	"POST /items/{id}":                      withField(itemForm(), "status", "available"),
-	"POST /records/{id}/hold":               {"card": {"P0003"}, "pickup": {"CEN"}, "item": {""}, "confirm": {""}},
+	"POST /records/{id}/hold":               {"card": {"P0003"}, "pickup": {"CEN"}, "item": {""}, "confirm": {""}, "choose": {""}},
 	"POST /admin/rules":                     ruleForm(),
 	"POST /admin/rules/{id}":                ruleForm(),
 	"POST /admin/rules/{id}/delete":         {},
@@ -68,6 +69,9 @@ var formFields = map[string]url.Values{
 	"POST /admin/staff/{id}/active":         {"active": {"1"}},
 	"POST /admin/staff/{id}/password":       {"password": {"new-pass"}},
 	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}},
+
+	// The patron page posts this, with a "return" path.
+	"POST /patrons/{id}/desk-message/dismiss": {"return": {"/checkout"}},
 }
 
 // queryParams are the query parameters each page reads. Every GET route is also
@@ -83,7 +87,8 @@ var queryParams = map[string][]string{
 
 func patronForm() url.Values {
 	return url.Values{"card": {"H0001"}, "surname": {"Hostile"}, "first_name": {"Harry"}, "email": {"h@example.org"},
-		"phone": {"555 0100"}, "address": {"1 Main Street"}, "category": {"ADULT"}, "home_branch": {"CEN"}, "notes": {"test"}}
+		"phone": {"555 0100"}, "address": {"1 Main Street"}, "category": {"ADULT"}, "home_branch": {"CEN"}, "notes": {"test"},
+		"desk_message": {"Has a parcel waiting."}}
 }
 
 func recordForm() url.Values {

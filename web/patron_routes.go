@@ -8,8 +8,9 @@ import (
 )
 
 // patronRoutes mounts the patron pages: search, create and edit, the patron page,
-// and its actions (fines, blocks, card renewal). Every action posts and redirects
-// back to the patron page.
+// and its actions (fines, blocks, card renewal, the message for the desk). Every
+// action posts and redirects back to the patron page, or to the safe local path in
+// its "return" field.
 func (s *Server) patronRoutes(r chi.Router) {
 	r.Get("/patrons", s.handlePatronSearch)
 	r.Get("/patrons/new", s.handlePatronNew)
@@ -23,6 +24,7 @@ func (s *Server) patronRoutes(r chi.Router) {
 	r.Post("/patrons/{id}/unblock", s.handlePatronUnblock)
 	r.Post("/patrons/{id}/pin", s.handlePatronPIN)
 	r.Post("/patrons/{id}/renew-card", s.handlePatronRenewCard)
+	r.Post("/patrons/{id}/desk-message/dismiss", s.handlePatronDismissDeskMessage)
 	r.Post("/patrons/{id}/renew", s.handlePatronRenewLoans)
 }
 

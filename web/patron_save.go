@@ -49,6 +49,7 @@ func patronInputFrom(r *http.Request) patrons.Input {
 		CategoryCode:   r.PostFormValue("category"),
 		HomeBranchCode: r.PostFormValue("home_branch"),
 		Notes:          r.PostFormValue("notes"),
+		DeskMessage:    r.PostFormValue("desk_message"),
 	}
 }
 
@@ -142,6 +143,7 @@ func (s *Server) handlePatronEdit(w http.ResponseWriter, r *http.Request) {
 		v = PatronFormView{ID: p.ID, Name: p.Name(), In: patrons.Input{
 			Card: p.Card, Surname: p.Surname, FirstName: p.FirstName, Email: p.Email, Phone: p.Phone,
 			Address: p.Address, CategoryCode: p.CategoryCode, HomeBranchCode: p.HomeBranchCode, Notes: p.Notes,
+			DeskMessage: p.DeskMessage,
 		}}
 		return loadPatronChoices(tx, &v)
 	})

@@ -45,6 +45,13 @@ type PatronView struct {
 // Expired reports whether the patron's card has run out today.
 func (v *PatronView) Expired() bool { return v.Patron.Expired(v.Now) }
 
+// renewCardDays is how close to its expiry a card is offered for renewal.
+const renewCardDays = 30
+
+// RenewDue reports whether to offer "Renew card": the card has expired or expires
+// within renewCardDays.
+func (v *PatronView) RenewDue() bool { return v.Patron.ExpiresWithin(v.Now, renewCardDays) }
+
 // Owes reports whether the patron owes anything.
 func (v *PatronView) Owes() bool { return v.Standing.BalanceCents > 0 }
 
@@ -110,7 +117,8 @@ func (s *Server) showPatron(w http.ResponseWriter, r *http.Request, id int64, st
 
 // patronAction runs one of the patron page's forms: do makes the change in a write
 // transaction and returns the message to flash; then the browser goes back to the
-// patron page. If do refuses the input (an error about a field), the page is shown
+// form's "return" path if it is a path on this site (the desk posts some of these
+// forms from Check out), else to the patron page. If do refuses the input (an error about a field), the page is shown
 // again with status 422, the message beside the field of form (the key is form +
 // "_" + field) and the typed values that keep puts back.
 func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form string, keep func(*PatronView),
@@ -138,7 +146,7 @@ func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form strin
 		return
 	}
 	s.flash(r, "ok", msg)
-	http.Redirect(w, r, patronURL(id), http.StatusSeeOther)
+	http.Redirect(w, r, safeReturn(r, patronURL(id)), http.StatusSeeOther)
 }
 
 // owedAfter describes the balance after a payment or waiver, for the flash.
@@ -212,13 +220,32 @@ func (s *Server) handlePatronUnblock(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// handlePatronRenewCard renews the card on the spot, from the library's local
+// date, and says until when it is valid now.
 func (s *Server) handlePatronRenewCard(w http.ResponseWriter, r *http.Request) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	s.patronAction(w, r, "renew", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
-		p, err := patrons.RenewCard(tx, actor, id)
+		expires, err := patrons.RenewCard(tx, actor, id, localDay(tx.Now(), prefs.Location))
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Card %s renewed: valid until %s.", p.Card, patronDay(p.ExpiresOn)), nil
+		p, err := patrons.FindByID(tx, id)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Card %s renewed: valid until %s.", p.Card, patronDay(expires)), nil
+	})
+}
+
+// handlePatronDismissDeskMessage clears the message for the desk once staff have
+// acted on it.
+func (s *Server) handlePatronDismissDeskMessage(w http.ResponseWriter, r *http.Request) {
+	s.patronAction(w, r, "desk_message", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		return "The message for the desk is dismissed.", patrons.DismissDeskMessage(tx, actor, id)
 	})
 }
 

@@ -142,7 +142,7 @@ func TestPatronPage(t *testing.T) {
 			"blake.owing@example.org", "555-0102", "Balance: <strong>12.50</strong> owed", "Overdue fine",
 			`<label for="pay_amount">Amount paid</label>`, `value="12.50"`, ">Pay</button>",
 			`<label for="waive_amount">Amount to waive</label>`, `<label for="waive_reason">Reason for waiving</label>`, ">Waive</button>",
-			">Renew card</button>", `href="`+e.patronPath(t, "P0002")+`/edit"`, ">Edit</a>", `<label for="block_note">Block note</label>`)
+			`href="`+e.patronPath(t, "P0002")+`/edit"`, ">Edit</a>", `<label for="block_note">Block note</label>`)
 		if hasInlineScript(r.Body) {
 			t.Error("the patron page has inline script")
 		}
@@ -150,7 +150,7 @@ func TestPatronPage(t *testing.T) {
 
 	t.Run("Expired", func(t *testing.T) {
 		r := e.get(t, c, e.patronPath(t, "P0004"))
-		mustContain(t, "P0004's page", r.Body, "Dana Expired", `<span class="patron-badge bad">expired</span>`, "Renew it before lending")
+		mustContain(t, "P0004's page", r.Body, "Dana Expired", `<span class="patron-badge bad">expired</span>`, "Renew it before lending", ">Renew card</button>")
 	})
 
 	t.Run("Blocked", func(t *testing.T) {
@@ -329,19 +329,84 @@ func TestPatronEdit(t *testing.T) {
 	}
 }
 
+// TestPatronRenewCard: "Renew card" is offered when the card has expired or
+// expires within 30 days; renewing says the new expiry and goes back to the page
+// the form came from.
 func TestPatronRenewCard(t *testing.T) {
 	e := newDemoEnv(t)
 	c := e.deskClient(t)
+	const button = ">Renew card</button>"
+
+	t.Run("ExpiredCard", func(t *testing.T) {
+		page := e.patronPath(t, "P0004")
+		mustContain(t, "an expired card's page", e.get(t, c, page).Body, button)
+		r := e.post(t, c, page+"/renew-card", nil)
+		if r.Status != http.StatusSeeOther || r.Location != page {
+			t.Fatalf("renew card: %d to %q", r.Status, r.Location)
+		}
+		r = e.get(t, c, page)
+		mustContain(t, "the page after renewing", r.Body, "Card P0004 renewed: valid until 2027-11-30.", "2027-11-30")
+		if strings.Contains(r.Body, "Card expired") || strings.Contains(r.Body, ">expired</span>") || strings.Contains(r.Body, button) {
+			t.Error("the renewed card is still shown as expired, or offered for renewal")
+		}
+	})
+
+	t.Run("ValidCardNotOffered", func(t *testing.T) {
+		if r := e.get(t, c, e.patronPath(t, "P0001")); strings.Contains(r.Body, button) {
+			t.Error("a card valid for two more years is offered for renewal")
+		}
+	})
+
+	t.Run("ExpiresWithin30DaysReturnsToCheckout", func(t *testing.T) {
+		page := e.patronPath(t, "P0003")
+		if err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+			_, err := tx.Exec(`UPDATE patrons SET expires_on = '2026-12-30' WHERE card = 'P0003'`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		mustContain(t, "the page of a card expiring in 30 days", e.get(t, c, page).Body, button)
+		r := e.post(t, c, page+"/renew-card", url.Values{"return": {"/checkout"}})
+		if r.Status != http.StatusSeeOther || r.Location != "/checkout" {
+			t.Fatalf("renew card from Check out: %d to %q, want 303 to /checkout", r.Status, r.Location)
+		}
+		mustContain(t, "Check out after renewing", e.get(t, c, "/checkout").Body, "Card P0003 renewed: valid until 2027-12-30.")
+	})
+
+	t.Run("UnsafeReturnGoesToPatron", func(t *testing.T) {
+		page := e.patronPath(t, "P0002")
+		for _, back := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"} {
+			r := e.post(t, c, page+"/renew-card", url.Values{"return": {back}})
+			if r.Status != http.StatusSeeOther || r.Location != page {
+				t.Errorf("return %q: %d to %q, want 303 to the patron page", back, r.Status, r.Location)
+			}
+		}
+	})
+
+	t.Run("ErrNotFound", func(t *testing.T) {
+		if r := e.post(t, c, "/patrons/999999/renew-card", nil); r.Status != http.StatusNotFound || !strings.Contains(r.Body, "There is no patron") {
+			t.Fatalf("renew an unknown patron's card: %d", r.Status)
+		}
+	})
+}
+
+// TestPatronRenewCardLibraryDate: the renewal counts from the library's date, not
+// the server's: at 20:00 UTC on 30 November it is already 1 December in Auckland.
+func TestPatronRenewCardLibraryDate(t *testing.T) {
+	e := newDemoEnv(t)
+	if err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE preferences SET value = 'Pacific/Auckland' WHERE name = 'timezone'`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(10 * time.Hour)
+	c := e.deskClient(t)
 	page := e.patronPath(t, "P0004")
-	r := e.post(t, c, page+"/renew-card", nil)
-	if r.Status != http.StatusSeeOther || r.Location != page {
-		t.Fatalf("renew card: %d to %q", r.Status, r.Location)
+	if r := e.post(t, c, page+"/renew-card", nil); r.Status != http.StatusSeeOther {
+		t.Fatalf("renew card: %d", r.Status)
 	}
-	r = e.get(t, c, page)
-	mustContain(t, "the page after renewing", r.Body, "Card P0004 renewed: valid until 2027-11-30.", "2027-11-30")
-	if strings.Contains(r.Body, "Card expired") || strings.Contains(r.Body, ">expired</span>") {
-		t.Error("the renewed card is still shown as expired")
-	}
+	mustContain(t, "the page after renewing", e.get(t, c, page).Body, "Card P0004 renewed: valid until 2027-12-01.")
 }
 
 func TestPatronBlock(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
 )
 
 // recordID reads the {id} of a record URL.
@@ -83,17 +84,47 @@ func (s *Server) handlePlaceHoldForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
 }
 
+// maxHoldMatches is how many patrons a name typed for the card may list.
+const maxHoldMatches = 50
+
+// handlePlaceHold places the hold for the patron named in the "Card number" field:
+// a card number, or a name (patrons.Identify). A name that matches several patrons
+// shows them, each with a button that sends the form again with that card in
+// "choose"; a name or card that matches nobody comes back with the message beside
+// the field.
 func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	f := &PlaceHoldForm{Errors: FormErrors{}, Card: strings.TrimSpace(r.PostForm.Get("card")), Pickup: r.PostForm.Get("pickup")}
+	if chosen := strings.TrimSpace(r.PostForm.Get("choose")); chosen != "" {
+		f.Card = chosen
+	}
 	if err := s.loadPlaceHoldForm(r, f, r.PostForm.Get("item")); err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	var found patrons.Identified
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		found, err = patrons.Identify(tx, f.Card, maxHoldMatches)
+		return err
+	})
+	switch {
+	case err != nil && stacks.ErrorCode(err) != stacks.EINTERNAL:
+		f.Errors["card"] = stacks.ErrorMessage(err)
+		s.render(w, r, http.StatusUnprocessableEntity, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+		return
+	case err != nil:
+		s.Error(w, r, err)
+		return
+	case found.Patron == nil:
+		f.Matches, f.MoreMatches = found.Matches, found.More
+		s.render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+		return
+	}
+	f.Card = found.Patron.Card
 	placed, err := s.Circ.PlaceHold(r.Context(), holds.PlaceRequest{
 		Actor:            userFrom(r.Context()).Actor(),
 		RecordID:         f.Record.ID,
 		ItemID:           f.ItemID,
-		PatronCard:       f.Card,
+		PatronID:         found.Patron.ID,
 		PickupBranchCode: f.Pickup,
 		Confirm:          r.PostForm["confirm"],
 	})

@@ -78,7 +78,7 @@ func TestPlaceHoldFromRecord(t *testing.T) {
 		card, want string
 		status     int
 	}{
-		"ErrUnknownCard": {"P9999", "No patron has card number", http.StatusNotFound},
+		"ErrUnknownCard": {"P9999", "No patron has card number", http.StatusUnprocessableEntity},
 		"ErrExpired":     {"P0004", "Card P0004 expired on", http.StatusConflict},
 		"ErrBlocked":     {"P0005", "Emery Barred is blocked by staff", http.StatusConflict},
 		"ErrEmpty":       {"", "card", http.StatusUnprocessableEntity},
