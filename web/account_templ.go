@@ -91,14 +91,14 @@ func AccountPage(p *Page, v *AccountView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, ".</p><h2 id=\"password-h\">Change my password</h2><form method=\"post\" action=\"/account/password\" class=\"panel admin-form\" aria-labelledby=\"password-h\"><label for=\"current\">Current password</label> <input type=\"password\" id=\"current\" name=\"current\" autocomplete=\"current-password\" required aria-invalid=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, ".</p><p>Sounds and slip paper are set for each desk computer, not for you: <a href=\"/workstation\">Workstation settings</a>.</p><h2 id=\"password-h\">Change my password</h2><form method=\"post\" action=\"/account/password\" class=\"panel admin-form\" aria-labelledby=\"password-h\"><label for=\"current\">Current password</label> <input type=\"password\" id=\"current\" name=\"current\" autocomplete=\"current-password\" required aria-invalid=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("current")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/account.templ`, Line: 11, Col: 141}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/account.templ`, Line: 12, Col: 141}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 			if templ_7745c5c3_Err != nil {
@@ -119,7 +119,7 @@ func AccountPage(p *Page, v *AccountView) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("password")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/account.templ`, Line: 14, Col: 169}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/account.templ`, Line: 15, Col: 169}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
@@ -140,7 +140,7 @@ func AccountPage(p *Page, v *AccountView) templ.Component {
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("confirm")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/account.templ`, Line: 17, Col: 166}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/account.templ`, Line: 18, Col: 166}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {

@@ -66,6 +66,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Sessions.Put(r.Context(), sessUserID, user.ID)
 	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
+	s.renewWorkstation(w, r)
 	http.Redirect(w, r, form.Next, http.StatusSeeOther)
 }
 

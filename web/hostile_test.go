@@ -25,6 +25,7 @@ var formFields = map[string]url.Values{
 	"POST /login":                           {"username": {"nobody"}, "password": {"wrong"}, "next": {"/patrons"}},
 	"POST /logout":                          {},
 	"POST /account/password":                {"current": {"wrong"}, "password": {"new-pass"}, "confirm": {"new-pass"}},
+	"POST /workstation":                     {"sounds": {"off"}, "paper": {"receipt"}},
 	"POST /checkout/patron":                 {"card": {"P0001"}},
 	"POST /checkout":                        {"barcode": {"NOSUCH1"}, "confirm": {"fines"}},
 	"POST /checkout/done":                   {},

@@ -98,6 +98,8 @@ func (s *Server) tooLarge(w http.ResponseWriter, r *http.Request) {
 // limitError renders an error page without the session, which limitBody runs before.
 func (s *Server) limitError(w http.ResponseWriter, r *http.Request, status int, title, message string) {
 	p := &Page{Title: title, LibraryName: "Stacks"}
+	ws, _ := workstationFrom(r)
+	p.Sounds, p.ReceiptPaper = ws.Sounds, ws.ReceiptPaper
 	if prefs, err := s.preferences(r.Context()); err == nil {
 		p.LibraryName = prefs.LibraryName
 	}

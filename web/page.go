@@ -15,6 +15,11 @@ type Page struct {
 	// Nav is the navigation entry to mark as current ("checkout", "checkin", ...).
 	Nav     string
 	Flashes []Flash
+	// Sounds and ReceiptPaper are this desk PC's workstation settings (see
+	// Workstation): the desk's sounds on or off (body data-sounds), and slips
+	// printed for an 80 mm receipt printer (receipt.css) rather than a page.
+	Sounds       bool
+	ReceiptPaper bool
 }
 
 // Flash is a one-off message shown at the top of the next page.

@@ -146,6 +146,8 @@ func (s *Server) Router() chi.Router {
 			r.Get("/", s.handleHome)
 			r.Get("/account", s.handleAccount)
 			r.Post("/account/password", s.handleAccountPassword)
+			r.Get("/workstation", s.handleWorkstation)
+			r.Post("/workstation", s.handleWorkstationSave)
 			s.patronRoutes(r)
 			s.circulationRoutes(r)
 			s.catalogRoutes(r)
@@ -267,9 +269,12 @@ func (s *Server) flash(r *http.Request, kind, text string) {
 	s.Sessions.Put(r.Context(), sessFlash, append(fs, Flash{Kind: kind, Text: text}))
 }
 
-// page returns the layout model for the request, taking any queued flashes.
+// page returns the layout model for the request, taking any queued flashes and
+// this browser's workstation settings.
 func (s *Server) page(r *http.Request, title, nav string) *Page {
 	p := &Page{Title: title, Nav: nav, User: userFrom(r.Context()), LibraryName: "Stacks"}
+	ws, _ := workstationFrom(r)
+	p.Sounds, p.ReceiptPaper = ws.Sounds, ws.ReceiptPaper
 	if prefs, err := s.preferences(r.Context()); err == nil {
 		p.LibraryName = prefs.LibraryName
 	} else {
