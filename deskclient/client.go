@@ -1,6 +1,6 @@
 // Package deskclient drives the staff site over HTTP the way a browser does (a
 // cookie jar, form posts, following redirects) without a browser, like Perl's
-// Test::WWW::Mechanize: it runs the desk session of shared/desk-session.md and
+// Test::WWW::Mechanize: it runs the desk session of docs/desk-session.md and
 // times every request, so the server's share of a desk session can be measured
 // apart from the browser's. The load test reuses its client.
 package deskclient

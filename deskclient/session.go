@@ -44,7 +44,7 @@ func expect(p Page, what string, texts ...string) error {
 
 var recordLinkRE = regexp.MustCompile(`<a href="(/records/\d+)">The Left Hand of Darkness</a>`)
 
-// Steps are the desk session of shared/desk-session.md, over HTTP.
+// Steps are the desk session of docs/desk-session.md, over HTTP.
 func Steps() []Step {
 	checkout := func(ctx context.Context, c *Client, card string, barcodes []string, confirmFirst string) error {
 		p, err := c.Post(ctx, "/checkout/patron", url.Values{"card": {card}})

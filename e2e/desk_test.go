@@ -16,7 +16,7 @@ import (
 	"github.com/stacks-ils/stacks/library"
 )
 
-// deskStep is one step of the desk session of shared/desk-session.md.
+// deskStep is one step of the desk session of docs/desk-session.md.
 type deskStep struct {
 	name string
 	run  func(t *testing.T, d *desk)
@@ -182,7 +182,7 @@ func deskSteps() []deskStep {
 	}
 }
 
-// TestDeskSession runs the desk session of shared/desk-session.md in headless
+// TestDeskSession runs the desk session of docs/desk-session.md in headless
 // Chromium against a fresh demo library, asserting what each step must show, once
 // with the persistent server and once with every request served by a new CGI
 // process.

@@ -254,3 +254,24 @@ func TestDeskScriptCheckin(t *testing.T) {
 		t.Error("the receipt does not keep every return")
 	}
 }
+
+// TestPatronPageOpensVisit: the patron page's Check out button opens a visit.
+func TestPatronPageOpensVisit(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.client(t)
+	e.login(t, c, "desk", "desk")
+	var id int64
+	e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT id FROM patrons WHERE card = 'P0003'`).Scan(&id)
+	})
+	r := e.get(t, c, "/patrons/"+strconv.FormatInt(id, 10))
+	if !strings.Contains(r.Body, `action="/checkout/patron" class="patron-checkout"><input type="hidden" name="card" value="P0003">`) {
+		t.Fatalf("the patron page has no Check out button for P0003")
+	}
+	if r := e.post(t, c, "/checkout/patron", url.Values{"card": {"P0003"}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("Check out from the patron page: %d", r.Status)
+	}
+	if r := e.get(t, c, "/checkout"); !strings.Contains(r.Body, "Casey Waiting") {
+		t.Error("the visit is not for the patron whose page it was")
+	}
+}

@@ -34,7 +34,7 @@ type navItem struct {
 }
 
 // navItems are the staff navigation; the labels are part of the desk contract
-// (shared/desk-session.md).
+// (docs/desk-session.md).
 var navItems = []navItem{
 	{"checkout", "Check out", "/checkout"},
 	{"checkin", "Check in", "/checkin"},

@@ -46,7 +46,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("demo", "demo --db FILE [--titles N] [--patrons N]",
-		"Creates the demo library (shared/desk-session.md) in a new database:\n"+
+		"Creates the demo library (docs/desk-session.md) in a new database:\n"+
 			"three branches, staff desk/desk and admin/admin, fixture patrons and items,\n"+
 			"and a generated catalogue. Refuses a database that already has data.", stderr)
 	var dbf dbFlags
