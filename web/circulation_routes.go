@@ -110,7 +110,6 @@ func boolString(b bool) string {
 	return "false"
 }
 
-
 // newestFirst orders loans by when they were issued, newest first.
 func newestFirst(a, b time.Time, ida, idb int64) int {
 	if c := b.Compare(a); c != 0 {
