@@ -51,7 +51,7 @@ func Steps() []Step {
 		if err != nil {
 			return err
 		}
-		if err := expect(p, "scan "+card, `id="barcode"`); err != nil {
+		if err := expect(p, "scan "+card, `name="barcode"`); err != nil {
 			return err
 		}
 		for i, bc := range barcodes {

@@ -81,7 +81,7 @@ func statuses(ts []deskclient.Timing) string {
 }
 
 func (t *httpTerminal) Patron(ctx context.Context, s *Share) (Result, error) {
-	return t.post(ctx, "/checkout/patron", url.Values{"card": {s.Card}}, `id="barcode"`)
+	return t.post(ctx, "/checkout/patron", url.Values{"card": {s.Card}}, `name="barcode"`)
 }
 
 func (t *httpTerminal) Checkout(ctx context.Context, s *Share, barcode string) (Result, error) {
