@@ -112,7 +112,7 @@ func Steps() []Step {
 			if err != nil {
 				return err
 			}
-			return expect(p, "Check out", `<label for="card">Card number</label>`)
+			return expect(p, "Check out", `for="scan">Card number</label>`, `name="card"`)
 		}},
 		{"3 checkout A", func(ctx context.Context, c *Client) error {
 			return checkout(ctx, c, "P0001", []string{"I00001", "I00002", "I00003", "I00004", "I00005"}, "")
