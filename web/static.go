@@ -1,12 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"io/fs"
 	"net/http"
 	"sync"
+	"time"
 )
 
 //go:embed static
@@ -36,4 +38,19 @@ func staticHandler() http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		files.ServeHTTP(w, r)
 	}))
+}
+
+// faviconHandler serves the embedded icon at /favicon.ico, where browsers ask
+// for it whatever a page links (the login page, a PDF, a JSON answer), so that
+// no request for it ends in a 404. Pages link the versioned /static/ URL.
+func faviconHandler() http.HandlerFunc {
+	icon, err := staticFS.ReadFile("static/favicon.ico")
+	if err != nil {
+		panic("web: favicon.ico is not embedded: " + err.Error())
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/x-icon")
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		http.ServeContent(w, r, "favicon.ico", time.Time{}, bytes.NewReader(icon))
+	}
 }
