@@ -274,11 +274,11 @@ func launchBrowser(t testing.TB) playwright.Browser {
 }
 
 // newPage opens a page in a fresh browser context (its own cookies, so its
-// own session). When the test fails, the page's URL and visible text are
-// logged to show what the user would have seen.
-func newPage(t testing.TB, browser playwright.Browser) (playwright.Page, playwright.BrowserContext) {
+// own session), created with opts if given. When the test fails, the page's
+// URL and visible text are logged to show what the user would have seen.
+func newPage(t testing.TB, browser playwright.Browser, opts ...playwright.BrowserNewContextOptions) (playwright.Page, playwright.BrowserContext) {
 	t.Helper()
-	bctx, err := browser.NewContext()
+	bctx, err := browser.NewContext(opts...)
 	if err != nil {
 		t.Fatalf("new browser context: %v", err)
 	}

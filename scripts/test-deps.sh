@@ -5,7 +5,10 @@
 #   - Debian's Chromium at /usr/bin/chromium and yaz (yaz-marcdump, the second
 #     opinion the MARC tests compare with), only if they are missing;
 #   - the Playwright driver that playwright-go pins, assembled from the npm
-#     package playwright-core into ${PLAYWRIGHT_DRIVER_PATH:-~/.cache/ms-playwright-go/<version>}.
+#     package playwright-core into ${PLAYWRIGHT_DRIVER_PATH:-~/.cache/ms-playwright-go/<version>};
+#   - axe-core, the accessibility checker the e2e suite injects into pages, at
+#     the version e2e/axe_test.go pins (axeCoreVersion), unpacked from npm into
+#     ${XDG_CACHE_HOME:-~/.cache}/stacks-test/axe-core-<version>/package/.
 #
 # It is idempotent and takes a few seconds when everything is already there.
 # `make test` and `make e2e` run it first; run it by hand after changing the
@@ -82,29 +85,53 @@ driver_ok() {
 	[[ $out == *"$version"* ]]
 }
 
+# npm_unpack PACKAGE@VERSION DIR unpacks the npm package into DIR/package.
+# It unpacks beside the final place and swaps in, so an interrupted run never
+# leaves a half-written package/ that looks installed.
+npm_unpack() {
+	local spec=$1 dir=$2 tmp tarball
+	command -v npm >/dev/null 2>&1 ||
+		die "npm not found: install it (Debian: apt-get install -y npm), then run scripts/test-deps.sh again"
+	mkdir -p "$dir"
+	tmp=$(mktemp -d "$dir/.assemble.XXXXXX")
+	# shellcheck disable=SC2064 # expand $tmp now: it is local
+	trap "rm -rf '$tmp'" EXIT
+	tarball=$(cd "$tmp" && npm pack --silent "$spec" | tail -n 1) ||
+		die "npm pack $spec failed: check that the npm registry is reachable (npm config get registry), then run scripts/test-deps.sh again"
+	[[ -f $tmp/$tarball ]] || die "npm pack did not produce $tmp/$tarball"
+	tar -xzf "$tmp/$tarball" -C "$tmp" || die "could not unpack $tarball"
+	[[ -d $tmp/package ]] || die "$tarball has no package/ directory"
+	rm -rf "$dir/package"
+	mv "$tmp/package" "$dir/package"
+	rm -rf "$tmp"
+	trap - EXIT
+}
+
 if driver_ok; then
 	log "playwright driver: $version present in $driver_dir"
-	exit 0
+else
+	log "playwright driver: assembling $version in $driver_dir from npm playwright-core"
+	npm_unpack "playwright-core@$version" "$driver_dir"
+	[[ -f $driver_dir/package/cli.js ]] || die "playwright-core@$version has no package/cli.js; this script needs updating for that version"
+	ln -sfn "$(command -v node)" "$driver_dir/node"
+	driver_ok || die "driver assembled in $driver_dir but '$driver_dir/node $driver_dir/package/cli.js --version' does not print $version; check the Node.js version (node --version)"
+	log "playwright driver: $version ready in $driver_dir"
 fi
 
-log "playwright driver: assembling $version in $driver_dir from npm playwright-core"
-command -v npm >/dev/null 2>&1 ||
-	die "npm not found: install it (Debian: apt-get install -y npm), then run scripts/test-deps.sh again"
-mkdir -p "$driver_dir"
+# --- axe-core -----------------------------------------------------------------
+# The version is pinned in one place, the e2e helper that loads the file, so
+# the script and the tests cannot disagree about where it is.
 
-# Unpack beside the final place and swap in, so an interrupted run never
-# leaves a half-written package/ that looks installed.
-tmp=$(mktemp -d "$driver_dir/.assemble.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-tarball=$(cd "$tmp" && npm pack --silent "playwright-core@$version" | tail -n 1) ||
-	die "npm pack playwright-core@$version failed: check that the npm registry is reachable (npm config get registry), then run scripts/test-deps.sh again"
-[[ -f $tmp/$tarball ]] || die "npm pack did not produce $tmp/$tarball"
-tar -xzf "$tmp/$tarball" -C "$tmp" || die "could not unpack $tarball"
-[[ -f $tmp/package/cli.js ]] || die "playwright-core@$version has no package/cli.js; this script needs updating for that version"
+axe_version=$(sed -n 's/^const axeCoreVersion = "\([^"]*\)".*/\1/p' e2e/axe_test.go)
+[[ -n $axe_version ]] || die "const axeCoreVersion not found in e2e/axe_test.go"
+axe_dir=${XDG_CACHE_HOME:-$HOME/.cache}/stacks-test/axe-core-$axe_version
+axe_file=$axe_dir/package/axe.min.js
 
-rm -rf "$driver_dir/package"
-mv "$tmp/package" "$driver_dir/package"
-ln -sfn "$(command -v node)" "$driver_dir/node"
-
-driver_ok || die "driver assembled in $driver_dir but '$driver_dir/node $driver_dir/package/cli.js --version' does not print $version; check the Node.js version (node --version)"
-log "playwright driver: $version ready in $driver_dir"
+if [[ -s $axe_file ]] && grep -q "axe v$axe_version" <(head -c 300 "$axe_file"); then
+	log "axe-core: $axe_version present in $axe_dir"
+else
+	log "axe-core: unpacking $axe_version into $axe_dir from npm"
+	npm_unpack "axe-core@$axe_version" "$axe_dir"
+	[[ -s $axe_file ]] || die "axe-core@$axe_version has no package/axe.min.js; this script needs updating for that version"
+	log "axe-core: $axe_version ready in $axe_dir"
+fi

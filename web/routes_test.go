@@ -27,12 +27,13 @@ func (r route) admin() bool { return strings.HasPrefix(r.Pattern, "/admin") }
 // publicRoutes answer without signing in. Every other route is for staff: a test
 // below fails for any route, old or new, that lets a stranger in.
 var publicRoutes = map[string]bool{
-	"GET /healthz":  true,
-	"GET /static/*": true,
-	"GET /login":    true,
-	"POST /login":   true,
-	"POST /logout":  true, // signs out whoever is signed in, and sends strangers to the login page
-	"GET /metrics":  true, // administrators and the configured scraper addresses only: checked below
+	"GET /healthz":     true,
+	"GET /static/*":    true,
+	"GET /favicon.ico": true,
+	"GET /login":       true,
+	"POST /login":      true,
+	"POST /logout":     true, // signs out whoever is signed in, and sends strangers to the login page
+	"GET /metrics":     true, // administrators and the configured scraper addresses only: checked below
 }
 
 // routes lists every method and pattern of the router, as chi.Walk finds them. The

@@ -44,6 +44,30 @@ func TestSearchPage(t *testing.T) {
 	}
 }
 
+// TestSearchResultCount: the count agrees with its number, and a search that
+// finds nothing offers no filters to narrow it.
+func TestSearchResultCount(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	r := e.get(t, c, "/search?q=left+hand+of+darkness")
+	if r.Status != 200 || !strings.Contains(r.Body, ">1 result<") {
+		t.Errorf("one match: %d, want \"1 result\"", r.Status)
+	}
+	r = e.get(t, c, "/search?q=zzqx+nothing+matches")
+	if r.Status != 200 || !strings.Contains(r.Body, ">0 results<") || !strings.Contains(r.Body, "No record matches") {
+		t.Fatalf("no match: %d\n%s", r.Status, r.Body)
+	}
+	for _, heading := range []string{"Availability", "Item type", "Branch", "Sort by"} {
+		if strings.Contains(r.Body, ">"+heading+"<") {
+			t.Errorf("no match: the page shows %q", heading)
+		}
+	}
+	r = e.get(t, c, "/search?q=zzqx+nothing+matches&available=1")
+	if r.Status != 200 || !strings.Contains(r.Body, "Search without the filters") {
+		t.Errorf("no match with a filter: %d, want a way to drop the filter", r.Status)
+	}
+}
+
 // TestSearchPartlyRanked: past catalog.RankLimit matches the page says that only
 // the newest are ranked; a smaller result set says nothing of the kind.
 func TestSearchPartlyRanked(t *testing.T) {

@@ -133,6 +133,7 @@ func (s *Server) Router() chi.Router {
 
 	r.Get("/healthz", s.handleHealthz)
 	r.Handle("/static/*", staticHandler())
+	r.Get("/favicon.ico", faviconHandler())
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.Sessions.LoadAndSave)

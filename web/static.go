@@ -1,12 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"io/fs"
 	"net/http"
 	"sync"
+	"time"
 )
 
 //go:embed static
@@ -47,3 +49,18 @@ const htmxFile = "htmx-2.0.11.min.js"
 // not errors; a server error or a time-out leaves the scan marked as failed.
 const htmxConfig = `{"allowEval":false,"allowScriptTags":false,"includeIndicatorStyles":false,"historyEnabled":false,"timeout":20000,` +
 	`"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"(404|409|422)","swap":true,"error":false},{"code":"[45]..","swap":false,"error":true}]}`
+
+// faviconHandler serves the embedded icon at /favicon.ico, where browsers ask
+// for it whatever a page links (the login page, a PDF, a JSON answer), so that
+// no request for it ends in a 404. Pages link the versioned /static/ URL.
+func faviconHandler() http.HandlerFunc {
+	icon, err := staticFS.ReadFile("static/favicon.ico")
+	if err != nil {
+		panic("web: favicon.ico is not embedded: " + err.Error())
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/x-icon")
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		http.ServeContent(w, r, "favicon.ico", time.Time{}, bytes.NewReader(icon))
+	}
+}

@@ -406,6 +406,20 @@ func TestStaticAssetsCached(t *testing.T) {
 	}
 }
 
+// TestFavicon: browsers ask for /favicon.ico on every site, signed in or not;
+// pages link the same icon.
+func TestFavicon(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t)
+	r := e.get(t, c, "/favicon.ico")
+	if r.Status != 200 || r.Header.Get("Content-Type") != "image/x-icon" || !strings.HasPrefix(r.Body, "\x00\x00\x01\x00") {
+		t.Fatalf("/favicon.ico: %d %q, want 200 and an icon", r.Status, r.Header.Get("Content-Type"))
+	}
+	if r := e.get(t, c, "/login"); !strings.Contains(r.Body, `<link rel="icon" href="/static/favicon.ico?v=`) {
+		t.Errorf("the login page does not link the icon")
+	}
+}
+
 func TestHealthz(t *testing.T) {
 	e := newEnv(t)
 	r := e.get(t, e.client(t), "/healthz")
