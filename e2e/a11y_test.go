@@ -50,15 +50,14 @@ func TestAccessibility(t *testing.T) {
 		a.scan("Card number", "P0001")
 		must(t, expect.Locator(a.field("Barcode")).ToBeVisible(), "P0001's visit")
 		a.scan("Barcode", "I00001")
-		must(t, expect.Locator(page.Locator("table.visit-list tbody tr")).ToHaveCount(1), "I00001 checked out")
+		must(t, expect.Locator(page.Locator(`table.visit-list tbody tr[data-outcome="done"]`)).ToHaveCount(1), "I00001 checked out")
 		a.scan("Barcode", "I00003")
-		must(t, expect.Locator(page.Locator("table.visit-list tbody tr")).ToHaveCount(2), "I00003 checked out")
+		must(t, expect.Locator(page.Locator(`table.visit-list tbody tr[data-outcome="done"]`)).ToHaveCount(2), "I00003 checked out")
 		a.check("Check out: P0001 with loans")
 		checkFocusRings(t, page, "Check out: P0001 with loans", 16)
 		a.scan("Barcode", "NOSUCHITEM")
-		must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "Cannot check out NOSUCHITEM"})).ToBeVisible(), "the unknown barcode's refusal")
+		must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "Not checked out: NOSUCHITEM"})).ToBeVisible(), "the unknown barcode's refusal")
 		a.check("Check out: unknown barcode")
-		a.click("OK")
 		must(t, a.link("Due-date slip").Click(), "opening the due-date slip")
 		a.check("Check out: due-date slip")
 		a.nav("Check out")
@@ -69,15 +68,28 @@ func TestAccessibility(t *testing.T) {
 		a.scan("Barcode", "I00006")
 		must(t, expect.Locator(button(page, "Confirm checkout")).ToBeVisible(), "the fines confirmation")
 		a.check("Check out: P0002's fines confirmation")
+		a.scan("Barcode", "I00008")
+		must(t, expect.Locator(page.GetByText("Waiting for your decision on I00006")).ToBeVisible(), "a scan waiting for the decision")
+		a.check("Check out: a scan waiting for a decision")
+		a.click("Cancel")
+		must(t, expect.Locator(page.Locator(`tr[data-scan="I00008"]`)).ToHaveAttribute("data-outcome", "decision"), "the waiting scan asks in turn")
 		a.click("Cancel")
 		a.click("Finish with this patron")
 
 		a.scan("Card number", "P0004")
 		must(t, expect.Locator(a.field("Barcode")).ToBeVisible(), "P0004's visit")
 		a.scan("Barcode", "I00007")
-		must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "Cannot check out I00007"})).ToBeVisible(), "the refusal")
+		must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "Not checked out: I00007"})).ToBeVisible(), "the refusal")
+		must(t, expect.Locator(button(page, "Renew card")).ToBeVisible(), "the refusal's way out")
 		a.check("Check out: P0004's refusal (expired card)")
-		a.click("OK")
+		a.click("Finish with this patron")
+
+		a.scan("Card number", "P0005")
+		must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "Message for the desk"})).ToBeVisible(), "P0005's message for the desk")
+		a.check("Check out: a message for the desk")
+		a.scan("Barcode", "P0001")
+		must(t, expect.Locator(page.Locator("#desk-patron")).ToContainText("Alex Reader"), "a patron card in the Barcode field opens that patron")
+		a.check("Check out: another patron's card")
 		a.click("Finish with this patron")
 
 		a.scan("Card number", fx.surname)
@@ -131,9 +143,19 @@ func TestAccessibility(t *testing.T) {
 		a.scan("Barcode", fx.transfer)
 		must(t, expect.Locator(page.Locator("table.checkin-list tbody tr").First()).ToContainText("Transfer to"), "%s to transfer", fx.transfer)
 		a.check("Check in: transfer")
+		must(t, expect.Locator(page.Locator("section.banner-transfer")).ToContainText("Transfer to"), "the transfer's banner")
+		must(t, page.Locator("section.banner-transfer").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Print transit slip"}).Click(), "opening the transit slip")
+		a.check("Transit slip")
+		a.nav("Transfers")
+		must(t, expect.Locator(page.Locator("main")).ToContainText(fx.transfer), "the transfer listed")
+		a.check("Transfers")
+		a.nav("Check in")
 		a.scan("Barcode", "NOSUCHITEM")
-		must(t, expect.Locator(page.Locator(".field-error")).ToBeVisible(), "the unknown barcode's message")
+		must(t, expect.Locator(page.Locator(`tr[data-scan="NOSUCHITEM"]`)).ToHaveAttribute("data-outcome", "refused"), "the unknown barcode's row")
 		a.check("Check in: unknown barcode")
+		a.scan("Barcode", "P0003")
+		must(t, expect.Locator(button(page, "Check out to Casey Waiting")).ToBeVisible(), "a patron card at Check in")
+		a.check("Check in: a patron card")
 		must(t, a.link("Checkin receipt").Click(), "opening the checkin receipt")
 		a.check("Check in: receipt")
 
@@ -167,6 +189,8 @@ func TestAccessibility(t *testing.T) {
 		// Holds, the hold slip, My account, a page that does not exist.
 		a.nav("Holds")
 		a.check("Holds")
+		must(t, page.Locator("header").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Workstation"}).Click(), "clicking Workstation")
+		a.check("Workstation settings")
 		a.open("/")
 		must(t, page.Locator("header").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Morgan Desk"}).Click(), "clicking the staff user's name")
 		must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Level: playwright.Int(1)})).ToBeVisible(), "My account")
@@ -304,6 +328,13 @@ func a11yFixtures(t *testing.T, srv *server) a11yData {
 	})
 	if err != nil {
 		t.Fatalf("reading the demo library: %v", err)
+	}
+	err = d.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE patrons SET desk_message = 'Ask for the new address.' WHERE card = 'P0005'`)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a message for the desk: %v", err)
 	}
 	return fx
 }
