@@ -180,7 +180,7 @@ func TestScannerDesk(t *testing.T) {
 	srv := startServer(t)
 	browser := launchBrowser(t)
 	lib := openLibraryDB(t, srv)
-	shares, err := load.SharesFromDB(context.Background(), filepath.Join(srv.Dir, "stacks.db"), load.ShareQuery{Branch: "CEN", Items: 6, Max: 30})
+	shares, err := load.SharesFromDB(context.Background(), filepath.Join(srv.Dir, "stacks.db"), load.ShareQuery{Branch: "CEN", Items: 6, Max: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,6 +342,39 @@ func TestScannerDesk(t *testing.T) {
 			})
 		})
 	}
+
+	t.Run("NetworkFailure", func(t *testing.T) {
+		page, bctx := newPage(t, browser)
+		_, err := page.Goto(srv.BaseURL + "/checkout")
+		must(t, err, "opening the staff site")
+		login(t, page, "desk", "desk")
+		must(t, expect.Page(page).ToHaveURL(srv.BaseURL+"/checkout"), "on Check out after logging in")
+		s := &scanner{t: t, page: page, srv: srv, gap: 100 * time.Millisecond}
+		p := take()
+		s.scan(p.Card)
+		s.settle()
+		must(t, bctx.SetOffline(true), "the network goes down")
+		s.scan(p.Barcodes[0])
+		s.scan(p.Barcodes[1])
+		must(t, expect.Locator(s.row(p.Barcodes[0])).ToHaveAttribute("data-outcome", "failed"), "the scan sent into a dead network is marked")
+		must(t, expect.Locator(s.row(p.Barcodes[0])).ToContainText("No answer from the server"), "and says so")
+		must(t, expect.Locator(s.row(p.Barcodes[1])).ToHaveAttribute("data-outcome", "waiting"), "the next scan waits, not sent")
+		s.fieldIsEmptyAndFocused("with the network down")
+		if got := lib.loans(p.Card); len(got) != 0 {
+			t.Fatalf("with the network down: %v on loan", got)
+		}
+		must(t, bctx.SetOffline(false), "the network comes back")
+		must(t, s.row(p.Barcodes[0]).GetByRole(*playwright.AriaRoleButton, playwright.LocatorGetByRoleOptions{Name: "Send again"}).Click(), "Send again")
+		s.settle()
+		got := lib.loans(p.Card)
+		if len(got) != 2 {
+			t.Errorf("after sending again: %v, want both items once", got)
+		}
+		for _, bc := range p.Barcodes[:2] {
+			must(t, expect.Locator(s.row(bc)).ToHaveAttribute("data-outcome", "done"), "%s checked out", bc)
+		}
+		s.fieldIsEmptyAndFocused("after sending again")
+	})
 
 	t.Run("IdleDesk", func(t *testing.T) {
 		page, bctx := newPage(t, browser)

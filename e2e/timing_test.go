@@ -37,7 +37,11 @@ func timedBrowserSession(t *testing.T, browser playwright.Browser, args []string
 		var tm deskclient.Timing
 		tm.App, tm.DB, tm.Statements, _ = deskclient.ParseServerTiming(h)
 		tm.Selects = deskclient.ParseSelects(h)
-		tm.Page = r.Request().ResourceType() == "document" && (r.Status() < 300 || r.Status() >= 400)
+		// A page is an answer staff see: a document (not a redirect), or a
+		// desk script's answer to a scan (a fragment swapped into the page).
+		req := r.Request()
+		answer := req.ResourceType() == "document" || req.Headers()["hx-request"] == "true"
+		tm.Page = answer && (r.Status() < 300 || r.Status() >= 400)
 		mu.Lock()
 		seen = append(seen, tm)
 		mu.Unlock()

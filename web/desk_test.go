@@ -16,10 +16,7 @@ import (
 // scan posts what the desk script posts: the form with an HX-Request header.
 func (e *testEnv) scan(t *testing.T, c *http.Client, path string, form url.Values) response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.Srv.URL+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", e.Srv.URL)
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req := e.formRequest(path, form)
 	req.Header.Set("HX-Request", "true")
 	return do(t, c, req)
 }
@@ -83,6 +80,12 @@ func TestDeskScriptCheckout(t *testing.T) {
 		}
 		if e.loans(t, "P0001") != 1 {
 			t.Error("I00001 is not on loan to P0001")
+		}
+		// One request where the form post took two (the post and the page it
+		// redirected to, 10 + 4): session and user (2), the checkout (8), the
+		// patron with their standing and their loans for the page's regions (2).
+		if n := sqlCount(t, r); n > 12 {
+			t.Errorf("a scanned checkout ran %d SQL statements, want at most 12", n)
 		}
 	})
 
@@ -223,6 +226,11 @@ func TestDeskScriptCheckin(t *testing.T) {
 
 	r := e.scan(t, c, "/checkin", url.Values{"barcode": {"I00003"}})
 	row(t, r, http.StatusOK, "done", "I00003")
+	// Session and user (2), the checkin (5), saving the session (this first
+	// checkin names the session's list): nothing more for the answer.
+	if n := sqlCount(t, r); n > 8 {
+		t.Errorf("a scanned checkin ran %d SQL statements, want at most 8", n)
+	}
 	if !strings.Contains(r.Body, "Returned from Alex Reader") || strings.Contains(r.Body, "data-sound") {
 		t.Errorf("a plain return:\n%s", r.Body)
 	}
@@ -273,5 +281,19 @@ func TestPatronPageOpensVisit(t *testing.T) {
 	}
 	if r := e.get(t, c, "/checkout"); !strings.Contains(r.Body, "Casey Waiting") {
 		t.Error("the visit is not for the patron whose page it was")
+	}
+}
+
+// TestDeskScriptSignedOut: a scan sent after the session ended gets a short 401,
+// not the login page (which the script would swap into the list).
+func TestDeskScriptSignedOut(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.client(t)
+	r := e.scan(t, c, "/checkout/scan", url.Values{"scan": {"I00001"}})
+	if r.Status != http.StatusUnauthorized || strings.Contains(r.Body, "<form") || !strings.Contains(r.Body, "signed out") {
+		t.Fatalf("a signed-out scan: %d\n%s", r.Status, r.Body)
+	}
+	if r := e.post(t, c, "/checkout/scan", url.Values{"scan": {"I00001"}}); r.Status != http.StatusSeeOther {
+		t.Errorf("a signed-out form post: %d, want 303 to the login page", r.Status)
 	}
 }

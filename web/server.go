@@ -251,6 +251,13 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 }
 
 func (s *Server) redirectToLogin(w http.ResponseWriter, r *http.Request, reason string) {
+	if isDeskScript(r) {
+		// A scan sent by the desk script: a login page swapped into the desk's
+		// list would be worse than useless. The script marks the scan as not sent,
+		// to send again after signing in.
+		http.Error(w, "You are signed out: sign in again, then send the scan again.", http.StatusUnauthorized)
+		return
+	}
 	if reason != "" {
 		s.flash(r, "info", reason)
 	}

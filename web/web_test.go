@@ -115,11 +115,16 @@ func (e *testEnv) get(t *testing.T, c *http.Client, path string) response {
 // post sends a same-origin form post, as a browser does.
 func (e *testEnv) post(t *testing.T, c *http.Client, path string, form url.Values) response {
 	t.Helper()
+	return do(t, c, e.formRequest(path, form))
+}
+
+// formRequest is a same-origin form post, as a browser sends it.
+func (e *testEnv) formRequest(path string, form url.Values) *http.Request {
 	req, _ := http.NewRequest(http.MethodPost, e.Srv.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", e.Srv.URL)
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	return do(t, c, req)
+	return req
 }
 
 func (e *testEnv) login(t *testing.T, c *http.Client, user, password string) response {

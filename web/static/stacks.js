@@ -95,9 +95,14 @@
     // new row, or a failure's description when no row came back.
     function send(url, values, row, done) {
       var after = row.nextElementSibling;
+      var status = 0;
+      row.addEventListener("htmx:afterRequest", function (ev) {
+        status = ev.detail && ev.detail.xhr ? ev.detail.xhr.status : 0;
+      });
       htmx.ajax("POST", url, { source: row, target: row, swap: "outerHTML", values: values }).then(function () {
         if (document.body.contains(row)) {
-          done(null, "The server could not answer");
+          done(null, status === 401 ? "You are signed out: sign in again in a new tab, then send it again" :
+            "The server could not answer (" + (status || "no status") + ")");
           return;
         }
         done(after ? after.previousElementSibling : list.lastElementChild, null);
@@ -244,9 +249,22 @@
     // next patron never sees the previous one.
     if (idleMinutes > 0) {
       window.setInterval(function () {
-        if (!document.querySelector("#desk-patron [data-patron]") || sending || queue.length > 0) { return; }
+        if (!document.querySelector("#desk-patron [data-patron]") || sending) { return; }
         if (Date.now() - lastActive >= idleMinutes * 60000) {
           lastActive = Date.now();
+          // A question nobody answered, and the scans waiting behind it, go with
+          // the visit: none of them was done.
+          var b = blocker();
+          if (b) {
+            b.className = "scan scan-cancelled";
+            b.setAttribute("data-outcome", "cancelled");
+          }
+          queue.forEach(function (e) {
+            e.row.className = "scan scan-cancelled";
+            e.row.setAttribute("data-outcome", "cancelled");
+            setStatus(e.row, "Not sent: the desk was idle");
+          });
+          queue = [];
           enqueue({ url: "/checkout/done", values: { reason: "idle" }, label: "Idle" });
         }
       }, 5000);
