@@ -54,6 +54,8 @@
     }
     function showList() {
       list.closest("table").hidden = false;
+      var empty = document.querySelector(".scan-empty");
+      if (empty) { empty.remove(); }
     }
     // blocker is the row the queue waits for: a decision, or a scan that failed.
     function blocker() {
