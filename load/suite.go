@@ -354,7 +354,12 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 		}
 	}
 	name := strings.NewReplacer(" ", "-", ",", "").Replace(sc.part + "-" + sc.label)
-	p, base, err := s.serve(ctx, name, sc.serve, sipAddr)
+	extra := sc.serve
+	if sc.sip {
+		// Every terminal connects from this host: lift the per-address limit.
+		extra = append(slices.Clone(extra), "--sip-max-conns-per-addr", strconv.Itoa(sc.users))
+	}
+	p, base, err := s.serve(ctx, name, extra, sipAddr)
 	if err != nil {
 		return err
 	}

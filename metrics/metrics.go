@@ -48,7 +48,7 @@ func New(d *db.DB) *Metrics {
 		}, []string{"source"}),
 		sip: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "stacks_sip_message_duration_seconds",
-			Help:    "Time to answer SIP2 messages, by message type (the request's two-digit code).",
+			Help:    "Time to answer SIP2 messages, by message type (the request's two-digit code, or other for a message the server does not answer as itself).",
 			Buckets: []float64{.0002, .0005, .001, .002, .005, .01, .02, .05, .1, .5},
 		}, []string{"message"}),
 		circ: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -108,14 +108,22 @@ func (m *Metrics) ObserveRequest(route, method string, status int, took time.Dur
 	m.ObserveSQL("http", s)
 }
 
-// ObserveSIP records one SIP2 message.
+// ObserveSIP records one SIP2 message under its label: a two-digit message code
+// (sip.MessageLabel gives only the codes the server answers) or "other". Anything
+// else counts as "other", so that no caller can grow the label set past 101 values
+// or hand Prometheus a label that is not text, which it refuses with a panic.
 func (m *Metrics) ObserveSIP(message string, took time.Duration, s *db.Stats) {
 	if m == nil {
 		return
 	}
+	if len(message) != 2 || !isDigit(message[0]) || !isDigit(message[1]) {
+		message = "other"
+	}
 	m.sip.WithLabelValues(message).Observe(took.Seconds())
 	m.ObserveSQL("sip", s)
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // Circulation counts a completed checkout, checkin or renewal.
 func (m *Metrics) Circulation(action, channel string) {

@@ -54,7 +54,8 @@ func BenchmarkCheckin(b *testing.B) {
 }
 
 func benchCheckin(b *testing.B, terminals int, level slog.Level, dopt db.Options) {
-	e := newEnvWith(b, envOptions{demo: demo.Options{}, db: dopt, logLevel: level})
+	// Every terminal connects from 127.0.0.1: allow them all.
+	e := newEnvWith(b, envOptions{demo: demo.Options{}, db: dopt, logLevel: level, config: sip.Config{MaxConnsPerAddr: terminals}})
 	// Items no hold wants, at home here, and patrons who may borrow them.
 	items := queryRows(b, e.d, `SELECT i.barcode FROM items i
 		WHERE i.status = 'available' AND i.home_branch_id = 1 AND i.current_branch_id = 1 AND i.item_type_id = 1

@@ -12,6 +12,18 @@
 // closes the connection, and so does Config.IdleTimeout (5 minutes) without one. A
 // panic while handling a message is logged and closes that connection only.
 //
+// A connection must log in within Config.LoginTimeout (30 seconds) of opening (or
+// of a failed login that logged it out); what it sends meanwhile, resend requests
+// (97) included, does not extend that, and a 97 counts as one of the five messages
+// without a login (see Login). At most Config.MaxConns connections (256) are open,
+// and at most Config.MaxConnsPerAddr (16) from one client address (an IPv6 /64),
+// loopback included; connections beyond are closed at once. So a stranger cannot
+// hold the server's connections and lock the terminals out.
+//
+// A message that is not one the server answers, whatever its bytes (invalid UTF-8
+// included), gets a request to resend (96), and counts in the metrics as "other"
+// (MessageLabel).
+//
 // # Login
 //
 // Accounts are rows of sip_accounts (username, bcrypt password hash, institution,

@@ -6,15 +6,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks/sip"
 )
 
 // FuzzParse feeds the parser arbitrary bytes, seeded with every request of the
-// golden transcripts (real messages, with and without error detection). It must
-// never panic, and what it accepts must be consistent: a two-digit identifier, a
-// verified checksum, field values without the "|" that ends them. Redact must cope
-// with the same input. The seeds run as an ordinary test; make fuzz-short fuzzes.
+// golden transcripts (real messages, with and without error detection) and with
+// invalid UTF-8 (issue 13). It must never panic, and what it accepts must be
+// consistent: a two-digit identifier, a verified checksum, field values without the
+// "|" that ends them. Redact must cope with the same input, and MessageLabel must
+// give a label that is text and one of the messages Parse knows, or "other". The
+// seeds run as an ordinary test; make fuzz-short fuzzes.
 func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil {
@@ -33,9 +36,24 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("9300CNkiosk|COkiosk|CPCEN|AY0AZ"))
 	f.Add([]byte("AYAZ0000"))
+	// Invalid UTF-8: in the identifier (it became a metrics label, which panicked),
+	// alone, with error detection, and in the fields of known messages.
+	for _, s := range []string{"9\xC3", "9\xC3\r", "\xC3", "\xC3\x28", "\xff\xfe", "\x80\x80", "\xed\xa0\x80",
+		"9\xC3AY0AZFFFF", "93\xff", "9300CN\xff|CO\xC3|CP\x80|", "2300120261130    100000AOCEN|AA\xff\xfe|AC|AD\xC3|"} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := sip.Parse(b)
 		sip.Redact(b)
+		label := sip.MessageLabel(b)
+		if label != sip.OtherMessage {
+			if !utf8.ValidString(label) || len(label) != 2 || label != string(b[:2]) {
+				t.Fatalf("MessageLabel(%q) = %q", b, label)
+			}
+			if errors.Is(err, sip.ErrUnknown) {
+				t.Fatalf("MessageLabel(%q) = %q, a message Parse does not know", b, label)
+			}
+		}
 		if m.Seq < -1 || m.Seq > 9 {
 			t.Fatalf("Parse(%q): sequence number %d", b, m.Seq)
 		}
@@ -44,6 +62,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if err != nil {
 			return
+		}
+		if label != m.ID {
+			t.Fatalf("Parse(%q) accepted %q, MessageLabel says %q", b, m.ID, label)
 		}
 		if len(m.ID) != 2 || m.ID[0] < '0' || m.ID[0] > '9' || m.ID[1] < '0' || m.ID[1] > '9' {
 			t.Fatalf("Parse(%q): accepted identifier %q", b, m.ID)

@@ -87,6 +87,26 @@ func fixedLength(id string) (int, bool) {
 	return 0, false
 }
 
+// OtherMessage is MessageLabel's label for every request this server does not
+// answer as itself: an unknown or unsupported identifier, or bytes that are not one.
+const OtherMessage = "other"
+
+// MessageLabel returns the label under which a request is counted (in metrics): its
+// two-digit identifier when it is one this server answers (93, 99, 23, ...; see
+// fixedLength), and OtherMessage for anything else. A terminal can send any bytes,
+// invalid UTF-8 included; a label taken from them as sent would grow the metrics
+// with every new pair and is not always text (Prometheus refuses it).
+func MessageLabel(req []byte) string {
+	if len(req) < 2 || !isDigit(req[0]) || !isDigit(req[1]) {
+		return OtherMessage
+	}
+	id := string(req[:2])
+	if _, known := fixedLength(id); !known {
+		return OtherMessage
+	}
+	return id
+}
+
 // Parse parses one request, without its line terminator. It returns the message
 // with an error wrapping ErrChecksum, ErrUnknown or ErrMalformed when it cannot be
 // used; the message then still has what could be read of it (at least its ID and

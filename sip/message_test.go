@@ -131,3 +131,27 @@ func TestParseSortBins(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageLabel: a request's metrics label is its identifier when the server
+// answers it, and "other" for anything else, invalid UTF-8 included (issue 13,
+// finding 8).
+func TestMessageLabel(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"9300CNkiosk|COkiosk|", "93"},
+		{"9900302.00AY2AZFCA4", "99"},
+		{"97", "97"},
+		{"09N20261130    100000", "09"},
+		{"01N20261130    100000", sip.OtherMessage}, // block patron: not supported
+		{"XX", sip.OtherMessage},
+		{"9", sip.OtherMessage},
+		{"", sip.OtherMessage},
+		{"9\xC3", sip.OtherMessage},
+		{"\xff\xfe", sip.OtherMessage},
+		{"\xC3\xA9", sip.OtherMessage}, // valid UTF-8, still not a message
+	}
+	for _, tt := range tests {
+		if got := sip.MessageLabel([]byte(tt.in)); got != tt.want {
+			t.Errorf("MessageLabel(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -31,17 +32,29 @@ type Config struct {
 	// IdleTimeout closes a connection that sends nothing for this long (default 5
 	// minutes); terminals log in again.
 	IdleTimeout time.Duration
+	// LoginTimeout is how long a connection may stay open without a successful
+	// login (93), counted from when it opened or from a failed login that logged it
+	// out (default 30 seconds). Messages sent meanwhile, a resend request (97)
+	// included, do not extend it: a stranger cannot hold a connection open.
+	LoginTimeout time.Duration
 	// MaxMessage is the longest message accepted, in bytes (default 4096); a longer
 	// one closes the connection.
 	MaxMessage int
 	// MaxConns limits the open connections (default 256); more are closed at once.
 	MaxConns int
+	// MaxConnsPerAddr limits the open connections from one client address (default
+	// 16; an IPv6 address counts with its /64), so that one machine cannot take all
+	// MaxConns and lock the terminals out. Loopback is an address like any other:
+	// terminals that reach the server through a tunnel on this host (stunnel) all
+	// come from it, and need it raised.
+	MaxConnsPerAddr int
 	// SortBins maps checkin outcomes to a sorter's bins (the CL field).
 	SortBins SortBins
 	// Currency is the ISO 4217 code sent with amounts (BH), default "USD".
 	Currency string
 	// Observe, if set, is told of every message answered: its request and answer,
-	// how long it took and its SQL (metrics use it).
+	// how long it took and its SQL (metrics use it). The request is the bytes the
+	// terminal sent, which need not be text: label it with MessageLabel.
 	Observe func(req, resp []byte, took time.Duration, stats *db.Stats)
 }
 
@@ -73,9 +86,17 @@ type Server struct {
 	logins *throttle
 	pins   *throttle
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[*conn]struct{}
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[*conn]struct{}
+	// perAddr counts the open connections by client address (addrKey).
+	perAddr map[string]int
+	// refused counts the connections refused since the last log of them, which
+	// is written at most once a second (refusedAt): refusals come as fast as a
+	// client can connect.
+	refused   int
+	refusedAt time.Time
+
 	closing atomic.Bool
 	wg      sync.WaitGroup
 	nextID  atomic.Uint64
@@ -96,13 +117,19 @@ func New(cfg Config) *Server {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 256
 	}
+	if cfg.MaxConnsPerAddr <= 0 {
+		cfg.MaxConnsPerAddr = 16
+	}
+	if cfg.LoginTimeout <= 0 {
+		cfg.LoginTimeout = 30 * time.Second
+	}
 	if cfg.PrefsMaxAge <= 0 {
 		cfg.PrefsMaxAge = 5 * time.Second
 	}
 	if cfg.Currency == "" {
 		cfg.Currency = "USD"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, done: make(chan struct{}),
+	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, perAddr: map[string]int{}, done: make(chan struct{}),
 		logins: newThrottle(5, 15*time.Minute, 15*time.Minute),
 		pins:   newThrottle(10, 15*time.Minute, 15*time.Minute),
 	}
@@ -149,16 +176,11 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		tempDelay = 0
 		c := &conn{s: s, nc: nc, r: bufio.NewReaderSize(nc, 4096), id: s.nextID.Add(1), remote: nc.RemoteAddr().String(), term: "\r"}
-		s.mu.Lock()
-		if len(s.conns) >= s.cfg.MaxConns || s.closing.Load() {
-			s.mu.Unlock()
-			s.log.Warn("sip connection refused: too many connections", "remote", c.remote, "max", s.cfg.MaxConns)
+		c.addr = addrKey(c.remote)
+		if !s.admit(c) {
 			nc.Close()
 			continue
 		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
 		go c.serve()
 	}
 }
@@ -209,11 +231,59 @@ func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
 	return s.prefs.Get(ctx, s.cfg.DB)
 }
 
+// admit registers a new connection, or refuses it when the server is closing,
+// has MaxConns open, or has MaxConnsPerAddr open from the same address.
+func (s *Server) admit(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	why := ""
+	switch {
+	case s.closing.Load():
+		return false
+	case len(s.conns) >= s.cfg.MaxConns:
+		why = "too many connections"
+	case s.perAddr[c.addr] >= s.cfg.MaxConnsPerAddr:
+		why = "too many connections from this address"
+	default:
+		s.conns[c] = struct{}{}
+		s.perAddr[c.addr]++
+		s.wg.Add(1)
+		return true
+	}
+	s.refused++
+	if now := time.Now(); now.Sub(s.refusedAt) >= time.Second {
+		s.log.Warn("sip connection refused: "+why, "remote", c.remote, "open", len(s.conns), "from_address", s.perAddr[c.addr],
+			"max", s.cfg.MaxConns, "max_per_address", s.cfg.MaxConnsPerAddr, "refused_since_last_logged", s.refused)
+		s.refused, s.refusedAt = 0, now
+	}
+	return false
+}
+
 func (s *Server) remove(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	if s.perAddr[c.addr]--; s.perAddr[c.addr] <= 0 {
+		delete(s.perAddr, c.addr)
+	}
 	s.mu.Unlock()
 	s.wg.Done()
+}
+
+// addrKey is the address a connection counts against for MaxConnsPerAddr: the
+// client's IP address, or for IPv6 its /64 (one machine is commonly given a whole
+// /64); the address as written when it cannot be parsed.
+func addrKey(remote string) string {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return remote
+	}
+	ip := ap.Addr().Unmap()
+	if ip.Is6() {
+		if p, err := ip.WithZone("").Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return ip.String()
 }
 
 // errTooLong is a message longer than MaxMessage.
@@ -226,6 +296,11 @@ type conn struct {
 	r      *bufio.Reader
 	id     uint64
 	remote string
+	// addr is the address the connection counts against (addrKey).
+	addr string
+	// loginBy is when a connection that is not logged in is closed; zero while
+	// logged in.
+	loginBy time.Time
 
 	// account is nil until a login succeeds.
 	account *Account
@@ -258,7 +333,7 @@ func (c *conn) serve() {
 		}
 	}()
 	for {
-		c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+		c.nc.SetReadDeadline(c.readDeadline(time.Now()))
 		if c.s.closing.Load() {
 			reason = "server shutting down"
 			return
@@ -268,6 +343,9 @@ func (c *conn) serve() {
 			switch {
 			case c.s.closing.Load():
 				reason = "server shutting down"
+			case errors.Is(err, os.ErrDeadlineExceeded) && c.account == nil && !time.Now().Before(c.loginBy):
+				reason = "no login in time"
+				c.s.log.Info("sip: no login in time; connection closed", "conn", c.id, "remote", c.remote, "login_timeout", c.s.cfg.LoginTimeout)
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				reason = "idle timeout"
 			case errors.Is(err, errTooLong):
@@ -285,6 +363,23 @@ func (c *conn) serve() {
 			return
 		}
 	}
+}
+
+// readDeadline is when the connection is closed unless a message arrives: after
+// IdleTimeout without one, and before a login at loginBy, which no message moves.
+func (c *conn) readDeadline(now time.Time) time.Time {
+	idle := now.Add(c.s.cfg.IdleTimeout)
+	if c.account != nil {
+		c.loginBy = time.Time{}
+		return idle
+	}
+	if c.loginBy.IsZero() {
+		c.loginBy = now.Add(c.s.cfg.LoginTimeout)
+	}
+	if c.loginBy.Before(idle) {
+		return c.loginBy
+	}
+	return idle
 }
 
 // readMessage reads one message up to its terminator: CR, CR LF, or (leniently) LF.
@@ -443,22 +538,26 @@ func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
 	}
 	c.protocolErrors = 0
 
-	if m.ID == "97" {
-		if c.last == nil {
-			return c.requestResend(&m), true
-		}
-		return c.last, true
-	}
 	if c.account == nil && m.ID != "93" {
+		// A resend request (97) counts too: answered, it would otherwise keep a
+		// connection without a login busy for ever.
 		c.unauthenticated++
-		c.resp.start("94")
-		c.resp.ok(false)
-		resp := c.resp.finish(&m)
+		var resp []byte
+		if m.ID == "97" {
+			resp = c.resend(&m)
+		} else {
+			c.resp.start("94")
+			c.resp.ok(false)
+			resp = c.remember(c.resp.finish(&m))
+		}
 		if c.unauthenticated >= maxUnauthenticated {
 			c.s.log.Warn("sip: messages without a login; connection closed", "conn", c.id, "remote", c.remote)
 			return resp, false
 		}
-		return c.remember(resp), true
+		return resp, true
+	}
+	if m.ID == "97" {
+		return c.resend(&m), true
 	}
 
 	keep := true
@@ -489,6 +588,14 @@ func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
 		c.feePaid(ctx, &m)
 	}
 	return c.remember(c.resp.finish(&m)), keep
+}
+
+// resend answers 97: the last response again, or 96 when there is none.
+func (c *conn) resend(m *Message) []byte {
+	if c.last == nil {
+		return c.requestResend(m)
+	}
+	return c.last
 }
 
 // requestResend is the 96 message: please send your last message again.

@@ -401,3 +401,159 @@ func TestPanicRecovered(t *testing.T) {
 		}
 	}
 }
+
+// rawFrom connects from the local address ip (loopback is 127.0.0.0/8: 127.0.0.2
+// is another client address on the same machine).
+func (e *env) rawFrom(ip string) *rawConn {
+	e.tb.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", e.addr)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	e.tb.Cleanup(func() { c.Close() })
+	return &rawConn{t: e.tb, c: c, r: bufio.NewReader(c)}
+}
+
+// TestConnectionsPerAddress (issue 13, finding 3): one address that opens
+// MaxConnsPerAddr connections and sends nothing gets no more, while a terminal at
+// another address connects, logs in and works; when one of the first closes, its
+// address may connect again. Without the limit, 256 idle connections from one
+// address refused every terminal.
+func TestConnectionsPerAddress(t *testing.T) {
+	const perAddr = 4
+	e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{MaxConnsPerAddr: perAddr}})
+	idle := make([]*rawConn, perAddr)
+	for i := range idle {
+		idle[i] = e.rawFrom("127.0.0.1")
+	}
+	// Connections are accepted in the order they were made: by now the server
+	// has counted the idle ones.
+	extra := e.rawFrom("127.0.0.1")
+	if !extra.closed(3 * time.Second) {
+		t.Fatalf("connection %d from 127.0.0.1 was served; want it refused", perAddr+1)
+	}
+	// The idle ones are still served.
+	idle[0].write("9300CNkiosk|COkiosk|CPCEN|\r")
+	if got := idle[0].read('\r'); got != "941\r" {
+		t.Fatalf("an idle connection within the limit: %q", got)
+	}
+	other := e.rawFrom("127.0.0.2")
+	other.write("9300CNkiosk|COkiosk|CPCEN|\r")
+	if got := other.read('\r'); got != "941\r" {
+		t.Fatalf("a terminal at 127.0.0.2: %q", got)
+	}
+	other.write("9900302.00\r")
+	if got := other.read('\r'); !strings.HasPrefix(got, "98") {
+		t.Fatalf("a terminal at 127.0.0.2, status: %q", got)
+	}
+	// A place freed is taken again.
+	idle[1].c.Close()
+	var again *rawConn
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		again = e.rawFrom("127.0.0.1")
+		again.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := again.r.Peek(1); errors.Is(err, os.ErrDeadlineExceeded) {
+			break // open and waiting for a message: admitted
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after one of its connections closed, 127.0.0.1 still could not connect")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	again.write("9300CNkiosk|COkiosk|CPCEN|\r")
+	if got := again.read('\r'); got != "941\r" {
+		t.Fatalf("the connection that took the freed place: %q", got)
+	}
+}
+
+// TestLoginTimeout (issue 13, finding 3): a connection that does not log in is
+// closed LoginTimeout after it opened, however busy it keeps: idle, repeating a
+// resend request (97), or mixing unusable messages with 97. Before, it was held
+// for the idle timeout (5 minutes), and 97 renewed that for ever.
+func TestLoginTimeout(t *testing.T) {
+	const loginTimeout = 400 * time.Millisecond
+	e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{LoginTimeout: loginTimeout}})
+	// closedWithin checks that rc is closed between loginTimeout (less a margin
+	// for the clocks) and limit after start, sending every and msgs in turn until
+	// then (none when msgs is empty).
+	closedWithin := func(t *testing.T, rc *rawConn, start time.Time, limit, every time.Duration, msgs ...string) {
+		t.Helper()
+		for i := 0; ; i++ {
+			if len(msgs) > 0 {
+				if _, err := rc.c.Write([]byte(msgs[i%len(msgs)] + "\r")); err != nil {
+					break // closed
+				}
+			}
+			if rc.closed(max(every, 10*time.Millisecond)) {
+				break
+			}
+			if time.Since(start) > limit {
+				t.Fatalf("still open after %v", time.Since(start))
+			}
+		}
+		if d := time.Since(start); d < loginTimeout-50*time.Millisecond || d > limit {
+			t.Errorf("closed after %v; want about %v", d, loginTimeout)
+		}
+	}
+	t.Run("Idle", func(t *testing.T) {
+		start := time.Now()
+		closedWithin(t, e.raw(), start, 3*time.Second, 3*time.Second)
+	})
+	t.Run("ResendRepeated", func(t *testing.T) {
+		rc := e.raw()
+		start := time.Now()
+		// 97 before a login counts as a message without a login: the fifth closes
+		// the connection, before the timeout.
+		for i := range 4 {
+			rc.write("97\r")
+			if got := rc.read('\r'); got != "96\r" {
+				t.Fatalf("97 number %d: %q", i+1, got)
+			}
+		}
+		rc.write("97\r")
+		rc.read('\r')
+		if !rc.closed(time.Second) {
+			t.Fatal("five resend requests without a login did not close the connection")
+		}
+		if d := time.Since(start); d > loginTimeout {
+			t.Errorf("closed after %v", d)
+		}
+	})
+	t.Run("ResendAndGarbage", func(t *testing.T) {
+		// Four unusable messages and a 97, over and over, one every 150 ms: neither
+		// count reaches its limit for 25 messages (3.75 s); the login timeout
+		// closes it first.
+		start := time.Now()
+		closedWithin(t, e.raw(), start, 2*time.Second, 150*time.Millisecond, "XX", "XX", "XX", "XX", "97")
+	})
+	t.Run("LoginInTime", func(t *testing.T) {
+		// A terminal that logs in is held by the idle timeout (5 minutes), not this.
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CPCEN|\r")
+		if got := rc.read('\r'); got != "941\r" {
+			t.Fatalf("login: %q", got)
+		}
+		if rc.closed(2 * loginTimeout) {
+			t.Fatal("a logged-in connection was closed by the login timeout")
+		}
+		rc.write("9900302.00\r")
+		if got := rc.read('\r'); !strings.HasPrefix(got, "98") {
+			t.Fatalf("status: %q", got)
+		}
+	})
+	t.Run("FailedReLogin", func(t *testing.T) {
+		// A failed login logs the connection out; it then has LoginTimeout again
+		// from that moment, not from when it opened.
+		rc := e.raw()
+		rc.write("9300CNkiosk|COkiosk|CPCEN|\r")
+		rc.read('\r')
+		time.Sleep(loginTimeout + 100*time.Millisecond)
+		start := time.Now()
+		rc.write("9300CNkiosk|COwrong|CPCEN|\r")
+		if got := rc.read('\r'); got != "940\r" {
+			t.Fatalf("wrong password: %q", got)
+		}
+		closedWithin(t, rc, start, 3*time.Second, 3*time.Second)
+	})
+}

@@ -34,7 +34,9 @@ list (--shares FILE: one user a line, CARD BARCODE..., as --write-shares makes).
 The demo library has shares for about 1,200 users with
   stacks demo --db load.db --titles 5000 --patrons 3000
 
-Only loopback targets are accepted (127.0.0.0/8, ::1, localhost).
+Only loopback targets are accepted (127.0.0.0/8, ::1, localhost). Over SIP2
+every terminal connects from this host: serve with --sip-max-conns-per-addr of at
+least --users (the default allows 16 connections an address).
 
 Other modes:
   --flood PATH       --conns keep-alive connections GET PATH back to back for
@@ -46,7 +48,7 @@ Other modes:
 Examples:
   stacks load --target http://127.0.0.1:8080 --db stacks.db --users 75 --think 3s --duration 60s
   stacks load --target http://127.0.0.1:8080 --db stacks.db --users 8 --think 0 --count 10000 --json sat.json
-  stacks load --sip 127.0.0.1:6001 --db stacks.db --users 20 --think 0 --duration 30s
+  stacks load --sip 127.0.0.1:6001 --db stacks.db --users 20 --think 0 --duration 30s   # serve --sip-max-conns-per-addr 20
   stacks load --target http://127.0.0.1:8080 --flood /healthz --conns 500 --duration 30s`, stderr)
 	target := fs.String("target", env("STACKS_LOAD_TARGET", "http://127.0.0.1:8080"), "the staff site's URL (STACKS_LOAD_TARGET)")
 	dbPath := fs.String("db", env("STACKS_DB", ""), "the server's database file, to read the users' shares from (STACKS_DB)")

@@ -19,10 +19,12 @@ import (
 
 // sipFlags are serve's SIP2 flags.
 type sipFlags struct {
-	addr        string
-	sortBins    string
-	idleTimeout time.Duration
-	currency    string
+	addr            string
+	sortBins        string
+	idleTimeout     time.Duration
+	loginTimeout    time.Duration
+	maxConnsPerAddr int
+	currency        string
 }
 
 // registerSIPFlags adds the SIP2 flags to serve's flag set.
@@ -34,6 +36,10 @@ func registerSIPFlags(fs *flag.FlagSet) *sipFlags {
 		"sorter bins by checkin outcome (shelf, hold, remote-hold, transfer, exception), e.g. hold=1,transfer=2,shelf=3 (STACKS_SIP_SORT_BINS)")
 	fs.DurationVar(&f.idleTimeout, "sip-idle-timeout", envDuration("STACKS_SIP_IDLE_TIMEOUT", 5*time.Minute),
 		"close a SIP2 connection after this long without a message (STACKS_SIP_IDLE_TIMEOUT)")
+	fs.DurationVar(&f.loginTimeout, "sip-login-timeout", envDuration("STACKS_SIP_LOGIN_TIMEOUT", 30*time.Second),
+		"close a SIP2 connection that has not logged in (93) this long after it opened; messages do not extend it (STACKS_SIP_LOGIN_TIMEOUT)")
+	fs.IntVar(&f.maxConnsPerAddr, "sip-max-conns-per-addr", envInt("STACKS_SIP_MAX_CONNS_PER_ADDR", 16),
+		"refuse SIP2 connections beyond this many open from one address (an IPv6 /64), loopback included: raise it when terminals come through a tunnel on this host (STACKS_SIP_MAX_CONNS_PER_ADDR)")
 	fs.StringVar(&f.currency, "sip-currency", env("STACKS_SIP_CURRENCY", "USD"),
 		"ISO 4217 currency code SIP2 sends with amounts (STACKS_SIP_CURRENCY)")
 	return f
@@ -52,17 +58,26 @@ func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger, m
 	if len(f.currency) != 3 {
 		return nil, usageError{fmt.Sprintf("--sip-currency %q: use a three-letter ISO 4217 code such as USD or EUR", f.currency)}
 	}
+	// Zero is the sip package's default (30 s, 16 connections); there is no "off".
+	if f.loginTimeout < 0 {
+		return nil, usageError{fmt.Sprintf("--sip-login-timeout %v: give a positive duration, e.g. 30s", f.loginTimeout)}
+	}
+	if f.maxConnsPerAddr < 0 {
+		return nil, usageError{fmt.Sprintf("--sip-max-conns-per-addr %d: give a positive number, e.g. 16", f.maxConnsPerAddr)}
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", f.addr)
 	if err != nil {
 		return nil, fmt.Errorf("SIP2: listen on %s: %w (is another server running there? choose another with --sip-addr)", f.addr, err)
 	}
-	cfg := sip.Config{DB: d, Logger: logger, IdleTimeout: f.idleTimeout, SortBins: bins, Currency: strings.ToUpper(f.currency)}
+	cfg := sip.Config{DB: d, Logger: logger, IdleTimeout: f.idleTimeout, LoginTimeout: f.loginTimeout,
+		MaxConnsPerAddr: f.maxConnsPerAddr, SortBins: bins, Currency: strings.ToUpper(f.currency)}
 	if m != nil {
 		cfg.Observe = sipObserver(m)
 	}
 	srv := sip.New(cfg)
-	logger.Info("serving SIP2", "addr", ln.Addr().String(), "sort_bins", bins.String(), "idle_timeout", f.idleTimeout)
+	logger.Info("serving SIP2", "addr", ln.Addr().String(), "sort_bins", bins.String(), "idle_timeout", f.idleTimeout,
+		"login_timeout", f.loginTimeout, "max_conns_per_addr", f.maxConnsPerAddr)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -235,15 +250,13 @@ func namedMessage(arg, institution string, now time.Time) (string, error) {
 	return "", fmt.Errorf("unknown message %q: see stacks sip-client --help for the names, or give a raw SIP2 message", arg)
 }
 
-// sipObserver records SIP2 messages in the metrics: latency by message type, and
-// completed checkouts, checkins and renewals (an answer whose ok flag is 1).
+// sipObserver records SIP2 messages in the metrics: latency by message type (the
+// codes the server answers, and "other" for the rest), and completed checkouts,
+// checkins and renewals (an answer whose ok flag is 1).
 func sipObserver(m *metrics.Metrics) func(req, resp []byte, took time.Duration, stats *db.Stats) {
 	actions := map[string]string{"11": "checkout", "09": "checkin", "29": "renew"}
 	return func(req, resp []byte, took time.Duration, stats *db.Stats) {
-		if len(req) < 2 {
-			return
-		}
-		code := string(req[:2])
+		code := sip.MessageLabel(req)
 		m.ObserveSIP(code, took, stats)
 		if action, ok := actions[code]; ok && len(resp) > 2 && resp[2] == '1' {
 			m.Circulation(action, "sip")

@@ -1,12 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"flag"
+	"io"
 	"log/slog"
+	"maps"
+	"net"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,5 +180,255 @@ func TestSIPAccountAdd(t *testing.T) {
 	}
 	if err := run(ctx, []string{"sip-account"}, &out, &out); exitCode(err) != 2 {
 		t.Errorf("sip-account without add: exit %d, want 2", exitCode(err))
+	}
+}
+
+// sipMetricsEnv starts the SIP listener as serve does, with metrics, on a small
+// demo library; it returns the listener's address, the metrics and the log.
+func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *syncBuffer) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Create(ctx, d, demo.Options{Titles: 10, Patrons: 10}); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	m := metrics.New(d)
+	f.addr = "127.0.0.1:0"
+	if f.idleTimeout == 0 {
+		f.idleTimeout = time.Minute
+	}
+	if f.currency == "" {
+		f.currency = "USD"
+	}
+	stop, err := startSIP(ctx, &f, d, logger, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	addr := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(logs.String())
+	if addr == nil {
+		t.Fatalf("no address in the log:\n%s", logs.String())
+	}
+	return addr[1], m, logs
+}
+
+// syncBuffer is a log destination that the connections' goroutines and the test
+// share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// exchangeRaw writes msg and a CR and returns the answer up to its CR, or fails.
+func exchangeRaw(t *testing.T, c net.Conn, r *bufio.Reader, msg string) string {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(msg + "\r")); err != nil {
+		t.Fatalf("write %q: %v", msg, err)
+	}
+	resp, err := r.ReadString('\r')
+	if err != nil {
+		t.Fatalf("%q: no answer (%v)", msg, err)
+	}
+	return strings.TrimSuffix(resp, "\r")
+}
+
+// TestSIPInvalidUTF8 (issue 13, finding 8): a message whose identifier is not
+// text (9 and half a UTF-8 sequence) used to become a Prometheus label, which
+// panicked; the connection closed unanswered and the stack was logged. Each such
+// message is now answered with a request to resend (96), as any unknown message
+// is, with metrics on; the connection stays usable, and nothing panics. Invalid
+// UTF-8 inside the fields of known messages is answered too.
+func TestSIPInvalidUTF8(t *testing.T) {
+	addr, m, logs := sipMetricsEnv(t, sipFlags{})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	// Before a login: answered as any unknown message is.
+	if got := exchangeRaw(t, c, r, "9\xC3"); got != "96" {
+		t.Errorf("before a login: answered %q, want 96", got)
+	}
+	if got := exchangeRaw(t, c, r, "9300CNkiosk|COkiosk|CPCEN|"); got != "941" {
+		t.Fatalf("login: %q", got)
+	}
+	for _, msg := range []string{"9\xC3", "\xC3\x28", "\xff\xfe", "\x80\x80", "9\xC3AY0AZFFFF", "\xed\xa0\x80", "93\xff", "9\xC3\xff\xfe|AA\xC3|"} {
+		if got := exchangeRaw(t, c, r, msg); !strings.HasPrefix(got, "96") {
+			t.Errorf("%q: answered %q, want 96 (send it again)", msg, got)
+		}
+		// Garbage five times in a row closes the connection: a good message between.
+		if got := exchangeRaw(t, c, r, "9900302.00"); !strings.HasPrefix(got, "98") {
+			t.Fatalf("status after %q: %q", msg, got)
+		}
+	}
+	// Invalid UTF-8 in the fields of messages the server knows.
+	for _, msg := range []string{
+		"2300120261130    100000AOCEN|AA\xff\xfe|AC|AD\xC3|",
+		"1720261130    100000AO\xC3|AB\xC3\x28|AC|",
+		"09N20261130    10000020261130    100000AP\xff|AOCEN|AB\x80|AC|",
+		"6300120261130    100000          AOCEN|AAP0001\xC3|AC|",
+	} {
+		if got := exchangeRaw(t, c, r, msg); len(got) < 2 || got[:2] != map[byte]string{'2': "24", '1': "18", '0': "10", '6': "64"}[msg[0]] {
+			t.Errorf("%q: answered %q", msg, got)
+		}
+	}
+	for _, bad := range []string{"panic", "crashed", "goroutine "} {
+		if strings.Contains(logs.String(), bad) {
+			t.Errorf("the log has %q:\n%s", bad, logs.String())
+		}
+	}
+	if _, err := m.Registry().Gather(); err != nil {
+		t.Errorf("gather the metrics: %v", err)
+	}
+}
+
+// knownSIPMessages are the requests the SIP server answers.
+var knownSIPMessages = map[string]bool{"93": true, "99": true, "23": true, "63": true, "11": true, "09": true,
+	"17": true, "29": true, "65": true, "15": true, "35": true, "37": true, "97": true}
+
+// TestSIPMetricLabelsBounded (issue 13, finding 8): every two bytes a terminal
+// sends used to become a label of stacks_sip_message_duration_seconds, so that
+// unknown messages grew /metrics without bound. Labels are now the message codes
+// the server answers, and "other" for everything else.
+func TestSIPMetricLabelsBounded(t *testing.T) {
+	addr, m, _ := sipMetricsEnv(t, sipFlags{})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	if got := exchangeRaw(t, c, r, "9300CNkiosk|COkiosk|CPCEN|"); got != "941" {
+		t.Fatalf("login: %q", got)
+	}
+	sent := 0
+	for a := byte('0'); a <= 'z'; a += 3 {
+		for b := byte('0'); b <= 'z'; b += 3 {
+			code := string([]byte{a, b})
+			if knownSIPMessages[code] {
+				continue
+			}
+			if got := exchangeRaw(t, c, r, code+"XYZ"); got != "96" {
+				t.Fatalf("%q: %q, want 96", code, got)
+			}
+			sent++
+			if sent%4 == 0 { // five unusable messages in a row close the connection
+				if got := exchangeRaw(t, c, r, "9900302.00"); !strings.HasPrefix(got, "98") {
+					t.Fatalf("status: %q", got)
+				}
+			}
+		}
+	}
+	labels := map[string]bool{}
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "stacks_sip_message_duration_seconds" {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			for _, l := range s.GetLabel() {
+				labels[l.GetValue()] = true
+			}
+		}
+	}
+	want := map[string]bool{"93": true, "99": true, "other": true}
+	if len(labels) != len(want) {
+		t.Errorf("after %d distinct unknown messages, the SIP labels are %v; want %v", sent, slices.Sorted(maps.Keys(labels)), slices.Sorted(maps.Keys(want)))
+	}
+	for l := range want {
+		if !labels[l] {
+			t.Errorf("no %q label", l)
+		}
+	}
+}
+
+// TestSIPConnectionFlags (issue 13, finding 3): --sip-max-conns-per-addr and
+// --sip-login-timeout (and their environment variables) reach the SIP server: the
+// connection past the limit from one address is refused, and one that does not log
+// in is closed after the timeout. Negative values are usage errors.
+func TestSIPConnectionFlags(t *testing.T) {
+	parse := func(t *testing.T, args ...string) sipFlags {
+		t.Helper()
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		f := registerSIPFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return *f
+	}
+	if f := parse(t); f.maxConnsPerAddr != 16 || f.loginTimeout != 30*time.Second {
+		t.Errorf("defaults: %d connections an address, login timeout %v; want 16, 30s", f.maxConnsPerAddr, f.loginTimeout)
+	}
+	t.Setenv("STACKS_SIP_MAX_CONNS_PER_ADDR", "40")
+	t.Setenv("STACKS_SIP_LOGIN_TIMEOUT", "10s")
+	if f := parse(t); f.maxConnsPerAddr != 40 || f.loginTimeout != 10*time.Second {
+		t.Errorf("from the environment: %d, %v; want 40, 10s", f.maxConnsPerAddr, f.loginTimeout)
+	}
+
+	addr, _, logs := sipMetricsEnv(t, parse(t, "--sip-max-conns-per-addr", "2", "--sip-login-timeout", "300ms"))
+	if !strings.Contains(logs.String(), "max_conns_per_addr=2") || !strings.Contains(logs.String(), "login_timeout=300ms") {
+		t.Errorf("the start-up log does not show the limits:\n%s", logs.String())
+	}
+	start := time.Now()
+	var conns []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	// closedAfter returns how long after start the server closed c.
+	closedAfter := func(c net.Conn) time.Duration {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadAll(c); errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal("the connection is still open after 5 s")
+		}
+		return time.Since(start)
+	}
+	if d := closedAfter(conns[2]); d > 200*time.Millisecond {
+		t.Errorf("the third connection from one address was closed after %v; want it refused at once", d)
+	}
+	if d := closedAfter(conns[0]); d < 250*time.Millisecond {
+		t.Errorf("a connection without a login was closed after %v, before --sip-login-timeout", d)
+	}
+
+	d, err := db.Open(filepath.Join(t.TempDir(), "x.db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, args := range [][]string{{"--sip-max-conns-per-addr", "-1"}, {"--sip-login-timeout", "-5s"}} {
+		f := parse(t, append(args, "--sip-addr", "127.0.0.1:0")...)
+		if _, err := startSIP(context.Background(), &f, d, slog.New(slog.NewTextHandler(io.Discard, nil)), nil); exitCode(err) != 2 {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
 	}
 }
