@@ -11,11 +11,10 @@ import (
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// safeNext returns next if it is a path on this site, else "/": the login form must
-// not become an open redirect.
+// safeNext returns next if it is a path on this site (isLocalPath), else "/": the
+// login form must not become an open redirect.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n") {
+	if !isLocalPath(next) {
 		return "/"
 	}
 	return next
