@@ -70,6 +70,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	// Nobody is signed in: nothing to end, and nothing to write (a flash would
+	// store a new session for every anonymous post).
+	if s.Sessions.GetInt64(r.Context(), sessUserID) == 0 {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
 	// Destroy deletes the session from the database; the flash below starts a new
 	// one under a new token.
 	if err := s.Sessions.Destroy(r.Context()); err != nil {
