@@ -94,6 +94,9 @@ func Import(ctx context.Context, d *db.DB, rr marc.RecordReader, opt ImportOptio
 				index++
 				continue
 			case err != nil:
+				if m := malformed(err); m != nil {
+					return sum, m
+				}
 				return sum, fmt.Errorf("read record %d: %w", index, err)
 			default:
 				sum.Read++
@@ -130,6 +133,43 @@ func Import(ctx context.Context, d *db.DB, rr marc.RecordReader, opt ImportOptio
 			sum.Read, sum.Created, sum.Updated, sum.Rejected, sum.ItemsCreated, sum.ItemsSkipped))
 	})
 	return sum, err
+}
+
+// CheckXML reads the MARCXML document r to its end, importing nothing, and
+// returns the fault that would stop an import of it part way: XML that is not well
+// formed (a file cut short, a bare "&", an entity a DTD declares) or a text over
+// 8 MB, as an EINVALID error about the "file" field that says what and where. An
+// importer calls it first, so that such a file imports nothing rather than its
+// first batches. Records that are merely bad are no fault here: Import rejects
+// them one by one.
+func CheckXML(r io.Reader) error {
+	xr := marc.NewXMLReader(r)
+	for {
+		_, err := xr.Next()
+		var rerr *marc.RecordError
+		switch {
+		case err == nil, errors.As(err, &rerr):
+			continue
+		case errors.Is(err, io.EOF):
+			return nil
+		}
+		if m := malformed(err); m != nil {
+			return m
+		}
+		return fmt.Errorf("check MARCXML: %w", err)
+	}
+}
+
+// malformed is the message for a document that cannot be read to its end, or nil
+// if err is not about the document.
+func malformed(err error) *stacks.Error {
+	var serr *marc.SyntaxError
+	if !errors.As(err, &serr) {
+		return nil
+	}
+	return stacks.FieldErrorf("file", stacks.EINVALID,
+		"The file is not well-formed MARCXML: at line %d (near byte %d), %s. Correct the file and import it again.",
+		serr.Line, serr.Offset, serr.Reason)
 }
 
 func newImporter(tx *db.Tx, opt ImportOptions, next *int64) (*importer, error) {

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Backup writes a consistent copy of the database to dest, a new file, while the
@@ -21,31 +20,37 @@ import (
 // those are query_only, and SQLite refuses VACUUM INTO on them ("attempt to write a
 // readonly database", although only dest is written).
 //
-// Backup refuses to overwrite a file that exists. The copy is flushed to disk
-// (fsync) before Backup returns; if it fails, nothing is left at dest.
+// Backup refuses to overwrite a file that exists. The copy is readable and
+// writable by its owner only (PrivateMode), like the database: it holds the same
+// personal data. It is flushed to disk (fsync) before Backup returns; if it fails,
+// nothing is left at dest.
 func (db *DB) Backup(ctx context.Context, dest string) error {
 	if dest == "" {
 		return errors.New("backup: no file to write the copy to")
 	}
-	if _, err := os.Lstat(dest); err == nil {
+	// Creating dest first, empty and private, both sets its mode (VACUUM INTO
+	// would create it 0644) and claims the name: a file that exists, or appears
+	// meanwhile, is never overwritten. SQLite writes into an empty file.
+	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_EXCL, PrivateMode)
+	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("backup: %s already exists; choose a new file name (a backup never overwrites a file)", dest)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	} else if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(dest)
 		return fmt.Errorf("backup: %w", err)
 	}
 
 	conn, err := sql.Open("sqlite", db.path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
+		os.Remove(dest)
 		return fmt.Errorf("backup: open %s: %w", db.path, err)
 	}
 	defer conn.Close()
 	conn.SetMaxOpenConns(1)
-	// SQLite itself refuses to write into a file that exists and is not empty, so a
-	// file created by someone else since the check above is not overwritten either;
-	// anything else that fails leaves no half-written copy behind.
 	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, dest); err != nil {
-		if !strings.Contains(err.Error(), "output file already exists") {
-			os.Remove(dest)
-		}
+		os.Remove(dest)
 		return fmt.Errorf("backup of %s to %s: %w", db.path, dest, err)
 	}
 	if err := syncFile(dest); err != nil {

@@ -14,7 +14,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -85,6 +87,12 @@ func Open(path string, opt Options) (*DB, error) {
 		opt.BusyTimeout = 10 * time.Second
 	}
 
+	if !opt.ExistingFile {
+		if err := makePrivate(path); err != nil {
+			return nil, err
+		}
+	}
+
 	var counters *stmtCounters
 	if !opt.NoStatementCache {
 		counters = &stmtCounters{}
@@ -122,6 +130,46 @@ func Open(path string, opt Options) (*DB, error) {
 		d.group = newGroupWriter(d)
 	}
 	return d, nil
+}
+
+// PrivateMode is the mode of the database file, its -wal and -shm files and its
+// backups: they hold readers' personal data and the staff's sessions, for the
+// Stacks user's eyes only.
+const PrivateMode fs.FileMode = 0o600
+
+// makePrivate creates the database file at path, empty, with PrivateMode, or takes
+// group and other permissions away from an existing one and from its -wal and -shm
+// files. SQLite creates a new database 0644 but gives -wal and -shm files the
+// database file's own mode, so a private database keeps them private.
+//
+// A file owned by another user cannot have its mode changed; it is left as it
+// is (whoever owns it keeps it private), rather than refused.
+func makePrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, PrivateMode)
+	if err == nil {
+		// SQLite takes an empty file for a new database.
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return fmt.Errorf("open %s: %w", p, err)
+		}
+		if perm := fi.Mode().Perm(); fi.Mode().IsRegular() && perm&0o077 != 0 {
+			if err := os.Chmod(p, perm&^0o077); err != nil && !errors.Is(err, fs.ErrPermission) {
+				return fmt.Errorf("make %s private: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // openPool opens a pool of SQLite connections that keep their statements compiled

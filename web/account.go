@@ -49,11 +49,24 @@ func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error { return staff.SetPasswordHash(tx, u.Actor(), u.ID, hash) })
+	// The new password ends the account's sessions everywhere (a session someone
+	// else opened with the old password, a desk left signed in); this one goes on
+	// under a new token.
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		if err := staff.SetPasswordHash(tx, u.Actor(), u.ID, hash); err != nil {
+			return err
+		}
+		_, err := endSessionsOf(tx, u.ID)
+		return err
+	})
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Your password is changed. Use it the next time you sign in.")
+	if err := s.Sessions.RenewToken(r.Context()); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "Your password is changed. You are signed out everywhere else; use the new password the next time you sign in.")
 	http.Redirect(w, r, "/account", http.StatusSeeOther)
 }

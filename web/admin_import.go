@@ -3,6 +3,8 @@ package web
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/stacks-ils/stacks"
@@ -62,6 +64,31 @@ func (s *Server) handleAdminImport(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		fail(http.StatusUnprocessableEntity, "That file is not MARC 21 (ISO 2709 or MARCXML): "+err.Error())
 		return
+	}
+	if _, isXML := rr.(*marc.XMLReader); isXML {
+		// XML that breaks off (cut short, a bare "&", an entity from a DTD, a text
+		// over 8 MB) would stop the import after its first batches: read it all
+		// first, and import nothing from a file that cannot be read to its end.
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			s.Error(w, r, fmt.Errorf("rewind the upload: %w", err))
+			return
+		}
+		if err := catalog.CheckXML(bufio.NewReaderSize(file, 1<<16)); err != nil {
+			if stacks.ErrorCode(err) == stacks.EINTERNAL {
+				s.Error(w, r, err)
+				return
+			}
+			fail(http.StatusUnprocessableEntity, "Nothing was imported. "+stacks.ErrorMessage(err))
+			return
+		}
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			s.Error(w, r, fmt.Errorf("rewind the upload: %w", err))
+			return
+		}
+		if rr, err = marc.NewAutoReader(bufio.NewReaderSize(file, 1<<16)); err != nil {
+			s.Error(w, r, fmt.Errorf("reopen the upload: %w", err))
+			return
+		}
 	}
 	sum, err := catalog.Import(r.Context(), s.DB, rr, catalog.ImportOptions{
 		Actor: userFrom(r.Context()).Actor(), Branch: f.Branch, ItemType: f.ItemType, GenerateItems: f.GenerateItems})

@@ -127,10 +127,17 @@ func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request
 		s.Error(w, r, err)
 		return
 	}
+	me := userFrom(r.Context())
 	hash, err := staff.HashNewPassword(r.PostFormValue("password"))
 	if err == nil {
+		// A reset ends the account's sessions: whoever signed in with the old
+		// password (the reason for a reset, often) is signed out.
 		err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-			return staff.SetPasswordHash(tx, userFrom(r.Context()).Actor(), id, hash)
+			if err := staff.SetPasswordHash(tx, me.Actor(), id, hash); err != nil {
+				return err
+			}
+			_, err := endSessionsOf(tx, id)
+			return err
 		})
 	}
 	if stacks.ErrorField(err) == "password" {
@@ -142,7 +149,14 @@ func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "The password is changed; give it to its owner in person.")
+	if id == me.ID {
+		// An administrator who reset their own password stays signed in here.
+		if err := s.Sessions.RenewToken(r.Context()); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+	}
+	s.flash(r, "ok", "The password is changed and the account is signed out everywhere; give the password to its owner in person.")
 	http.Redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 

@@ -11,11 +11,10 @@ import (
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// safeNext returns next if it is a path on this site, else "/": the login form must
-// not become an open redirect.
+// safeNext returns next if it is a path on this site (isLocalPath), else "/": the
+// login form must not become an open redirect.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n") {
+	if !isLocalPath(next) {
 		return "/"
 	}
 	return next
@@ -71,6 +70,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	// Nobody is signed in: nothing to end, and nothing to write (a flash would
+	// store a new session for every anonymous post).
+	if s.Sessions.GetInt64(r.Context(), sessUserID) == 0 {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
 	// Destroy deletes the session from the database; the flash below starts a new
 	// one under a new token.
 	if err := s.Sessions.Destroy(r.Context()); err != nil {

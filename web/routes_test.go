@@ -134,6 +134,12 @@ func checkHeaders(t *testing.T, what string, r response) {
 	if r.Header.Get("Referrer-Policy") == "" {
 		t.Errorf("%s: no Referrer-Policy", what)
 	}
+	// Pages and fragments show patrons' data: no cache keeps them. Only the public
+	// assets are cached.
+	public := strings.Contains(what, "/static/") || strings.Contains(what, "/favicon.ico")
+	if cc := r.Header.Get("Cache-Control"); !public && cc != "no-store" {
+		t.Errorf("%s: Cache-Control %q, want no-store", what, cc)
+	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") && hasInlineScript(r.Body) {
 		t.Errorf("%s: the page has inline script", what)
 	}

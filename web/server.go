@@ -129,6 +129,7 @@ func (s *Server) Router() chi.Router {
 	}
 	r.Use(s.recoverer)
 	r.Use(securityHeaders)
+	r.Use(noStore)
 	r.Use(s.limitBody)
 
 	r.Get("/healthz", s.handleHealthz)

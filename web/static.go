@@ -31,10 +31,17 @@ var staticVersion = sync.OnceValue(func() string {
 // staticURL returns the cache-busting URL of an embedded asset.
 func staticURL(name string) string { return "/static/" + name + "?v=" + staticVersion() }
 
+// staticHandler serves the embedded assets, each cached for a year. It serves
+// files only: a directory (/static/ itself) is a 404, not a listing, and so is a
+// name that is not there, without the long cache.
 func staticHandler() http.Handler {
 	sub, _ := fs.Sub(staticFS, "static")
 	files := http.FileServerFS(sub)
 	return http.StripPrefix("/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fi, err := fs.Stat(sub, r.URL.Path); err != nil || !fi.Mode().IsRegular() {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		files.ServeHTTP(w, r)
 	}))

@@ -169,10 +169,18 @@ func TestLogin(t *testing.T) {
 
 	t.Run("ErrOpenRedirect", func(t *testing.T) {
 		c := e.client(t)
-		for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example"} {
+		hostile := []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "/\t/evil.example", "/\n/evil.example", "/\x0b/evil.example", "/evil.example\\"}
+		for _, next := range hostile {
 			r := e.post(t, c, "/login", url.Values{"username": {"desk"}, "password": {"desk"}, "next": {next}})
 			if r.Location != "/" {
 				t.Errorf("next=%q redirected to %q, want /", next, r.Location)
+			}
+		}
+		// Signed in, the login page sends the browser straight on: the same check.
+		for _, next := range hostile {
+			r := e.get(t, c, "/login?next="+url.QueryEscape(next))
+			if r.Status != http.StatusSeeOther || r.Location != "/" {
+				t.Errorf("GET /login?next=%q signed in: %d to %q, want 303 to /", next, r.Status, r.Location)
 			}
 		}
 	})

@@ -34,6 +34,14 @@ const MaxXMLRecordLen = 8 << 20
 
 var errXMLTooLarge = errors.New("marc: MARCXML record or text longer than 8 MB")
 
+// unsupportedCharset is a charset the XML declaration names that NewXMLReader
+// does not read.
+type unsupportedCharset string
+
+func (c unsupportedCharset) Error() string {
+	return fmt.Sprintf("marc: MARCXML in charset %q is not supported; convert it to UTF-8", string(c))
+}
+
 // boundedReader stops delivering input beyond limit, so the XML decoder cannot
 // be made to buffer an unbounded token.
 type boundedReader struct {
@@ -94,16 +102,58 @@ func (x *XMLReader) Next() (*Record, error) {
 }
 
 func (x *XMLReader) fail(err error) error {
-	switch {
-	case errors.Is(err, io.EOF):
+	if errors.Is(err, io.EOF) {
 		x.err = io.EOF
-	case errors.Is(err, errXMLTooLarge):
-		x.err = fmt.Errorf("%w near byte %d; the rest of the input is not read", errXMLTooLarge, x.d.InputOffset())
-	default:
-		x.err = fmt.Errorf("marc: MARCXML is not well formed near byte %d: %w", x.d.InputOffset(), err)
+		return x.err
 	}
+	line, _ := x.d.InputPos()
+	se := &SyntaxError{Line: line, Offset: x.d.InputOffset(), Err: err}
+	var xe *xml.SyntaxError
+	var uc unsupportedCharset
+	if errors.As(err, &xe) {
+		se.Line = xe.Line
+	}
+	switch {
+	case xe != nil && xe.Msg == "unexpected EOF", errors.Is(err, io.ErrUnexpectedEOF):
+		se.Reason = "the file ends in the middle of the XML: it is cut short"
+	case xe != nil:
+		se.Reason = xe.Msg
+		if strings.HasPrefix(xe.Msg, "invalid character entity &") && !strings.Contains(xe.Msg, "no semicolon") {
+			se.Reason += " (only &amp; &lt; &gt; &quot; &apos; and numeric character references are read; entities a DTD declares are not)"
+		} else if strings.HasPrefix(xe.Msg, "invalid character entity &") {
+			se.Reason += ` (a "&" in text must be written "&amp;")`
+		}
+	case errors.Is(err, errXMLTooLarge):
+		se.Reason = "a record, or a text in it, is longer than 8 MB"
+	case errors.As(err, &uc):
+		se.Reason = fmt.Sprintf("the document declares the charset %q, which is not read; convert it to UTF-8", string(uc))
+	default:
+		// Not the document's fault (the input could not be read): not a
+		// SyntaxError.
+		x.err = fmt.Errorf("marc: reading MARCXML near byte %d: %w", se.Offset, err)
+		return x.err
+	}
+	x.err = se
 	return x.err
 }
+
+// SyntaxError is MARCXML that is not well formed, or too large to read: the
+// document cannot be read past it, so reading stops. It says where, as a line
+// (1-based) and a byte offset, and what is wrong, for a person to read.
+type SyntaxError struct {
+	Line   int
+	Offset int64
+	Reason string
+	Err    error // the parser's own error
+}
+
+// Error says where and what.
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("marc: MARCXML is not well formed at line %d (near byte %d): %s", e.Line, e.Offset, e.Reason)
+}
+
+// Unwrap returns the parser's error.
+func (e *SyntaxError) Unwrap() error { return e.Err }
 
 func marcSpace(s string) bool { return s == Namespace || s == "" || s == "marc" }
 
@@ -294,7 +344,7 @@ func charsetReader(label string, input io.Reader) (io.Reader, error) {
 	case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1":
 		return &latin1Reader{r: input}, nil
 	}
-	return nil, fmt.Errorf("marc: MARCXML in charset %q is not supported; convert it to UTF-8", label)
+	return nil, unsupportedCharset(label)
 }
 
 // latin1Reader converts ISO-8859-1 to UTF-8.

@@ -208,6 +208,12 @@ func TestBackupCommand(t *testing.T) {
 		if err := run(ctx, []string{"backup", "--db", path, out}, &buf, &buf); err != nil {
 			t.Fatalf("stacks backup: %v\n%s", err, buf.String())
 		}
+		// The copy holds personal data and the staff's sessions: its owner's only.
+		if fi, err := os.Stat(out); err != nil {
+			t.Fatal(err)
+		} else if fi.Mode().Perm() != db.PrivateMode {
+			t.Errorf("backup %d: mode %v, want %v", i, fi.Mode().Perm(), db.PrivateMode)
+		}
 		buf.Reset()
 		if err := run(ctx, []string{"check", "--db", out}, &buf, &buf); err != nil {
 			t.Fatalf("stacks check on backup %d: %v\n%s", i, err, buf.String())
