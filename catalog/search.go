@@ -212,6 +212,22 @@ func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	return res, err
 }
 
+// Check refuses a search over the budget (the words, the page) before it takes
+// a connection: the same message Search would give, at no cost.
+func (q SearchQuery) Check() error {
+	if q.PerPage <= 0 || q.PerPage > 100 {
+		q.PerPage = 20
+	}
+	if q.Page > ListLimit/q.PerPage {
+		return errPastListLimit
+	}
+	_, err := MatchExpression(strings.TrimSpace(q.Text))
+	return err
+}
+
+var errPastListLimit = stacks.FieldErrorf("q", stacks.EINVALID,
+	"Only the first %d results can be listed: add a word to narrow the search.", ListLimit)
+
 func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	if q.PerPage <= 0 || q.PerPage > 100 {
 		q.PerPage = 20
@@ -226,8 +242,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	res := SearchResult{Query: q}
 	if q.Page > ListLimit/q.PerPage {
-		return res, stacks.FieldErrorf("q", stacks.EINVALID,
-			"Only the first %d results can be listed: add a word to narrow the search.", ListLimit)
+		return res, errPastListLimit
 	}
 	text := strings.TrimSpace(q.Text)
 	if !strings.ContainsAny(text, " \t") && text != "" && len(text) <= 64 {

@@ -40,6 +40,14 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	// A search's cost is the searcher's choice: bounded in time (SQLite is
 	// interrupted at the deadline) and in how many run at once (db.ReadHeavy), so
 	// that searches cannot stall the desk (issue 13).
+	// A search over the budget is refused before it waits for a connection,
+	// unless it may be a barcode (one word without spaces).
+	text := strings.TrimSpace(v.Query.Text)
+	if err := v.Query.Check(); err != nil && (strings.ContainsAny(text, " \t") || len(text) > 64) {
+		v.Error = stacks.ErrorMessage(err)
+		s.render(w, r, http.StatusUnprocessableEntity, SearchPage(s.page(r, "Search", "search"), v))
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
 	defer cancel()
 	var res catalog.SearchResult
