@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -67,7 +68,17 @@ type SearchResult struct {
 	// RankedOnly: more records matched than RankLimit, so relevance ranks the
 	// newest RankLimit of them and the rest follow, newest first.
 	RankedOnly bool
+	// Limited: more records matched than ListLimit and the search is sorted by
+	// title or year or filtered, so only the newest ListLimit were; Total counts
+	// those that passed.
+	Limited bool
 }
+
+// ErrSearchTooLong is what a search that ran out of time returns (its
+// transaction's context passed its deadline): the engine was interrupted, and
+// staff are told how to narrow the search.
+var ErrSearchTooLong = stacks.FieldErrorf("q", stacks.EINVALID,
+	"The search took too long: narrow it with another word, a field such as title: or author:, or fewer words ending in *.")
 
 // searchFields maps the field prefixes staff may type to FTS columns.
 var searchFields = map[string]string{"title": "title", "author": "author", "subject": "subjects", "isbn": "isbn"}
@@ -77,11 +88,30 @@ var searchFields = map[string]string{"title": "title", "author": "author", "subj
 var stopwords = map[string]bool{"a": true, "an": true, "and": true, "at": true, "by": true, "for": true,
 	"from": true, "in": true, "of": true, "on": true, "or": true, "the": true, "to": true, "with": true}
 
+// The search budget (issue 13): what one search may ask of the engine. A word
+// typed with a trailing * matches every indexed word that starts with it, and FTS5
+// reads and merges all their lists; "s*" alone matches half a large catalogue, and
+// 166 of them took 51 s at 100,000 titles. Each limit comes with a message that
+// says what to change.
+const (
+	// MaxSearchWords is how many words a search may require (common words left
+	// out, repeated words counted once).
+	MaxSearchWords = 8
+	// MaxPrefixWords is how many words may match as prefixes (typed with a
+	// trailing *, or the last word, which matches as a prefix while the budget
+	// allows).
+	MaxPrefixWords = 3
+	// MinPrefixLen is how many letters or digits a word typed with a trailing *
+	// needs.
+	MinPrefixLen = 3
+)
+
 // MatchExpression turns what staff typed into an FTS5 query: every word must match,
 // optionally within a field ("title:left", "author:le guin"). The last word, if it
 // has three letters or more, and any word typed with a trailing * match as prefixes
 // (so a half-typed word finds). Words are quoted, so FTS syntax typed by accident
-// (or malice) is taken literally.
+// (or malice) is taken literally. A search over the budget (MaxSearchWords,
+// MaxPrefixWords, MinPrefixLen) is refused with a message saying what to change.
 func MatchExpression(text string) (string, error) {
 	if !utf8.ValidString(text) || len(text) > 500 {
 		return "", stacks.FieldErrorf("q", stacks.EINVALID, "Search for up to 500 characters of words.")
@@ -91,6 +121,8 @@ func MatchExpression(text string) (string, error) {
 		prefix      bool
 	}
 	var terms []term
+	seen := map[term]bool{}
+	prefixes := 0
 	field := ""
 	for _, tok := range strings.Fields(text) {
 		if name, rest, ok := strings.Cut(tok, ":"); ok {
@@ -107,13 +139,31 @@ func MatchExpression(text string) (string, error) {
 			return ' '
 		}, tok))
 		for i, w := range words {
-			terms = append(terms, term{field: field, word: w, prefix: star && i == len(words)-1})
+			t := term{field: field, word: w, prefix: star && i == len(words)-1}
+			if t.prefix && utf8.RuneCountInString(w) < MinPrefixLen {
+				return "", stacks.FieldErrorf("q", stacks.EINVALID,
+					"A word ending in * needs at least %d letters: type more of “%s*”, or leave out the *.", MinPrefixLen, w)
+			}
+			// A repeated word narrows nothing and costs a full read each time.
+			key := term{field: field, word: strings.ToLower(w), prefix: t.prefix}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			if t.prefix {
+				prefixes++
+			}
+			terms = append(terms, t)
 		}
 	}
 	if len(terms) == 0 {
 		return "", stacks.FieldErrorf("q", stacks.EINVALID, "Type a word of the title, author or subject, an ISBN, or a barcode.")
 	}
-	if last := &terms[len(terms)-1]; utf8.RuneCountInString(last.word) >= 3 {
+	if prefixes > MaxPrefixWords {
+		return "", stacks.FieldErrorf("q", stacks.EINVALID,
+			"Use * on at most %d words: each one reads every word that starts with it.", MaxPrefixWords)
+	}
+	if last := &terms[len(terms)-1]; !last.prefix && prefixes < MaxPrefixWords && utf8.RuneCountInString(last.word) >= 3 {
 		last.prefix = true
 	}
 	kept := terms[:0:0]
@@ -125,6 +175,10 @@ func MatchExpression(text string) (string, error) {
 	}
 	if len(kept) == 0 {
 		kept = terms
+	}
+	if len(kept) > MaxSearchWords {
+		return "", stacks.FieldErrorf("q", stacks.EINVALID,
+			"Use at most %d words (common words such as “the” and “of” are not counted): keep the most telling ones.", MaxSearchWords)
 	}
 	parts := make([]string, len(kept))
 	for i, t := range kept {
@@ -145,7 +199,36 @@ func MatchExpression(text string) (string, error) {
 // best FacetDepth matches in rank order, the facets over those best matches, and
 // the page's records with their copies and availability. Filters and other orders
 // take a general query over all matches instead.
+//
+// Its work is bounded: the words by MatchExpression's budget, ranking by
+// RankLimit, sorting, filtering and paging by ListLimit, and time by the
+// transaction's context: past its deadline SQLite is interrupted and Search
+// returns ErrSearchTooLong.
 func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
+	res, err := search(tx, q)
+	if err != nil && errors.Is(tx.Context().Err(), context.DeadlineExceeded) {
+		return SearchResult{Query: res.Query}, ErrSearchTooLong
+	}
+	return res, err
+}
+
+// Check refuses a search over the budget (the words, the page) before it takes
+// a connection: the same message Search would give, at no cost.
+func (q SearchQuery) Check() error {
+	if q.PerPage <= 0 || q.PerPage > 100 {
+		q.PerPage = 20
+	}
+	if q.Page > ListLimit/q.PerPage {
+		return errPastListLimit
+	}
+	_, err := MatchExpression(strings.TrimSpace(q.Text))
+	return err
+}
+
+var errPastListLimit = stacks.FieldErrorf("q", stacks.EINVALID,
+	"Only the first %d results can be listed: add a word to narrow the search.", ListLimit)
+
+func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	if q.PerPage <= 0 || q.PerPage > 100 {
 		q.PerPage = 20
 	}
@@ -158,6 +241,9 @@ func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		q.Sort = "relevance"
 	}
 	res := SearchResult{Query: q}
+	if q.Page > ListLimit/q.PerPage {
+		return res, errPastListLimit
+	}
 	text := strings.TrimSpace(q.Text)
 	if !strings.ContainsAny(text, " \t") && text != "" && len(text) <= 64 {
 		err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = ?`, text).Scan(&res.BarcodeRecordID)
@@ -205,18 +291,27 @@ func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	// Past the best, or filtered: list from all the matches, in the same order.
 	// Where the ranked core ends (see relevanceOrder):
-	var cut int64
-	if res.RankedOnly {
-		err := tx.QueryRow(`SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, RankLimit-1).Scan(&cut)
+	// and, past ListLimit, where the newest ListLimit end (the floor): sorting,
+	// filtering and paging consider those only.
+	var cut, floor int64
+	for _, b := range []struct {
+		limit int
+		id    *int64
+	}{{RankLimit, &cut}, {ListLimit, &floor}} {
+		if res.Total <= b.limit {
+			continue
+		}
+		err := tx.QueryRow(`SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, b.limit-1).Scan(b.id)
 		if err != nil {
 			return res, fmt.Errorf("search: %w", err)
 		}
 	}
 	var page []int64
 	if filtered {
-		page, res.Total, err = filteredPage(tx, match, cut, q)
+		res.Limited = floor != 0
+		page, res.Total, err = filteredPage(tx, match, cut, floor, q)
 	} else {
-		page, err = queryIDs(tx, `SELECT id FROM (`+relevanceOrder+`) ORDER BY part, score, id LIMIT ?3 OFFSET ?4`, match, cut, q.PerPage, offset)
+		page, err = queryIDs(tx, `SELECT id FROM (`+relevanceOrder+`) ORDER BY part, score, id LIMIT ?4 OFFSET ?5`, match, cut, floor, q.PerPage, offset)
 	}
 	if err != nil {
 		return res, fmt.Errorf("search page: %w", err)
@@ -253,9 +348,9 @@ func idArgs(ids []int64) (string, []any) {
 
 // filteredPage returns one page of the matches that have a copy passing the filters,
 // in the chosen order, and how many there are. cut is where the ranked core ends
-// (see relevanceOrder).
-func filteredPage(tx *db.Tx, match string, cut int64, q SearchQuery) ([]int64, int, error) {
-	args := []any{match, cut}
+// and floor where the newest ListLimit matches end (see relevanceOrder).
+func filteredPage(tx *db.Tx, match string, cut, floor int64, q SearchQuery) ([]int64, int, error) {
+	args := []any{match, cut, floor}
 	param := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("?%d", len(args))
@@ -279,10 +374,10 @@ func filteredPage(tx *db.Tx, match string, cut int64, q SearchQuery) ([]int64, i
 	order := "m.part, m.score, r.id"
 	switch q.Sort {
 	case "title":
-		matches = `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1`
+		matches = `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?3`
 		order = "r.title COLLATE NOCASE, r.id"
 	case "year":
-		matches = `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1`
+		matches = `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?3`
 		order = "coalesce(r.year, 0) DESC, r.id DESC"
 	}
 	limit, offset := param(q.PerPage), param((q.Page-1)*q.PerPage)
@@ -354,12 +449,23 @@ const FacetDepth = 500
 // matches follow them, newest first. Below the limit the order is plain relevance.
 const RankLimit = 5000
 
-// relevanceOrder lists the matches of ?1 with their place in relevance order
-// (ORDER BY part, score, id): the ranked core (ids from ?2 up) first, by bm25,
-// then the rest, newest first. The rank column is only computed for the core.
-const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?2
+// ListLimit bounds what a search sorts, filters and pages through: a query
+// matching tens of thousands of records, sorted by title or filtered to the
+// copies on the shelf, cost over a second at 100,000 titles ("subject:fiction",
+// available only: 1.4 s), and page 200 of it 0.3 s. Past ListLimit matches, the
+// title and year orders and the filters apply to the newest ListLimit (the page
+// says so), and no page starts past ListLimit results. The relevance order lists
+// the newest records first past RankLimit anyway, so its first ListLimit
+// results are the same either way.
+const ListLimit = 10000
+
+// relevanceOrder lists the matches of ?1 from id ?3 up (the newest ListLimit, or
+// all: see ListLimit) with their place in relevance order (ORDER BY part, score,
+// id): the ranked core (ids from ?2 up) first, by bm25, then the rest, newest
+// first. The rank column is only computed for the core.
+const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?2 AND rowid >= ?3
 	UNION ALL
-	SELECT rowid, 1, -rowid FROM records_fts WHERE records_fts MATCH ?1 AND rowid < ?2`
+	SELECT rowid, 1, -rowid FROM records_fts WHERE records_fts MATCH ?1 AND rowid < ?2 AND rowid >= ?3`
 
 // facetsOf counts the records ids by item type, branch and availability, in one
 // query.

@@ -40,6 +40,14 @@ type Options struct {
 	// (group commit) write transactions that arrive together share one: see
 	// groupcommit.go.
 	CommitEach bool
+	// HeavyReadConns is how many read connections ReadHeavy may hold at once
+	// (default ReadConns-1, at least 1): reads whose cost the user chooses
+	// (catalogue search) never take every connection, so the desk, sign-in and
+	// /healthz keep one.
+	HeavyReadConns int
+	// HeavyReadWait is how long ReadHeavy waits for a slot before it gives up
+	// with ErrBusy (default 500 ms).
+	HeavyReadWait time.Duration
 	// NoStatementCache compiles every statement each time it runs instead of
 	// keeping the recent ones compiled per connection (stmtcache.go); benchmarks
 	// compare the two.
@@ -57,6 +65,10 @@ type DB struct {
 
 	// stmts counts the statement cache's hits and misses (stmtcache.go).
 	stmts *stmtCounters
+
+	// heavy holds a token per ReadHeavy running; heavyWait is how long one waits.
+	heavy     chan struct{}
+	heavyWait time.Duration
 
 	// Now is the clock for everything date-related: due dates, fines, expiry.
 	// Tests replace it.
@@ -85,6 +97,12 @@ func Open(path string, opt Options) (*DB, error) {
 	}
 	if opt.BusyTimeout <= 0 {
 		opt.BusyTimeout = 10 * time.Second
+	}
+	if opt.HeavyReadConns <= 0 {
+		opt.HeavyReadConns = max(1, opt.ReadConns-1)
+	}
+	if opt.HeavyReadWait <= 0 {
+		opt.HeavyReadWait = 500 * time.Millisecond
 	}
 
 	if !opt.ExistingFile {
@@ -125,7 +143,8 @@ func Open(path string, opt Options) (*DB, error) {
 	r.SetConnMaxIdleTime(0)
 	r.SetConnMaxLifetime(0)
 
-	d := &DB{path: path, write: w, read: r, stmts: counters, Now: time.Now}
+	d := &DB{path: path, write: w, read: r, stmts: counters, Now: time.Now,
+		heavy: make(chan struct{}, opt.HeavyReadConns), heavyWait: opt.HeavyReadWait}
 	if !opt.CommitEach {
 		d.group = newGroupWriter(d)
 	}
@@ -213,7 +232,8 @@ func (db *DB) Close() error {
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
-// SetReadConns resizes the read pool (the load test sweeps it).
+// SetReadConns resizes the read pool (the load test sweeps it). The number of
+// ReadHeavy slots (Options.HeavyReadConns) stays as opened.
 func (db *DB) SetReadConns(n int) {
 	db.read.SetMaxOpenConns(n)
 	db.read.SetMaxIdleConns(n)
@@ -228,6 +248,29 @@ func (db *DB) WritePoolStats() sql.DBStats { return db.write.Stats() }
 // Read runs fn in a read-only transaction: one consistent snapshot of the database.
 func (db *DB) Read(ctx context.Context, fn func(*Tx) error) error {
 	return db.run(ctx, db.read, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+// ErrBusy is what ReadHeavy returns when every slot for heavy reads stayed taken
+// for Options.HeavyReadWait: the caller should say "busy, try again".
+var ErrBusy = errors.New("db: every connection for heavy reads is busy")
+
+// ReadHeavy is Read for reads whose cost the user chooses, such as a catalogue
+// search: at most Options.HeavyReadConns of them run at once, so that they cannot
+// hold every read connection and the desk's short reads (and /healthz) keep
+// theirs. A call waits up to Options.HeavyReadWait for a slot, then returns
+// ErrBusy. Bound its time with ctx: SQLite is interrupted at the deadline.
+func (db *DB) ReadHeavy(ctx context.Context, fn func(*Tx) error) error {
+	t := time.NewTimer(db.heavyWait)
+	defer t.Stop()
+	select {
+	case db.heavy <- struct{}{}:
+	case <-t.C:
+		return ErrBusy
+	case <-ctx.Done():
+		return fmt.Errorf("wait for a heavy read slot: %w", ctx.Err())
+	}
+	defer func() { <-db.heavy }()
+	return db.Read(ctx, fn)
 }
 
 // ReadOne runs fn, which reads with one statement, without a transaction: a

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,13 +37,33 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
 		return
 	}
+	// A search's cost is the searcher's choice: bounded in time (SQLite is
+	// interrupted at the deadline) and in how many run at once (db.ReadHeavy), so
+	// that searches cannot stall the desk (issue 13).
+	// A search over the budget is refused before it waits for a connection,
+	// unless it may be a barcode (one word without spaces).
+	text := strings.TrimSpace(v.Query.Text)
+	if err := v.Query.Check(); err != nil && (strings.ContainsAny(text, " \t") || len(text) > 64) {
+		v.Error = stacks.ErrorMessage(err)
+		s.render(w, r, http.StatusUnprocessableEntity, SearchPage(s.page(r, "Search", "search"), v))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
+	defer cancel()
 	var res catalog.SearchResult
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+	err := s.DB.ReadHeavy(ctx, func(tx *db.Tx) error {
 		var err error
 		res, err = catalog.Search(tx, v.Query)
 		return err
 	})
+	if err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = catalog.ErrSearchTooLong // the deadline passed before the search began
+	}
 	switch {
+	case errors.Is(err, db.ErrBusy):
+		v.Error = "Many searches are running at once: search again in a moment."
+		w.Header().Set("Retry-After", "1")
+		s.render(w, r, http.StatusServiceUnavailable, SearchPage(s.page(r, "Search", "search"), v))
 	case err == nil && res.BarcodeRecordID != 0:
 		http.Redirect(w, r, recordURL(res.BarcodeRecordID), http.StatusSeeOther)
 		return

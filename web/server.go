@@ -42,10 +42,18 @@ type Config struct {
 	CachePreferences bool
 	// Metrics, if set, records requests and serves /metrics.
 	Metrics *metrics.Metrics
+	// SearchTimeout bounds each catalogue search (default 2 s): past it SQLite is
+	// interrupted and staff are asked to narrow the search.
+	SearchTimeout time.Duration
 	// MetricsAllow are the addresses that may read /metrics without signing in
 	// (a Prometheus server); administrators may always.
 	MetricsAllow []netip.Prefix
 }
+
+// DefaultSearchTimeout is Config.SearchTimeout's default: a search costs a few
+// milliseconds at 100,000 titles (docs/performance.md), and the most expensive
+// one within the search budget well under a second.
+const DefaultSearchTimeout = 2 * time.Second
 
 // Server is the staff web application.
 type Server struct {
@@ -72,6 +80,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.SessionLifetime <= 0 {
 		cfg.SessionLifetime = 12 * time.Hour
+	}
+	if cfg.SearchTimeout <= 0 {
+		cfg.SearchTimeout = DefaultSearchTimeout
 	}
 	sm := scs.New()
 	sm.Store = &sessionStore{db: cfg.DB}

@@ -56,6 +56,7 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		SecureCookies: envBool("STACKS_SECURE_COOKIES") || os.Getenv("HTTPS") == "on",
 		// Each process serves one request: nothing to cache.
 		CachePreferences: false,
+		SearchTimeout:    envDuration("STACKS_SEARCH_TIMEOUT", web.DefaultSearchTimeout),
 	})
 	return cgi.Serve(srv)
 }

@@ -25,6 +25,8 @@ type dbFlags struct {
 	synchronous string
 	commitEach  bool
 	noStmtCache bool
+	// searchConns is registered by serve only (--search-conns).
+	searchConns int
 }
 
 func (f *dbFlags) register(fs interface {
@@ -44,7 +46,8 @@ func (f *dbFlags) register(fs interface {
 
 // open opens and migrates the database.
 func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error) {
-	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous, CommitEach: f.commitEach, NoStatementCache: f.noStmtCache})
+	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous, CommitEach: f.commitEach,
+		NoStatementCache: f.noStmtCache, HeavyReadConns: f.searchConns})
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +112,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	metricsAllow := fs.String("metrics-allow", env("STACKS_METRICS_ALLOW", ""), "comma-separated addresses or CIDRs that may read /metrics without signing in, e.g. 10.0.0.5,127.0.0.1/32; behind a proxy on this host, loopback is everyone (STACKS_METRICS_ALLOW)")
 	debugAddr := fs.String("debug-addr", env("STACKS_DEBUG_ADDR", ""), "serve Go's pprof profiles on this loopback address, e.g. 127.0.0.1:6060 (STACKS_DEBUG_ADDR)")
 	readHeaderTimeout := fs.Duration("read-header-timeout", envDuration("STACKS_READ_HEADER_TIMEOUT", 10*time.Second), "close a connection that has not sent its request headers within this time (slow clients, slowloris) (STACKS_READ_HEADER_TIMEOUT)")
+	fs.IntVar(&dbf.searchConns, "search-conns", envInt("STACKS_SEARCH_CONNS", 0),
+		"catalogue searches running at once, at most (default: --read-conns minus 1, at least 1): the other read connections stay for the desk (STACKS_SEARCH_CONNS)")
+	searchTimeout := fs.Duration("search-timeout", envDuration("STACKS_SEARCH_TIMEOUT", web.DefaultSearchTimeout),
+		"stop a catalogue search after this long and ask staff to narrow it (STACKS_SEARCH_TIMEOUT)")
 	asCGI := fs.Bool("cgi", envBool("STACKS_SERVE_CGI"), "serve every request by starting this binary as a CGI program, as a CGI host would: to compare CGI with the persistent server (STACKS_SERVE_CGI)")
 	sipf := registerSIPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -151,6 +158,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		IdleTimeout:      *idle,
 		SecureCookies:    *secure,
 		CachePreferences: true,
+		SearchTimeout:    *searchTimeout,
 	}
 	if *accessLog {
 		cfg.AccessLog = logger
