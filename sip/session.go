@@ -33,39 +33,9 @@ const supportedMessages = "YYYNYYYYYYYNNYYY"
 // per account and address, maxHostLoginsInFlight per address, is checked at a
 // time, with maxLoginsWaiting more waiting their turn; more are refused at once.
 func (c *conn) login(ctx context.Context, m *Message) bool {
-	user, pass := m.Get("CN"), m.Get("CO")
+	user := m.Get("CN")
 	c.account = nil
-	var acct *Account
-	var err error
-	host, _, _ := net.SplitHostPort(c.remote)
-	key := strings.ToLower(user) + "|" + host
-	leave, admitted := c.s.attempts.Enter(ctx, attemptWait,
-		passwords.Key{Name: "login:" + key, Max: 1, MaxWaiting: maxLoginsWaiting},
-		passwords.Key{Name: "login-host:" + host, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
-	reserved, locks := false, false
-	if admitted {
-		reserved, locks = c.s.logins.reserve(key, time.Now())
-	}
-	switch {
-	case !admitted:
-		err = passwords.ErrBusy
-	case !reserved:
-		err = errBadLogin
-		c.s.log.Warn("sip login refused: too many failures for this account from this address", "conn", c.id, "remote", c.remote, "user", user)
-	case m.Fixed == "00" && user != "" && pass != "":
-		// Algorithms "0": plain text, the only ones the specification defines.
-		acct, err = Authenticate(ctx, c.s.cfg.DB, user, pass)
-	default:
-		err = errBadLogin
-	}
-	if err == nil {
-		c.s.logins.succeed(key)
-	} else if locks {
-		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
-	}
-	if admitted {
-		leave()
-	}
+	acct, err := c.checkLogin(ctx, m)
 	c.resp.start("94")
 	if err != nil {
 		c.resp.ok(false)
@@ -89,6 +59,38 @@ func (c *conn) login(ctx context.Context, m *Message) bool {
 	c.s.log.Info("sip login", "conn", c.id, "remote", c.remote, "user", acct.Username, "institution", acct.Institution, "branch", acct.BranchCode)
 	c.resp.ok(true)
 	return true
+}
+
+// checkLogin checks the account and password of a login: counted against the
+// account and address before the password is compared, one at a time per account
+// and address.
+func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
+	user, pass := m.Get("CN"), m.Get("CO")
+	host, _, _ := net.SplitHostPort(c.remote)
+	key := strings.ToLower(user) + "|" + host
+	leave, admitted := c.s.attempts.Enter(ctx, attemptWait,
+		passwords.Key{Name: "login:" + key, Max: 1, MaxWaiting: maxLoginsWaiting},
+		passwords.Key{Name: "login-host:" + host, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
+	if !admitted {
+		return nil, passwords.ErrBusy
+	}
+	defer leave()
+	reserved, locks := c.s.logins.reserve(key, time.Now())
+	if !reserved {
+		c.s.log.Warn("sip login refused: too many failures for this account from this address", "conn", c.id, "remote", c.remote, "user", user)
+		return nil, errBadLogin
+	}
+	if m.Fixed != "00" || user == "" || pass == "" {
+		// Algorithms "0": plain text, the only ones the specification defines.
+		return nil, errBadLogin
+	}
+	acct, err := Authenticate(ctx, c.s.cfg.DB, user, pass)
+	if err == nil {
+		c.s.logins.succeed(key)
+	} else if locks {
+		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
+	}
+	return acct, err
 }
 
 // status answers 99 (SC status) with 98 (ACS status).
