@@ -1,15 +1,15 @@
 package patrons
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -60,11 +60,13 @@ func PINHash(tx *db.Tx, patronID int64) (string, error) {
 	return hash, nil
 }
 
-// CheckPIN reports whether pin matches the stored hash. No PIN matches an empty hash
-// (a patron without a PIN), and an empty PIN matches nothing.
-func CheckPIN(hash, pin string) bool {
+// CheckPIN reports whether pin matches the stored hash, comparing on the bounded
+// pool of package passwords: it returns passwords.ErrBusy, without comparing, when
+// too many comparisons are running. No PIN matches an empty hash (a patron without
+// a PIN), and an empty PIN matches nothing.
+func CheckPIN(ctx context.Context, hash, pin string) (bool, error) {
 	if hash == "" || pin == "" {
-		return false
+		return false, nil
 	}
-	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pin)) == nil
+	return passwords.Compare(ctx, hash, pin)
 }

@@ -115,8 +115,9 @@ func findAccount(tx *db.Tx, username string) (*Account, error) {
 var errBadLogin = stacks.Errorf(stacks.EUNAUTHORIZED, "The SIP username or password is not right.")
 
 // Authenticate checks a SIP login. The password comparison (bcrypt, slow on purpose)
-// runs outside the read transaction, and also for an unknown account, so that timing
-// does not tell which accounts exist.
+// runs outside the read transaction, on the bounded pool of package passwords
+// (passwords.ErrBusy when it is full), and also for an unknown account, so that
+// timing does not tell which accounts exist. The caller throttles attempts.
 func Authenticate(ctx context.Context, d *db.DB, username, password string) (*Account, error) {
 	var (
 		acct *Account
@@ -135,7 +136,11 @@ func Authenticate(ctx context.Context, d *db.DB, username, password string) (*Ac
 	if err != nil {
 		return nil, err
 	}
-	if !staff.CheckPassword(hash, password) || acct == nil || !acct.Active {
+	ok, err := staff.CheckPassword(ctx, hash, password)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || acct == nil || !acct.Active {
 		return nil, errBadLogin
 	}
 	return acct, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 // Config configures a Server.
@@ -68,6 +69,15 @@ const (
 	// maxUnauthenticated messages other than a login before one succeeds close it.
 	maxUnauthenticated = 5
 	writeTimeout       = 30 * time.Second
+	// maxHostLoginsInFlight logins from one address are checked at a time, and one
+	// per account and address, and one PIN per patron. Up to maxLoginsWaiting more
+	// logins (terminals sharing an account start together), or one more PIN, wait
+	// their turn for at most attemptWait; more are refused at once, not compared:
+	// guesses sent in parallel would otherwise all be compared before the first
+	// failure is counted.
+	maxHostLoginsInFlight = 4
+	maxLoginsWaiting      = 8
+	attemptWait           = 2 * time.Second
 )
 
 // Server is the SIP2 server: one goroutine per connection, each handling its
@@ -85,6 +95,8 @@ type Server struct {
 	// patron.
 	logins *throttle
 	pins   *throttle
+	// attempts bounds the logins and PIN checks in flight (see maxLoginsInFlight).
+	attempts passwords.Gate
 
 	mu    sync.Mutex
 	ln    net.Listener

@@ -13,6 +13,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -27,36 +28,24 @@ const supportedMessages = "YYYNYYYYYYYNNYYY"
 
 // login answers 93 with 94. A terminal may log in again on the same connection (as
 // another account); a failed login leaves it logged out. After maxLoginFailures
-// failures the connection is closed.
+// failures the connection is closed. Each login is counted against its account and
+// address before the password is compared (five lock them for 15 minutes), and one
+// per account and address, maxHostLoginsInFlight per address, is checked at a
+// time, with maxLoginsWaiting more waiting their turn; more are refused at once.
 func (c *conn) login(ctx context.Context, m *Message) bool {
-	user, pass := m.Get("CN"), m.Get("CO")
+	user := m.Get("CN")
 	c.account = nil
-	var acct *Account
-	var err error
-	host, _, _ := net.SplitHostPort(c.remote)
-	key := strings.ToLower(user) + "|" + host
-	switch {
-	case c.s.logins.locked(key, time.Now()):
-		err = errBadLogin
-		c.s.log.Warn("sip login refused: too many failures for this account from this address", "conn", c.id, "remote", c.remote, "user", user)
-	case m.Fixed == "00" && user != "" && pass != "":
-		// Algorithms "0": plain text, the only ones the specification defines.
-		acct, err = Authenticate(ctx, c.s.cfg.DB, user, pass)
-	default:
-		err = errBadLogin
-	}
-	if err == nil {
-		c.s.logins.succeed(key)
-	} else if stacks.ErrorCode(err) == stacks.EUNAUTHORIZED && c.s.logins.fail(key, time.Now()) {
-		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
-	}
+	acct, err := c.checkLogin(ctx, m)
 	c.resp.start("94")
 	if err != nil {
 		c.resp.ok(false)
 		c.loginFailures++
-		if stacks.ErrorCode(err) == stacks.EUNAUTHORIZED {
+		switch stacks.ErrorCode(err) {
+		case stacks.EUNAUTHORIZED:
 			c.s.log.Info("sip login failed", "conn", c.id, "remote", c.remote, "user", user)
-		} else {
+		case stacks.ETOOMANY:
+			c.s.log.Warn("sip login refused: other logins are being checked", "conn", c.id, "remote", c.remote, "user", user)
+		default:
 			c.internalError(ctx, "login", err)
 		}
 		if c.loginFailures >= maxLoginFailures {
@@ -70,6 +59,38 @@ func (c *conn) login(ctx context.Context, m *Message) bool {
 	c.s.log.Info("sip login", "conn", c.id, "remote", c.remote, "user", acct.Username, "institution", acct.Institution, "branch", acct.BranchCode)
 	c.resp.ok(true)
 	return true
+}
+
+// checkLogin checks the account and password of a login: counted against the
+// account and address before the password is compared, one at a time per account
+// and address.
+func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
+	user, pass := m.Get("CN"), m.Get("CO")
+	host, _, _ := net.SplitHostPort(c.remote)
+	key := strings.ToLower(user) + "|" + host
+	leave, admitted := c.s.attempts.Enter(ctx, attemptWait,
+		passwords.Key{Name: "login:" + key, Max: 1, MaxWaiting: maxLoginsWaiting},
+		passwords.Key{Name: "login-host:" + host, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
+	if !admitted {
+		return nil, passwords.ErrBusy
+	}
+	defer leave()
+	reserved, locks := c.s.logins.reserve(key, time.Now())
+	if !reserved {
+		c.s.log.Warn("sip login refused: too many failures for this account from this address", "conn", c.id, "remote", c.remote, "user", user)
+		return nil, errBadLogin
+	}
+	if m.Fixed != "00" || user == "" || pass == "" {
+		// Algorithms "0": plain text, the only ones the specification defines.
+		return nil, errBadLogin
+	}
+	acct, err := Authenticate(ctx, c.s.cfg.DB, user, pass)
+	if err == nil {
+		c.s.logins.succeed(key)
+	} else if locks {
+		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
+	}
+	return acct, err
 }
 
 // status answers 99 (SC status) with 98 (ACS status).
@@ -134,37 +155,47 @@ type verifiedPIN struct {
 // milliseconds by design, and a self-check sends the PIN with every message of a
 // patron's session, so a PIN that matched is remembered for the connection (as a
 // SHA-256, with the stored hash it matched): the patron's next messages cost a map
-// look-up. A changed PIN hash, or a different PIN, is compared again. Ten wrong
-// PINs for a patron within 15 minutes, from any terminal, lock the patron's PIN for
-// 15 minutes (locked is then true): four digits are quickly guessed otherwise.
-func (c *conn) checkPIN(patronID int64, hash, pin string) (ok, locked bool) {
+// look-up. A changed PIN hash, or a different PIN, is compared again. Ten PINs
+// compared for a patron within 15 minutes, from any terminal, lock the patron's
+// PIN for 15 minutes (locked is then true) unless one was right: four digits are
+// quickly guessed otherwise. Each is counted before it is compared, and one PIN
+// per patron is compared at a time: another sent meanwhile, or one the comparison
+// pool has no room for, is refused uncompared (busy).
+func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (ok, locked, busy bool) {
 	key := strconv.FormatInt(patronID, 10)
 	if c.s.pins.locked(key, time.Now()) {
-		return false, true
+		return false, true, false
 	}
-	if !c.verifyPIN(patronID, hash, pin) {
-		if c.s.pins.fail(key, time.Now()) {
-			c.s.log.Warn("sip: PIN locked for 15 minutes after too many wrong PINs", "conn", c.id, "remote", c.remote, "patron_id", patronID)
-		}
-		return false, false
-	}
-	c.s.pins.succeed(key)
-	return true, false
-}
-
-func (c *conn) verifyPIN(patronID int64, hash, pin string) bool {
 	sum := sha256.Sum256([]byte(pin))
 	if v, ok := c.pins[patronID]; ok && v.hash == hash && v.sum == sum {
-		return true
+		return true, false, false
 	}
-	if !patrons.CheckPIN(hash, pin) {
-		return false
+	leave, admitted := c.s.attempts.Enter(ctx, attemptWait, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: 1})
+	if !admitted {
+		return false, false, true
 	}
+	defer leave()
+	reserved, locks := c.s.pins.reserve(key, time.Now())
+	if !reserved {
+		return false, true, false
+	}
+	match, err := patrons.CheckPIN(ctx, hash, pin)
+	if err != nil {
+		c.s.log.Warn("sip: PIN not compared: too many comparisons at once", "conn", c.id, "remote", c.remote, "patron_id", patronID)
+		return false, false, true
+	}
+	if !match {
+		if locks {
+			c.s.log.Warn("sip: PIN locked for 15 minutes after too many wrong PINs", "conn", c.id, "remote", c.remote, "patron_id", patronID)
+		}
+		return false, false, false
+	}
+	c.s.pins.succeed(key)
 	if c.pins == nil || len(c.pins) >= 64 {
 		c.pins = map[int64]verifiedPIN{}
 	}
 	c.pins[patronID] = verifiedPIN{hash: hash, sum: sum}
-	return true
+	return true, false, false
 }
 
 // needs says what findPatron reads beside the patron.
@@ -184,8 +215,10 @@ type patronView struct {
 	p        *patrons.Patron
 	pinGiven bool
 	pinOK    bool
-	// pinLocked: too many wrong PINs; the PIN was not even compared.
+	// pinLocked: too many wrong PINs; pinBusy: another PIN for the patron, or too
+	// many PINs at once, were being checked. Either way the PIN was not compared.
 	pinLocked bool
+	pinBusy   bool
 	standing  patrons.StandingSummary
 	// maxLoans is the loan limit of the patron's general rule, -1 if none.
 	maxLoans int
@@ -252,7 +285,7 @@ func (c *conn) findPatron(ctx context.Context, m *Message, need needs) (patronVi
 		return patronView{card: v.card, maxLoans: -1}, err
 	}
 	if v.p != nil && pinGiven {
-		v.pinOK, v.pinLocked = c.checkPIN(v.p.ID, hash, pin)
+		v.pinOK, v.pinLocked, v.pinBusy = c.checkPIN(ctx, v.p.ID, hash, pin)
 	}
 	return v, nil
 }
@@ -262,13 +295,17 @@ const (
 	msgPatronNotFound = "Your card was not found. Please see staff at the desk."
 	msgWrongPIN       = "The PIN is not right. Please try again."
 	msgPINLocked      = "Too many wrong PINs. Please see staff at the desk."
+	msgPINBusy        = "Your PIN could not be checked just now. Please try again in a moment."
 	msgTryAgain       = "That did not work. Please try again, or see staff at the desk."
 )
 
 // pinMessage says why the PIN was not accepted.
 func (v *patronView) pinMessage() string {
-	if v.pinLocked {
+	switch {
+	case v.pinLocked:
 		return msgPINLocked
+	case v.pinBusy:
+		return msgPINBusy
 	}
 	return msgWrongPIN
 }

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// throttle counts failures (wrong SIP passwords, wrong PINs) per key over a window,
-// and locks a key that reaches the limit for a while. It lives in the server's
+// throttle counts attempts (SIP passwords, PINs) per key over a window, each before
+// it is compared, and locks a key that reaches the limit for a while; a success
+// forgets the count. It lives in the server's
 // memory: SIP is served by one long-running process.
 type throttle struct {
 	limit   int
@@ -35,14 +36,22 @@ func (t *throttle) locked(key string, now time.Time) bool {
 	return f != nil && now.Before(f.lockedUntil)
 }
 
-// fail counts a failure for key and reports whether that locked it.
-func (t *throttle) fail(key string, now time.Time) bool {
+// reserve counts an attempt for key before its password or PIN is compared, and
+// reports whether it may go on: not while key is locked (the attempt is then not
+// counted). Checking the lock and counting happen under one lock, so attempts sent
+// in parallel cannot all pass the check before the first failure is counted. The
+// attempt that reaches the limit locks key (locks is true) and is still compared;
+// a success forgets the count (succeed).
+func (t *throttle) reserve(key string, now time.Time) (ok, locks bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.keys) > 10000 {
 		t.sweep(now)
 	}
 	f := t.keys[key]
+	if f != nil && now.Before(f.lockedUntil) {
+		return false, false
+	}
 	if f == nil || now.Sub(f.first) > t.window {
 		f = &failures{first: now}
 		t.keys[key] = f
@@ -51,9 +60,9 @@ func (t *throttle) fail(key string, now time.Time) bool {
 	if f.n >= t.limit {
 		f.lockedUntil = now.Add(t.lockout)
 		f.n, f.first = 0, now
-		return true
+		return true, true
 	}
-	return false
+	return true, false
 }
 
 // succeed forgets the failures of key.

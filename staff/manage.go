@@ -60,11 +60,23 @@ func SetActive(tx *db.Tx, actor stacks.Actor, id int64, active bool) error {
 	return tx.Audit(actor, action, "staff_user", id, u.Username)
 }
 
-// HashNewPassword checks a new password (4 to 72 bytes) and hashes it. It is
+// ValidateNewPassword checks a new password (4 to 72 bytes) without hashing it, so
+// that a form can refuse a bad one before any bcrypt work.
+func ValidateNewPassword(password string) error {
+	if len(password) < 4 {
+		return stacks.FieldErrorf("password", stacks.EINVALID, "Choose a password of at least 4 characters.")
+	}
+	if len(password) > 72 {
+		return stacks.FieldErrorf("password", stacks.EINVALID, "Passwords can be at most 72 bytes long.")
+	}
+	return nil
+}
+
+// HashNewPassword checks a new password (ValidateNewPassword) and hashes it. It is
 // slow on purpose: call it before the write transaction.
 func HashNewPassword(password string) (string, error) {
-	if len(password) < 4 {
-		return "", stacks.FieldErrorf("password", stacks.EINVALID, "Choose a password of at least 4 characters.")
+	if err := ValidateNewPassword(password); err != nil {
+		return "", err
 	}
 	return HashPassword(password)
 }

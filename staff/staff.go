@@ -17,6 +17,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 // Roles. Circulation staff work the desk; administrators also edit rules, the
@@ -132,9 +133,10 @@ func Create(tx *db.Tx, n NewUser) (*User, error) {
 
 const userColumns = `u.id, u.username, u.display_name, u.role, u.branch_id, b.code, b.name, u.active`
 
-func scanUser(row interface{ Scan(...any) error }) (*User, error) {
+// scanUser scans userColumns, then into extra any columns selected after them.
+func scanUser(row interface{ Scan(...any) error }, extra ...any) (*User, error) {
 	var u User
-	err := row.Scan(&u.ID, &u.Username, &u.DisplayName, &u.Role, &u.BranchID, &u.BranchCode, &u.BranchName, &u.Active)
+	err := row.Scan(append([]any{&u.ID, &u.Username, &u.DisplayName, &u.Role, &u.BranchID, &u.BranchCode, &u.BranchName, &u.Active}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -155,20 +157,36 @@ func FindByID(tx *db.Tx, id int64) (*User, error) {
 // Throttle limits failed sign-ins: after MaxFailures failures within Window for one
 // account, or MaxAddrFailures from one address, sign-ins for it are refused for
 // Lockout. The address limit is higher: a branch's desks may share one address.
+//
+// Every attempt is counted before its password is compared, in the same write
+// transaction that checks the lock (a success takes its count back), and at most
+// MaxInFlight attempts per account and MaxAddrInFlight per address are checked at
+// a time; more are refused at once. Guesses sent in parallel therefore cannot
+// slip past the lock while the first ones are still being compared.
 type Throttle struct {
 	MaxFailures     int
 	MaxAddrFailures int
 	Window          time.Duration
 	Lockout         time.Duration
+	// MaxInFlight attempts per account and MaxAddrInFlight per address are checked
+	// at a time; as many again may wait for their turn (a double click), for at
+	// most InFlightWait. More are refused at once.
+	MaxInFlight     int
+	MaxAddrInFlight int
+	InFlightWait    time.Duration
 }
 
 // DefaultThrottle is the throttle the server uses.
-var DefaultThrottle = Throttle{MaxFailures: 5, MaxAddrFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+var DefaultThrottle = Throttle{MaxFailures: 5, MaxAddrFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute,
+	MaxInFlight: 1, MaxAddrInFlight: 4, InFlightWait: 2 * time.Second}
 
 // Service signs staff in.
 type Service struct {
 	DB       *db.DB
 	Throttle Throttle
+
+	// inFlight holds the attempts being checked, per account and per address.
+	inFlight passwords.Gate
 }
 
 // NewService returns a Service with the default throttle.
@@ -177,8 +195,15 @@ func NewService(d *db.DB) *Service { return &Service{DB: d, Throttle: DefaultThr
 // errBadLogin is deliberately the same for an unknown user and a wrong password.
 var errBadLogin = stacks.Errorf(stacks.EUNAUTHORIZED, "The username or password is not right. Check them and try again.")
 
+// errInFlight refuses an attempt while another for the same account (or too many
+// from the same address) is being checked.
+var errInFlight = stacks.Errorf(stacks.ETOOMANY, "A sign-in for this account is already being checked. Wait a moment and try again.")
+
 // Authenticate checks a username and password from the address addr. It counts
-// failures per account and per address and refuses while either is locked out.
+// every attempt per account and per address before comparing the password, and
+// refuses while either is locked out, or while another attempt for the account is
+// in flight. A failed attempt runs the same statements whether the account exists
+// or not.
 func (s *Service) Authenticate(ctx context.Context, username, password, addr string) (*User, error) {
 	username = strings.TrimSpace(username)
 	if username == "" || password == "" {
@@ -192,59 +217,85 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	}
 	keys := []string{userKey, "addr:" + addr}
 
+	t := s.Throttle
+	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
+		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxInFlight},
+		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxAddrInFlight})
+	if !ok {
+		return nil, errInFlight
+	}
+	defer leave()
+
+	// A locked account is refused on a read connection, without the write lock.
+	if err := s.DB.Read(ctx, func(tx *db.Tx) error { return s.checkLocked(tx, keys) }); err != nil {
+		return nil, err
+	}
 	var (
 		user   *User
 		hash   string
 		active bool
 	)
-	err := s.DB.Read(ctx, func(tx *db.Tx) error {
+	err := s.DB.Write(ctx, func(tx *db.Tx) error {
+		// Checked again, and the attempt counted, in one transaction: no other
+		// attempt can come between the check and the count.
 		if err := s.checkLocked(tx, keys); err != nil {
 			return err
 		}
-		var id int64
-		err := tx.QueryRow(`SELECT id, password_hash, active FROM staff_users WHERE username = ?`, username).Scan(&id, &hash, &active)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("find staff user: %w", err)
+		if err := s.recordFailure(tx, keys); err != nil {
+			return fmt.Errorf("count sign-in attempt: %w", err)
 		}
-		user, err = FindByID(tx, id)
+		var err error
+		user, hash, active, err = findForLogin(tx, username)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	ok := CheckPassword(hash, password) && user != nil && active
-
+	match, err := CheckPassword(ctx, hash, password)
+	if err != nil {
+		return nil, err
+	}
+	if !match || user == nil || !active {
+		return nil, errBadLogin
+	}
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		if ok {
-			_, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, keys[0])
-			if err != nil {
-				return err
-			}
-			return tx.Audit(user.Actor(), "staff.login", "staff_user", user.ID, "from "+addr)
+		if err := s.clearAttempt(tx, keys); err != nil {
+			return err
 		}
-		return s.recordFailure(tx, keys)
+		return tx.Audit(user.Actor(), "staff.login", "staff_user", user.ID, "from "+addr)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record sign-in: %w", err)
 	}
-	if !ok {
-		return nil, errBadLogin
-	}
 	return user, nil
 }
 
-// CheckPassword reports whether password matches hash. For an account that does
+// findForLogin reads the account signing in and its password hash in one
+// statement, so that a failed sign-in runs as many statements for an unknown
+// name as for a real one (Server-Timing shows the count). No account: nil, "".
+func findForLogin(tx *db.Tx, username string) (*User, string, bool, error) {
+	var hash string
+	u, err := scanUser(tx.QueryRow(`SELECT `+userColumns+`, u.password_hash FROM staff_users u
+		JOIN branches b ON b.id = u.branch_id WHERE u.username = ?`, username), &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", false, nil
+	} else if err != nil {
+		return nil, "", false, fmt.Errorf("find staff user: %w", err)
+	}
+	return u, hash, u.Active, nil
+}
+
+// CheckPassword reports whether password matches hash, comparing on the bounded
+// pool of package passwords (ErrBusy when it is full). For an account that does
 // not exist (hash ""), it compares against a dummy hash all the same and reports
 // false, so that the time taken does not tell which accounts exist. SIP2 logins
 // use it too.
-func CheckPassword(hash, password string) bool {
+func CheckPassword(ctx context.Context, hash, password string) (bool, error) {
 	if hash == "" {
-		bcrypt.CompareHashAndPassword([]byte(dummyHash()), []byte(password))
-		return false
+		_, err := passwords.Compare(ctx, dummyHash(), password)
+		return false, err
 	}
-	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
+	return passwords.Compare(ctx, hash, password)
 }
 
 // dummyHash is compared against when the user does not exist, made once at the
@@ -281,6 +332,9 @@ func (s *Service) checkLocked(tx *db.Tx, keys []string) error {
 	return rows.Err()
 }
 
+// recordFailure counts an attempt under each key, before its password is
+// compared, and locks a key that reaches its limit: the attempt that reaches it is
+// still compared, the ones after it are refused.
 func (s *Service) recordFailure(tx *db.Tx, keys []string) error {
 	now := tx.Now()
 	windowStart := db.FormatTime(now.Add(-s.Throttle.Window))
@@ -307,4 +361,17 @@ func (s *Service) recordFailure(tx *db.Tx, keys []string) error {
 		}
 	}
 	return nil
+}
+
+// clearAttempt takes back the count of an attempt that succeeded: the account's
+// failures are forgotten, as they always were after a sign-in, and the address's
+// count loses the one this attempt added (with the lock that count may have set).
+func (s *Service) clearAttempt(tx *db.Tx, keys []string) error {
+	if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, keys[0]); err != nil {
+		return err
+	}
+	_, err := tx.Exec(`UPDATE login_throttle SET failures = max(failures - 1, 0),
+			locked_until = CASE WHEN failures - 1 >= ? THEN locked_until END
+		WHERE key = ?`, s.Throttle.MaxAddrFailures, keys[1])
+	return err
 }

@@ -33,11 +33,13 @@ func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnprocessableEntity, "confirm", "The two new passwords differ; type the same one twice.")
 		return
 	}
-	hash, err := staff.HashNewPassword(password)
-	if err != nil {
+	if err := staff.ValidateNewPassword(password); err != nil {
 		refuse(http.StatusUnprocessableEntity, "password", stacks.ErrorMessage(err))
 		return
 	}
+	// The current password is checked first, through the sign-in throttle and the
+	// bounded comparison pool: the new one is hashed only for its owner, so that
+	// guessing here costs no more than guessing at the login form.
 	if _, err := s.Staff.Authenticate(r.Context(), u.Username, r.PostFormValue("current"), clientAddr(r)); err != nil {
 		switch stacks.ErrorCode(err) {
 		case stacks.EINTERNAL:
@@ -47,6 +49,11 @@ func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) {
 		default:
 			refuse(http.StatusUnprocessableEntity, "current", "That is not your current password.")
 		}
+		return
+	}
+	hash, err := staff.HashNewPassword(password)
+	if err != nil {
+		refuse(http.StatusUnprocessableEntity, "password", stacks.ErrorMessage(err))
 		return
 	}
 	// The new password ends the account's sessions everywhere (a session someone

@@ -16,7 +16,7 @@ import (
 
 // benchEnv is a server on the default demo library with a signed-in desk client and
 // a supply of available book barcodes.
-func benchEnv(b *testing.B, sync string) (*testEnv, *http.Client, []string) {
+func benchEnv(b testing.TB, sync string) (*testEnv, *http.Client, []string) {
 	b.Helper()
 	d, err := db.Open(filepath.Join(b.TempDir(), "stacks.db"), db.Options{Synchronous: sync})
 	if err != nil {
@@ -62,7 +62,7 @@ func benchEnv(b *testing.B, sync string) (*testEnv, *http.Client, []string) {
 }
 
 // loginB signs the client in as desk; the jar keeps the cookie.
-func (e *testEnv) loginB(b *testing.B, c *http.Client) int {
+func (e *testEnv) loginB(b testing.TB, c *http.Client) int {
 	resp, err := c.PostForm(e.Srv.URL+"/login", url.Values{"username": {"desk"}, "password": {"desk"}})
 	if err != nil {
 		b.Fatal(err)
