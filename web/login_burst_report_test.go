@@ -33,7 +33,7 @@ import (
 //	STACKS_REPORT=1 go test -count=1 -run TestDeskLatencyDuringLoginBurst -v ./web
 //
 // (not under -race, which makes bcrypt many times slower). The figures are in
-// docs/security-issue13-bruteforce.md.
+// docs/security.md (Hardening II).
 func TestDeskLatencyDuringLoginBurst(t *testing.T) {
 	if os.Getenv("STACKS_REPORT") == "" {
 		t.Skip("a report: set STACKS_REPORT=1")
