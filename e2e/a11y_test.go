@@ -190,6 +190,7 @@ func TestAccessibility(t *testing.T) {
 		a.nav("Holds")
 		a.check("Holds")
 		must(t, page.Locator("header").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Workstation"}).Click(), "clicking Workstation")
+		must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "Workstation", Level: playwright.Int(1)})).ToBeVisible(), "the Workstation page")
 		a.check("Workstation settings")
 		a.open("/")
 		must(t, page.Locator("header").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Morgan Desk"}).Click(), "clicking the staff user's name")

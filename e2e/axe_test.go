@@ -102,7 +102,10 @@ func checkA11y(t testing.TB, page playwright.Page, state string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad}), "%s: waiting for the page to load", state)
+	// Loading may take longer than an assertion while make test runs every
+	// package at once on two CPUs.
+	must(t, page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(3 * uiTimeout)}),
+		"%s: waiting for the page to load", state)
 	loaded, err := page.Evaluate(`() => typeof window.axe !== "undefined"`)
 	must(t, err, "%s: looking for axe-core on the page", state)
 	if loaded != true {

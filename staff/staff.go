@@ -169,16 +169,22 @@ type Throttle struct {
 	Window          time.Duration
 	Lockout         time.Duration
 	// MaxInFlight attempts per account and MaxAddrInFlight per address are checked
-	// at a time; as many again may wait for their turn (a double click), for at
-	// most InFlightWait. More are refused at once.
+	// at a time; MaxWaiting more per account and per address may wait for their
+	// turn, for at most InFlightWait; more are refused at once. Waiting is what
+	// lets many desks sharing one account and one address (a branch behind NAT,
+	// the load tool) sign in at once: each right password takes its count back
+	// before the next is checked. A guess that waits is refused without a
+	// comparison as soon as the account is locked, so waiting never adds
+	// comparisons.
 	MaxInFlight     int
 	MaxAddrInFlight int
+	MaxWaiting      int
 	InFlightWait    time.Duration
 }
 
 // DefaultThrottle is the throttle the server uses.
 var DefaultThrottle = Throttle{MaxFailures: 5, MaxAddrFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute,
-	MaxInFlight: 1, MaxAddrInFlight: 4, InFlightWait: 2 * time.Second}
+	MaxInFlight: 1, MaxAddrInFlight: 4, MaxWaiting: 128, InFlightWait: 10 * time.Second}
 
 // Service signs staff in.
 type Service struct {
@@ -219,8 +225,8 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 
 	t := s.Throttle
 	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
-		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxInFlight},
-		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxAddrInFlight})
+		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
+		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
 	if !ok {
 		return nil, errInFlight
 	}
