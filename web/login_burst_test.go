@@ -115,6 +115,20 @@ func TestLoginBurst(t *testing.T) {
 		}
 	})
 
+	// Desks sharing one account and one address (a branch behind NAT, the load
+	// tool's virtual users) sign in at once: every right password gets in, none
+	// is taken for a guess.
+	t.Run("ManyDesksOneAccount", func(t *testing.T) {
+		e := newEnv(t)
+		e.setPasswordCost(t, "desk", "desk", burstCost)
+		statuses := e.loginBurst(t, 60, "desk", func(int) string { return "desk" })
+		for i, s := range statuses {
+			if s != http.StatusSeeOther {
+				t.Fatalf("desk %d of 60 signing in at once: status %d, want 303", i, s)
+			}
+		}
+	})
+
 	t.Run("RightPasswordInBurst", func(t *testing.T) {
 		e := newEnv(t)
 		e.setPasswordCost(t, "desk", "desk", burstCost)
