@@ -71,13 +71,14 @@ const (
 	writeTimeout       = 30 * time.Second
 	// maxHostLoginsInFlight logins from one address are checked at a time, and one
 	// per account and address, and one PIN per patron. Up to maxLoginsWaiting more
-	// logins (terminals sharing an account start together), or one more PIN, wait
-	// their turn for at most attemptWait; more are refused at once, not compared:
-	// guesses sent in parallel would otherwise all be compared before the first
-	// failure is counted.
+	// logins (a library's terminals sharing an account start together after a
+	// restart: the load suite starts 75), or one more PIN, wait their turn for at
+	// most attemptWait; more are refused at once, not compared: guesses sent in
+	// parallel would otherwise all be compared before the first failure is
+	// counted. A waiting guess is refused uncompared once the account locks.
 	maxHostLoginsInFlight = 4
-	maxLoginsWaiting      = 8
-	attemptWait           = 2 * time.Second
+	maxLoginsWaiting      = 128
+	attemptWait           = 10 * time.Second
 )
 
 // Server is the SIP2 server: one goroutine per connection, each handling its
