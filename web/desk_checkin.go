@@ -9,7 +9,6 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/patrons"
 )
 
 const (
@@ -101,12 +100,7 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 	row := &CheckinRow{Scanned: scanned, Message: stacks.ErrorMessage(err)}
 	if stacks.ErrorCode(err) == stacks.ENOTFOUND && scanned != "" {
 		// Not an item: perhaps a patron's card, scanned at the wrong page.
-		var p *patrons.Patron
-		err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-			var err error
-			p, err = patrons.FindByCard(tx, scanned)
-			return err
-		})
+		p, err := s.patronByCard(r, scanned)
 		switch {
 		case err == nil:
 			row.Patron = p

@@ -263,7 +263,7 @@ func (s *Server) checkoutItem(w http.ResponseWriter, r *http.Request, prefs libr
 		s.checkoutReply(w, r, prefs, http.StatusOK, ScanRow{Kind: rowDone, Scanned: res.Loan.Barcode, Loan: &res.Loan,
 			Renewed: res.Renewed, FineCents: res.FineCents}, true)
 	case errors.As(err, &blocked) && blocked.Has(circulation.BlockUnknownBarcode):
-		s.switchPatron(w, r, prefs, visit, barcode, blocked)
+		s.switchPatron(w, r, prefs, visit, barcode)
 	case errors.As(err, &blocked) && blocked.Refused():
 		row := ScanRow{Kind: rowRefused, Scanned: barcode, Blocked: blocked, Sound: soundError,
 			RenewCard: blocked.Has(circulation.BlockCardExpired)}
@@ -283,13 +283,8 @@ func (s *Server) checkoutItem(w http.ResponseWriter, r *http.Request, prefs libr
 
 // switchPatron handles a Check out scan that is no item's barcode: another
 // patron's card ends the visit and opens theirs; anything else is refused.
-func (s *Server) switchPatron(w http.ResponseWriter, r *http.Request, prefs library.Preferences, visit deskVisit, scanned string, blocked *circulation.BlockedError) {
-	var p *patrons.Patron
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		p, err = patrons.FindByCard(tx, scanned)
-		return err
-	})
+func (s *Server) switchPatron(w http.ResponseWriter, r *http.Request, prefs library.Preferences, visit deskVisit, scanned string) {
+	p, err := s.patronByCard(r, scanned)
 	switch {
 	case stacks.ErrorCode(err) == stacks.ENOTFOUND:
 		s.checkoutReply(w, r, prefs, http.StatusUnprocessableEntity, ScanRow{Kind: rowRefused, Scanned: scanned, Sound: soundError,
@@ -307,6 +302,18 @@ func (s *Server) switchPatron(w http.ResponseWriter, r *http.Request, prefs libr
 		}
 		s.checkoutReply(w, r, prefs, http.StatusOK, row, true)
 	}
+}
+
+// patronByCard finds the patron a scan that is no item's barcode may be the card
+// of (ENOTFOUND if none).
+func (s *Server) patronByCard(r *http.Request, card string) (*patrons.Patron, error) {
+	var p *patrons.Patron
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		p, err = patrons.FindByCard(tx, card)
+		return err
+	})
+	return p, err
 }
 
 // handleCheckoutCancel is a decision's Cancel: nothing is checked out.
