@@ -123,8 +123,10 @@ func Parse(b []byte) (Message, error) {
 	fixed, known := fixedLength(m.ID)
 
 	// Error detection: "AY" and one digit, then "AZ" and four hex digits, at the end.
+	// The "AZ" must begin a field (after the fixed part, a "|" or the sequence
+	// number): "...|ABXAZ1234" is an item barcode ending in AZ1234, not a checksum.
 	body := b
-	if n := len(b); n >= 8 && b[n-6] == 'A' && b[n-5] == 'Z' {
+	if n := len(b); n >= 8 && b[n-6] == 'A' && b[n-5] == 'Z' && startsField(b, n-6, fixed) {
 		m.Checksum = string(b[n-4:])
 		m.ChecksumOK = checksumMatches(b[:n-4], b[n-4:])
 		body = b[:n-6]
@@ -167,6 +169,21 @@ func Parse(b []byte) (Message, error) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// startsField reports whether a field can begin at b[i]: right after the message's
+// fixed part, after a "|", or (for the checksum) right after an "AY" sequence
+// number that itself begins a field.
+func startsField(b []byte, i, fixed int) bool {
+	switch {
+	case i == 2+fixed:
+		return true
+	case i >= 1 && b[i-1] == '|':
+		return true
+	case i >= 3 && b[i-3] == 'A' && b[i-2] == 'Y' && isDigit(b[i-1]):
+		return i-3 == 2+fixed || (i >= 4 && b[i-4] == '|')
+	}
+	return false
+}
 
 // Checksum returns the SIP2 checksum of b: the two's complement of the 16-bit sum of
 // its bytes, as four upper-case hex digits. b runs from the message's first byte

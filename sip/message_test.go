@@ -52,6 +52,13 @@ func TestParse(t *testing.T) {
 		// "AY" inside a value is data, not a sequence number.
 		{"AYInsideAValue", "1720261130    100000ABBAY1",
 			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: -1, Fields: []sip.Field{{"AB", "BAY1"}}}, nil},
+		// "AZ" and four characters at the end of a value are data, not a checksum
+		// (issue 14: this message, sent without error detection, was answered 96).
+		{"AZInsideAValue", "1720261201    134052AOCEN|ABXAZ1234",
+			sip.Message{ID: "17", Fixed: "20261201    134052", Seq: -1, Fields: []sip.Field{{"AO", "CEN"}, {"AB", "XAZ1234"}}}, nil},
+		{"ChecksumWithoutSequence", "1720261130    100000AOCEN|ABI00001|AZ" + sip.Checksum([]byte("1720261130    100000AOCEN|ABI00001|AZ")),
+			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: -1, Checksum: sip.Checksum([]byte("1720261130    100000AOCEN|ABI00001|AZ")), ChecksumOK: true,
+				Fields: []sip.Field{{"AO", "CEN"}, {"AB", "I00001"}}}, nil},
 		{"TrailingCRLF", "9900302.00\r\n", sip.Message{ID: "99", Fixed: "00302.00", Seq: -1}, nil},
 		{"EmptyValue", "9300CN|CO|", sip.Message{ID: "93", Fixed: "00", Seq: -1, Fields: []sip.Field{{"CN", ""}, {"CO", ""}}}, nil},
 		{"Resend", "97", sip.Message{ID: "97", Seq: -1}, nil},
