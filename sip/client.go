@@ -3,6 +3,7 @@ package sip
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -28,6 +29,26 @@ func Dial(ctx context.Context, addr string) (*Client, error) {
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the SIP server at %s: %w", addr, err)
+	}
+	return &Client{conn: conn, r: bufio.NewReader(conn), Timeout: 10 * time.Second}, nil
+}
+
+// DialTLS connects to a SIP2 server's TLS listener and completes the handshake,
+// checking the server's certificate against cfg (nil: the system's roots and the
+// host in addr). TLS 1.2 is the least it accepts, as the server does.
+func DialTLS(ctx context.Context, addr string, cfg *tls.Config) (*Client, error) {
+	if cfg == nil {
+		cfg = &tls.Config{}
+	} else {
+		cfg = cfg.Clone()
+	}
+	if cfg.MinVersion < tls.VersionTLS12 {
+		cfg.MinVersion = tls.VersionTLS12
+	}
+	d := tls.Dialer{Config: cfg}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect over TLS to the SIP server at %s: %w", addr, err)
 	}
 	return &Client{conn: conn, r: bufio.NewReader(conn), Timeout: 10 * time.Second}, nil
 }

@@ -3,6 +3,7 @@ package sip
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -99,8 +100,9 @@ type Server struct {
 	// attempts bounds the logins and PIN checks in flight (see maxLoginsInFlight).
 	attempts passwords.Gate
 
-	mu    sync.Mutex
-	ln    net.Listener
+	mu sync.Mutex
+	// lns are the listeners Serve accepts on: plain TCP, TLS, or both.
+	lns   []net.Listener
 	conns map[*conn]struct{}
 	// perAddr counts the open connections by client address (addrKey).
 	perAddr map[string]int
@@ -157,6 +159,11 @@ func New(cfg Config) *Server {
 var ErrServerClosed = errors.New("sip: server closed")
 
 // Serve accepts connections on ln until Shutdown, serving each in its own goroutine.
+// It may be called for several listeners at once (plain TCP and TLS, each in its
+// own goroutine): their connections share one set of limits, so the connection
+// caps count a terminal's connections on both. On a listener from tls.NewListener,
+// each connection completes its handshake within LoginTimeout before its first
+// message is read.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closing.Load() {
@@ -164,7 +171,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		ln.Close()
 		return ErrServerClosed
 	}
-	s.ln = ln
+	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
 	var tempDelay time.Duration
 	for {
@@ -204,9 +211,11 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
-	var err error
-	if s.ln != nil {
-		err = s.ln.Close()
+	var errs []error
+	for _, ln := range s.lns {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
 	}
 	now := time.Now()
 	for c := range s.conns {
@@ -226,10 +235,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Unlock()
 		return fmt.Errorf("sip shutdown: %w", ctx.Err())
 	}
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
-	}
-	return err
+	return errors.Join(errs...)
 }
 
 // preferences returns the preferences, refreshing the server's own cache when it is
@@ -345,6 +351,17 @@ func (c *conn) serve() {
 			c.s.log.Error("sip connection crashed; closed it", "conn", c.id, "remote", c.remote, "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		if err := c.handshake(ctx, tc); err != nil {
+			if c.s.closing.Load() {
+				reason = "server shutting down"
+				return
+			}
+			reason = "TLS handshake failed"
+			c.s.log.Info("sip: TLS handshake failed; connection closed", "conn", c.id, "remote", c.remote, "err", err)
+			return
+		}
+	}
 	for {
 		c.nc.SetReadDeadline(c.readDeadline(time.Now()))
 		if c.s.closing.Load() {
@@ -376,6 +393,21 @@ func (c *conn) serve() {
 			return
 		}
 	}
+}
+
+// handshake completes a TLS connection's handshake before its first message, by
+// the time it must have logged in: a client that does not speak TLS (a terminal
+// pointed at the wrong port) is closed as soon as its first bytes arrive, and one
+// that stalls holds its connection no longer than one that never logs in.
+func (c *conn) handshake(ctx context.Context, tc *tls.Conn) error {
+	c.loginBy = time.Now().Add(c.s.cfg.LoginTimeout)
+	tc.SetDeadline(c.loginBy)
+	// After the deadline is set, as in serve's loop: a Shutdown that set its own
+	// deadline before this one is not missed.
+	if c.s.closing.Load() {
+		return ErrServerClosed
+	}
+	return tc.HandshakeContext(ctx)
 }
 
 // readDeadline is when the connection is closed unless a message arrives: after

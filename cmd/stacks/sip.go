@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
@@ -25,6 +29,9 @@ type sipFlags struct {
 	loginTimeout    time.Duration
 	maxConnsPerAddr int
 	currency        string
+	// tlsAddr, tlsCert and tlsKey are SIP2 over TLS: a second listener, beside or
+	// instead of the plain one.
+	tlsAddr, tlsCert, tlsKey string
 }
 
 // registerSIPFlags adds the SIP2 flags to serve's flag set.
@@ -42,13 +49,47 @@ func registerSIPFlags(fs *flag.FlagSet) *sipFlags {
 		"refuse SIP2 connections beyond this many open from one address (an IPv6 /64), loopback included: raise it when terminals come through a tunnel on this host (STACKS_SIP_MAX_CONNS_PER_ADDR)")
 	fs.StringVar(&f.currency, "sip-currency", env("STACKS_SIP_CURRENCY", "USD"),
 		"ISO 4217 currency code SIP2 sends with amounts (STACKS_SIP_CURRENCY)")
+	fs.StringVar(&f.tlsAddr, "sip-tls-addr", env("STACKS_SIP_TLS_ADDR", ""),
+		"serve SIP2 over TLS on this address too, e.g. :6002, with --sip-tls-cert and --sip-tls-key; --sip-addr stays plain TCP (leave it empty for TLS only); off when empty (STACKS_SIP_TLS_ADDR)")
+	fs.StringVar(&f.tlsCert, "sip-tls-cert", env("STACKS_SIP_TLS_CERT", ""),
+		"PEM certificate for --sip-tls-addr, its chain after it; read at start (STACKS_SIP_TLS_CERT)")
+	fs.StringVar(&f.tlsKey, "sip-tls-key", env("STACKS_SIP_TLS_KEY", ""),
+		"PEM private key of --sip-tls-cert (STACKS_SIP_TLS_KEY)")
 	return f
 }
 
-// startSIP starts the SIP2 listener when an address is set, and returns the
-// function that stops it: it lets each terminal's message in progress finish.
+// tlsConfig checks the TLS flags together and loads the certificate; it returns nil
+// when SIP2 over TLS is off. A certificate without --sip-tls-addr is refused rather
+// than served on --sip-addr: a site that asked for TLS must not find its terminals'
+// passwords going in the clear on the port they already use.
+func (f *sipFlags) tlsConfig() (*tls.Config, error) {
+	if f.tlsAddr == "" && f.tlsCert == "" && f.tlsKey == "" {
+		return nil, nil
+	}
+	if f.tlsCert == "" || f.tlsKey == "" {
+		return nil, usageError{"SIP2 over TLS needs both --sip-tls-cert and --sip-tls-key (a PEM certificate and its private key)"}
+	}
+	if f.tlsAddr == "" {
+		return nil, usageError{"--sip-tls-cert and --sip-tls-key need --sip-tls-addr, the address SIP2 over TLS listens on, e.g. :6002 " +
+			"(--sip-addr stays plain TCP; leave it empty to serve TLS only)"}
+	}
+	cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+	if err != nil {
+		return nil, usageError{fmt.Sprintf("SIP2 over TLS: cannot load --sip-tls-cert %s and --sip-tls-key %s: %v "+
+			"(give a PEM certificate, its chain after it, and the PEM private key that belongs to it)", f.tlsCert, f.tlsKey, err)}
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// startSIP starts the SIP2 listeners whose addresses are set (plain TCP, TLS, or
+// both, served by one server with one set of limits), and returns the function that
+// stops them: it lets each terminal's message in progress finish.
 func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger, m *metrics.Metrics) (stop func(), err error) {
-	if f.addr == "" {
+	tlsCfg, err := f.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if f.addr == "" && tlsCfg == nil {
 		return func() {}, nil
 	}
 	bins, err := sip.ParseSortBins(f.sortBins)
@@ -65,10 +106,39 @@ func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger, m
 	if f.maxConnsPerAddr < 0 {
 		return nil, usageError{fmt.Sprintf("--sip-max-conns-per-addr %d: give a positive number, e.g. 16", f.maxConnsPerAddr)}
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", f.addr)
-	if err != nil {
-		return nil, fmt.Errorf("SIP2: listen on %s: %w (is another server running there? choose another with --sip-addr)", f.addr, err)
+	var (
+		lc  net.ListenConfig
+		lns []net.Listener
+		// where is the start-up log's account of the listeners.
+		where []any
+	)
+	closeAll := func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}
+	if f.addr != "" {
+		ln, err := lc.Listen(ctx, "tcp", f.addr)
+		if err != nil {
+			return nil, fmt.Errorf("SIP2: listen on %s: %w (is another server running there? choose another with --sip-addr)", f.addr, err)
+		}
+		lns = append(lns, ln)
+		where = append(where, "addr", ln.Addr().String())
+	}
+	if tlsCfg != nil {
+		ln, err := lc.Listen(ctx, "tcp", f.tlsAddr)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("SIP2 over TLS: listen on %s: %w (is another server running there? choose another with --sip-tls-addr)", f.tlsAddr, err)
+		}
+		lns = append(lns, tls.NewListener(ln, tlsCfg))
+		where = append(where, "tls_addr", ln.Addr().String(), "tls_cert", f.tlsCert)
+		if leaf := tlsCfg.Certificates[0].Leaf; leaf != nil {
+			where = append(where, "tls_cert_expires", leaf.NotAfter.Format(time.DateOnly))
+			if time.Now().After(leaf.NotAfter) {
+				logger.Warn("the SIP2 TLS certificate has expired: terminals that check it will not connect", "tls_cert", f.tlsCert, "expired", leaf.NotAfter)
+			}
+		}
 	}
 	cfg := sip.Config{DB: d, Logger: logger, IdleTimeout: f.idleTimeout, LoginTimeout: f.loginTimeout,
 		MaxConnsPerAddr: f.maxConnsPerAddr, SortBins: bins, Currency: strings.ToUpper(f.currency)}
@@ -76,22 +146,23 @@ func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger, m
 		cfg.Observe = sipObserver(m)
 	}
 	srv := sip.New(cfg)
-	logger.Info("serving SIP2", "addr", ln.Addr().String(), "sort_bins", bins.String(), "idle_timeout", f.idleTimeout,
-		"login_timeout", f.loginTimeout, "max_conns_per_addr", f.maxConnsPerAddr)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, sip.ErrServerClosed) {
-			logger.Error("SIP2 server stopped", "err", err)
-		}
-	}()
+	logger.Info("serving SIP2", append(where, "sort_bins", bins.String(), "idle_timeout", f.idleTimeout,
+		"login_timeout", f.loginTimeout, "max_conns_per_addr", f.maxConnsPerAddr)...)
+	var served sync.WaitGroup
+	for _, ln := range lns {
+		served.Go(func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, sip.ErrServerClosed) {
+				logger.Error("SIP2 server stopped", "addr", ln.Addr().String(), "err", err)
+			}
+		})
+	}
 	return func() {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(shutdownCtx); err != nil {
 			logger.Warn("SIP2 shutdown", "err", err)
 		}
-		<-done
+		served.Wait()
 	}, nil
 }
 
@@ -120,7 +191,11 @@ and checksum are added with --checksum), or one of:
 
 Example:
   stacks sip-client --addr 127.0.0.1:6001 --user kiosk --password kiosk \
-      patron-status:P0001:1234 checkout:P0001:I00001 checkin:I00001`, stderr)
+      patron-status:P0001:1234 checkout:P0001:I00001 checkin:I00001
+
+Over TLS (stacks serve --sip-tls-addr), trusting a site's own certificate:
+  stacks sip-client --addr sip.example.org:6002 --tls-ca site.pem --user kiosk \
+      --password kiosk status`, stderr)
 	addr := fs.String("addr", env("STACKS_SIP_CLIENT_ADDR", "127.0.0.1:6001"), "SIP2 server address (STACKS_SIP_CLIENT_ADDR)")
 	user := fs.String("user", env("STACKS_SIP_USER", ""), "SIP account username (STACKS_SIP_USER)")
 	password := fs.String("password", env("STACKS_SIP_PASSWORD", ""), "SIP account password (STACKS_SIP_PASSWORD)")
@@ -128,7 +203,14 @@ Example:
 	location := fs.String("location", "", "location code sent with the login (CP)")
 	checksum := fs.Bool("checksum", false, "use error detection: sequence numbers and checksums (AY, AZ)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for each response")
+	useTLS := fs.Bool("tls", false, "connect over TLS (a listener of stacks serve --sip-tls-addr), checking the server's certificate against the system's roots")
+	tlsCA := fs.String("tls-ca", "", "trust the CA certificates (PEM) in this file, e.g. a site's self-signed certificate; implies --tls")
+	tlsInsecure := fs.Bool("tls-insecure", false, "do not check the server's certificate (for a quick test only: anyone in between could read the password); implies --tls")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tlsCfg, err := clientTLSConfig(*useTLS, *tlsCA, *tlsInsecure)
+	if err != nil {
 		return err
 	}
 	if *user == "" || *password == "" {
@@ -146,7 +228,12 @@ Example:
 
 	dialCtx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	c, err := sip.Dial(dialCtx, *addr)
+	var c *sip.Client
+	if tlsCfg != nil {
+		c, err = sip.DialTLS(dialCtx, *addr, tlsCfg)
+	} else {
+		c, err = sip.Dial(dialCtx, *addr)
+	}
 	if err != nil {
 		return err
 	}
@@ -177,6 +264,28 @@ Example:
 		}
 	}
 	return nil
+}
+
+// clientTLSConfig is sip-client's TLS configuration from its flags; nil without TLS.
+func clientTLSConfig(useTLS bool, caFile string, insecure bool) (*tls.Config, error) {
+	if caFile != "" && insecure {
+		return nil, usageError{"give --tls-ca or --tls-insecure, not both"}
+	}
+	if !useTLS && caFile == "" && !insecure {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, usageError{"--tls-ca: " + err.Error()}
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, usageError{fmt.Sprintf("--tls-ca %s: no PEM certificate in the file", caFile)}
+		}
+	}
+	return cfg, nil
 }
 
 // namedMessage turns a sip-client MESSAGE argument into a SIP2 message.
