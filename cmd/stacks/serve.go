@@ -124,6 +124,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
 	}
+	if err := sipf.loadTLS(); err != nil {
+		return err
+	}
 	tuneGC()
 	logger, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {

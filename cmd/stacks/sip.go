@@ -32,6 +32,9 @@ type sipFlags struct {
 	// tlsAddr, tlsCert and tlsKey are SIP2 over TLS: a second listener, beside or
 	// instead of the plain one.
 	tlsAddr, tlsCert, tlsKey string
+	// tls is the loaded TLS configuration (loadTLS), nil while TLS is off or not
+	// yet loaded.
+	tls *tls.Config
 }
 
 // registerSIPFlags adds the SIP2 flags to serve's flag set.
@@ -56,6 +59,18 @@ func registerSIPFlags(fs *flag.FlagSet) *sipFlags {
 	fs.StringVar(&f.tlsKey, "sip-tls-key", env("STACKS_SIP_TLS_KEY", ""),
 		"PEM private key of --sip-tls-cert (STACKS_SIP_TLS_KEY)")
 	return f
+}
+
+// loadTLS checks the TLS flags together and loads the certificate, so that serve
+// can refuse a certificate it cannot use before it opens the database; SIP2 over
+// TLS is off when it leaves f.tls nil.
+func (f *sipFlags) loadTLS() error {
+	if f.tls != nil {
+		return nil
+	}
+	var err error
+	f.tls, err = f.tlsConfig()
+	return err
 }
 
 // tlsConfig checks the TLS flags together and loads the certificate; it returns nil
@@ -85,10 +100,10 @@ func (f *sipFlags) tlsConfig() (*tls.Config, error) {
 // both, served by one server with one set of limits), and returns the function that
 // stops them: it lets each terminal's message in progress finish.
 func startSIP(ctx context.Context, f *sipFlags, d *db.DB, logger *slog.Logger, m *metrics.Metrics) (stop func(), err error) {
-	tlsCfg, err := f.tlsConfig()
-	if err != nil {
+	if err := f.loadTLS(); err != nil {
 		return nil, err
 	}
+	tlsCfg := f.tls
 	if f.addr == "" && tlsCfg == nil {
 		return func() {}, nil
 	}
