@@ -20,6 +20,10 @@
 // loopback included; connections beyond are closed at once. So a stranger cannot
 // hold the server's connections and lock the terminals out.
 //
+// Serve may run on several listeners at once, plain TCP and TLS (a listener from
+// tls.NewListener), sharing these limits. A TLS connection's handshake counts in
+// its time to log in; a client that does not speak TLS is closed at its first bytes.
+//
 // A message that is not one the server answers, whatever its bytes (invalid UTF-8
 // included), gets a request to resend (96), and counts in the metrics as "other"
 // (MessageLabel).
