@@ -64,13 +64,17 @@ type Item struct {
 	NotForLoan      bool
 	// TransitToName is the branch an item in transit is going to.
 	TransitToName string
+	// SIPProperties is what self-checks and sorters stored on the item (SIP2 item
+	// properties, field CH): free text they agree on, such as a security marker's
+	// kind. Stacks keeps it and sends it back; it means nothing to the desk.
+	SIPProperties string
 }
 
 // ItemColumns and ItemFrom select an Item; other packages join to them (circulation
 // adds the current loan) and scan with ScanItemInto.
 const ItemColumns = `i.id, i.barcode, i.record_id, r.title, r.author, i.call_number, i.home_branch_id, hb.code, hb.name,
 	i.current_branch_id, i.status, coalesce(i.transit_to_id, 0), i.item_type_id, it.name, it.not_for_loan,
-	coalesce(ttb.name, '')`
+	coalesce(ttb.name, ''), i.sip_properties`
 
 // ItemFrom is the FROM clause for ItemColumns.
 const ItemFrom = ` FROM items i
@@ -82,7 +86,7 @@ const ItemFrom = ` FROM items i
 // ItemScanDest returns the scan destinations for ItemColumns, in order.
 func (it *Item) ItemScanDest() []any {
 	return []any{&it.ID, &it.Barcode, &it.RecordID, &it.Title, &it.Author, &it.CallNumber, &it.HomeBranchID, &it.HomeBranchCode, &it.HomeBranchName,
-		&it.CurrentBranchID, &it.Status, &it.TransitToID, &it.ItemTypeID, &it.ItemTypeName, &it.NotForLoan, &it.TransitToName}
+		&it.CurrentBranchID, &it.Status, &it.TransitToID, &it.ItemTypeID, &it.ItemTypeName, &it.NotForLoan, &it.TransitToName, &it.SIPProperties}
 }
 
 // StatusText is how staff read the item's status, with where an item in transit
@@ -145,4 +149,34 @@ func SetItemStatus(tx *db.Tx, itemID int64, status string) error {
 		return fmt.Errorf("update item %d: %w", itemID, err)
 	}
 	return nil
+}
+
+// maxSIPProperties is the longest item properties a terminal may store, in
+// characters.
+const maxSIPProperties = 255
+
+// SetItemSIPProperties stores what a self-check or sorter sends as the item's
+// properties (SIP2 Item Status Update, field CH), replacing what was there; empty
+// clears them. The audit log keeps the old and new values.
+func SetItemSIPProperties(tx *db.Tx, actor stacks.Actor, itemID int64, props string) error {
+	switch {
+	case !utf8.ValidString(props) || strings.ContainsFunc(props, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return stacks.FieldErrorf("sip_properties", stacks.EINVALID, "The item properties contain characters that are not text.")
+	case utf8.RuneCountInString(props) > maxSIPProperties:
+		return stacks.FieldErrorf("sip_properties", stacks.EINVALID, "The item properties are longer than %d characters.", maxSIPProperties)
+	}
+	var old string
+	err := tx.QueryRow(`SELECT sip_properties FROM items WHERE id = ?`, itemID).Scan(&old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no item with id %d.", itemID)
+	} else if err != nil {
+		return fmt.Errorf("set item properties of item %d: %w", itemID, err)
+	}
+	if old == props {
+		return nil
+	}
+	if _, err := tx.Exec(`UPDATE items SET sip_properties = ?, updated_at = ? WHERE id = ?`, props, db.FormatTime(tx.Now()), itemID); err != nil {
+		return fmt.Errorf("set item properties of item %d: %w", itemID, err)
+	}
+	return tx.Audit(actor, "item.sip_properties", "item", itemID, fmt.Sprintf("%q to %q", old, props))
 }

@@ -320,6 +320,8 @@ func DismissDeskMessage(tx *db.Tx, actor stacks.Actor, patronID int64) error {
 
 // SetBlock blocks a patron, with a note the desk shows when it refuses them, or
 // lifts the block (the note is then optional and goes to the audit log only).
+// Either way the block is then staff's: a self-check's Patron Enable no longer
+// lifts it (see BlockFromTerminal).
 func SetBlock(tx *db.Tx, actor stacks.Actor, id int64, blocked bool, note string) error {
 	note = strings.TrimSpace(note)
 	switch {
@@ -336,7 +338,7 @@ func SetBlock(tx *db.Tx, actor stacks.Actor, id int64, blocked bool, note string
 	if !blocked {
 		blockNote, action = "", "patron.unblock"
 	}
-	res, err := tx.Exec(`UPDATE patrons SET blocked = ?, block_note = ? WHERE id = ?`, blocked, blockNote, id)
+	res, err := tx.Exec(`UPDATE patrons SET blocked = ?, block_note = ?, block_source = '' WHERE id = ?`, blocked, blockNote, id)
 	if err != nil {
 		return fmt.Errorf("%s %d: %w", action, id, err)
 	}

@@ -238,6 +238,7 @@ func (c *conn) itemInformation(ctx context.Context, m *Message) {
 	r.field("AQ", st.HomeBranchCode)
 	r.field("AP", st.CurrentBranchCode)
 	r.optional("CS", st.CallNumber)
+	r.optional("CH", st.SIPProperties)
 	r.field("AF", catalog.StatusLabel(st.Status)+".")
 }
 

@@ -24,9 +24,11 @@
 // tls.NewListener), sharing these limits. A TLS connection's handshake counts in
 // its time to log in; a client that does not speak TLS is closed at its first bytes.
 //
-// A message that is not one the server answers, whatever its bytes (invalid UTF-8
-// included), gets a request to resend (96), and counts in the metrics as "other"
-// (MessageLabel).
+// Bytes that cannot be read as a message (an identifier that is not two digits,
+// invalid UTF-8 included) get a request to resend (96). A message that arrived
+// whole but is not one the server supports gets no answer and leaves the
+// connection open (see conn.unsupported for why). Both count in the metrics as
+// "other" (MessageLabel).
 //
 // # Login
 //
@@ -43,10 +45,21 @@
 //
 // When a request carries a sequence number (AY) and checksum (AZ), the checksum is
 // verified and the answer carries the same sequence number and its own checksum. A
-// wrong checksum, or a message that cannot be parsed or is not supported (the BX
-// field of the status answer lists what is), is answered with 96, a request to send
-// it again; five such messages in a row close the connection. 97 resends the last
+// wrong checksum, or a message that cannot be parsed, is answered with 96, a
+// request to send it again; five such messages in a row close the connection. A
+// message the server does not support (the BX field of the status answer lists
+// what it does: all sixteen requests of 2.00) is not answered, with or without
+// error detection, since sending it again would not help. 97 resends the last
 // answer, byte for byte.
+//
+// # Blocks and item properties
+//
+// Block patron (01), which a self-check sends when it keeps a card, blocks the
+// patron with a staff note giving the terminal's message (AL) and whether the card
+// was retained, and is answered with a patron status (24). Patron enable (25)
+// lifts a block a terminal set, never one staff set (26). Item status update (19)
+// stores the item properties (CH) on the item (20); item information (18) sends
+// them back.
 //
 // # Dates
 //

@@ -20,8 +20,10 @@ var update = flag.Bool("update", false, "rewrite the responses of sip/testdata/*
 // response byte for byte, checksums included.
 //
 // A transcript has one exchange per pair of lines: "> request" then "< response".
-// Lines starting with "#" and blank lines are comments. A request ending in
-// "AZ????" gets its checksum filled in by -update.
+// A response line that is "<" alone says the request gets no answer: the next
+// exchange (or, at the end, a short wait) shows that none came. Lines starting
+// with "#" and blank lines are comments. A request ending in "AZ????" gets its
+// checksum filled in by -update.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil {
@@ -56,6 +58,8 @@ func replay(t *testing.T, e *env, file string) {
 	defer conn.Close()
 	r := bufio.NewReader(conn)
 	changed := false
+	// silent is the line of the last request that expects no answer.
+	silent := -1
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -73,6 +77,11 @@ func replay(t *testing.T, e *env, file string) {
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
 		if _, err := conn.Write([]byte(req + "\r")); err != nil {
 			t.Fatalf("%s:%d: send: %v", file, i+1, err)
+		}
+		if i+1 < len(lines) && lines[i+1] == "<" {
+			silent = i + 1
+			i++
+			continue
 		}
 		got, err := r.ReadString('\r')
 		if err != nil {
@@ -93,6 +102,14 @@ func replay(t *testing.T, e *env, file string) {
 			}
 		}
 		i++
+	}
+	if silent >= 0 {
+		// Whatever came after the last exchange would be the answer to a request
+		// that should have none.
+		conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if got, err := r.ReadString('\r'); err == nil || got != "" {
+			t.Errorf("%s:%d: want no answer, got %q", file, silent, got)
+		}
 	}
 	if changed {
 		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {

@@ -52,7 +52,9 @@ func (m *Message) Lookup(id string) (string, bool) {
 func (m *Message) fixedAt(off, n int) string { return m.Fixed[off : off+n] }
 
 // Parse errors. A message whose checksum does not match is answered with a request
-// to resend it (96); so is one that cannot be parsed.
+// to resend it (96); so is one that cannot be read (ErrMalformed: cut short, or an
+// identifier that is not two digits). A message that arrived whole but that this
+// server does not support (ErrUnknown) is not: sent again it would be the same.
 var (
 	ErrChecksum  = errors.New("sip: the checksum (AZ) does not match the message")
 	ErrUnknown   = errors.New("sip: unknown or unsupported message identifier")
@@ -75,8 +77,10 @@ func fixedLength(id string) (int, bool) {
 		return 38, true
 	case "09": // no block, transaction date, return date
 		return 37, true
-	case "17", "65", "35": // transaction date
+	case "17", "65", "35", "19", "25": // transaction date
 		return 18, true
+	case "01": // card retained, transaction date
+		return 19, true
 	case "15": // hold mode, transaction date
 		return 19, true
 	case "37": // transaction date, fee type, payment type, currency type
@@ -142,6 +146,9 @@ func Parse(b []byte) (Message, error) {
 		return m, ErrChecksum
 	}
 	if !known {
+		if !isDigit(b[0]) || !isDigit(b[1]) {
+			return m, ErrMalformed
+		}
 		return m, ErrUnknown
 	}
 	if len(body) < 2+fixed {

@@ -64,7 +64,12 @@ func TestParse(t *testing.T) {
 		{"Resend", "97", sip.Message{ID: "97", Seq: -1}, nil},
 		{"BadChecksum", "9900302.00AY2AZ0000", sip.Message{ID: "99", Seq: 2, Checksum: "0000"}, sip.ErrChecksum},
 		{"NotHex", "9900302.00AY2AZZZZZ", sip.Message{ID: "99", Seq: 2, Checksum: "ZZZZ"}, sip.ErrChecksum},
-		{"Unknown", "01N20261130    100000AOCEN|", sip.Message{ID: "01", Seq: -1}, sip.ErrUnknown},
+		{"Unknown", "0220261130    100000AOCEN|", sip.Message{ID: "02", Seq: -1}, sip.ErrUnknown},
+		{"BlockPatron", "01Y20261130    100000AOCEN|ALCard retained|AAP0001|",
+			sip.Message{ID: "01", Fixed: "Y20261130    100000", Seq: -1, Fields: []sip.Field{{"AO", "CEN"}, {"AL", "Card retained"}, {"AA", "P0001"}}}, nil},
+		// An identifier that is not two digits is not a message that could be
+		// supported: it could not be read.
+		{"NotDigits", "XX", sip.Message{ID: "XX", Seq: -1}, sip.ErrMalformed},
 		{"ShortFixedPart", "23001", sip.Message{ID: "23", Seq: -1}, sip.ErrMalformed},
 		{"FieldCutShort", "9300CNkiosk|C", sip.Message{ID: "93", Fixed: "00", Seq: -1, Fields: []sip.Field{{"CN", "kiosk"}}}, sip.ErrMalformed},
 		{"Empty", "", sip.Message{Seq: -1}, sip.ErrMalformed},
@@ -148,7 +153,10 @@ func TestMessageLabel(t *testing.T) {
 		{"9900302.00AY2AZFCA4", "99"},
 		{"97", "97"},
 		{"09N20261130    100000", "09"},
-		{"01N20261130    100000", sip.OtherMessage}, // block patron: not supported
+		{"01N20261130    100000", "01"},
+		{"2520261130    100000", "25"},
+		{"1920261130    100000", "19"},
+		{"0220261130    100000", sip.OtherMessage}, // no such message
 		{"XX", sip.OtherMessage},
 		{"9", sip.OtherMessage},
 		{"", sip.OtherMessage},

@@ -4,10 +4,12 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -20,14 +22,20 @@ func (c *conn) patronStatus(ctx context.Context, m *Message) {
 	if err != nil {
 		c.internalError(ctx, "patron status", err)
 	}
+	c.patronStatusResponse(&v, err, prefs, now)
+}
+
+// patronStatusResponse writes 24, the answer to a patron status request (23) and
+// to block patron (01); err is an error reading the patron, already logged.
+func (c *conn) patronStatusResponse(v *patronView, err error, prefs library.Preferences, now time.Time) {
 	r := &c.resp
 	r.start("24")
-	r.patronStatus(&v, prefs, now)
+	r.patronStatus(v, prefs, now)
 	r.fixed(language)
 	r.date(now, prefs.Location)
 	r.field("AO", c.account.Institution)
 	r.field("AA", v.card)
-	c.patronIdentity(&v)
+	c.patronIdentity(v)
 	if err != nil {
 		r.field("AF", msgTryAgain)
 	} else {

@@ -572,7 +572,8 @@ func Redact(msg []byte) string {
 // the connection: a bug must not take the server down.
 func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
 	m, err := Parse(line)
-	if err != nil {
+	unsupported := errors.Is(err, ErrUnknown)
+	if err != nil && !unsupported {
 		c.protocolErrors++
 		if c.protocolErrors >= maxProtocolErrors {
 			c.s.log.Warn("sip: too many unusable messages; connection closed", "conn", c.id, "remote", c.remote, "err", err)
@@ -604,6 +605,9 @@ func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
 	if m.ID == "97" {
 		return c.resend(&m), true
 	}
+	if unsupported {
+		return c.unsupported(&m), true
+	}
 
 	keep := true
 	switch m.ID {
@@ -631,8 +635,38 @@ func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
 		c.endSession(ctx, &m)
 	case "37":
 		c.feePaid(ctx, &m)
+	case "01":
+		c.blockPatron(ctx, &m)
+	case "25":
+		c.patronEnable(ctx, &m)
+	case "19":
+		c.itemStatusUpdate(ctx, &m)
 	}
 	return c.remember(c.resp.finish(&m)), keep
+}
+
+// unsupported handles a message that arrived whole (its checksum, if any,
+// matched) but whose identifier is not one this server answers: a vendor's
+// extension, or a message of a later version of the protocol. It is not answered,
+// and the connection stays open.
+//
+// Why no answer. 96 asks the terminal to send its last message again because it
+// arrived damaged (SIP2 2.00: "checksum failure, etc."); this one arrived intact,
+// so the terminal would send the same bytes, get 96 again, and loop until it or
+// the server gives up (here five unusable messages in a row close the
+// connection). Koha's C4/SIP/Sip/MsgType.pm ("No handler defined") answers 96
+// all the same, and Evergreen's SIPServer (Sip/MsgType.pm) has no handler to
+// call: both start that loop. The 2.00 specification defines no "not supported"
+// answer; it has the ACS status (98) tell a terminal which messages the server
+// supports (BX), and a terminal that gets no answer waits the timeout the server
+// advertised there and retries at most the retries it advertised (here 10 s and
+// 3), then goes on. Silence is therefore the one answer that cannot be taken for
+// something else and that ends: a well-behaved terminal never sends a message
+// BX did not list, and one that does loses a few seconds, not its connection.
+// The last response stays as it was, for a resend request (97).
+func (c *conn) unsupported(m *Message) []byte {
+	c.s.log.Info("sip: unsupported message; not answered", "conn", c.id, "remote", c.remote, "id", m.ID)
+	return nil
 }
 
 // resend answers 97: the last response again, or 96 when there is none.

@@ -24,7 +24,7 @@ const language = "001"
 // patron status, checkout, checkin, block patron, SC/ACS status, resend, login,
 // patron information, end patron session, fee paid, item information, item status
 // update, patron enable, hold, renew, renew all.
-const supportedMessages = "YYYNYYYYYYYNNYYY"
+const supportedMessages = "YYYYYYYYYYYYYYYY"
 
 // login answers 93 with 94. A terminal may log in again on the same connection (as
 // another account); a failed login leaves it logged out. After maxLoginFailures
@@ -102,7 +102,7 @@ func (c *conn) status(ctx context.Context, m *Message) {
 	r.fixed("Y")   // checkin ok
 	r.fixed("Y")   // checkout ok
 	r.fixed("Y")   // ACS renewal policy: renewals allowed
-	r.fixed("N")   // status update ok: item status update is not supported
+	r.fixed("Y")   // status update ok: item status update (19) stores the item properties
 	r.fixed("N")   // off-line ok: loans are not back-dated to an off-line time
 	r.fixed("100") // timeout period, tenths of a second
 	r.fixed("003") // retries allowed
