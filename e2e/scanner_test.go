@@ -272,7 +272,8 @@ func TestScannerDesk(t *testing.T) {
 				if n := len(lib.loans(p.Card)); n != 0 || lib.overrides() != before {
 					t.Fatalf("while the decision waited: %d loans and %d new overrides, want none", n, lib.overrides()-before)
 				}
-				must(t, button(page, "Confirm checkout").Click(), "clicking Confirm checkout")
+				// Alt+C: the shortcut shown on the button, a key a scanner does not send.
+				must(t, page.Keyboard().Press("Alt+C"), "Alt+C confirms")
 				s.settle()
 				got := lib.loans(p.Card)
 				for _, bc := range p.Barcodes[:3] {
@@ -374,6 +375,77 @@ func TestScannerDesk(t *testing.T) {
 			must(t, expect.Locator(s.row(bc)).ToHaveAttribute("data-outcome", "done"), "%s checked out", bc)
 		}
 		s.fieldIsEmptyAndFocused("after sending again")
+	})
+
+	// Each answered scan plays its own sound, once, and owns the banner: an error
+	// after a transfer plays the error sound only and replaces the transfer's
+	// banner; a plain return clears it; a workstation with sounds off plays none.
+	t.Run("SoundsAndBanners", func(t *testing.T) {
+		page, bctx := newPage(t, browser)
+		must(t, bctx.AddInitScript(playwright.Script{Content: playwright.String(`
+			window.__played = [];
+			HTMLMediaElement.prototype.play = function () {
+				window.__played.push(this.getAttribute("data-sound"));
+				return Promise.resolve();
+			};`)}), "recording the sounds played")
+		_, err := page.Goto(srv.BaseURL + "/checkin")
+		must(t, err, "opening the staff site")
+		login(t, page, "desk", "desk")
+		must(t, expect.Page(page).ToHaveURL(onCheckinPage), "on Check in after logging in")
+		s := &scanner{t: t, page: page, srv: srv, gap: 100 * time.Millisecond}
+		s.fieldIsEmptyAndFocused("on Check in")
+		played := func() string {
+			t.Helper()
+			v, err := page.Evaluate(`() => window.__played.join(",")`)
+			must(t, err, "reading the sounds played")
+			return v.(string)
+		}
+		var transfer, plain string
+		err = lib.d.Read(context.Background(), func(tx *db.Tx) error {
+			if err := tx.QueryRow(`SELECT i.barcode FROM items i JOIN branches b ON b.id = i.home_branch_id
+				WHERE b.code = 'EAS' AND i.status = 'available'
+				  AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.record_id = i.record_id AND h.status = 'queued')
+				ORDER BY i.id LIMIT 1`).Scan(&transfer); err != nil {
+				return err
+			}
+			return nil
+		})
+		must(t, err, "finding an Eastside item")
+		plain = take().Barcodes[0]
+
+		s.scan(transfer)
+		s.settle()
+		must(t, expect.Locator(page.Locator("#desk-banner")).ToContainText("Transfer to Eastside"), "the transfer's banner")
+		if got := played(); got != "transfer" {
+			t.Fatalf("sounds after a transfer: %q, want transfer", got)
+		}
+		s.scan("XBAD0002")
+		s.settle()
+		must(t, expect.Locator(page.Locator("#desk-banner")).ToContainText("Not checked in: XBAD0002"), "the error's banner")
+		must(t, expect.Locator(page.Locator("#desk-banner")).Not().ToContainText("Transfer to"), "the transfer's banner is gone")
+		if got := played(); got != "transfer,error" {
+			t.Fatalf("sounds after an error: %q, want transfer,error (nothing replayed)", got)
+		}
+		s.scan(plain)
+		s.settle()
+		must(t, expect.Locator(page.Locator("#desk-banner section")).ToHaveCount(0), "a plain return clears the banner")
+		if got := played(); got != "transfer,error" {
+			t.Fatalf("sounds after a plain return: %q, want no new sound", got)
+		}
+
+		must(t, page.Locator("header").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Workstation"}).Click(), "opening Workstation")
+		must(t, page.GetByLabel("Off", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Check(), "sounds off")
+		must(t, button(page, "Save").Click(), "saving")
+		must(t, expect.Locator(page.GetByText("Workstation settings saved")).ToBeVisible(), "saved")
+		must(t, navLink(page, "Check in").Click(), "back to Check in")
+		must(t, expect.Page(page).ToHaveURL(onCheckinPage), "on Check in")
+		s.fieldIsEmptyAndFocused("back on Check in")
+		s.scan("XBAD0003")
+		s.settle()
+		must(t, expect.Locator(s.row("XBAD0003")).ToHaveAttribute("data-outcome", "refused"), "the bad scan is refused")
+		if got := played(); got != "" {
+			t.Errorf("sounds with the workstation's sounds off: %q, want none", got)
+		}
 	})
 
 	t.Run("IdleDesk", func(t *testing.T) {

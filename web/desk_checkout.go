@@ -144,68 +144,51 @@ func (s *Server) openPatron(w http.ResponseWriter, r *http.Request, prefs librar
 		s.checkoutReply(w, r, prefs, http.StatusUnprocessableEntity,
 			ScanRow{Kind: rowRefused, Scanned: input, Heading: heading, Message: msg, Sound: soundError, NewVisit: ended != ""}, false)
 	}
-	if input == "" {
-		refuse("Scan the patron's card, or type a card number or name.")
-		return
-	}
-	var found *patrons.Patron
-	var matches []patrons.Patron
+	var id patrons.Identified
 	var item *catalog.Item
 	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		p, err := patrons.FindByCard(tx, input)
-		if err == nil {
-			found = p
-			return nil
-		} else if stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		var err error
+		id, err = patrons.Identify(tx, input, 50)
+		if stacks.ErrorCode(err) != stacks.ENOTFOUND {
 			return err
 		}
-		if matches, err = patrons.Search(tx, input, 50); err != nil || len(matches) > 0 {
-			return err
-		}
-		if bc, err := catalog.NormalizeBarcode(input); err == nil {
-			if item, err = catalog.FindItemByBarcode(tx, bc); stacks.ErrorCode(err) == stacks.ENOTFOUND {
-				return nil
+		// Nobody: perhaps an item's barcode, scanned before the patron's card.
+		if bc, berr := catalog.NormalizeBarcode(input); berr == nil {
+			it, ierr := catalog.FindItemByBarcode(tx, bc)
+			if ierr == nil {
+				item = it
+			} else if stacks.ErrorCode(ierr) != stacks.ENOTFOUND {
+				return ierr
 			}
-			return err
 		}
-		return nil
+		return err
 	})
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	if found == nil && len(matches) == 1 {
-		found = &matches[0]
-	}
 	switch {
-	case found != nil:
-		s.startVisit(r, found.ID)
-		row := ScanRow{Kind: rowInfo, Scanned: input, NewVisit: true, Message: "Now serving " + found.Name() + " (" + found.Card + ")."}
-		if found.DeskMessage != "" {
+	case err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL:
+		s.Error(w, r, err)
+	case item != nil:
+		refuse(fmt.Sprintf("Nothing was checked out: %s is an item's barcode (%s), not a patron's card. Scan the patron's card first, then the items.", item.Barcode, item.Title))
+	case err != nil:
+		refuse(stacks.ErrorMessage(err))
+	case id.Patron != nil:
+		s.startVisit(r, id.Patron.ID)
+		row := ScanRow{Kind: rowInfo, Scanned: input, NewVisit: true, Message: "Now serving " + id.Patron.Name() + " (" + id.Patron.Card + ")."}
+		if id.Patron.DeskMessage != "" {
 			row.Sound = soundQuestion
 		}
 		s.checkoutReply(w, r, prefs, http.StatusOK, row, true)
-	case len(matches) > 1:
-		if isDeskScript(r) {
-			v := &CheckoutView{Card: input, Matches: matches}
-			if err := s.loadCheckoutView(r, prefs, deskVisit{}, false, v); err != nil {
-				s.Error(w, r, err)
-				return
-			}
-			s.render(w, r, http.StatusOK, CheckoutFragment(v, ScanRow{Kind: rowInfo, Scanned: input,
-				Message: fmt.Sprintf("%d patrons match “%s”: choose one above.", len(matches), input)}))
-			return
-		}
-		v := &CheckoutView{Card: input, Matches: matches}
+	default:
+		v := &CheckoutView{Card: input, Matches: id.Matches}
 		if err := s.loadCheckoutView(r, prefs, deskVisit{}, false, v); err != nil {
 			s.Error(w, r, err)
 			return
 		}
+		if isDeskScript(r) {
+			s.render(w, r, http.StatusOK, CheckoutFragment(v, ScanRow{Kind: rowInfo, Scanned: input,
+				Message: fmt.Sprintf("%d patrons match “%s”: choose one above.", len(id.Matches), input)}))
+			return
+		}
 		s.render(w, r, http.StatusOK, CheckoutPage(s.page(r, "Check out", "checkout"), v))
-	case item != nil:
-		refuse(fmt.Sprintf("Nothing was checked out: %s is an item's barcode (%s), not a patron's card. Scan the patron's card first, then the items.", item.Barcode, item.Title))
-	default:
-		refuse("No patron has card number “" + input + "”, and no patron's name matches. Check the card, or search on the Patrons page.")
 	}
 }
 
