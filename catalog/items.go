@@ -180,3 +180,19 @@ func SetItemSIPProperties(tx *db.Tx, actor stacks.Actor, itemID int64, props str
 	}
 	return tx.Audit(actor, "item.sip_properties", "item", itemID, fmt.Sprintf("%q to %q", old, props))
 }
+
+// CopyBarcode returns the barcode of one copy of a record that is in circulation
+// (not withdrawn, lost or missing): the lowest barcode, so that the answer is the
+// same every time; "" when the record has none. A SIP terminal that lists a
+// title-level hold by barcode looks it up (item information) to show the title.
+func CopyBarcode(tx *db.Tx, recordID int64) (string, error) {
+	var barcode string
+	err := tx.QueryRow(`SELECT barcode FROM items WHERE record_id = ? AND status NOT IN (?, ?, ?)
+		ORDER BY barcode LIMIT 1`, recordID, StatusWithdrawn, StatusLost, StatusMissing).Scan(&barcode)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("find a copy of record %d: %w", recordID, err)
+	}
+	return barcode, nil
+}

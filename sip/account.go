@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
@@ -26,6 +27,12 @@ type Account struct {
 	BranchCode  string
 	BranchName  string
 	Active      bool
+	Settings    Settings
+	CreatedAt   time.Time
+	// LastSeenAt is when a terminal last used the account (zero: never), from
+	// LastSeenAddr; written at login and at most once a minute a connection.
+	LastSeenAt   time.Time
+	LastSeenAddr string
 }
 
 // Actor returns the account as the actor of the writes it makes: "sip:kiosk" in the
@@ -75,12 +82,9 @@ func CreateAccount(tx *db.Tx, actor stacks.Actor, n NewAccount) (*Account, error
 	} else if _, err := bcrypt.Cost([]byte(hash)); err != nil {
 		return nil, stacks.FieldErrorf("password", stacks.EINVALID, "The password hash given is not a bcrypt hash.")
 	}
-	var branchID int64
-	err := tx.QueryRow(`SELECT id FROM branches WHERE code = ?`, n.BranchCode).Scan(&branchID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, stacks.FieldErrorf("branch", stacks.EINVALID, "There is no branch with code %q.", n.BranchCode)
-	} else if err != nil {
-		return nil, fmt.Errorf("find branch: %w", err)
+	branchID, err := branchByCode(tx, n.BranchCode)
+	if err != nil {
+		return nil, err
 	}
 	var id int64
 	err = tx.QueryRow(`INSERT INTO sip_accounts (username, password_hash, institution, branch_id, created_at)
@@ -98,16 +102,14 @@ func CreateAccount(tx *db.Tx, actor stacks.Actor, n NewAccount) (*Account, error
 
 // findAccount reads an account by username, with its branch.
 func findAccount(tx *db.Tx, username string) (*Account, error) {
-	var a Account
-	err := tx.QueryRow(`SELECT a.id, a.username, a.institution, a.branch_id, b.code, b.name, a.active
-		FROM sip_accounts a JOIN branches b ON b.id = a.branch_id WHERE a.username = ?`, username).Scan(
-		&a.ID, &a.Username, &a.Institution, &a.BranchID, &a.BranchCode, &a.BranchName, &a.Active)
+	a, err := scanAccount(tx.QueryRow(`SELECT `+accountColumns+`
+		FROM sip_accounts a JOIN branches b ON b.id = a.branch_id WHERE a.username = ?`, username))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, stacks.Errorf(stacks.ENOTFOUND, "There is no SIP account %q.", username)
 	} else if err != nil {
 		return nil, fmt.Errorf("find SIP account %q: %w", username, err)
 	}
-	return &a, nil
+	return a, nil
 }
 
 // errBadLogin is the same for an unknown account, a wrong password and an inactive

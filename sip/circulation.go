@@ -143,9 +143,17 @@ func (c *conn) checkin(ctx context.Context, m *Message) {
 		outcome = OutcomeTransfer
 	}
 
+	ok := err == nil
+	if ok && !res.WasOnLoan && !c.account.Settings.CheckedInOK {
+		// Koha's and Evergreen's default: ok=0 for an item that was not on loan.
+		ok = false
+		if message == "" {
+			message = "This item was not checked out."
+		}
+	}
 	r := &c.resp
 	r.start("10")
-	r.ok(err == nil)
+	r.ok(ok)
 	r.flag(err == nil && !res.Withdrawn) // resensitize
 	r.fixed("U")                         // magnetic media: unknown
 	r.flag(outcome != OutcomeShelf)      // alert
@@ -158,7 +166,7 @@ func (c *conn) checkin(ctx context.Context, m *Message) {
 	}
 	r.field("AQ", permanent)
 	r.optional("AJ", res.Title)
-	r.optional("CL", c.s.cfg.SortBins.Bin(outcome))
+	r.optional("CL", c.sortBins().Bin(outcome))
 	if res.WasOnLoan {
 		r.optional("AA", res.PatronCard)
 	}

@@ -23,7 +23,10 @@ var update = flag.Bool("update", false, "rewrite the responses of sip/testdata/*
 // A response line that is "<" alone says the request gets no answer: the next
 // exchange (or, at the end, a short wait) shows that none came. Lines starting
 // with "#" and blank lines are comments. A request ending in "AZ????" gets its
-// checksum filled in by -update.
+// checksum filled in by -update. A line "#! settings name=value ..." before the
+// first exchange sets the kiosk account's settings, as the administration page
+// does: checked_in_ok=0|1, hold_items=barcode|title, sort_bins=MAP|server,
+// denied=ID,ID..., contact_without_pin=0|1.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil {
@@ -37,6 +40,7 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{SortBins: goldenBins}})
+			applySettings(t, e, file)
 			replay(t, e, file)
 		})
 	}
@@ -44,6 +48,39 @@ func TestGolden(t *testing.T) {
 
 // goldenBins is the sorter mapping of the transcripts.
 var goldenBins = sip.SortBins{sip.OutcomeShelf: "1", sip.OutcomeHold: "2", sip.OutcomeRemoteHold: "3", sip.OutcomeTransfer: "4", sip.OutcomeException: "9"}
+
+// applySettings applies the "#! settings" lines of a transcript.
+func applySettings(t *testing.T, e *env, file string) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, "#! settings ")
+		if !ok {
+			continue
+		}
+		e.settings(func(u *sip.AccountUpdate) {
+			for _, kv := range strings.Fields(rest) {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "checked_in_ok":
+					u.Settings.CheckedInOK = v == "1"
+				case "hold_items":
+					u.Settings.HoldItems = sip.HoldItems(v)
+				case "sort_bins":
+					u.SortBins, u.UseServerBins = v, v == "server"
+				case "denied":
+					u.Settings.Denied = strings.Split(v, ",")
+				case "contact_without_pin":
+					u.Settings.ContactWithoutPIN = v == "1"
+				default:
+					t.Fatalf("%s: unknown setting %q", file, k)
+				}
+			}
+		})
+	}
+}
 
 func replay(t *testing.T, e *env, file string) {
 	b, err := os.ReadFile(file)

@@ -97,13 +97,10 @@ func (c *conn) patronInformation(ctx context.Context, m *Message) {
 	var waiting, unavailable, overdue, charged, fines []string
 	if v.authorized() {
 		for _, h := range v.holds {
-			switch {
-			case h.Status == holds.StatusWaiting:
-				waiting = append(waiting, h.TrappedBarcode)
-			case h.ItemBarcode != "":
-				unavailable = append(unavailable, h.ItemBarcode)
-			default:
-				unavailable = append(unavailable, h.Title)
+			if h.Status == holds.StatusWaiting {
+				waiting = append(waiting, c.holdItem(&v, h))
+			} else {
+				unavailable = append(unavailable, c.holdItem(&v, h))
 			}
 		}
 		for _, l := range v.loans {
@@ -156,15 +153,36 @@ func (c *conn) patronInformation(ctx context.Context, m *Message) {
 				r.field(l.id, l.items[n-1])
 			}
 		}
-		r.optional("BD", strings.ReplaceAll(v.p.Address, "\n", ", "))
-		r.optional("BE", v.p.Email)
-		r.optional("BF", v.p.Phone)
+		if v.pinOK || c.account.Settings.ContactWithoutPIN {
+			r.optional("BD", strings.ReplaceAll(v.p.Address, "\n", ", "))
+			r.optional("BE", v.p.Email)
+			r.optional("BF", v.p.Phone)
+		}
 	}
 	if err != nil {
 		r.field("AF", msgTryAgain)
 	} else {
 		r.optional("AF", v.problem(prefs, now))
 	}
+}
+
+// holdItem is how a hold is listed in 64 (AS, CD), by the account's HoldItems:
+// its title, or an item barcode (the item set aside or in transit for it, the
+// item of an item-level hold, one copy of the title), else its title when the
+// title has no copy in circulation.
+func (c *conn) holdItem(v *patronView, h holds.Hold) string {
+	if c.account.Settings.HoldItems == HoldItemsTitle {
+		return h.Title
+	}
+	switch {
+	case h.TrappedBarcode != "":
+		return h.TrappedBarcode
+	case h.ItemBarcode != "":
+		return h.ItemBarcode
+	case v.copies[h.RecordID] != "":
+		return v.copies[h.RecordID]
+	}
+	return h.Title
 }
 
 // listRange reads the start (BP) and end (BQ) item numbers of a list.

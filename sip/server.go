@@ -145,8 +145,8 @@ func New(cfg Config) *Server {
 		cfg.Currency = "USD"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, perAddr: map[string]int{}, done: make(chan struct{}),
-		logins: newThrottle(5, 15*time.Minute, 15*time.Minute),
-		pins:   newThrottle(10, 15*time.Minute, 15*time.Minute),
+		logins: newThrottle(cfg.DB, "login", loginLimit, attemptWindow, lockoutFor),
+		pins:   newThrottle(cfg.DB, "pin", pinLimit, attemptWindow, lockoutFor),
 	}
 	if s.prefs == nil {
 		s.prefs, s.ownPrefs = library.NewPreferenceCache(true), true
@@ -321,8 +321,13 @@ type conn struct {
 	// logged in.
 	loginBy time.Time
 
-	// account is nil until a login succeeds.
-	account *Account
+	// account is nil until a login succeeds. It is read again from the database
+	// when older than PrefsMaxAge (accountAt), so that an administrator's change
+	// of its settings reaches the terminal within seconds; seenAt is when the
+	// account's last-seen time was last written for this connection.
+	account   *Account
+	accountAt time.Time
+	seenAt    time.Time
 	// term is the line terminator the terminal uses, which its answers get too.
 	term      string
 	pendingCR bool
@@ -494,6 +499,10 @@ func (c *conn) handleLogged(ctx context.Context, line []byte) bool {
 	if resp != nil {
 		werr = c.write(resp)
 	}
+	if c.account != nil && time.Since(c.seenAt) >= lastSeenEvery {
+		// After the answer: the terminal does not wait for it.
+		c.touch(ctx)
+	}
 	if debugOn {
 		c.logExchange(ctx, line, resp, time.Since(start), stats)
 	}
@@ -607,6 +616,14 @@ func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
 	}
 	if unsupported {
 		return c.unsupported(&m), true
+	}
+	if m.ID != "93" {
+		if ok := c.refreshAccount(ctx); !ok {
+			return nil, false
+		}
+		if !c.account.Settings.Allows(m.ID) {
+			return c.denied(ctx, &m), true
+		}
 	}
 
 	keep := true

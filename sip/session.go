@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
@@ -19,12 +20,6 @@ import (
 
 // language is what the answers are written in: 001, English.
 const language = "001"
-
-// supportedMessages is the BX field of the status response: Y or N for, in order,
-// patron status, checkout, checkin, block patron, SC/ACS status, resend, login,
-// patron information, end patron session, fee paid, item information, item status
-// update, patron enable, hold, renew, renew all.
-const supportedMessages = "YYYYYYYYYYYYYYYY"
 
 // login answers 93 with 94. A terminal may log in again on the same connection (as
 // another account); a failed login leaves it logged out. After maxLoginFailures
@@ -54,8 +49,9 @@ func (c *conn) login(ctx context.Context, m *Message) bool {
 		}
 		return true
 	}
-	c.account = acct
+	c.account, c.accountAt = acct, time.Now()
 	c.loginFailures, c.unauthenticated = 0, 0
+	c.touch(ctx)
 	c.s.log.Info("sip login", "conn", c.id, "remote", c.remote, "user", acct.Username, "institution", acct.Institution, "branch", acct.BranchCode)
 	c.resp.ok(true)
 	return true
@@ -75,7 +71,10 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		return nil, passwords.ErrBusy
 	}
 	defer leave()
-	reserved, locks := c.s.logins.reserve(key, time.Now())
+	reserved, locks, err := c.s.logins.reserve(ctx, strings.ToLower(user), host)
+	if err != nil {
+		return nil, err
+	}
 	if !reserved {
 		c.s.log.Warn("sip login refused: too many failures for this account from this address", "conn", c.id, "remote", c.remote, "user", user)
 		return nil, errBadLogin
@@ -86,7 +85,9 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	}
 	acct, err := Authenticate(ctx, c.s.cfg.DB, user, pass)
 	if err == nil {
-		c.s.logins.succeed(key)
+		if err := c.s.logins.succeed(ctx, strings.ToLower(user), host); err != nil {
+			return nil, err
+		}
 	} else if locks {
 		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
 	}
@@ -98,19 +99,20 @@ func (c *conn) status(ctx context.Context, m *Message) {
 	prefs := c.preferences(ctx)
 	r := &c.resp
 	r.start("98")
-	r.fixed("Y")   // on-line
-	r.fixed("Y")   // checkin ok
-	r.fixed("Y")   // checkout ok
-	r.fixed("Y")   // ACS renewal policy: renewals allowed
-	r.fixed("Y")   // status update ok: item status update (19) stores the item properties
-	r.fixed("N")   // off-line ok: loans are not back-dated to an off-line time
-	r.fixed("100") // timeout period, tenths of a second
-	r.fixed("003") // retries allowed
+	set := &c.account.Settings
+	r.fixed("Y")                                 // on-line
+	r.flag(set.Allows("09"))                     // checkin ok
+	r.flag(set.Allows("11"))                     // checkout ok
+	r.flag(set.Allows("29") || set.Allows("65")) // ACS renewal policy: renewals allowed
+	r.flag(set.Allows("19"))                     // status update ok: item status update (19) stores the item properties
+	r.fixed("N")                                 // off-line ok: loans are not back-dated to an off-line time
+	r.fixed("100")                               // timeout period, tenths of a second
+	r.fixed("003")                               // retries allowed
 	r.date(c.now(), prefs.Location)
 	r.fixed("2.00")
 	r.field("AO", c.account.Institution)
 	r.field("AM", prefs.LibraryName)
-	r.field("BX", supportedMessages)
+	r.field("BX", set.supported())
 	r.field("AN", c.account.BranchCode)
 }
 
@@ -163,19 +165,26 @@ type verifiedPIN struct {
 // pool has no room for, is refused uncompared (busy).
 func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (ok, locked, busy bool) {
 	key := strconv.FormatInt(patronID, 10)
-	if c.s.pins.locked(key, time.Now()) {
-		return false, true, false
-	}
 	sum := sha256.Sum256([]byte(pin))
 	if v, ok := c.pins[patronID]; ok && v.hash == hash && v.sum == sum {
 		return true, false, false
+	}
+	if isLocked, err := c.s.pins.locked(ctx, key, ""); err != nil {
+		c.internalError(ctx, "read PIN lockout", err)
+		return false, false, true
+	} else if isLocked {
+		return false, true, false
 	}
 	leave, admitted := c.s.attempts.Enter(ctx, attemptWait, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: 1})
 	if !admitted {
 		return false, false, true
 	}
 	defer leave()
-	reserved, locks := c.s.pins.reserve(key, time.Now())
+	reserved, locks, err := c.s.pins.reserve(ctx, key, "")
+	if err != nil {
+		c.internalError(ctx, "count PIN attempt", err)
+		return false, false, true
+	}
 	if !reserved {
 		return false, true, false
 	}
@@ -190,7 +199,9 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		}
 		return false, false, false
 	}
-	c.s.pins.succeed(key)
+	if err := c.s.pins.succeed(ctx, key, ""); err != nil {
+		c.internalError(ctx, "forget PIN failures", err)
+	}
 	if c.pins == nil || len(c.pins) >= 64 {
 		c.pins = map[int64]verifiedPIN{}
 	}
@@ -224,7 +235,11 @@ type patronView struct {
 	maxLoans int
 	loans    []circulation.Loan
 	holds    []holds.Hold
-	ledger   []patrons.LedgerEntry
+	// copies are, for the title-level holds not yet given an item, the barcode
+	// of one copy of each title (by record id), when the account lists hold
+	// items by barcode.
+	copies map[int64]string
+	ledger []patrons.LedgerEntry
 }
 
 // authorized: the patron exists, and the PIN is right or none was sent. A PIN field
@@ -272,6 +287,19 @@ func (c *conn) findPatron(ctx context.Context, m *Message, need needs) (patronVi
 		if need&needHolds != 0 {
 			if v.holds, err = holds.PatronHolds(tx, p.ID); err != nil {
 				return err
+			}
+			if c.account.Settings.HoldItems != HoldItemsTitle {
+				for _, h := range v.holds {
+					if h.TrappedBarcode != "" || h.ItemBarcode != "" {
+						continue
+					}
+					if v.copies == nil {
+						v.copies = map[int64]string{}
+					}
+					if v.copies[h.RecordID], err = catalog.CopyBarcode(tx, h.RecordID); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		if need&needLedger != 0 {

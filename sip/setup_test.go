@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/sip"
@@ -267,4 +268,29 @@ func checkoutMsg(card, barcode string) string {
 
 func checkinMsg(barcode string) string {
 	return "09N" + sipNow + sipNow + "APCEN|AOCEN|AB" + barcode + "|AC|"
+}
+
+// settings changes the settings of the demo's kiosk account through the API the
+// administration page uses: change is given the account's current ones.
+func (e *env) settings(change func(u *sip.AccountUpdate)) {
+	e.tb.Helper()
+	err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+		accts, err := sip.ListAccounts(tx)
+		if err != nil {
+			return err
+		}
+		for _, a := range accts {
+			if a.Username != "kiosk" {
+				continue
+			}
+			u := sip.AccountUpdate{Institution: a.Institution, BranchCode: a.BranchCode, Settings: a.Settings,
+				SortBins: a.Settings.SortBins.String(), UseServerBins: a.Settings.SortBins == nil}
+			change(&u)
+			return sip.UpdateAccount(tx, stacks.System, a.ID, u)
+		}
+		return fmt.Errorf("no kiosk account")
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
 }

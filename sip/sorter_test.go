@@ -14,6 +14,8 @@ const none = "\x00absent"
 func TestCheckinSorterOutcomes(t *testing.T) {
 	bins := sip.SortBins{sip.OutcomeShelf: "S", sip.OutcomeHold: "H", sip.OutcomeRemoteHold: "R", sip.OutcomeTransfer: "T", sip.OutcomeException: "X"}
 	e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{SortBins: bins}})
+	// A sorter's account: an item that was not on loan is ok (Koha's checked_in_ok).
+	e.settings(func(u *sip.AccountUpdate) { u.Settings.CheckedInOK = true })
 	c := e.client()
 	// A copy of Eastside's, on its shelf there, that no hold wants.
 	eastside := e.queryString(`SELECT i.barcode FROM items i JOIN branches b ON b.id = i.home_branch_id

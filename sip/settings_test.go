@@ -1,0 +1,259 @@
+package sip_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/sip"
+)
+
+// startServer starts another server on e's database (as a restart would) and
+// returns its address.
+func (e *env) startServer(cfg sip.Config) string {
+	e.tb.Helper()
+	cfg.DB = e.d
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := sip.New(cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	go srv.Serve(ln)
+	e.tb.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return ln.Addr().String()
+}
+
+func dialAt(t *testing.T, addr string) *sip.Client {
+	t.Helper()
+	c, err := sip.Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func lockouts(t *testing.T, d *db.DB) []sip.Lockout {
+	t.Helper()
+	var ls []sip.Lockout
+	err := d.Read(context.Background(), func(tx *db.Tx) error {
+		var err error
+		ls, err = sip.ListLockouts(tx)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
+// TestLockoutsPersist: a lockout is in the database, so a restarted server keeps
+// it; it ends when its time is up, or when staff lift it.
+func TestLockoutsPersist(t *testing.T) {
+	e := newEnv(t)
+	var now atomic.Int64
+	now.Store(testNow.UnixNano())
+	e.d.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
+
+	for i := range 5 {
+		if resp := send(t, e.dial(), sip.LoginMessage("kiosk", "wrong", "")); resp != "940" {
+			t.Fatalf("failure %d: %q", i+1, resp)
+		}
+	}
+	ls := lockouts(t, e.d)
+	if len(ls) != 1 || ls[0].Kind != "login" || ls[0].Subject != "kiosk" || ls[0].Address != "127.0.0.1" || !ls[0].Locked(testNow) {
+		t.Fatalf("lockouts after five failures: %+v", ls)
+	}
+
+	// A restart: the new server refuses the right password.
+	restarted := e.startServer(sip.Config{})
+	if err := dialAt(t, restarted).Login("kiosk", "kiosk", ""); !errors.Is(err, sip.ErrLoginRefused) {
+		t.Fatalf("after a restart, the right password: %v, want refused", err)
+	}
+	// Another account is not locked.
+	if resp := send(t, dialAt(t, restarted), sip.LoginMessage("nobody", "x", "")); resp != "940" {
+		t.Fatalf("another account: %q", resp)
+	}
+
+	// Sixteen minutes later the lockout is over.
+	now.Store(testNow.Add(16 * time.Minute).UnixNano())
+	if err := dialAt(t, restarted).Login("kiosk", "kiosk", ""); err != nil {
+		t.Fatalf("after the lockout: %v", err)
+	}
+	for _, l := range lockouts(t, e.d) {
+		if l.Subject == "kiosk" {
+			t.Errorf("a success leaves the row %+v", l)
+		}
+	}
+
+	// Locked again, then lifted by staff (audited).
+	for range 5 {
+		send(t, e.dial(), sip.LoginMessage("kiosk", "wrong", ""))
+	}
+	ls = lockouts(t, e.d)
+	if len(ls) == 0 || !ls[0].Locked(e.d.Now()) {
+		t.Fatalf("not locked again: %+v", ls)
+	}
+	err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+		return sip.ClearLockout(tx, stacks.Actor{Name: "admin"}, ls[0].Key)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dialAt(t, restarted).Login("kiosk", "kiosk", ""); err != nil {
+		t.Fatalf("after staff lifted the lockout: %v", err)
+	}
+	if got := e.queryString(`SELECT detail FROM audit_log WHERE action = 'sip.lockout.clear'`); got != ls[0].Key {
+		t.Errorf("audit of the lift: %q", got)
+	}
+}
+
+// TestPINLockoutPersists: ten wrong PINs lock the patron's PIN on every terminal,
+// of this server and of one started after it.
+func TestPINLockoutPersists(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	msg := func(pin string) string { return "23001" + sipNow + "AOCEN|AAP0001|AC|AD" + pin + "|" }
+	for range 10 {
+		send(t, c, msg("0000"))
+	}
+	restarted := dialAt(t, e.startServer(sip.Config{}))
+	if err := restarted.Login("kiosk", "kiosk", "CEN"); err != nil {
+		t.Fatal(err)
+	}
+	if resp := send(t, restarted, msg("1234")); !strings.Contains(resp, "Too many wrong PINs") {
+		t.Errorf("the right PIN on a restarted server: %s", resp)
+	}
+	ls := lockouts(t, e.d)
+	if len(ls) != 1 || ls[0].Kind != "pin" || ls[0].Address != "" {
+		t.Errorf("lockouts: %+v", ls)
+	}
+}
+
+// TestPINComparedOncePerSession: a patron's PIN is compared with its hash once
+// on a connection while it and the hash are unchanged; end patron session (35)
+// forgets it, and a changed PIN is compared again.
+func TestPINComparedOncePerSession(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	status := func(pin string) string {
+		return send(t, c, "23001"+sipNow+"AOCEN|AAP0001|AC|AD"+pin+"|")
+	}
+	compared := func(want int64, what string, f func()) {
+		t.Helper()
+		base := passwords.Comparisons()
+		f()
+		if got := passwords.Comparisons() - base; got != want {
+			t.Errorf("%s: %d comparisons, want %d", what, got, want)
+		}
+	}
+	compared(1, "first message with the PIN", func() { status("1234") })
+	compared(0, "three more", func() {
+		for range 3 {
+			if r := status("1234"); !strings.Contains(r, "|CQY|") {
+				t.Fatalf("%s", r)
+			}
+		}
+	})
+	compared(1, "a different (wrong) PIN", func() { status("9999") })
+	compared(0, "the right one again", func() { status("1234") })
+	compared(1, "after end patron session", func() {
+		send(t, c, "35"+sipNow+"AOCEN|AAP0001|")
+		status("1234")
+	})
+	e.rehash(`UPDATE patrons SET pin_hash = ? WHERE card = 'P0001'`, "4321")
+	compared(1, "after the PIN changed", func() {
+		if r := status("1234"); !strings.Contains(r, "|CQN|") {
+			t.Errorf("the old PIN after a change: %s", r)
+		}
+	})
+}
+
+// TestSettingsReachTerminal: a change an administrator makes to an account reaches
+// a terminal logged in with it within PrefsMaxAge, without a new login; a
+// deactivated account's connections close.
+func TestSettingsReachTerminal(t *testing.T) {
+	e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{PrefsMaxAge: 20 * time.Millisecond}})
+	c := e.client()
+	bx := func() string {
+		resp := send(t, c, "9900302.00")
+		_, after, _ := strings.Cut(resp, "|BX")
+		v, _, _ := strings.Cut(after, "|")
+		return v
+	}
+	if got := bx(); got != "YYYYYYYYYYYYYYYY" {
+		t.Fatalf("BX before: %s", got)
+	}
+	e.settings(func(u *sip.AccountUpdate) { u.Settings.Denied = []string{"11"} })
+	time.Sleep(30 * time.Millisecond)
+	if got := bx(); got != "YNYYYYYYYYYYYYYY" {
+		t.Errorf("BX after checkout was denied: %s", got)
+	}
+	if resp := send(t, c, checkoutMsg("P0001", "I00001")); !strings.HasPrefix(resp, "120") {
+		t.Errorf("a denied checkout: %s", resp)
+	}
+	var lastSeen, addr string
+	err := e.d.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT last_seen_at, last_seen_addr FROM sip_accounts WHERE username = 'kiosk'`).Scan(&lastSeen, &addr)
+	})
+	if err != nil || lastSeen != db.FormatTime(testNow) || addr != "127.0.0.1" {
+		t.Errorf("last seen: %q from %q (%v)", lastSeen, addr, err)
+	}
+
+	err = e.d.Write(context.Background(), func(tx *db.Tx) error {
+		var id int64
+		if err := tx.QueryRow(`SELECT id FROM sip_accounts WHERE username = 'kiosk'`).Scan(&id); err != nil {
+			return err
+		}
+		return sip.SetAccountActive(tx, stacks.System, id, false)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if resp, err := c.Send("9900302.00"); err == nil {
+		t.Errorf("a deactivated account's terminal got an answer: %s", resp)
+	}
+	if err := e.dial().Login("kiosk", "kiosk", ""); !errors.Is(err, sip.ErrLoginRefused) {
+		t.Errorf("login with a deactivated account: %v", err)
+	}
+}
+
+// TestUpdateAccountRefusesBadSettings: what the administration page may be sent.
+func TestUpdateAccountRefusesBadSettings(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		name  string
+		u     func(*sip.AccountUpdate)
+		field string
+	}{
+		{"hold items", func(u *sip.AccountUpdate) { u.Settings.HoldItems = "isbn" }, "hold_items"},
+		{"login denied", func(u *sip.AccountUpdate) { u.Settings.Denied = []string{"93"} }, "denied"},
+		{"sort bins", func(u *sip.AccountUpdate) { u.SortBins, u.UseServerBins = "shelf", false }, "sort_bins"},
+		{"branch", func(u *sip.AccountUpdate) { u.BranchCode = "NOPE" }, "branch"},
+		{"institution", func(u *sip.AccountUpdate) { u.Institution = "a|b" }, "institution"},
+	} {
+		err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+			u := sip.AccountUpdate{Institution: "CEN", BranchCode: "CEN", UseServerBins: true}
+			tt.u(&u)
+			var id int64
+			if err := tx.QueryRow(`SELECT id FROM sip_accounts WHERE username = 'kiosk'`).Scan(&id); err != nil {
+				return err
+			}
+			return sip.UpdateAccount(tx, stacks.System, id, u)
+		})
+		if stacks.ErrorCode(err) != stacks.EINVALID || stacks.ErrorField(err) != tt.field {
+			t.Errorf("%s: %v (field %q), want invalid %s", tt.name, err, stacks.ErrorField(err), tt.field)
+		}
+	}
+}
