@@ -38,8 +38,18 @@
 // status (99) first that it must log in; nothing is read or changed for it. Five such
 // messages, or three failed logins, close the connection; five failed logins for an
 // account from one address within 15 minutes lock that account there for 15
-// minutes. The account's branch is where its checkouts and checkins happen; its
-// institution is the AO of every answer (the AO a terminal sends is not checked).
+// minutes. Failures and lockouts are rows of sip_lockouts (throttle), so a restart
+// lifts none, and staff see and may lift them. The account's branch is where its
+// checkouts and checkins happen; its institution is the AO of every answer (the AO
+// a terminal sends is not checked).
+//
+// # Account settings
+//
+// Each account has its own Settings (checked_in_ok, hold items as barcodes or
+// titles, a sort-bin map, denied messages, contact details without a PIN), read at
+// login and again every PrefsMaxAge, so that an administrator's change, or a
+// deactivation (which closes the connection), reaches a terminal within seconds.
+// docs/sip.md lists every message and field per setting.
 //
 // # Error detection
 //
@@ -48,7 +58,8 @@
 // wrong checksum, or a message that cannot be parsed, is answered with 96, a
 // request to send it again; five such messages in a row close the connection. A
 // message the server does not support (the BX field of the status answer lists
-// what it does: all sixteen requests of 2.00) is not answered, with or without
+// what it does: the sixteen requests of 2.00 less the account's denied ones) is
+// not answered, with or without
 // error detection, since sending it again would not help. 97 resends the last
 // answer, byte for byte.
 //
@@ -84,7 +95,7 @@
 // branch), the destination (CT) of an item that travels, the alert type (CV: 01 a
 // hold to pick up here, 02 a hold to pick up at another branch, 04 a transfer home,
 // 99 anything staff must look at), the holder (CY, DA) of a trapped hold, and a sort
-// bin (CL) from the configured SortBins.
+// bin (CL) from the account's sort-bin map, else the configured SortBins.
 //
 // # Logging
 //

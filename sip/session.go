@@ -157,12 +157,13 @@ type verifiedPIN struct {
 // milliseconds by design, and a self-check sends the PIN with every message of a
 // patron's session, so a PIN that matched is remembered for the connection (as a
 // SHA-256, with the stored hash it matched): the patron's next messages cost a map
-// look-up. A changed PIN hash, or a different PIN, is compared again. Ten PINs
-// compared for a patron within 15 minutes, from any terminal, lock the patron's
-// PIN for 15 minutes (locked is then true) unless one was right: four digits are
-// quickly guessed otherwise. Each is counted before it is compared, and one PIN
-// per patron is compared at a time: another sent meanwhile, or one the comparison
-// pool has no room for, is refused uncompared (busy).
+// look-up, and touch neither the database's lockouts nor the comparison pool. A
+// changed PIN hash, or a different PIN, is compared again. Ten PINs compared for a
+// patron within 15 minutes, from any terminal, lock the patron's PIN for 15
+// minutes (locked is then true) unless one was right: four digits are quickly
+// guessed otherwise. Each is counted (in sip_lockouts) before it is compared, and
+// one PIN per patron is compared at a time: another sent meanwhile, or one the
+// comparison pool has no room for, is refused uncompared (busy).
 func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (ok, locked, busy bool) {
 	key := strconv.FormatInt(patronID, 10)
 	sum := sha256.Sum256([]byte(pin))
