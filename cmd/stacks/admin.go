@@ -12,10 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
-	"github.com/stacks-ils/stacks/sip"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -141,41 +139,6 @@ func passwordAndDB(ctx context.Context, dbf dbFlags, stderr io.Writer) (string, 
 	}
 	d, err := dbf.open(ctx, nil)
 	return password, d, err
-}
-
-func runSIPAccount(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "sip-account add --username NAME --institution ID --branch CODE [--db FILE]"
-	if done, err := addSubcommand(args, stdout, usage); done {
-		return err
-	}
-	fs := newFlagSet("sip-account add", usage,
-		"Creates the account a self-check machine or sorter logs in with over SIP2 (93:\n"+
-			"CN is the username, CO the password). The password is read from standard\n"+
-			"input (one line), or from STACKS_PASSWORD; it is never taken as a flag.\n"+
-			"The machine's checkouts and checkins are made at the account's branch.", stderr)
-	var dbf dbFlags
-	dbf.register(fs)
-	username := fs.String("username", "", "the login user id the machine sends (CN)")
-	institution := fs.String("institution", "", "the institution id the machine sends (AO), e.g. the branch code")
-	branch := fs.String("branch", "", "code of the branch the machine stands in (e.g. CEN)")
-	if err := parseFlags(fs, args[1:]); err != nil {
-		return err
-	}
-	password, d, err := passwordAndDB(ctx, dbf, stderr)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	var a *sip.Account
-	err = d.Write(ctx, func(tx *db.Tx) error {
-		a, err = sip.CreateAccount(tx, stacks.System, sip.NewAccount{Username: *username, Password: password, Institution: *institution, BranchCode: *branch})
-		return err
-	})
-	if err != nil {
-		return userFacing(err)
-	}
-	fmt.Fprintf(stdout, "created SIP2 account %q (institution %q) at %s\n", a.Username, a.Institution, a.BranchName)
-	return nil
 }
 
 func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {

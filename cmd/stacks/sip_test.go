@@ -181,6 +181,40 @@ func TestSIPAccountAdd(t *testing.T) {
 	if err := run(ctx, []string{"sip-account"}, &out, &out); exitCode(err) != 2 {
 		t.Errorf("sip-account without add: exit %d, want 2", exitCode(err))
 	}
+
+	// set changes what it is given and keeps the rest; list shows it.
+	out.Reset()
+	err = run(ctx, []string{"sip-account", "set", "--db", path, "--username", "sorter1", "--checked-in-ok=true",
+		"--sort-bins", "hold=1,shelf=3", "--deny", "11,37"}, &out, &out)
+	if err != nil || !strings.Contains(out.String(), "checked-in-ok=true hold-items=barcode sort-bins=shelf=3,hold=1 deny=11,37") {
+		t.Fatalf("sip-account set: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := run(ctx, []string{"sip-account", "list", "--db", path}, &out, &out); err != nil ||
+		!strings.Contains(out.String(), "sorter1") || !strings.Contains(out.String(), "deny=11,37") || !strings.Contains(out.String(), "never") {
+		t.Fatalf("sip-account list: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	err = run(ctx, []string{"sip-account", "set", "--db", path, "--username", "sorter1", "--hold-items", "isbn"}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "barcodes or titles") {
+		t.Errorf("a bad hold-items: %v", err)
+	}
+	err = run(ctx, []string{"sip-account", "set", "--db", path, "--username", "nobody"}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "no SIP account") {
+		t.Errorf("an unknown account: %v", err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"sip-account", "set", "--db", path, "--username", "sorter1", "--active=false"}, &out, &out); err != nil {
+		t.Fatalf("deactivate: %v\n%s", err, out.String())
+	}
+	d, err = db.Open(path, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := sip.Authenticate(ctx, d, "sorter1", "s0rter-pass"); err == nil {
+		t.Errorf("a deactivated account logged in")
+	}
 }
 
 // sipMetricsEnv starts the SIP listener as serve does, with metrics, on a small
