@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
@@ -256,4 +258,49 @@ func TestUpdateAccountRefusesBadSettings(t *testing.T) {
 			t.Errorf("%s: %v (field %q), want invalid %s", tt.name, err, stacks.ErrorField(err), tt.field)
 		}
 	}
+}
+
+// TestPINDoesNotDelayOtherTerminals: a PIN being compared (bcrypt, slow on
+// purpose: here at cost 9) holds up only its own
+// terminal: another terminal checks an item out and in meanwhile, and gets its
+// answers while the comparison still runs.
+func TestPINDoesNotDelayOtherTerminals(t *testing.T) {
+	e := newEnv(t)
+	h, err := bcryptHash("1234", 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.d.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE patrons SET pin_hash = ? WHERE card = 'P0001'`, h)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, other := e.client(), e.client()
+	base := passwords.Comparisons()
+	answered := make(chan string, 1)
+	go func() {
+		resp, _ := slow.Send("23001" + sipNow + "AOCEN|AAP0001|AC|AD1234|")
+		answered <- resp
+	}()
+	comparedSince(t, base)
+	for _, msg := range []string{checkoutMsg("P0003", "I00002"), checkinMsg("I00002")} {
+		if resp := send(t, other, msg); resp[2] != '1' {
+			t.Fatalf("%s: %s", msg, resp)
+		}
+		select {
+		case resp := <-answered:
+			t.Fatalf("the PIN comparison ended (%s) before the other terminal's %s was answered: the test proves nothing", resp, msg[:2])
+		default:
+		}
+	}
+	if resp := <-answered; !strings.Contains(resp, "|CQY|") {
+		t.Errorf("the slow PIN: %s", resp)
+	}
+}
+
+func bcryptHash(secret string, cost int) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(secret), cost)
+	return string(h), err
 }
