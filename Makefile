@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search bench-reports screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -115,6 +115,12 @@ bench:
 # (STACKS_BENCH_TITLES changes the size). Not part of make test.
 bench-search:
 	$(GO) test -run '^$$' -bench BenchmarkSearch -benchtime 200x -v ./catalog/
+
+# bench-reports times each standard report (issue 19) on a 100,000-title demo
+# library with 20,000 patrons (STACKS_BENCH_TITLES changes the size): median and
+# worst of 20 runs each. Not part of make test. docs/performance.md records it.
+bench-reports:
+	$(GO) test -run '^$$' -bench BenchmarkReports -benchtime 20x -timeout 20m ./reports/
 
 # desk-timing runs the desk session N times (default 5) in each mode (persistent
 # server, CGI), in headless Chromium and with the scripted client, and writes the

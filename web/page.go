@@ -42,6 +42,7 @@ var navItems = []navItem{
 	{"search", "Search", "/search"},
 	{"holds", "Holds", "/holds"},
 	{"transfers", "Transfers", "/transfers"},
+	{"reports", "Reports", "/reports"},
 }
 
 // adminNav is shown to administrators only.

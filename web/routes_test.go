@@ -12,7 +12,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/reports"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -63,8 +65,17 @@ func routes(t *testing.T, e *testEnv) []route {
 func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
-	err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+	// The demo library has no saved SQL report : save one.
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := reports.SaveSQL(tx, stacks.System, 0, reports.SavedInput{Name: "Items", SQL: "SELECT count(*) FROM items"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.DB.Read(context.Background(), func(tx *db.Tx) error {
 		for prefix, q := range map[string]string{
+			"/admin/sql-reports/":       `SELECT max(id) FROM saved_reports`,
 			"/patrons/":                 `SELECT id FROM patrons WHERE card = 'P0002'`,
 			"/records/":                 `SELECT record_id FROM items WHERE barcode = 'I00010'`,
 			"/items/":                   `SELECT id FROM items WHERE barcode = 'I00009'`,
@@ -92,10 +103,12 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	return ids
 }
 
-// pathOf turns a pattern into a path: {id} becomes id (or, if id is "", the real
+// pathOf turns a pattern into a path: {slug} a report's name, {id} becomes id (or, if id is "", the real
 // id for the pattern or for the longest prefix of it in ids), * a static file.
 func pathOf(pattern string, ids map[string]string, id string) string {
 	p := strings.Replace(pattern, "/static/*", "/static/stacks.css", 1)
+	// A standard report's slug (issue 19).
+	p = strings.Replace(p, "{slug}", "overdue", 1)
 	if !strings.Contains(p, "{id}") {
 		return p
 	}

@@ -1,0 +1,86 @@
+package reports_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/reports"
+)
+
+// benchTitles is the library size the reports' target (200 ms each) is set for.
+var benchTitles = func() int {
+	if n, err := strconv.Atoi(os.Getenv("STACKS_BENCH_TITLES")); err == nil && n > 0 {
+		return n
+	}
+	return 100000
+}()
+
+// BenchmarkReports times each standard report with its default filters (as the
+// page first shows it: the page's rows, not the CSV file's) on a 100,000-title
+// demo library (STACKS_BENCH_TITLES changes it), reporting the median and the
+// worst run in milliseconds. make bench-reports runs it.
+func BenchmarkReports(b *testing.B) {
+	d, err := db.Open(filepath.Join(b.TempDir(), "big.db"), db.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	if _, err := d.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	d.Now = func() time.Time { return demoNow }
+	start := time.Now()
+	sum, err := demo.Create(ctx, d, demo.Options{Titles: benchTitles, Patrons: 20000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("demo library of %d titles, %d items, %d patrons created in %s", sum.Records, sum.Items, sum.Patrons, time.Since(start).Round(time.Millisecond))
+	today := time.Date(demoNow.Year(), demoNow.Month(), demoNow.Day(), 0, 0, 0, 0, time.UTC)
+	for _, def := range reports.Definitions {
+		variants := map[string]url.Values{"default": def.Defaults(today)}
+		if def.Slug == "circulation" {
+			for _, g := range reports.GroupOptions {
+				v := def.Defaults(today)
+				v.Set("group", g[0])
+				variants[g[0]] = v
+			}
+			delete(variants, "default")
+		}
+		for name, v := range variants {
+			f, err := def.ParseFilter(v)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(def.Slug+"/"+name, func(b *testing.B) {
+				times := make([]time.Duration, 0, b.N)
+				var total int
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					err := d.Read(ctx, func(tx *db.Tx) error {
+						res, err := def.Run(tx, f)
+						total = res.Total
+						return err
+					})
+					times = append(times, time.Since(t0))
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				slices.Sort(times)
+				ms := func(t time.Duration) float64 { return float64(t.Microseconds()) / 1000 }
+				b.ReportMetric(ms(times[len(times)/2]), "median-ms")
+				b.ReportMetric(ms(times[len(times)-1]), "max-ms")
+				b.ReportMetric(float64(total), "total")
+			})
+		}
+	}
+}

@@ -1,0 +1,23 @@
+package reports_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stacks-ils/stacks"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if demoLib.db != nil {
+		demoLib.db.Close()
+	}
+	if demoLib.dir != "" {
+		os.RemoveAll(demoLib.dir)
+	}
+	os.Exit(code)
+}
+
+func osMkdirTemp() (string, error) { return os.MkdirTemp("", "stacks-reports-") }
+
+func stacksField(err error) string { return stacks.ErrorField(err) }

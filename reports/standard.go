@@ -1,0 +1,365 @@
+package reports
+
+import (
+	"fmt"
+
+	"github.com/stacks-ils/stacks/db"
+)
+
+// circulationReport counts the loans issued in the period (at the branch that
+// issued them), grouped by month, branch, item type or patron category. It adds
+// up loan_stats, the daily counts a trigger keeps as loans are written (migration
+// 0012), not the loans themselves: a year of a large library's loans is a few
+// thousand rows there. Days are UTC days, as loans are stored.
+func circulationReport(tx *db.Tx, f Filter) (Result, error) {
+	var w where
+	w.add(!f.From.IsZero(), "s.day >= ?", f.From.Format(db.DayFormat))
+	w.add(!f.To.IsZero(), "s.day <= ?", f.To.Format(db.DayFormat))
+	w.add(f.BranchID != 0, "s.branch_id = ?", f.BranchID)
+	w.add(f.ItemTypeID != 0, "s.item_type_id = ?", f.ItemTypeID)
+	w.add(f.CategoryID != 0, "s.category_id = ?", f.CategoryID)
+	var q, label string
+	switch f.GroupBy {
+	case "branch":
+		label = "Branch"
+		q = `SELECT b.name, n FROM (SELECT s.branch_id AS k, sum(s.loans) AS n FROM loan_stats s` + w.String() +
+			` GROUP BY s.branch_id) JOIN branches b ON b.id = k ORDER BY b.name`
+	case "item_type":
+		label = "Item type"
+		q = `SELECT t.name, n FROM (SELECT s.item_type_id AS k, sum(s.loans) AS n FROM loan_stats s` + w.String() +
+			` GROUP BY s.item_type_id) JOIN item_types t ON t.id = k ORDER BY t.name`
+	case "category":
+		label = "Patron category"
+		q = `SELECT c.name, n FROM (SELECT s.category_id AS k, sum(s.loans) AS n FROM loan_stats s` + w.String() +
+			` GROUP BY s.category_id) JOIN patron_categories c ON c.id = k ORDER BY c.name`
+	default:
+		label = "Month"
+		q = `SELECT substr(s.day, 1, 7), sum(s.loans) FROM loan_stats s` + w.String() + ` GROUP BY 1 ORDER BY 1`
+	}
+	res := Result{Columns: []Column{{Name: label}, {Name: "Loans", Numeric: true}}, TotalLabel: "loans", ChartTitle: "Loans by " + lower(label)}
+	err := groupRows(tx, q, w.args, &res)
+	return res, err
+}
+
+// groupRows reads (label, count) rows into res: its rows, its chart and its total.
+func groupRows(tx *db.Tx, q string, args []any, res *Result) error {
+	rows, err := tx.Query(q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var label string
+		var n int
+		if err := rows.Scan(&label, &n); err != nil {
+			return err
+		}
+		res.Rows = append(res.Rows, []string{label, itoa(n)})
+		res.Chart = append(res.Chart, Bar{Label: label, Value: n})
+		res.Total += n
+	}
+	return rows.Err()
+}
+
+// overdueReport lists the current loans past their due date, of items belonging to
+// the branch, longest overdue first: the count and the chart over every one, the
+// rows for the page's first PageRows (or all, for the CSV file).
+func overdueReport(tx *db.Tx, f Filter) (Result, error) {
+	now := db.FormatTime(tx.Now())
+	var w where
+	w.add(true, "l.returned_at IS NULL AND l.due_at < ?", now)
+	w.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
+	w.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
+	w.add(f.CategoryID != 0, "p.category_id = ?", f.CategoryID)
+	from := ` FROM loans l JOIN items i ON i.id = l.item_id JOIN patrons p ON p.id = l.patron_id`
+	// The count reads the index of current loans by due date alone unless a
+	// filter needs the item or the patron.
+	countFrom := ` FROM loans l INDEXED BY loans_current_due`
+	if f.BranchID != 0 || f.ItemTypeID != 0 {
+		countFrom += ` JOIN items i ON i.id = l.item_id`
+	}
+	if f.CategoryID != 0 {
+		countFrom += ` JOIN patrons p ON p.id = l.patron_id`
+	}
+	res := Result{
+		Columns: []Column{{Name: "Due"}, {Name: "Days overdue", Numeric: true}, {Name: "Barcode"}, {Name: "Title"},
+			{Name: "Call number"}, {Name: "Branch"}, {Name: "Card"}, {Name: "Patron"}, {Name: "Email"}},
+		TotalLabel: "overdue items", ChartTitle: "Overdue items by days overdue",
+		Chart: []Bar{{Label: "1-7 days"}, {Label: "8-14 days"}, {Label: "15-30 days"}, {Label: "31-90 days"}, {Label: "over 90 days"}},
+	}
+	// Days overdue: a loan due yesterday evening is 1 day overdue this morning.
+	days := `(CAST(julianday(?) - julianday(l.due_at) AS INTEGER) + 1)`
+	err := tx.QueryRow(`SELECT count(*), coalesce(sum(d <= 7), 0), coalesce(sum(d BETWEEN 8 AND 14), 0),
+			coalesce(sum(d BETWEEN 15 AND 30), 0), coalesce(sum(d BETWEEN 31 AND 90), 0), coalesce(sum(d > 90), 0)
+		FROM (SELECT `+days+` AS d`+countFrom+w.String()+`)`, append([]any{now}, w.args...)...).
+		Scan(&res.Total, &res.Chart[0].Value, &res.Chart[1].Value, &res.Chart[2].Value, &res.Chart[3].Value, &res.Chart[4].Value)
+	if err != nil {
+		return Result{}, err
+	}
+	limit := PageRows
+	if f.All {
+		limit = -1
+	}
+	rows, err := tx.Query(`SELECT substr(l.due_at, 1, 10), `+days+`, i.barcode, r.title, i.call_number, b.name, p.card,
+			trim(p.first_name || ' ' || p.surname), p.email`+from+`
+		JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id`+w.String()+`
+		ORDER BY l.due_at, i.barcode LIMIT ?`, append(append([]any{now}, w.args...), limit)...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var due, barcode, title, call, branch, card, name, email string
+		var d int
+		if err := rows.Scan(&due, &d, &barcode, &title, &call, &branch, &card, &name, &email); err != nil {
+			return Result{}, err
+		}
+		res.Rows = append(res.Rows, []string{due, itoa(d), barcode, title, call, branch, card, name, email})
+	}
+	res.Truncated = len(res.Rows) < res.Total
+	return res, rows.Err()
+}
+
+// holdsQueueReport lists the open holds by pickup branch, status and title.
+func holdsQueueReport(tx *db.Tx, f Filter) (Result, error) {
+	var w where
+	w.add(f.Status == "", "h.status IN ('queued', 'in_transit', 'waiting')")
+	w.add(f.Status != "", "h.status = ?", f.Status)
+	w.add(f.BranchID != 0, "h.pickup_branch_id = ?", f.BranchID)
+	rows, err := tx.Query(`SELECT b.name, h.status, r.title, h.priority, p.card,
+			trim(p.first_name || ' ' || p.surname), h.placed_at, coalesce(h.pickup_by, ''), coalesce(ti.barcode, '')
+		FROM holds h JOIN records r ON r.id = h.record_id JOIN patrons p ON p.id = h.patron_id
+		JOIN branches b ON b.id = h.pickup_branch_id LEFT JOIN items ti ON ti.id = h.trapped_item_id`+w.String()+`
+		ORDER BY b.name, CASE h.status WHEN 'waiting' THEN 0 WHEN 'in_transit' THEN 1 ELSE 2 END, r.title, h.priority`, w.args...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	res := Result{
+		Columns: []Column{{Name: "Pickup branch"}, {Name: "Status"}, {Name: "Title"}, {Name: "Position", Numeric: true},
+			{Name: "Card"}, {Name: "Patron"}, {Name: "Placed"}, {Name: "Pick up by"}, {Name: "Item"}},
+		TotalLabel: "open holds", ChartTitle: "Open holds by pickup branch",
+	}
+	perBranch := map[string]int{}
+	var order []string
+	for rows.Next() {
+		var branch, status, title, card, name, placed, pickupBy, item string
+		var prio int
+		if err := rows.Scan(&branch, &status, &title, &prio, &card, &name, &placed, &pickupBy, &item); err != nil {
+			return Result{}, err
+		}
+		if _, ok := perBranch[branch]; !ok {
+			order = append(order, branch)
+		}
+		perBranch[branch]++
+		res.Total++
+		pos := ""
+		if prio > 0 {
+			pos = itoa(prio)
+		}
+		if f.All || len(res.Rows) < PageRows {
+			res.Rows = append(res.Rows, []string{branch, holdStatus(status), title, pos, card, name, day(placed), day(pickupBy), item})
+		}
+	}
+	for _, b := range order {
+		res.Chart = append(res.Chart, Bar{Label: b, Value: perBranch[b]})
+	}
+	res.Truncated = len(res.Rows) < res.Total
+	return res, rows.Err()
+}
+
+func holdStatus(s string) string {
+	for _, o := range HoldStatusOptions {
+		if o[0] == s {
+			return o[1]
+		}
+	}
+	return s
+}
+
+// day is the date part of a stored instant, "" for none.
+func day(stored string) string {
+	if len(stored) >= 10 {
+		return stored[:10]
+	}
+	return stored
+}
+
+// newPatronsReport counts the patrons registered in the period by month and
+// category; the chart shows the months.
+func newPatronsReport(tx *db.Tx, f Filter) (Result, error) {
+	var w where
+	w.add(!f.From.IsZero(), "p.created_at >= ?", startOf(f.From))
+	w.add(!f.To.IsZero(), "p.created_at < ?", endOf(f.To))
+	w.add(f.BranchID != 0, "p.home_branch_id = ?", f.BranchID)
+	w.add(f.CategoryID != 0, "p.category_id = ?", f.CategoryID)
+	rows, err := tx.Query(`SELECT substr(p.created_at, 1, 7), c.name, count(*)
+		FROM patrons p JOIN patron_categories c ON c.id = p.category_id`+w.String()+`
+		GROUP BY 1, c.id ORDER BY 1, 2`, w.args...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	res := Result{
+		Columns:    []Column{{Name: "Month"}, {Name: "Category"}, {Name: "New patrons", Numeric: true}},
+		TotalLabel: "new patrons", ChartTitle: "New patrons by month",
+	}
+	for rows.Next() {
+		var month, cat string
+		var n int
+		if err := rows.Scan(&month, &cat, &n); err != nil {
+			return Result{}, err
+		}
+		res.Rows = append(res.Rows, []string{month, cat, itoa(n)})
+		if k := len(res.Chart); k > 0 && res.Chart[k-1].Label == month {
+			res.Chart[k-1].Value += n
+		} else {
+			res.Chart = append(res.Chart, Bar{Label: month, Value: n})
+		}
+		res.Total += n
+	}
+	return res, rows.Err()
+}
+
+// mostBorrowedReport lists the titles with the most loans issued in the period,
+// from loan_titles (each loan's title by day, kept by a trigger: migration 0012).
+func mostBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
+	var w where
+	w.add(!f.From.IsZero(), "l.issued_at >= ?", startOf(f.From))
+	w.add(!f.To.IsZero(), "l.issued_at < ?", endOf(f.To))
+	w.add(f.BranchID != 0, "l.branch_id = ?", f.BranchID)
+	w.add(f.ItemTypeID != 0, "l.item_type_id = ?", f.ItemTypeID)
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	rows, err := tx.Query(`SELECT r.title, r.author, n FROM (
+			SELECT l.record_id AS rid, count(*) AS n FROM loan_titles l INDEXED BY loan_titles_issued`+w.String()+`
+			GROUP BY l.record_id ORDER BY n DESC, l.record_id LIMIT ?)
+		JOIN records r ON r.id = rid ORDER BY n DESC, r.id`, append(w.args, limit)...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	res := Result{
+		Columns:    []Column{{Name: "Rank", Numeric: true}, {Name: "Title"}, {Name: "Author"}, {Name: "Loans", Numeric: true}},
+		TotalLabel: "loans of these titles", ChartTitle: "Loans of the most borrowed titles",
+	}
+	for rows.Next() {
+		var title, author string
+		var n int
+		if err := rows.Scan(&title, &author, &n); err != nil {
+			return Result{}, err
+		}
+		res.Rows = append(res.Rows, []string{itoa(len(res.Rows) + 1), title, author, itoa(n)})
+		res.Chart = append(res.Chart, Bar{Label: title, Value: n})
+		res.Total += n
+	}
+	return res, rows.Err()
+}
+
+// notBorrowedReport lists the items (neither withdrawn nor lost) with no loan
+// issued since the day, in the order they were added; the chart counts them by
+// the year of their last loan. It reads items.last_borrowed_at, which a trigger
+// keeps as loans are written (migration 0012), through its index.
+func notBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
+	var w where
+	w.add(true, "(i.last_borrowed_at IS NULL OR i.last_borrowed_at < ?)", startOf(f.Since))
+	w.add(true, "i.status NOT IN ('withdrawn', 'lost')")
+	w.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
+	w.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
+	res := Result{
+		Columns: []Column{{Name: "Barcode"}, {Name: "Title"}, {Name: "Call number"}, {Name: "Branch"},
+			{Name: "Item type"}, {Name: "Added"}, {Name: "Last borrowed"}},
+		TotalLabel: "items not borrowed since " + f.Since.Format(db.DayFormat), ChartTitle: "Items by the year of their last loan",
+	}
+	// The totals per year of last loan, over every matching item; then the page's
+	// rows (or all rows, for the CSV file).
+	chart, err := tx.Query(`SELECT coalesce(substr(i.last_borrowed_at, 1, 4), 'Never'), count(*)
+		FROM items i INDEXED BY items_last_borrowed`+w.String()+` GROUP BY 1 ORDER BY 1 = 'Never' DESC, 1`, w.args...)
+	if err != nil {
+		return Result{}, err
+	}
+	for chart.Next() {
+		var b Bar
+		if err := chart.Scan(&b.Label, &b.Value); err != nil {
+			chart.Close()
+			return Result{}, err
+		}
+		res.Chart = append(res.Chart, b)
+		res.Total += b.Value
+	}
+	chart.Close()
+	if err := chart.Err(); err != nil {
+		return Result{}, err
+	}
+	limit := PageRows
+	if f.All {
+		limit = -1
+	}
+	rows, err := tx.Query(`SELECT i.barcode, r.title, i.call_number, b.name, t.name, i.created_at, coalesce(i.last_borrowed_at, '')
+		FROM items i JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id
+		JOIN item_types t ON t.id = i.item_type_id`+w.String()+`
+		ORDER BY i.id LIMIT ?`, append(w.args, limit)...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var barcode, title, call, branch, typ, added, last string
+		if err := rows.Scan(&barcode, &title, &call, &branch, &typ, &added, &last); err != nil {
+			return Result{}, err
+		}
+		if last == "" {
+			last = "never"
+		}
+		res.Rows = append(res.Rows, []string{barcode, title, call, branch, typ, day(added), day(last)})
+	}
+	res.Truncated = len(res.Rows) < res.Total
+	return res, rows.Err()
+}
+
+// collectionReport counts the items (withdrawn ones left out) by home branch and
+// item type, with how many of them are on loan and how many lost or missing.
+func collectionReport(tx *db.Tx, f Filter) (Result, error) {
+	var w where
+	w.add(true, "i.status <> 'withdrawn'")
+	w.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
+	w.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
+	rows, err := tx.Query(`SELECT b.name, t.name, n, loaned, gone FROM (
+			SELECT i.home_branch_id AS bid, i.item_type_id AS tid, count(*) AS n,
+				sum(i.status = 'on_loan') AS loaned, sum(i.status IN ('lost', 'missing')) AS gone
+			FROM items i`+w.String()+` GROUP BY 1, 2)
+		JOIN branches b ON b.id = bid JOIN item_types t ON t.id = tid ORDER BY b.name, t.name`, w.args...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	res := Result{
+		Columns: []Column{{Name: "Branch"}, {Name: "Item type"}, {Name: "Items", Numeric: true},
+			{Name: "On loan", Numeric: true}, {Name: "Lost or missing", Numeric: true}},
+		TotalLabel: "items", ChartTitle: "Items by branch",
+	}
+	for rows.Next() {
+		var branch, typ string
+		var n, loaned, gone int
+		if err := rows.Scan(&branch, &typ, &n, &loaned, &gone); err != nil {
+			return Result{}, err
+		}
+		res.Rows = append(res.Rows, []string{branch, typ, itoa(n), itoa(loaned), itoa(gone)})
+		if k := len(res.Chart); k > 0 && res.Chart[k-1].Label == branch {
+			res.Chart[k-1].Value += n
+		} else {
+			res.Chart = append(res.Chart, Bar{Label: branch, Value: n})
+		}
+		res.Total += n
+	}
+	return res, rows.Err()
+}
+
+func lower(s string) string {
+	if s == "" {
+		return s
+	}
+	return fmt.Sprintf("%c%s", s[0]|0x20, s[1:])
+}

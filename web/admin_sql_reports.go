@@ -1,0 +1,203 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/reports"
+)
+
+// adminSQLReportRoutes mounts the saved SQL reports (administrators only: they
+// read every table, patrons' details included).
+func (s *Server) adminSQLReportRoutes(r chi.Router) {
+	r.Get("/sql-reports", s.handleSQLReportList)
+	r.Post("/sql-reports", s.handleSQLReportCreate)
+	r.Get("/sql-reports/{id}", s.handleSQLReportShow)
+	r.Post("/sql-reports/{id}", s.handleSQLReportUpdate)
+	r.Post("/sql-reports/{id}/delete", s.handleSQLReportDelete)
+	r.Get("/sql-reports/{id}/csv", s.handleSQLReportCSV)
+}
+
+func sqlReportURL(id int64) string { return "/admin/sql-reports/" + strconv.FormatInt(id, 10) }
+
+// SQLReportListView lists the saved SQL reports, with the form for a new one.
+type SQLReportListView struct {
+	Reports []reports.SavedReport
+	Input   reports.SavedInput
+	Errors  FormErrors
+	Error   string
+}
+
+// SQLReportView is one saved report: its parameters' form, its result once run,
+// and its definition to edit.
+type SQLReportView struct {
+	Report reports.SavedReport
+	Params []string
+	Values url.Values
+	Input  reports.SavedInput
+	Errors FormErrors
+	// RunError is why the run failed (refused, stopped, SQLite's complaint).
+	RunError string
+	Result   *reports.Result
+	CSVURL   string
+	Limits   reports.Limits
+}
+
+func sqlInput(r *http.Request) reports.SavedInput {
+	return reports.SavedInput{Name: r.PostFormValue("name"), Description: r.PostFormValue("description"), SQL: r.PostFormValue("sql")}
+}
+
+func (s *Server) renderSQLReportList(w http.ResponseWriter, r *http.Request, status int, v SQLReportListView) {
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.Reports, err = reports.ListSaved(tx)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if v.Errors == nil {
+		v.Errors = FormErrors{}
+	}
+	s.render(w, r, status, SQLReportListPage(s.page(r, "SQL reports", "admin"), v))
+}
+
+func (s *Server) handleSQLReportList(w http.ResponseWriter, r *http.Request) {
+	s.renderSQLReportList(w, r, http.StatusOK, SQLReportListView{})
+}
+
+func (s *Server) handleSQLReportCreate(w http.ResponseWriter, r *http.Request) {
+	in := sqlInput(r)
+	var id int64
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+		id, err = reports.SaveSQL(tx, userFrom(r.Context()).Actor(), 0, in)
+		return err
+	})
+	if isAdminFormError(err) {
+		v := SQLReportListView{Input: in, Errors: FormErrors{}}
+		v.Error = adminFormError(v.Errors, err)
+		s.renderSQLReportList(w, r, http.StatusUnprocessableEntity, v)
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "Report “"+in.Name+"” saved.")
+	http.Redirect(w, r, sqlReportURL(id), http.StatusSeeOther)
+}
+
+// loadSQLReport reads the report of the URL into a view.
+func (s *Server) loadSQLReport(w http.ResponseWriter, r *http.Request) (SQLReportView, bool) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return SQLReportView{}, false
+	}
+	v := SQLReportView{Errors: FormErrors{}, Values: r.URL.Query(), Limits: reports.Limits{Timeout: reports.DefaultSQLTimeout, MaxRows: reports.DefaultSQLMaxRows}}
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.Report, err = reports.FindSaved(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return v, false
+	}
+	v.Params = v.Report.Params()
+	v.Input = reports.SavedInput{Name: v.Report.Name, Description: v.Report.Description, SQL: v.Report.SQL}
+	return v, true
+}
+
+// paramValues are the parameters' values of the run form.
+func (v SQLReportView) paramValues() map[string]string {
+	m := map[string]string{}
+	for _, p := range v.Params {
+		if vals, ok := v.Values["p_"+p]; ok {
+			m[p] = vals[0]
+		}
+	}
+	return m
+}
+
+// run reports whether the form asked to run the report.
+func (v SQLReportView) run() bool { return v.Values.Get("run") != "" }
+
+func (s *Server) handleSQLReportShow(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.loadSQLReport(w, r)
+	if !ok {
+		return
+	}
+	status := http.StatusOK
+	if v.run() {
+		res, err := reports.RunSQL(r.Context(), s.DB, v.Report.SQL, v.paramValues(), v.Limits)
+		switch code := stacks.ErrorCode(err); {
+		case err == nil:
+			v.Result = &res
+			v.CSVURL = sqlReportURL(v.Report.ID) + "/csv?" + v.Values.Encode()
+		case code == stacks.EINVALID || code == stacks.ETOOMANY:
+			v.RunError = stacks.ErrorMessage(err)
+			status = http.StatusUnprocessableEntity
+			if code == stacks.ETOOMANY {
+				status = http.StatusServiceUnavailable
+			}
+		default:
+			s.Error(w, r, err)
+			return
+		}
+	}
+	s.render(w, r, status, SQLReportPage(s.page(r, v.Report.Name, "admin"), v))
+}
+
+func (s *Server) handleSQLReportUpdate(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.loadSQLReport(w, r)
+	if !ok {
+		return
+	}
+	v.Input = sqlInput(r)
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		_, err := reports.SaveSQL(tx, userFrom(r.Context()).Actor(), v.Report.ID, v.Input)
+		return err
+	})
+	if isAdminFormError(err) {
+		v.RunError = adminFormError(v.Errors, err)
+		s.render(w, r, http.StatusUnprocessableEntity, SQLReportPage(s.page(r, v.Report.Name, "admin"), v))
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "Report “"+v.Input.Name+"” saved.")
+	http.Redirect(w, r, sqlReportURL(v.Report.ID), http.StatusSeeOther)
+}
+
+func (s *Server) handleSQLReportDelete(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return reports.DeleteSaved(tx, userFrom(r.Context()).Actor(), id)
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "Report deleted.")
+	http.Redirect(w, r, "/admin/sql-reports", http.StatusSeeOther)
+}
+
+func (s *Server) handleSQLReportCSV(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.loadSQLReport(w, r)
+	if !ok {
+		return
+	}
+	res, err := reports.RunSQL(r.Context(), s.DB, v.Report.SQL, v.paramValues(), v.Limits)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeCSV(w, r, s, "sql-report-"+strconv.FormatInt(v.Report.ID, 10)+"-"+s.DB.Now().UTC().Format("2006-01-02")+".csv", res)
+}

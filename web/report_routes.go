@@ -1,0 +1,165 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/reports"
+)
+
+// reportTimeout bounds a standard report: each runs in well under a second on a
+// 100,000-title library (docs/performance.md); past this SQLite is interrupted.
+const reportTimeout = 20 * time.Second
+
+// reportRoutes mounts the staff reports.
+func (s *Server) reportRoutes(r chi.Router) {
+	r.Get("/reports", s.handleReportsIndex)
+	r.Get("/reports/{slug}", s.handleReport)
+	r.Get("/reports/{slug}/csv", s.handleReportCSV)
+}
+
+func reportURL(slug string) string { return "/reports/" + slug }
+
+// ReportsIndexView lists the standard reports (and, for administrators, the saved
+// SQL reports).
+type ReportsIndexView struct {
+	Reports []reports.Definition
+	IsAdmin bool
+}
+
+func (s *Server) handleReportsIndex(w http.ResponseWriter, r *http.Request) {
+	v := ReportsIndexView{Reports: reports.Definitions, IsAdmin: userFrom(r.Context()).IsAdmin()}
+	s.render(w, r, http.StatusOK, ReportsIndexPage(s.page(r, "Reports", "reports"), v))
+}
+
+// ReportView is one standard report: its form, and its result once run.
+type ReportView struct {
+	Def     reports.Definition
+	Values  url.Values
+	Choices reports.Choices
+	Errors  FormErrors
+	// Error is a message about the whole report (busy, too long).
+	Error  string
+	Result *reports.Result
+	CSVURL string
+}
+
+// reportForm reads the report's filters: the query, or the report's defaults on a
+// first visit (no query at all).
+func (s *Server) reportForm(r *http.Request, def reports.Definition) url.Values {
+	v := r.URL.Query()
+	if len(v) == 0 {
+		prefs, err := s.preferences(r.Context())
+		loc := time.UTC
+		if err == nil && prefs.Location != nil {
+			loc = prefs.Location
+		}
+		now := s.DB.Now().In(loc)
+		v = def.Defaults(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC))
+	}
+	return v
+}
+
+// runReport runs a standard report on a heavy-read connection (its cost is the
+// user's choice: it never takes the desk's connection) with a time limit.
+func (s *Server) runReport(ctx context.Context, def reports.Definition, f reports.Filter) (reports.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, reportTimeout)
+	defer cancel()
+	var res reports.Result
+	err := s.DB.ReadHeavy(ctx, func(tx *db.Tx) (err error) {
+		res, err = def.Run(tx, f)
+		return err
+	})
+	switch {
+	case errors.Is(err, db.ErrBusy):
+		return res, stacks.Errorf(stacks.ETOOMANY, "Many reports and searches are running at once: run the report again in a moment.")
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return res, stacks.Errorf(stacks.ETOOMANY, "The report took longer than %s and was stopped: narrow it (a shorter period, one branch) and run it again.", reportTimeout)
+	}
+	return res, err
+}
+
+func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
+	def, err := reports.Find(chi.URLParam(r, "slug"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := ReportView{Def: def, Values: s.reportForm(r, def), Errors: FormErrors{}}
+	v.CSVURL = reportURL(def.Slug) + "/csv?" + v.Values.Encode()
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.Choices, err = reports.ListChoices(tx)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	page := s.page(r, def.Title, "reports")
+	f, err := def.ParseFilter(v.Values)
+	if err != nil {
+		if fld := stacks.ErrorField(err); fld != "" {
+			v.Errors[fld] = stacks.ErrorMessage(err)
+		} else {
+			v.Error = stacks.ErrorMessage(err)
+		}
+		s.render(w, r, http.StatusUnprocessableEntity, ReportPage(page, v))
+		return
+	}
+	res, err := s.runReport(r.Context(), def, f)
+	switch stacks.ErrorCode(err) {
+	case "":
+		v.Result = &res
+		s.render(w, r, http.StatusOK, ReportPage(page, v))
+	case stacks.ETOOMANY:
+		v.Error = stacks.ErrorMessage(err)
+		w.Header().Set("Retry-After", "1")
+		s.render(w, r, http.StatusServiceUnavailable, ReportPage(page, v))
+	default:
+		s.Error(w, r, err)
+	}
+}
+
+// handleReportCSV sends the whole report (every row, not the page's first
+// reports.PageRows) as a CSV file to download.
+func (s *Server) handleReportCSV(w http.ResponseWriter, r *http.Request) {
+	def, err := reports.Find(chi.URLParam(r, "slug"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	f, err := def.ParseFilter(s.reportForm(r, def))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	f.All = true
+	res, err := s.runReport(r.Context(), def, f)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeCSV(w, r, s, def.Slug+"-"+s.DB.Now().UTC().Format("2006-01-02")+".csv", res)
+}
+
+// writeCSV sends res as a CSV attachment named name.
+func writeCSV(w http.ResponseWriter, r *http.Request, s *Server, name string, res reports.Result) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8; header=present")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	if err := reports.WriteCSV(w, res); err != nil {
+		s.Logger.Warn("write csv", "err", err, "path", r.URL.Path)
+	}
+}
+
+// reportSelected reports whether the form value of field is value.
+func (v ReportView) selected(field, value string) bool { return v.Values.Get(field) == value }
+
+// idValue writes an id as a form value.
+func idValue(id int64) string { return adminID(id) }
