@@ -72,9 +72,12 @@ var formFields = map[string]url.Values{
 	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}},
 
 	// Reports, stocktake and SQL reports (issue 19).
-	"POST /admin/sql-reports":             {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
-	"POST /admin/sql-reports/{id}":        {"name": {"Loans 2"}, "description": {""}, "sql": {"SELECT 1"}},
-	"POST /admin/sql-reports/{id}/delete": {},
+	"POST /admin/sql-reports":              {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
+	"POST /admin/sql-reports/{id}":         {"name": {"Loans 2"}, "description": {""}, "sql": {"SELECT 1"}},
+	"POST /admin/sql-reports/{id}/delete":  {},
+	"POST /reports/stocktake":              {"branch": {"1"}, "from": {"FIC A"}, "to": {"FIC C"}},
+	"POST /reports/stocktake/{id}/scan":    {"barcode": {"I00001"}},
+	"POST /reports/stocktake/{id}/checkin": {"barcode": {"I00002"}},
 
 	// The patron page posts this, with a "return" path.
 	"POST /patrons/{id}/desk-message/dismiss": {"return": {"/checkout"}},

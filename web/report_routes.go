@@ -18,11 +18,20 @@ import (
 // 100,000-title library (docs/performance.md); past this SQLite is interrupted.
 const reportTimeout = 20 * time.Second
 
-// reportRoutes mounts the staff reports.
+// reportRoutes mounts the staff reports, the stocktake, labels and the
+// circulation history pages.
 func (s *Server) reportRoutes(r chi.Router) {
 	r.Get("/reports", s.handleReportsIndex)
+	r.Get("/reports/stocktake", s.handleStocktakeStart)
+	r.Post("/reports/stocktake", s.handleStocktakeCreate)
+	r.Get("/reports/stocktake/{id}", s.handleStocktakeScanPage)
+	r.Post("/reports/stocktake/{id}/scan", s.handleStocktakeScan)
+	r.Get("/reports/stocktake/{id}/results", s.handleStocktakeResults)
+	r.Post("/reports/stocktake/{id}/checkin", s.handleStocktakeCheckin)
 	r.Get("/reports/{slug}", s.handleReport)
 	r.Get("/reports/{slug}/csv", s.handleReportCSV)
+	r.Get("/items/{id}/history", s.handleItemHistory)
+	r.Get("/patrons/{id}/history", s.handlePatronHistory)
 }
 
 func reportURL(slug string) string { return "/reports/" + slug }

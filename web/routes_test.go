@@ -65,8 +65,11 @@ func routes(t *testing.T, e *testEnv) []route {
 func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
-	// The demo library has no saved SQL report : save one.
+	// The demo library has no saved SQL report and no stocktake: make one of each.
 	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		if _, err := reports.StartStocktake(tx, stacks.System, reports.StocktakeInput{BranchID: 1, From: "FIC A", To: "FIC C"}); err != nil {
+			return err
+		}
 		_, err := reports.SaveSQL(tx, stacks.System, 0, reports.SavedInput{Name: "Items", SQL: "SELECT count(*) FROM items"})
 		return err
 	})
@@ -76,6 +79,7 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	err = e.DB.Read(context.Background(), func(tx *db.Tx) error {
 		for prefix, q := range map[string]string{
 			"/admin/sql-reports/":       `SELECT max(id) FROM saved_reports`,
+			"/reports/stocktake/":       `SELECT max(id) FROM stocktakes`,
 			"/patrons/":                 `SELECT id FROM patrons WHERE card = 'P0002'`,
 			"/records/":                 `SELECT record_id FROM items WHERE barcode = 'I00010'`,
 			"/items/":                   `SELECT id FROM items WHERE barcode = 'I00009'`,

@@ -1,0 +1,321 @@
+package reports
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Stocktake is the check of one shelf range at a branch: the items whose call
+// numbers fall between From and To (inclusive, compared as text; To covers every
+// call number that starts with it, so "FIC C" to "FIC D" takes in "FIC DAVIS").
+type Stocktake struct {
+	ID         int64
+	BranchID   int64
+	BranchName string
+	From, To   string
+	StartedAt  time.Time
+	Scans      int
+}
+
+// Range describes the shelf range for people: "FIC A to FIC C at Central".
+func (s Stocktake) Range() string {
+	return s.From + " to " + s.To + " at " + s.BranchName
+}
+
+// The outcomes of a stocktake scan.
+const (
+	ScanOnShelf    = "on_shelf"    // on the right shelf
+	ScanWrongShelf = "wrong_shelf" // belongs in another range or branch
+	ScanOnLoan     = "on_loan"     // on loan, yet on the shelf: check it in
+	ScanFound      = "found"       // marked lost or missing, and here after all
+	ScanElsewhere  = "elsewhere"   // in transit or waiting on the hold shelf
+	ScanUnknown    = "unknown"     // no item has the barcode
+)
+
+// StocktakeScan is one scan and what it says about the item.
+type StocktakeScan struct {
+	Barcode    string
+	ItemID     int64
+	Title      string
+	CallNumber string
+	// Branch is the item's home branch.
+	Branch  string
+	Status  string
+	Outcome string
+	At      time.Time
+}
+
+// Message says what staff should know about the scan.
+func (s StocktakeScan) Message() string {
+	switch s.Outcome {
+	case ScanOnShelf:
+		return "On the right shelf"
+	case ScanWrongShelf:
+		return "Wrong shelf: belongs at " + s.Branch + ", " + s.CallNumber
+	case ScanOnLoan:
+		return "On loan, but on the shelf: check it in"
+	case ScanFound:
+		return "Was " + catalog.StatusLabel(s.Status) + ", found on the shelf: check it in"
+	case ScanElsewhere:
+		return catalog.StatusLabel(s.Status) + ": should not be on the shelf"
+	default:
+		return "No item has barcode " + s.Barcode + ": set it aside"
+	}
+}
+
+// StocktakeInput starts a stocktake.
+type StocktakeInput struct {
+	BranchID int64
+	From, To string
+}
+
+// StartStocktake begins the stocktake of a shelf range.
+func StartStocktake(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, error) {
+	in.From, in.To = strings.TrimSpace(in.From), strings.TrimSpace(in.To)
+	if in.To == "" {
+		in.To = in.From
+	}
+	switch {
+	case in.BranchID == 0:
+		return 0, stacks.FieldErrorf("branch", stacks.EINVALID, "Choose the branch whose shelf you are checking.")
+	case in.From == "":
+		return 0, stacks.FieldErrorf("from", stacks.EINVALID, "Enter the call number at the start of the shelf, for example FIC A.")
+	case in.To < in.From:
+		return 0, stacks.FieldErrorf("to", stacks.EINVALID, "The shelf ends (%s) before it starts (%s): swap them.", in.To, in.From)
+	case badText(in.From, ""):
+		return 0, stacks.FieldErrorf("from", stacks.EINVALID, "The call number holds characters that are not text: type it again.")
+	case badText(in.To, ""):
+		return 0, stacks.FieldErrorf("to", stacks.EINVALID, "The call number holds characters that are not text: type it again.")
+	case len(in.From) > 100 || len(in.To) > 100:
+		return 0, stacks.FieldErrorf("from", stacks.EINVALID, "Call numbers are under 100 characters.")
+	}
+	var n int
+	if err := tx.QueryRow(`SELECT count(*) FROM branches WHERE id = ?`, in.BranchID).Scan(&n); err != nil {
+		return 0, err
+	} else if n == 0 {
+		return 0, stacks.FieldErrorf("branch", stacks.EINVALID, "Choose the branch from the list.")
+	}
+	var staffID any
+	if actor.StaffID != 0 {
+		staffID = actor.StaffID
+	}
+	res, err := tx.Exec(`INSERT INTO stocktakes (branch_id, call_from, call_to, staff_id, started_at) VALUES (?, ?, ?, ?, ?)`,
+		in.BranchID, in.From, in.To, staffID, db.FormatTime(tx.Now()))
+	if err != nil {
+		return 0, fmt.Errorf("start stocktake: %w", err)
+	}
+	return res.LastInsertId()
+}
+
+// FindStocktake returns a stocktake.
+func FindStocktake(tx *db.Tx, id int64) (Stocktake, error) {
+	var s Stocktake
+	var at db.Time
+	err := tx.QueryRow(`SELECT s.id, s.branch_id, b.name, s.call_from, s.call_to, s.started_at,
+			(SELECT count(*) FROM stocktake_scans WHERE stocktake_id = s.id)
+		FROM stocktakes s JOIN branches b ON b.id = s.branch_id WHERE s.id = ?`, id).
+		Scan(&s.ID, &s.BranchID, &s.BranchName, &s.From, &s.To, &at, &s.Scans)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, stacks.Errorf(stacks.ENOTFOUND, "There is no stocktake %d. Start one on the Stocktake page.", id)
+	} else if err != nil {
+		return s, fmt.Errorf("stocktake %d: %w", id, err)
+	}
+	s.StartedAt = at.Time
+	return s, nil
+}
+
+// RecentStocktakes lists the latest stocktakes, newest first.
+func RecentStocktakes(tx *db.Tx, limit int) ([]Stocktake, error) {
+	rows, err := tx.Query(`SELECT s.id, s.branch_id, b.name, s.call_from, s.call_to, s.started_at,
+			(SELECT count(*) FROM stocktake_scans WHERE stocktake_id = s.id)
+		FROM stocktakes s JOIN branches b ON b.id = s.branch_id ORDER BY s.id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("stocktakes: %w", err)
+	}
+	defer rows.Close()
+	var out []Stocktake
+	for rows.Next() {
+		var s Stocktake
+		var at db.Time
+		if err := rows.Scan(&s.ID, &s.BranchID, &s.BranchName, &s.From, &s.To, &at, &s.Scans); err != nil {
+			return nil, err
+		}
+		s.StartedAt = at.Time
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// rangeEnd is the upper bound of a shelf range: every call number that starts
+// with to sorts below to followed by the highest character.
+func rangeEnd(to string) string { return to + "\U0010FFFF" }
+
+// inRange is the SQL condition "item i is on the stocktake's shelf", with its
+// arguments.
+func (s Stocktake) inRange() (string, []any) {
+	return `(i.home_branch_id = ? AND i.call_number >= ? AND i.call_number < ?)`, []any{s.BranchID, s.From, rangeEnd(s.To)}
+}
+
+// classify says what a scanned item's state means on this shelf.
+func (s Stocktake) classify(sc *StocktakeScan, homeBranchID int64) {
+	switch {
+	case sc.ItemID == 0:
+		sc.Outcome = ScanUnknown
+	case sc.Status == "on_loan":
+		sc.Outcome = ScanOnLoan
+	case sc.Status == "lost" || sc.Status == "missing":
+		sc.Outcome = ScanFound
+	case sc.Status == "in_transit" || sc.Status == "on_hold_shelf":
+		sc.Outcome = ScanElsewhere
+	case homeBranchID != s.BranchID || sc.CallNumber < s.From || sc.CallNumber >= rangeEnd(s.To):
+		sc.Outcome = ScanWrongShelf
+	default:
+		sc.Outcome = ScanOnShelf
+	}
+}
+
+// Scan records a barcode scanned on the stocktake's shelf, keeps the item's
+// last-seen time, and says what the scan means.
+func Scan(tx *db.Tx, stocktakeID int64, barcode string) (StocktakeScan, error) {
+	s, err := FindStocktake(tx, stocktakeID)
+	if err != nil {
+		return StocktakeScan{}, err
+	}
+	code, err := catalog.NormalizeBarcode(barcode)
+	if err != nil {
+		return StocktakeScan{}, err
+	}
+	sc := StocktakeScan{Barcode: code, At: tx.Now()}
+	var home int64
+	err = tx.QueryRow(`SELECT i.id, r.title, i.call_number, b.name, i.home_branch_id, i.status
+		FROM items i JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id
+		WHERE i.barcode = ?`, code).Scan(&sc.ItemID, &sc.Title, &sc.CallNumber, &sc.Branch, &home, &sc.Status)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return sc, fmt.Errorf("stocktake scan: %w", err)
+	}
+	var itemID any
+	if sc.ItemID != 0 {
+		itemID = sc.ItemID
+		if _, err := tx.Exec(`UPDATE items SET last_seen_at = ? WHERE id = ?`, db.FormatTime(sc.At), sc.ItemID); err != nil {
+			return sc, fmt.Errorf("stocktake scan: %w", err)
+		}
+	}
+	if _, err := tx.Exec(`INSERT INTO stocktake_scans (stocktake_id, item_id, barcode, at) VALUES (?, ?, ?, ?)`,
+		s.ID, itemID, code, db.FormatTime(sc.At)); err != nil {
+		return sc, fmt.Errorf("stocktake scan: %w", err)
+	}
+	s.classify(&sc, home)
+	return sc, nil
+}
+
+// MissingItem is an item expected on the shelf that no scan found.
+type MissingItem struct {
+	ItemID     int64
+	Barcode    string
+	Title      string
+	CallNumber string
+	// LastSeen is when a stocktake last saw the item (zero: never).
+	LastSeen time.Time
+}
+
+// StocktakeResult is what a stocktake found.
+type StocktakeResult struct {
+	Stocktake
+	// Expected is how many items should be on the shelf: in the range, at home at
+	// the branch, and available.
+	Expected int
+	// OnShelf counts the distinct items scanned on the right shelf.
+	OnShelf int
+	Missing []MissingItem
+	// Wrong are the scans of items from another shelf; OnLoan those of items on
+	// loan; Found those of items marked lost or missing; Elsewhere those of items
+	// in transit or on the hold shelf; Unknown those of barcodes of no item.
+	Wrong, OnLoan, Found, Elsewhere, Unknown []StocktakeScan
+	// Scans are the latest scans, newest first.
+	Scans []StocktakeScan
+}
+
+// Results works out what the stocktake found, in three statements: the scans
+// (each item once, with its current state: an item checked in since it was
+// scanned no longer shows as on loan), the items missing from the shelf, and the
+// expected count.
+func Results(tx *db.Tx, id int64) (StocktakeResult, error) {
+	s, err := FindStocktake(tx, id)
+	if err != nil {
+		return StocktakeResult{}, err
+	}
+	res := StocktakeResult{Stocktake: s}
+	cond, args := s.inRange()
+	rows, err := tx.Query(`SELECT sc.barcode, coalesce(i.id, 0), coalesce(r.title, ''), coalesce(i.call_number, ''),
+			coalesce(b.name, ''), coalesce(i.home_branch_id, 0), coalesce(i.status, ''), sc.at
+		FROM stocktake_scans sc LEFT JOIN items i ON i.id = sc.item_id LEFT JOIN records r ON r.id = i.record_id
+		LEFT JOIN branches b ON b.id = i.home_branch_id
+		WHERE sc.stocktake_id = ? ORDER BY sc.id DESC`, id)
+	if err != nil {
+		return res, fmt.Errorf("stocktake scans: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	for rows.Next() {
+		var sc StocktakeScan
+		var home int64
+		var at db.Time
+		if err := rows.Scan(&sc.Barcode, &sc.ItemID, &sc.Title, &sc.CallNumber, &sc.Branch, &home, &sc.Status, &at); err != nil {
+			return res, err
+		}
+		sc.At = at.Time
+		s.classify(&sc, home)
+		res.Scans = append(res.Scans, sc)
+		if seen[sc.Barcode] {
+			continue
+		}
+		seen[sc.Barcode] = true
+		switch sc.Outcome {
+		case ScanOnShelf:
+			res.OnShelf++
+		case ScanWrongShelf:
+			res.Wrong = append(res.Wrong, sc)
+		case ScanOnLoan:
+			res.OnLoan = append(res.OnLoan, sc)
+		case ScanFound:
+			res.Found = append(res.Found, sc)
+		case ScanElsewhere:
+			res.Elsewhere = append(res.Elsewhere, sc)
+		default:
+			res.Unknown = append(res.Unknown, sc)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return res, err
+	}
+	missing, err := tx.Query(`SELECT i.id, i.barcode, r.title, i.call_number, i.last_seen_at
+		FROM items i JOIN records r ON r.id = i.record_id
+		WHERE `+cond+` AND i.status = 'available'
+			AND NOT EXISTS (SELECT 1 FROM stocktake_scans sc WHERE sc.stocktake_id = ? AND sc.item_id = i.id)
+		ORDER BY i.call_number, i.barcode`, append(args, id)...)
+	if err != nil {
+		return res, fmt.Errorf("stocktake missing items: %w", err)
+	}
+	defer missing.Close()
+	for missing.Next() {
+		var m MissingItem
+		var seen db.NullTime
+		if err := missing.Scan(&m.ItemID, &m.Barcode, &m.Title, &m.CallNumber, &seen); err != nil {
+			return res, err
+		}
+		m.LastSeen = seen.Time
+		res.Missing = append(res.Missing, m)
+	}
+	if err := missing.Err(); err != nil {
+		return res, err
+	}
+	err = tx.QueryRow(`SELECT count(*) FROM items i WHERE `+cond+` AND i.status = 'available'`, args...).Scan(&res.Expected)
+	return res, err
+}

@@ -1,0 +1,200 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/reports"
+)
+
+func stocktakeURL(id int64) string { return "/reports/stocktake/" + strconv.FormatInt(id, 10) }
+
+// StocktakeStartView is the Stocktake page: the form that starts one, and the
+// latest ones.
+type StocktakeStartView struct {
+	Branches []reports.Choice
+	Input    url.Values
+	Errors   FormErrors
+	Recent   []reports.Stocktake
+}
+
+func (s *Server) renderStocktakeStart(w http.ResponseWriter, r *http.Request, status int, v StocktakeStartView) {
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		c, err := reports.ListChoices(tx)
+		if err != nil {
+			return err
+		}
+		v.Branches = c.Branches
+		v.Recent, err = reports.RecentStocktakes(tx, 10)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if v.Errors == nil {
+		v.Errors = FormErrors{}
+	}
+	if v.Input == nil {
+		v.Input = url.Values{"branch": {strconv.FormatInt(userFrom(r.Context()).BranchID, 10)}}
+	}
+	s.render(w, r, status, StocktakeStartPage(s.page(r, "Stocktake", "reports"), v))
+}
+
+func (s *Server) handleStocktakeStart(w http.ResponseWriter, r *http.Request) {
+	s.renderStocktakeStart(w, r, http.StatusOK, StocktakeStartView{})
+}
+
+func (s *Server) handleStocktakeCreate(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read; please try again."))
+		return
+	}
+	branch, _ := strconv.ParseInt(r.PostForm.Get("branch"), 10, 64)
+	in := reports.StocktakeInput{BranchID: branch, From: r.PostForm.Get("from"), To: r.PostForm.Get("to")}
+	var id int64
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+		id, err = reports.StartStocktake(tx, userFrom(r.Context()).Actor(), in)
+		return err
+	})
+	if stacks.ErrorCode(err) == stacks.EINVALID {
+		v := StocktakeStartView{Input: r.PostForm, Errors: FormErrors{stacks.ErrorField(err): stacks.ErrorMessage(err)}}
+		s.renderStocktakeStart(w, r, http.StatusUnprocessableEntity, v)
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	http.Redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
+}
+
+// StocktakeView is a stocktake: the scan page, or its results.
+type StocktakeView struct {
+	reports.StocktakeResult
+}
+
+// stocktakeShown is how many of the latest scans the scan page lists.
+const stocktakeShown = 50
+
+func (s *Server) loadStocktake(w http.ResponseWriter, r *http.Request) (StocktakeView, bool) {
+	id, err := pathID(r, "There is no stocktake at "+r.URL.Path+". Start one on the Stocktake page.")
+	if err != nil {
+		s.Error(w, r, err)
+		return StocktakeView{}, false
+	}
+	var v StocktakeView
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.StocktakeResult, err = reports.Results(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return v, false
+	}
+	return v, true
+}
+
+func (s *Server) handleStocktakeScanPage(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.loadStocktake(w, r)
+	if !ok {
+		return
+	}
+	if len(v.Scans) > stocktakeShown {
+		v.Scans = v.Scans[:stocktakeShown]
+	}
+	s.render(w, r, http.StatusOK, StocktakeScanPage(s.page(r, "Stocktake", "reports"), v))
+}
+
+func (s *Server) handleStocktakeResults(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.loadStocktake(w, r)
+	if !ok {
+		return
+	}
+	s.render(w, r, http.StatusOK, StocktakeResultsPage(s.page(r, "Stocktake results", "reports"), v))
+}
+
+// handleStocktakeScan records one scan: the desk script gets the scan's row, a
+// plain form post goes back to the scan page (which lists it).
+func (s *Server) handleStocktakeScan(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "There is no stocktake at "+r.URL.Path+". Start one on the Stocktake page.")
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	barcode := strings.TrimSpace(r.PostFormValue("barcode"))
+	var sc reports.StocktakeScan
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+		sc, err = reports.Scan(tx, id, barcode)
+		return err
+	})
+	if err != nil && stacks.ErrorCode(err) == stacks.EINVALID {
+		// An empty or malformed barcode: say so in the list, as the desk does.
+		sc = reports.StocktakeScan{Barcode: barcode, Outcome: reports.ScanUnknown}
+		if !isDeskScript(r) {
+			s.flash(r, "error", stacks.ErrorMessage(err))
+			http.Redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
+			return
+		}
+		s.render(w, r, http.StatusOK, stocktakeRow(sc, stacks.ErrorMessage(err)))
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if !isDeskScript(r) {
+		http.Redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
+		return
+	}
+	s.render(w, r, http.StatusOK, stocktakeRow(sc, sc.Message()))
+}
+
+// handleStocktakeCheckin checks in an item found on the shelf while on loan (or
+// marked lost or missing), from the results.
+func (s *Server) handleStocktakeCheckin(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "There is no stocktake at "+r.URL.Path+". Start one on the Stocktake page.")
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	barcode := r.PostFormValue("barcode")
+	res, err := s.Circ.Checkin(r.Context(), circulation.CheckinRequest{Actor: userFrom(r.Context()).Actor(), Barcode: barcode})
+	if err != nil {
+		if stacks.ErrorCode(err) == stacks.EINTERNAL {
+			s.Error(w, r, err)
+			return
+		}
+		s.flash(r, "error", stacks.ErrorMessage(err))
+	} else {
+		msg := "Checked in " + res.Barcode + " (" + res.Title + ")."
+		switch {
+		case res.Hold != nil:
+			msg += " It fills a hold: put it on the hold shelf (see Check in for the slip)."
+		case res.TransferTo != nil:
+			msg += " It belongs at " + res.TransferTo.Name + ": send it there."
+		}
+		s.flash(r, "ok", msg)
+	}
+	http.Redirect(w, r, stocktakeURL(id)+"/results", http.StatusSeeOther)
+}
+
+// outcomeRow is the desk list's row kind for a scan outcome: a right-shelf scan
+// is done; anything staff should act on is shown as refused (in red).
+func outcomeRow(o string) string {
+	if o == reports.ScanOnShelf {
+		return rowDone
+	}
+	return rowRefused
+}
+
+// lastSeen shows a last-seen time, "never" for none.
+func lastSeen(m reports.MissingItem) string {
+	if m.LastSeen.IsZero() {
+		return "never"
+	}
+	return m.LastSeen.UTC().Format("2006-01-02")
+}
