@@ -30,6 +30,9 @@ func (s *Server) reportRoutes(r chi.Router) {
 	r.Post("/reports/stocktake/{id}/checkin", s.handleStocktakeCheckin)
 	r.Get("/reports/{slug}", s.handleReport)
 	r.Get("/reports/{slug}/csv", s.handleReportCSV)
+	r.Get("/reports/labels", s.handleLabels)
+	r.Get("/reports/labels/preview", s.handleLabelsPreview)
+	r.Get("/reports/labels/pdf", s.handleLabelsPDF)
 	r.Get("/items/{id}/history", s.handleItemHistory)
 	r.Get("/patrons/{id}/history", s.handlePatronHistory)
 }

@@ -1,0 +1,50 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestLabels: the form, a preview of item labels (SVG sheets), the PDF, patron
+// cards, and bad input answered beside its field.
+func TestLabels(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	if r := e.get(t, c, "/reports/labels"); r.Status != http.StatusOK || !strings.Contains(r.Body, "Label sheet") {
+		t.Fatalf("form: %d", r.Status)
+	}
+	q := url.Values{"kind": {"code128"}, "sheet": {"letter-3x10"}, "source": {"barcodes"}, "barcodes": {"I00001\nI00002, I00010"}, "start": {"2"}}
+	r := e.get(t, c, "/reports/labels/preview?"+q.Encode())
+	if r.Status != http.StatusOK || strings.Count(r.Body, "data-barcode-label") != 3 || !strings.Contains(r.Body, `class="label-bar"`) {
+		t.Fatalf("preview: %d", r.Status)
+	}
+	if hasInlineScript(r.Body) || strings.Contains(r.Body, "style=") {
+		t.Error("the preview has inline script or style (the CSP refuses them)")
+	}
+	pdf := e.get(t, c, "/reports/labels/pdf?"+q.Encode())
+	if pdf.Status != http.StatusOK || pdf.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(pdf.Body, "%PDF-") {
+		t.Fatalf("pdf: %d %s", pdf.Status, pdf.Header.Get("Content-Type"))
+	}
+	cards := url.Values{"kind": {"patron"}, "sheet": {"a4-3x7"}, "barcodes": {"P0001 P0003"}}
+	if r := e.get(t, c, "/reports/labels/preview?"+cards.Encode()); r.Status != http.StatusOK || !strings.Contains(r.Body, "Casey Waiting") {
+		t.Errorf("patron cards: %d", r.Status)
+	}
+	for name, bad := range map[string]url.Values{
+		"UnknownBarcode": {"kind": {"spine"}, "sheet": {"a4-3x7"}, "barcodes": {"NOSUCH1"}},
+		"Code39":         {"kind": {"code39"}, "sheet": {"a4-3x7"}, "barcodes": {"I00001"}, "start": {"22"}},
+		"NoSheet":        {"kind": {"spine"}, "sheet": {"b5"}, "barcodes": {"I00001"}},
+		"CustomTooWide":  {"kind": {"spine"}, "sheet": {"custom"}, "page": {"a4"}, "cols": {"4"}, "rows": {"7"}, "label_w": {"63.5"}, "label_h": {"38.1"}, "left": {"7"}, "top": {"15"}, "pitch_x": {"66"}, "pitch_y": {"38.1"}, "barcodes": {"I00001"}},
+		"BadSince":       {"kind": {"spine"}, "sheet": {"a4-3x7"}, "source": {"since"}, "since": {"last week"}},
+		"NoLabels":       {"kind": {"spine"}, "sheet": {"a4-3x7"}, "barcodes": {""}},
+	} {
+		if r := e.get(t, c, "/reports/labels/preview?"+bad.Encode()); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, `class="field-error"`) {
+			t.Errorf("%s: %d", name, r.Status)
+		}
+	}
+	since := url.Values{"kind": {"spine"}, "sheet": {"a4-3x8"}, "source": {"since"}, "since": {"2000-01-01"}, "branch": {"1"}}
+	if r := e.get(t, c, "/reports/labels/preview?"+since.Encode()); r.Status != http.StatusOK {
+		t.Errorf("items added since: %d", r.Status)
+	}
+}
