@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/stacks-ils/stacks/db"
 )
@@ -13,8 +14,8 @@ import (
 // thousand rows there. Days are UTC days, as loans are stored.
 func circulationReport(tx *db.Tx, f Filter) (Result, error) {
 	var w where
-	w.add(!f.From.IsZero(), "s.day >= ?", f.From.Format(db.DayFormat))
-	w.add(!f.To.IsZero(), "s.day <= ?", f.To.Format(db.DayFormat))
+	w.add(!f.From.IsZero(), "s.day >= ?", dayKey(f.From))
+	w.add(!f.To.IsZero(), "s.day <= ?", dayKey(f.To))
 	w.add(f.BranchID != 0, "s.branch_id = ?", f.BranchID)
 	w.add(f.ItemTypeID != 0, "s.item_type_id = ?", f.ItemTypeID)
 	w.add(f.CategoryID != 0, "s.category_id = ?", f.CategoryID)
@@ -34,7 +35,8 @@ func circulationReport(tx *db.Tx, f Filter) (Result, error) {
 			` GROUP BY s.category_id) JOIN patron_categories c ON c.id = k ORDER BY c.name`
 	default:
 		label = "Month"
-		q = `SELECT substr(s.day, 1, 7), sum(s.loans) FROM loan_stats s` + w.String() + ` GROUP BY 1 ORDER BY 1`
+		q = `SELECT printf('%04d-%02d', s.day / 10000, s.day / 100 % 100), sum(s.loans) FROM loan_stats s` + w.String() +
+			` GROUP BY s.day / 100 ORDER BY s.day / 100`
 	}
 	res := Result{Columns: []Column{{Name: label}, {Name: "Loans", Numeric: true}}, TotalLabel: "loans", ChartTitle: "Loans by " + lower(label)}
 	err := groupRows(tx, q, w.args, &res)
@@ -222,11 +224,12 @@ func newPatronsReport(tx *db.Tx, f Filter) (Result, error) {
 }
 
 // mostBorrowedReport lists the titles with the most loans issued in the period,
-// from loan_titles (each loan's title by day, kept by a trigger: migration 0012).
+// from loan_titles (each loan's title and time, kept by a trigger: migration
+// 0012).
 func mostBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 	var w where
-	w.add(!f.From.IsZero(), "l.issued_at >= ?", startOf(f.From))
-	w.add(!f.To.IsZero(), "l.issued_at < ?", endOf(f.To))
+	w.add(!f.From.IsZero(), "l.issued >= ?", f.From.Unix())
+	w.add(!f.To.IsZero(), "l.issued < ?", f.To.AddDate(0, 0, 1).Unix())
 	w.add(f.BranchID != 0, "l.branch_id = ?", f.BranchID)
 	w.add(f.ItemTypeID != 0, "l.item_type_id = ?", f.ItemTypeID)
 	limit := f.Limit
@@ -234,7 +237,7 @@ func mostBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 		limit = 20
 	}
 	rows, err := tx.Query(`SELECT r.title, r.author, n FROM (
-			SELECT l.record_id AS rid, count(*) AS n FROM loan_titles l INDEXED BY loan_titles_issued`+w.String()+`
+			SELECT l.record_id AS rid, count(*) AS n FROM loan_titles l`+w.String()+`
 			GROUP BY l.record_id ORDER BY n DESC, l.record_id LIMIT ?)
 		JOIN records r ON r.id = rid ORDER BY n DESC, r.id`, append(w.args, limit)...)
 	if err != nil {
@@ -362,4 +365,9 @@ func lower(s string) string {
 		return s
 	}
 	return fmt.Sprintf("%c%s", s[0]|0x20, s[1:])
+}
+
+// dayKey is a day as loan_stats keys it: the number YYYYMMDD.
+func dayKey(t time.Time) int {
+	return t.Year()*10000 + int(t.Month())*100 + t.Day()
 }
