@@ -72,18 +72,18 @@ func (s *Server) labelRequest(r *http.Request) (labels.Options, []labels.Label, 
 	return opt, ls, err
 }
 
-func (s *Server) labelsView(r *http.Request) LabelsView {
+func (s *Server) labelsView(r *http.Request) (LabelsView, error) {
 	v := LabelsView{Values: r.URL.Query(), Errors: FormErrors{}}
 	if len(v.Values) == 0 {
 		v.Values = url.Values{"kind": {labels.KindSpine}, "sheet": {"a4-3x7"}, "source": {"barcodes"}, "start": {"1"},
 			"page": {"a4"}, "cols": {"3"}, "rows": {"7"}, "label_w": {"63.5"}, "label_h": {"38.1"}, "left": {"7.2"}, "top": {"15.15"}, "pitch_x": {"66.04"}, "pitch_y": {"38.1"}}
 	}
-	_ = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
 		c, err := reports.ListChoices(tx)
 		v.Branches = c.Branches
 		return err
 	})
-	return v
+	return v, err
 }
 
 func (s *Server) labelsError(w http.ResponseWriter, r *http.Request, v LabelsView, err error) {
@@ -100,7 +100,12 @@ func (s *Server) labelsError(w http.ResponseWriter, r *http.Request, v LabelsVie
 }
 
 func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, LabelsPage(s.page(r, "Labels", "reports"), s.labelsView(r)))
+	v, err := s.labelsView(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, LabelsPage(s.page(r, "Labels", "reports"), v))
 }
 
 // handleLabelsPreview shows the sheets as they will print (SVG pages at the
@@ -111,7 +116,11 @@ func (s *Server) handleLabelsPreview(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/reports/labels", http.StatusSeeOther)
 		return
 	}
-	v := s.labelsView(r)
+	v, err := s.labelsView(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	opt, ls, err := s.labelRequest(r)
 	if err == nil {
 		v.Drawings, err = labels.Draw(opt, ls)
@@ -133,7 +142,11 @@ func (s *Server) handleLabelsPDF(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/reports/labels", http.StatusSeeOther)
 		return
 	}
-	v := s.labelsView(r)
+	v, err := s.labelsView(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	opt, ls, err := s.labelRequest(r)
 	var ds []labels.Drawing
 	if err == nil {

@@ -170,7 +170,7 @@ func writeCSV(w http.ResponseWriter, r *http.Request, s *Server, name string, re
 	}
 }
 
-// reportSelected reports whether the form value of field is value.
+// selected reports whether the form value of field is value.
 func (v ReportView) selected(field, value string) bool { return v.Values.Get(field) == value }
 
 // idValue writes an id as a form value.
