@@ -3,6 +3,7 @@ package sip_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -404,5 +405,71 @@ func TestHoldItemsTitleFallback(t *testing.T) {
 	resp := send(t, c, "63001"+sipNow+"     Y    AOCEN|AAP0003|AC|")
 	if !strings.Contains(resp, "|CDThe Left Hand of Darkness|") {
 		t.Errorf("CD without a copy in circulation: %s", resp)
+	}
+}
+
+// TestUpgradeKeepsBehaviour: accounts that exist when migration 0009 runs keep
+// answering as before (ok 1 for an item not on loan, contact details without a
+// PIN); accounts created afterwards get the new defaults.
+func TestUpgradeKeepsBehaviour(t *testing.T) {
+	ctx := context.Background()
+	d, err := db.Open(t.TempDir()+"/old.db", db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ms, err := db.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		if _, err := tx.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if m.Version >= 9 {
+				break
+			}
+			if _, err := tx.Exec(m.SQL); err != nil {
+				return fmt.Errorf("%s: %w", m.Name, err)
+			}
+			if _, err := tx.Exec(`INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00Z')`, m.Version, m.Name); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(`INSERT INTO branches (code, name) VALUES ('CEN', 'Central')`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(`INSERT INTO sip_accounts (username, password_hash, institution, branch_id, created_at)
+			VALUES ('oldsorter', 'x', 'CEN', (SELECT id FROM branches WHERE code = 'CEN'), '2026-01-01T00:00:00Z')`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		_, err := sip.CreateAccount(tx, stacks.System, sip.NewAccount{Username: "newkiosk", Password: "secret", Institution: "CEN", BranchCode: "CEN"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accts []sip.Account
+	err = d.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		accts, err = sip.ListAccounts(tx)
+		return err
+	})
+	if err != nil || len(accts) != 2 {
+		t.Fatalf("%v, %+v", err, accts)
+	}
+	for _, a := range accts {
+		want := a.Username == "oldsorter"
+		if a.Settings.CheckedInOK != want || a.Settings.ContactWithoutPIN != want || a.Settings.HoldItems != sip.HoldItemsBarcode {
+			t.Errorf("%s after the upgrade: %+v", a.Username, a.Settings)
+		}
 	}
 }
