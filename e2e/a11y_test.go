@@ -209,7 +209,7 @@ func TestAccessibility(t *testing.T) {
 		a.check("Start page (administrator)")
 		a.nav("Administration")
 		a.check("Administration")
-		for _, name := range []string{"Circulation rules", "Calendar", "Import MARC records", "Branches and types", "Staff accounts", "Preferences"} {
+		for _, name := range []string{"Circulation rules", "Calendar", "Import MARC records", "Branches and types", "Staff accounts", "SIP accounts", "Preferences"} {
 			a.nav("Administration")
 			must(t, page.Locator("main").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).Click(), "opening %s", name)
 			a.check("Administration: " + name)
@@ -224,6 +224,10 @@ func TestAccessibility(t *testing.T) {
 		must(t, a.link("Circulation rules").Click(), "opening Circulation rules")
 		must(t, page.Locator("main table a").First().Click(), "editing a rule")
 		a.check("Administration: edit rule")
+		a.nav("Administration")
+		must(t, a.link("SIP accounts").Click(), "opening SIP accounts")
+		must(t, a.link("kiosk").Click(), "opening the kiosk account")
+		a.check("Administration: SIP account")
 
 		// Cataloguing, open to all staff.
 		a.nav("Search")

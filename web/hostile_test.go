@@ -69,6 +69,11 @@ var formFields = map[string]url.Values{
 	"POST /admin/staff":                     {"username": {"jo"}, "display_name": {"Jo"}, "password": {"pass-jo"}, "role": {"circulation"}, "branch": {"CEN"}},
 	"POST /admin/staff/{id}/active":         {"active": {"1"}},
 	"POST /admin/staff/{id}/password":       {"password": {"new-pass"}},
+	"POST /admin/sip":                       {"username": {"sorter"}, "password": {"pass-sorter"}, "institution": {"CEN"}, "branch": {"CEN"}},
+	"POST /admin/sip/{id}":                  {"institution": {"CEN"}, "branch": {"CEN"}, "checked_in_ok": {"1"}, "hold_items": {"title"}, "sort_bins_source": {"own"}, "sort_bins": {"hold=1,transfer=2"}, "allowed": {"11", "09"}, "contact_without_pin": {"1"}},
+	"POST /admin/sip/{id}/active":           {"active": {"1"}},
+	"POST /admin/sip/{id}/password":         {"password": {"new-pass"}},
+	"POST /admin/sip/lockouts/clear":        {"key": {"login:kiosk|127.0.0.1"}},
 	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}},
 
 	// The patron page posts this, with a "return" path.

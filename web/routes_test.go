@@ -72,6 +72,7 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 			"/admin/rules/":             `SELECT max(id) FROM circ_rules`,
 			"/admin/calendar/branches/": `SELECT id FROM branches WHERE code = 'EAS'`,
 			"/admin/calendar/days/":     `SELECT max(id) FROM closed_days`,
+			"/admin/sip/":               `SELECT id FROM sip_accounts WHERE username = 'kiosk'`,
 			// A slip is printed for a hold on the shelf.
 			"/holds/{id}/slip": `SELECT min(id) FROM holds WHERE status = 'waiting'`,
 		} {
