@@ -224,7 +224,7 @@ func ListLockouts(tx *db.Tx) ([]Lockout, error) {
 	now := tx.Now()
 	rows, err := tx.Query(`SELECT key, kind, subject, address, failures, window_start, locked_until FROM sip_lockouts
 		WHERE locked_until > ? OR window_start >= ? ORDER BY window_start DESC, key LIMIT 500`,
-		db.FormatTime(now), db.FormatTime(now.Add(-attemptWindow)))
+		db.FormatTime(now), db.FormatTime(now.Add(-AttemptWindow)))
 	if err != nil {
 		return nil, fmt.Errorf("list SIP lockouts: %w", err)
 	}
@@ -257,12 +257,12 @@ func ClearLockout(tx *db.Tx, actor stacks.Actor, key string) error {
 	return tx.Audit(actor, "sip.lockout.clear", "sip_lockout", 0, key)
 }
 
-// Attempt limits: five failed logins for an account from one address, or ten
-// wrong PINs for a patron from any terminal, within attemptWindow lock them for
-// lockoutFor.
+// Attempt limits: LoginLimit failed logins for an account from one address, or
+// PINLimit wrong PINs for a patron from any terminal, within AttemptWindow lock
+// them for LockoutFor. The SIP accounts page states them.
 const (
-	loginLimit    = 5
-	pinLimit      = 10
-	attemptWindow = 15 * time.Minute
-	lockoutFor    = 15 * time.Minute
+	LoginLimit    = 5
+	PINLimit      = 10
+	AttemptWindow = 15 * time.Minute
+	LockoutFor    = 15 * time.Minute
 )

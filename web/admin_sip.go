@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -417,4 +418,10 @@ func adminSIPLockoutKind(kind string) string {
 		return "Wrong PINs"
 	}
 	return "Failed logins"
+}
+
+// lockoutRule states the SIP attempt limits, from the sip package's constants.
+func lockoutRule() string {
+	return fmt.Sprintf("%d failed logins of an account from one address, or %d wrong PINs of a patron from any terminal, within %d minutes lock them out for %d minutes.",
+		sip.LoginLimit, sip.PINLimit, int(sip.AttemptWindow.Minutes()), int(sip.LockoutFor.Minutes()))
 }
