@@ -843,7 +843,7 @@ func AdminSIPAccountPage(p *Page, f *AdminSIPForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "><legend>Allowed messages</legend><p class=\"muted\" id=\"allowed-hint\">Checked messages are allowed. Login, status, resend and end session are always allowed. The status response tells the machine which are denied. Beside each message is how a denied one is answered: refused, with a screen message sending the patron to the desk, or not answered at all (the connection stays open).</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "><legend>Allowed messages</legend><p class=\"muted\" id=\"allowed-hint\">Checked messages are allowed. Login, status, resend and end session are always allowed. The status response tells the machine which are denied. Beside each message is how a denied one is answered: always with a screen message sending the patron to the desk, and never with anything looked up or changed.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
