@@ -91,3 +91,61 @@ func SetPatronPreferences(tx *db.Tx, actor stacks.Actor, patronID int64, email s
 	}
 	return tx.Audit(actor, "notices.preferences", "patron", patronID, strings.Join(changed, ", "))
 }
+
+// PatronNotices is what the patron page shows about notices: the patron's
+// choices and the latest messages.
+type PatronNotices struct {
+	Preferences []Preference
+	// Messages are the latest, newest first, without their bodies.
+	Messages []Message
+}
+
+// FindPatronNotices reads the patron's notice choices and latest limit messages
+// in one statement (the patron page counts its statements).
+func FindPatronNotices(tx *db.Tx, patronID int64, email string, limit int) (PatronNotices, error) {
+	rows, err := tx.Query(`SELECT 0, 0, kind, delivery, '', '', '', 0, '', '', ''
+			FROM notice_preferences WHERE patron_id = ?1
+		UNION ALL
+		SELECT * FROM (SELECT 1, m.id, m.delivery, m.status, m.subject, m.library_day, m.created_at, m.attempts,
+				coalesce(m.sent_at, ''), m.last_error,
+				coalesce((SELECT group_concat(DISTINCT n.trigger) FROM notice_items n WHERE n.message_id = m.id), '')
+			FROM notice_messages m WHERE m.patron_id = ?1 ORDER BY m.id DESC LIMIT ?2)`, patronID, limit)
+	if err != nil {
+		return PatronNotices{}, fmt.Errorf("read patron notices: %w", err)
+	}
+	defer rows.Close()
+	chosen := map[string]string{}
+	var out PatronNotices
+	for rows.Next() {
+		var isMsg int
+		var m Message
+		var a, b, created, sent, kinds string
+		if err := rows.Scan(&isMsg, &m.ID, &a, &b, &m.Subject, &m.Day, &created, &m.Attempts, &sent, &m.LastError, &kinds); err != nil {
+			return PatronNotices{}, err
+		}
+		if isMsg == 0 {
+			chosen[a] = b
+			continue
+		}
+		m.PatronID, m.Delivery, m.Status = patronID, a, b
+		m.CreatedAt, _ = db.ParseTime(created)
+		if sent != "" {
+			m.SentAt, _ = db.ParseTime(sent)
+		}
+		if kinds != "" {
+			m.Kinds = strings.Split(kinds, ",")
+		}
+		out.Messages = append(out.Messages, m)
+	}
+	if err := rows.Err(); err != nil {
+		return PatronNotices{}, err
+	}
+	for _, k := range Kinds {
+		p := Preference{Kind: k.Trigger, Label: k.Label, Delivery: chosen[k.Trigger]}
+		if p.Delivery == "" {
+			p.Delivery, p.Default = DefaultDelivery(email), true
+		}
+		out.Preferences = append(out.Preferences, p)
+	}
+	return out, nil
+}

@@ -172,6 +172,7 @@ func (s *Server) Router() chi.Router {
 			s.holdRoutes(r)
 			s.transferRoutes(r)
 			s.recordEditRoutes(r)
+			s.noticeRoutes(r)
 			r.Route("/admin", func(r chi.Router) {
 				r.Use(s.requireAdmin)
 				s.adminRoutes(r)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
@@ -15,9 +17,9 @@ import (
 
 // smtpFlags are the relay settings serve and notices run share.
 type smtpFlags struct {
-	host, user, password, passwordFile, from, startTLS, helo string
-	port                                                     int
-	timeout                                                  time.Duration
+	host, user, password, passwordFile, from, startTLS, helo, tlsCA string
+	port                                                            int
+	timeout                                                         time.Duration
 }
 
 func registerSMTPFlags(fs *flag.FlagSet) *smtpFlags {
@@ -38,6 +40,8 @@ func registerSMTPFlags(fs *flag.FlagSet) *smtpFlags {
 		"mandatory (never send in clear), opportunistic, none (a relay on this host), or tls (implicit TLS, port 465) (STACKS_SMTP_STARTTLS)")
 	fs.StringVar(&f.helo, "smtp-helo", env("STACKS_SMTP_HELO", ""),
 		"host name to greet the relay with (default: localhost) (STACKS_SMTP_HELO)")
+	fs.StringVar(&f.tlsCA, "smtp-tls-ca", env("STACKS_SMTP_TLS_CA", ""),
+		"PEM file of the certificate authorities to trust for the relay instead of the system's (a relay with its own certificate) (STACKS_SMTP_TLS_CA)")
 	fs.DurationVar(&f.timeout, "smtp-timeout", envDuration("STACKS_SMTP_TIMEOUT", 30*time.Second),
 		"give up on a relay that does not answer within this time (STACKS_SMTP_TIMEOUT)")
 	return f
@@ -57,6 +61,17 @@ func (f *smtpFlags) config() (notices.SMTPConfig, error) {
 	}
 	c := notices.SMTPConfig{Host: f.host, Port: f.port, Username: f.user, Password: pw, From: f.from,
 		StartTLS: f.startTLS, HELO: f.helo, Timeout: f.timeout}
+	if f.tlsCA != "" {
+		b, err := os.ReadFile(f.tlsCA)
+		if err != nil {
+			return notices.SMTPConfig{}, usageError{fmt.Sprintf("--smtp-tls-ca: %v", err)}
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return notices.SMTPConfig{}, usageError{fmt.Sprintf("--smtp-tls-ca %s: no PEM certificate in it", f.tlsCA)}
+		}
+		c.TLSConfig = &tls.Config{RootCAs: pool, ServerName: f.host, MinVersion: tls.VersionTLS12}
+	}
 	if err := c.Validate(); err != nil {
 		return notices.SMTPConfig{}, usageError{stacks.ErrorMessage(err)}
 	}

@@ -125,6 +125,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"run the daily notices and send notices by email from this server; turn off when cron runs stacks notices run instead (STACKS_NOTICES)")
 	noticesAt := fs.String("notices-at", env("STACKS_NOTICES_AT", ""),
 		"local time of the daily notices run, HH:MM (default: the notices_run_at preference, else 07:00) (STACKS_NOTICES_AT)")
+	noticesEvery := fs.Duration("notices-interval", envDuration("STACKS_NOTICES_INTERVAL", time.Minute),
+		"how often the server composes hold notices and sends the email due (STACKS_NOTICES_INTERVAL)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -229,7 +231,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go cleanSessions(bg, d, logger)
 	if *noticesOn {
 		logger.Info("notices", "email", smtpCfg.Describe())
-		sched := &notices.Scheduler{DB: d, Sender: sender(smtpCfg), At: *noticesAt, Logger: logger}
+		sched := &notices.Scheduler{DB: d, Sender: sender(smtpCfg), At: *noticesAt, Interval: *noticesEvery, Logger: logger}
 		go sched.Run(bg)
 	}
 
