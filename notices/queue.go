@@ -79,6 +79,8 @@ type composeOptions struct {
 	day string
 	// patronsPerTx is how many patrons' messages one write transaction holds.
 	patronsPerTx int
+	// pace: see RunOptions.Pace.
+	pace float64
 	// afterTx runs after each committed transaction (tests stop a run there).
 	afterTx func() error
 }
@@ -115,7 +117,7 @@ func compose(ctx context.Context, d *db.DB, opt composeOptions) (int, error) {
 		opt.day = localDay(d.Now(), prefs.Location)
 	}
 	if opt.patronsPerTx <= 0 {
-		opt.patronsPerTx = 100
+		opt.patronsPerTx = 25
 	}
 	dayT, _ := time.ParseInLocation(db.DayFormat, opt.day, prefs.Location)
 
@@ -174,7 +176,12 @@ func compose(ctx context.Context, d *db.DB, opt composeOptions) (int, error) {
 	}
 
 	queued := 0
-	for _, b := range batches {
+	var lastTook time.Duration
+	for i, b := range batches {
+		if i > 0 {
+			pace(ctx, opt.pace, lastTook)
+		}
+		began := time.Now()
 		n := 0
 		err := d.Write(ctx, func(tx *db.Tx) error {
 			n = 0
@@ -213,6 +220,7 @@ func compose(ctx context.Context, d *db.DB, opt composeOptions) (int, error) {
 		if err != nil {
 			return queued, err
 		}
+		lastTook = time.Since(began)
 		queued += n
 		if opt.afterTx != nil {
 			if err := opt.afterTx(); err != nil {

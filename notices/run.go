@@ -40,8 +40,15 @@ type RunOptions struct {
 	// nothing twice).
 	Force bool
 	// ChunkSize is how many notice items one write transaction records (default
-	// 500): the desk's writes wait at most one chunk.
+	// 100), and a quarter of it how many patrons' messages: a desk's write that
+	// arrives meanwhile shares that transaction's commit (group commit), so it
+	// waits for at most one chunk (docs/performance.md).
 	ChunkSize int
+	// Pace is the share of the time the run leaves the writer to others: after
+	// each write transaction it waits Pace times as long as that took (default
+	// 1: half the time; negative: no pause). The run is a background job; the
+	// desk is not.
+	Pace float64
 	// AfterChunk, if set, runs after each committed write transaction; an error
 	// stops the run there, as a crash would (tests use it).
 	AfterChunk func() error
@@ -199,7 +206,7 @@ func loadSettings(tx *db.Tx) (runSettings, error) {
 // run finds what the missed one would have, and sends the latest level reached.
 func RunDaily(ctx context.Context, d *db.DB, opt RunOptions) (RunResult, error) {
 	if opt.ChunkSize <= 0 {
-		opt.ChunkSize = 500
+		opt.ChunkSize = 100
 	}
 	now := d.Now().UTC().Truncate(time.Second)
 	var set runSettings
@@ -244,6 +251,7 @@ func RunDaily(ctx context.Context, d *db.DB, opt RunOptions) (RunResult, error) 
 	for start := 0; start < len(found); start += opt.ChunkSize {
 		chunk := found[start:min(start+opt.ChunkSize, len(found))]
 		n := 0
+		began := time.Now()
 		err := d.Write(ctx, func(tx *db.Tx) error {
 			var err error
 			n, err = recordItems(tx, chunk, res.Day)
@@ -252,6 +260,7 @@ func RunDaily(ctx context.Context, d *db.DB, opt RunOptions) (RunResult, error) 
 		if err != nil {
 			return res, err
 		}
+		pace(ctx, opt.Pace, time.Since(began))
 		res.Items += n
 		if opt.AfterChunk != nil {
 			if err := opt.AfterChunk(); err != nil {
@@ -259,7 +268,7 @@ func RunDaily(ctx context.Context, d *db.DB, opt RunOptions) (RunResult, error) 
 			}
 		}
 	}
-	res.Messages, err = compose(ctx, d, composeOptions{day: res.Day, afterTx: opt.AfterChunk})
+	res.Messages, err = compose(ctx, d, composeOptions{day: res.Day, patronsPerTx: max(1, opt.ChunkSize/4), pace: opt.Pace, afterTx: opt.AfterChunk})
 	if err != nil {
 		return res, err
 	}
@@ -272,6 +281,23 @@ func RunDaily(ctx context.Context, d *db.DB, opt RunOptions) (RunResult, error) 
 		return res, fmt.Errorf("finish notice run: %w", err)
 	}
 	return res, nil
+}
+
+// pace waits factor times took (factor 0 means 1; below 0, no wait), or until
+// ctx ends.
+func pace(ctx context.Context, factor float64, took time.Duration) {
+	if factor == 0 {
+		factor = 1
+	}
+	if factor < 0 {
+		return
+	}
+	t := time.NewTimer(time.Duration(factor * float64(took)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // recordItems inserts items, skipping any already recorded; it returns how many
