@@ -134,7 +134,9 @@ func percentiles(ds []time.Duration) string {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	p := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))].Round(10 * time.Microsecond) }
+	p := func(q float64) time.Duration {
+		return s[min(len(s)-1, int(q*float64(len(s))))].Round(10 * time.Microsecond)
+	}
 	return fmt.Sprintf("n=%d p50=%v p95=%v p99=%v max=%v", len(s), p(0.50), p(0.95), p(0.99), s[len(s)-1].Round(10*time.Microsecond))
 }
 

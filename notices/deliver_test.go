@@ -271,3 +271,24 @@ func TestTemplates(t *testing.T) {
 		}
 	})
 }
+
+// TestSchedulerTick: one pass of the server's scheduler runs the day when due,
+// queues and sends; the next pass finds nothing to do.
+func TestSchedulerTick(t *testing.T) {
+	r := newRelay(t)
+	l := newLib(t, "UTC")
+	alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+	l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+	s := &notices.Scheduler{DB: l.d, Sender: notices.SMTPSender{Config: r.config()}, At: "07:00"}
+	for range 2 {
+		if err := s.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.mail(); len(got) != 1 || got[0].To != "alex@example.org" {
+		t.Fatalf("received %+v, want one message to alex", got)
+	}
+	if n := l.queryInt(`SELECT count(*) FROM notice_runs WHERE finished_at IS NOT NULL`); n != 1 {
+		t.Errorf("%d finished runs, want 1", n)
+	}
+}

@@ -588,20 +588,19 @@ func previewRun(ctx context.Context, d *db.DB, set runSettings, day string, foun
 		if err != nil {
 			return err
 		}
+		chosen, err := choicesOf(tx, order)
+		if err != nil {
+			return err
+		}
 		dayT, _ := time.ParseInLocation(db.DayFormat, day, set.prefs.Location)
 		for _, pid := range order {
 			p := infos[pid]
-			prefs, err := PatronPreferences(tx, pid, p.Email)
-			if err != nil {
-				return err
-			}
-			by := map[string]string{}
-			for _, pr := range prefs {
-				by[pr.Kind] = pr.Delivery
-			}
 			groups := map[string][]Item{}
 			for _, it := range byPatron[pid] {
-				dl := by[it.Trigger]
+				dl := chosen[pid][it.Trigger]
+				if dl == "" {
+					dl = DefaultDelivery(p.Email)
+				}
 				if dl == DeliveryEmail && strings.TrimSpace(p.Email) == "" {
 					dl = DeliveryPrint
 				}
@@ -625,6 +624,36 @@ func previewRun(ctx context.Context, d *db.DB, set runSettings, day string, foun
 		return nil
 	})
 	return out, err
+}
+
+// choicesOf reads the delivery choices of the patrons of ids, a few hundred per
+// query: patron, kind, delivery.
+func choicesOf(tx *db.Tx, ids []int64) (map[int64]map[string]string, error) {
+	out := map[int64]map[string]string{}
+	for start := 0; start < len(ids); start += 500 {
+		q, args := inList(`SELECT patron_id, kind, delivery FROM notice_preferences WHERE patron_id IN `, ids[start:min(start+500, len(ids))])
+		rows, err := tx.Query(q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read notice preferences: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var k, v string
+			if err := rows.Scan(&id, &k, &v); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if out[id] == nil {
+				out[id] = map[string]string{}
+			}
+			out[id][k] = v
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // patronInfos reads the patrons of ids, a few hundred per query.

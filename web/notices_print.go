@@ -65,7 +65,7 @@ func (s *Server) handleNoticePrint(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, NoticePrintPage(s.page(r, "Notices to print: "+v.Branch.Name, "holds"), &v))
+	s.render(w, r, http.StatusOK, NoticePrintPage(s.page(r, "Notices to print: "+v.Branch.Name, ""), &v))
 }
 
 // handleNoticePrinted marks the batch printed: its notices leave the batch and

@@ -232,7 +232,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *noticesOn {
 		logger.Info("notices", "email", smtpCfg.Describe())
 		sched := &notices.Scheduler{DB: d, Sender: sender(smtpCfg), At: *noticesAt, Interval: *noticesEvery, Logger: logger}
-		go sched.Run(bg)
+		done := make(chan struct{})
+		go func() { sched.Run(bg); close(done) }()
+		// The scheduler stops before the database closes.
+		defer func() { stopBG(); <-done }()
 	}
 
 	errc := make(chan error, 1)
