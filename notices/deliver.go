@@ -182,7 +182,11 @@ func (s SMTPSender) Send(ctx context.Context, msgs []Outgoing) []error {
 			continue
 		}
 		m.Subject(o.Subject)
-		m.SetMessageIDWithValue(fmt.Sprintf("notice-%d@%s", o.ID, domain))
+		if o.ID != 0 {
+			m.SetMessageIDWithValue(fmt.Sprintf("notice-%d@%s", o.ID, domain))
+		} else {
+			m.SetMessageID()
+		}
 		m.SetDate()
 		m.SetBodyString(mail.TypeTextPlain, o.Text)
 		if o.HTML != "" {

@@ -249,6 +249,23 @@ func TestTemplates(t *testing.T) {
 			}
 		})
 	}
+	t.Run("FallbackOnData", func(t *testing.T) {
+		// Works on the preview's two items, fails on a patron's one: the
+		// built-in template says it instead, and the run goes on.
+		tm, _ := notices.DefaultTemplate(notices.TemplateOverdue1)
+		tm.Text = `Second of them: {{(index .Items 1).Title}}`
+		if err := save(tm); err != nil {
+			t.Fatal(err)
+		}
+		p := l.patron("PF", "Fall", "Back", "fall@example.org")
+		l.loan(p, "Only One", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.run(notices.RunOptions{})
+		ms := l.messages(notices.Filter{PatronID: p})
+		if len(ms) != 1 || !strings.Contains(ms[0].Text, "These items were due back") || strings.Contains(ms[0].Text, "Second of them") {
+			t.Fatalf("messages = %+v, want the built-in overdue text", ms)
+		}
+		l.d.Write(context.Background(), func(tx *db.Tx) error { return notices.ResetTemplate(tx, admin, notices.TemplateOverdue1) })
+	})
 	t.Run("SavePreviewReset", func(t *testing.T) {
 		tm := def
 		tm.Subject = "Soon: {{.Count}} for {{.Patron.FirstName}}"

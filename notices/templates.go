@@ -364,6 +364,8 @@ type renderer struct {
 	library string
 	loc     *time.Location
 	tmpl    map[string]*parsed
+	// strict reports a template's error rather than fall back on the built-in.
+	strict bool
 }
 
 func newRenderer(tx *db.Tx, library string, loc *time.Location) (*renderer, error) {
@@ -450,38 +452,52 @@ func (r *renderer) itemData(it Item) ItemData {
 	return d
 }
 
+// execute runs one template's three parts on data; an error names the part.
+func (p *parsed) execute(what string, data any) (subject, text, html string, err error) {
+	var sb, tb, hb bytes.Buffer
+	if err := p.subject.Execute(&sb, data); err != nil {
+		return "", "", "", stacks.FieldErrorf("subject", stacks.EINVALID, "The %ssubject does not render: %s", what, templateError(err))
+	}
+	if err := p.text.Execute(&tb, data); err != nil {
+		return "", "", "", stacks.FieldErrorf("text", stacks.EINVALID, "The %splain-text body does not render: %s", what, templateError(err))
+	}
+	if err := p.html.Execute(&hb, data); err != nil {
+		return "", "", "", stacks.FieldErrorf("html", stacks.EINVALID, "The %sHTML body does not render: %s", what, templateError(err))
+	}
+	return oneLine(sb.String()), tb.String(), hb.String(), nil
+}
+
+// run executes the template of key, and if an administrator's version fails on
+// this data (a preview cannot try every patron's), the built-in one: a notice
+// goes out whatever the template. A preview (strict) reports the error instead.
+func (r *renderer) run(key, what string, data any) (subject, text, html string, err error) {
+	subject, text, html, err = r.tmpl[key].execute(what, data)
+	if err != nil && !r.strict {
+		def, _ := DefaultTemplate(key)
+		if p, perr := parseTemplate(def); perr == nil {
+			return p.execute(what, data)
+		}
+	}
+	return subject, text, html, err
+}
+
 func (r *renderer) section(key string, data TemplateData) (Section, error) {
-	p := r.tmpl[key]
-	var subj, text, html bytes.Buffer
-	if err := p.subject.Execute(&subj, data); err != nil {
-		return Section{}, stacks.FieldErrorf("subject", stacks.EINVALID, "The subject does not render: %s", templateError(err))
+	subject, text, html, err := r.run(key, "", data)
+	if err != nil {
+		return Section{}, err
 	}
-	if err := p.text.Execute(&text, data); err != nil {
-		return Section{}, stacks.FieldErrorf("text", stacks.EINVALID, "The plain-text body does not render: %s", templateError(err))
-	}
-	if err := p.html.Execute(&html, data); err != nil {
-		return Section{}, stacks.FieldErrorf("html", stacks.EINVALID, "The HTML body does not render: %s", templateError(err))
-	}
-	return Section{Subject: oneLine(subj.String()), Text: text.String(), HTML: htmltemplate.HTML(html.String())}, nil
+	return Section{Subject: subject, Text: text, HTML: htmltemplate.HTML(html)}, nil
 }
 
 func (r *renderer) digest(d DigestData) (Rendered, error) {
-	p := r.tmpl[TemplateDigest]
-	var subj, text, html bytes.Buffer
-	if err := p.subject.Execute(&subj, d); err != nil {
-		return Rendered{}, stacks.FieldErrorf("subject", stacks.EINVALID, "The digest's subject does not render: %s", templateError(err))
+	subject, text, html, err := r.run(TemplateDigest, "digest's ", d)
+	if err != nil {
+		return Rendered{}, err
 	}
-	if err := p.text.Execute(&text, d); err != nil {
-		return Rendered{}, stacks.FieldErrorf("text", stacks.EINVALID, "The digest's plain-text body does not render: %s", templateError(err))
-	}
-	if err := p.html.Execute(&html, d); err != nil {
-		return Rendered{}, stacks.FieldErrorf("html", stacks.EINVALID, "The digest's HTML body does not render: %s", templateError(err))
-	}
-	subject := oneLine(subj.String())
 	if len(d.Sections) == 1 {
 		subject = d.Sections[0].Subject
 	}
-	return Rendered{Subject: subject, Text: text.String(), HTML: html.String()}, nil
+	return Rendered{Subject: subject, Text: text, HTML: html}, nil
 }
 
 // oneLine makes a subject one line, whatever a template or the data put in it.
@@ -525,7 +541,7 @@ func Preview(t Template, library string) (Rendered, error) {
 	if err != nil {
 		return Rendered{}, err
 	}
-	r := &renderer{library: library, loc: time.UTC, tmpl: map[string]*parsed{}}
+	r := &renderer{library: library, loc: time.UTC, tmpl: map[string]*parsed{}, strict: true}
 	for _, k := range TemplateKeys {
 		def, _ := DefaultTemplate(k)
 		if r.tmpl[k], err = parseTemplate(def); err != nil {
