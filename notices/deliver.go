@@ -85,6 +85,9 @@ func (c SMTPConfig) Validate() error {
 	if c.Port < 0 || c.Port > 65535 {
 		return stacks.FieldErrorf("smtp_port", stacks.EINVALID, "The SMTP port must be between 1 and 65535.")
 	}
+	if c.Username != "" && c.StartTLS == "none" {
+		return stacks.FieldErrorf("smtp_starttls", stacks.EINVALID, "The SMTP password would cross the network in clear: use --smtp-starttls mandatory (or tls), or no --smtp-user with a relay on this host.")
+	}
 	if (c.Username == "") != (c.Password == "") {
 		return stacks.FieldErrorf("smtp_user", stacks.EINVALID, "Give both the SMTP user name and its password, or neither.")
 	}

@@ -163,6 +163,24 @@ func TestRunDaily(t *testing.T) {
 		}
 	})
 
+	t.Run("CatchUpAfterDowntime", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(p, "Gone Long", at(time.UTC, 2026, 11, 10, 20, 0))
+		// Last run on the 11th (one open day late); down until 1 December, 18
+		// open days late: the final notice only, not the second as well.
+		l.clock.Set(at(time.UTC, 2026, 11, 11, 7, 0))
+		l.run(notices.RunOptions{})
+		l.clock.Set(testNow)
+		l.run(notices.RunOptions{})
+		if got, want := l.items(p), []string{"overdue/1/Gone Long", "overdue/3/Gone Long"}; !slices.Equal(got, want) {
+			t.Fatalf("items = %v, want %v", got, want)
+		}
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 2 || !strings.HasPrefix(ms[0].Subject, "Final notice") {
+			t.Fatalf("messages = %+v", ms)
+		}
+	})
+
 	t.Run("DryRunChangesNothing", func(t *testing.T) {
 		l := newLib(t, "UTC")
 		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")

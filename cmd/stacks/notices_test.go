@@ -79,6 +79,8 @@ func TestNoticesRun(t *testing.T) {
 		{"notices", "run", "--db", path, "--at", "25:00"},
 		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org"},
 		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org", "--smtp-from", "x@example.org", "--smtp-starttls", "maybe"},
+		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org", "--smtp-from", "x@example.org", "--smtp-starttls", "none", "--smtp-user", "u", "--smtp-password", "p"},
+		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org", "--smtp-from", "x@example.org", "--smtp-password-file", "/nonexistent"},
 	} {
 		if err := run(ctx, args, &out, &out); exitCode(err) != 2 {
 			t.Errorf("%q: %v, want a usage error", args, err)
