@@ -20,11 +20,7 @@
 // of the branch's calendar.
 package notices
 
-import (
-	"time"
-
-	"github.com/stacks-ils/stacks"
-)
+import "time"
 
 // Triggers: what a notice item is about. The patron's choice of delivery is kept
 // per trigger (Kinds).
@@ -92,9 +88,6 @@ func Backoff(attempts int) time.Duration {
 	d := time.Minute << min(attempts-1, 20)
 	return min(d, 6*time.Hour)
 }
-
-// Actor is who the notices' own work is audited as.
-var Actor = stacks.Actor{Name: "system:notices"}
 
 // Item is one notice item: one occurrence of a trigger, with what the notice says.
 type Item struct {

@@ -26,36 +26,6 @@ func DefaultDelivery(email string) string {
 	return DeliveryPrint
 }
 
-// PatronPreferences returns the patron's delivery for every kind, in Kinds order.
-// One query.
-func PatronPreferences(tx *db.Tx, patronID int64, email string) ([]Preference, error) {
-	rows, err := tx.Query(`SELECT kind, delivery FROM notice_preferences WHERE patron_id = ?`, patronID)
-	if err != nil {
-		return nil, fmt.Errorf("read notice preferences: %w", err)
-	}
-	defer rows.Close()
-	chosen := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		chosen[k] = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]Preference, 0, len(Kinds))
-	for _, k := range Kinds {
-		p := Preference{Kind: k.Trigger, Label: k.Label, Delivery: chosen[k.Trigger]}
-		if p.Delivery == "" {
-			p.Delivery, p.Default = DefaultDelivery(email), true
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
 // ValidDelivery reports whether s is a delivery a patron can choose.
 func ValidDelivery(s string) bool {
 	return s == DeliveryEmail || s == DeliveryPrint || s == DeliveryNone
