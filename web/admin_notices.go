@@ -30,17 +30,24 @@ func (s *Server) adminNoticeRoutes(r chi.Router) {
 
 // AdminNoticesView is the queue page.
 type AdminNoticesView struct {
-	Status   string
-	Counts   notices.Counts
-	Messages []notices.Message
-	Runs     []notices.Run
-	Branches []library.Branch
-	Relay    string
-	Prefs    library.Preferences
+	Status string
+	// Before pages back: messages older than this id; Older is the next page's,
+	// 0 on the last page.
+	Before, Older int64
+	Counts        notices.Counts
+	Messages      []notices.Message
+	Runs          []notices.Run
+	Branches      []library.Branch
+	Relay         string
+	Prefs         library.Preferences
 }
+
+// adminNoticesPage is how many messages the queue page lists at once.
+const adminNoticesPage = 200
 
 func (s *Server) handleAdminNotices(w http.ResponseWriter, r *http.Request) {
 	v := AdminNoticesView{Status: r.URL.Query().Get("status"), Relay: s.cfg.SMTP.Describe()}
+	v.Before, _ = strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
 	switch v.Status {
 	case "", notices.StatusPending, notices.StatusSent, notices.StatusFailed:
 	default:
@@ -56,8 +63,11 @@ func (s *Server) handleAdminNotices(w http.ResponseWriter, r *http.Request) {
 		if v.Counts, err = notices.CountMessages(tx); err != nil {
 			return err
 		}
-		if v.Messages, err = notices.ListMessages(tx, notices.Filter{Status: v.Status, Limit: 200}); err != nil {
+		if v.Messages, err = notices.ListMessages(tx, notices.Filter{Status: v.Status, Before: v.Before, Limit: adminNoticesPage}); err != nil {
 			return err
+		}
+		if len(v.Messages) == adminNoticesPage {
+			v.Older = v.Messages[len(v.Messages)-1].ID
 		}
 		if v.Runs, err = notices.RecentRuns(tx, 7); err != nil {
 			return err

@@ -93,7 +93,7 @@ var queryParams = map[string][]string{
 	"GET /search":            {"q", "sort", "type", "branch", "available", "page"},
 	"GET /holds":             {"branch"},
 	"GET /records/{id}/hold": {"item"},
-	"GET /admin/notices":     {"status"},
+	"GET /admin/notices":     {"status", "before"},
 	"GET /notices/print":     {"branch"},
 }
 
