@@ -182,8 +182,9 @@ func PrintBatch(tx *db.Tx, branchID int64) ([]Message, error) {
 	return out, rows.Err()
 }
 
-// PatronAddress is the postal address a printed notice goes to.
-func PatronAddress(tx *db.Tx, patronIDs []int64) (map[int64]string, error) {
+// PatronAddresses are the postal addresses printed notices go to, by patron, a
+// few hundred per query.
+func PatronAddresses(tx *db.Tx, patronIDs []int64) (map[int64]string, error) {
 	out := map[int64]string{}
 	for start := 0; start < len(patronIDs); start += 500 {
 		q, args := inList(`SELECT id, address FROM patrons WHERE id IN `, patronIDs[start:min(start+500, len(patronIDs))])

@@ -58,7 +58,7 @@ func (s *Server) handleNoticePrint(w http.ResponseWriter, r *http.Request) {
 		for _, m := range v.Messages {
 			ids = append(ids, m.PatronID)
 		}
-		v.Addresses, err = notices.PatronAddress(tx, ids)
+		v.Addresses, err = notices.PatronAddresses(tx, ids)
 		return err
 	})
 	if err != nil {
