@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search bench-notices screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -110,6 +110,12 @@ screenshots: test-deps
 BENCHTIME ?= 2000x
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 3 ./circulation/ ./web/
+
+# bench-notices times the daily notices run over 100,000 loans (10,000 overdue):
+# its time and SQL statements per notice, and desk checkouts alone and while it
+# runs, side by side (docs/performance.md). About a minute; not part of make test.
+bench-notices:
+	$(GO) test -run '^$$' -bench BenchmarkDailyRun -benchtime 1x -count 1 -timeout 20m -v ./notices/
 
 # bench-search times catalogue search on a 100,000-title demo catalogue
 # (STACKS_BENCH_TITLES changes the size). Not part of make test.

@@ -51,6 +51,8 @@ func (s *Server) adminRoutes(r chi.Router) {
 
 	r.Get("/preferences", s.handleAdminPreferences)
 	r.Post("/preferences", s.handleAdminPreferencesSave)
+
+	s.adminNoticeRoutes(r)
 }
 
 func (s *Server) handleAdminIndex(w http.ResponseWriter, r *http.Request) {

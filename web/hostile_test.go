@@ -76,6 +76,15 @@ var formFields = map[string]url.Values{
 	"POST /admin/sip/lockouts/clear":        {"key": {"login:kiosk|127.0.0.1"}},
 	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}},
 
+	"POST /patrons/{id}/notices":               {"notice_overdue": {"print"}, "notice_predue": {"email"}, "notice_hold_available": {"none"}},
+	"POST /admin/notices/{id}/resend":          {"return": {"/admin/notices"}},
+	"POST /admin/notices/templates/{id}":       {"subject": {"Due: {{.Count}}"}, "text": {"{{.Patron.Name}}"}, "html": {"<p>{{.Patron.Name}}</p>"}, "action": {"preview"}},
+	"POST /admin/notices/templates/{id}/reset": {},
+	"POST /admin/notices/settings":             {"run_at": {"07:00"}, "hold_days": {"2"}, "card_days": {"14"}},
+	"POST /admin/notices/settings/test":        {"to": {"someone@example.org"}},
+	"POST /admin/notices/rules":                {"category": {"0"}, "item_type": {"0"}, "predue_days": {"2"}, "overdue1_days": {"1"}, "overdue2_days": {"7"}, "overdue3_days": {"14"}},
+	"POST /notices/print":                      {"branch_id": {"1"}, "id": {"1"}},
+
 	// The patron page posts this, with a "return" path.
 	"POST /patrons/{id}/desk-message/dismiss": {"return": {"/checkout"}},
 }
@@ -89,6 +98,8 @@ var queryParams = map[string][]string{
 	"GET /search":            {"q", "sort", "type", "branch", "available", "page"},
 	"GET /holds":             {"branch"},
 	"GET /records/{id}/hold": {"item"},
+	"GET /admin/notices":     {"status", "before"},
+	"GET /notices/print":     {"branch"},
 }
 
 func patronForm() url.Values {

@@ -22,6 +22,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/metrics"
+	"github.com/stacks-ils/stacks/notices"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -48,6 +49,10 @@ type Config struct {
 	// MetricsAllow are the addresses that may read /metrics without signing in
 	// (a Prometheus server); administrators may always.
 	MetricsAllow []netip.Prefix
+	// SMTP describes the relay notices go through (the settings page shows it);
+	// NoticeSender sends through it, nil when none is configured.
+	SMTP         notices.SMTPConfig
+	NoticeSender notices.Sender
 }
 
 // DefaultSearchTimeout is Config.SearchTimeout's default: a search costs a few
@@ -167,6 +172,7 @@ func (s *Server) Router() chi.Router {
 			s.holdRoutes(r)
 			s.transferRoutes(r)
 			s.recordEditRoutes(r)
+			s.noticeRoutes(r)
 			r.Route("/admin", func(r chi.Router) {
 				r.Use(s.requireAdmin)
 				s.adminRoutes(r)

@@ -12,9 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/metrics"
+	"github.com/stacks-ils/stacks/notices"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -118,6 +120,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"stop a catalogue search after this long and ask staff to narrow it (STACKS_SEARCH_TIMEOUT)")
 	asCGI := fs.Bool("cgi", envBool("STACKS_SERVE_CGI"), "serve every request by starting this binary as a CGI program, as a CGI host would: to compare CGI with the persistent server (STACKS_SERVE_CGI)")
 	sipf := registerSIPFlags(fs)
+	smtpf := registerSMTPFlags(fs)
+	noticesOn := fs.Bool("notices", envBoolDefault("STACKS_NOTICES", true),
+		"run the daily notices and send notices by email from this server; turn off when cron runs stacks notices run instead (STACKS_NOTICES)")
+	noticesAt := fs.String("notices-at", env("STACKS_NOTICES_AT", ""),
+		"local time of the daily notices run, HH:MM (default: the notices_run_at preference, else 07:00) (STACKS_NOTICES_AT)")
+	noticesEvery := fs.Duration("notices-interval", envDuration("STACKS_NOTICES_INTERVAL", time.Minute),
+		"how often the server composes hold notices and sends the email due (STACKS_NOTICES_INTERVAL)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -126,6 +135,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := sipf.loadTLS(); err != nil {
 		return err
+	}
+	smtpCfg, err := smtpf.config()
+	if err != nil {
+		return err
+	}
+	if *noticesAt != "" {
+		if _, err := notices.ParseRunAt(*noticesAt); err != nil {
+			return usageError{"--notices-at: " + stacks.ErrorMessage(err)}
+		}
 	}
 	tuneGC()
 	logger, err := newLogger(stderr, *logLevel, *logFormat)
@@ -162,6 +180,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		SecureCookies:    *secure,
 		CachePreferences: true,
 		SearchTimeout:    *searchTimeout,
+		SMTP:             smtpCfg,
+		NoticeSender:     sender(smtpCfg),
 	}
 	if *accessLog {
 		cfg.AccessLog = logger
@@ -209,6 +229,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	go cleanSessions(bg, d, logger)
+	if *noticesOn {
+		logger.Info("notices", "email", smtpCfg.Describe())
+		sched := &notices.Scheduler{DB: d, Sender: sender(smtpCfg), At: *noticesAt, Interval: *noticesEvery, Logger: logger}
+		done := make(chan struct{})
+		go func() { sched.Run(bg); close(done) }()
+		// The scheduler stops before the database closes.
+		defer func() { stopBG(); <-done }()
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
