@@ -149,6 +149,21 @@ func SaveRule(tx *db.Tx, actor stacks.Actor, r Rule) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
+	for _, ref := range []struct {
+		field, table string
+		id           int64
+	}{{"category", "patron_categories", r.PatronCategoryID}, {"item_type", "item_types", r.ItemTypeID}} {
+		if ref.id == 0 {
+			continue
+		}
+		var n int
+		if err := tx.QueryRow(`SELECT count(*) FROM `+ref.table+` WHERE id = ?`, ref.id).Scan(&n); err != nil {
+			return fmt.Errorf("save notice rule: %w", err)
+		}
+		if n == 0 {
+			return stacks.FieldErrorf(ref.field, stacks.EINVALID, "Choose one from the list: that one does not exist.")
+		}
+	}
 	null := func(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
 	_, err := tx.Exec(`DELETE FROM notice_rules WHERE coalesce(patron_category_id, 0) = ? AND coalesce(item_type_id, 0) = ?`,
 		r.PatronCategoryID, r.ItemTypeID)

@@ -386,8 +386,15 @@ func (s *Server) handleAdminNoticeRuleSave(w http.ResponseWriter, r *http.Reques
 		}
 		return n
 	}
-	rule.PatronCategoryID, _ = strconv.ParseInt(f.Category, 10, 64)
-	rule.ItemTypeID, _ = strconv.ParseInt(f.ItemType, 10, 64)
+	id := func(field, s string) int64 {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			errs[field] = "Choose one from the list."
+		}
+		return n
+	}
+	rule.PatronCategoryID = id("category", f.Category)
+	rule.ItemTypeID = id("item_type", f.ItemType)
 	rule.PredueDays = num("predue_days", f.Predue)
 	rule.OverdueDays = [3]int{num("overdue1_days", f.Overdue1), num("overdue2_days", f.Overdue2), num("overdue3_days", f.Overdue3)}
 	var err error

@@ -232,13 +232,4 @@ func idsIn(body string) []string {
 	return out
 }
 
-func (e *testEnv) exec(t *testing.T, q string, args ...any) {
-	t.Helper()
-	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
-		_, err := tx.Exec(q, args...)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+
