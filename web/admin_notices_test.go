@@ -231,5 +231,3 @@ func idsIn(body string) []string {
 	}
 	return out
 }
-
-
