@@ -14,7 +14,9 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/metrics"
+	"github.com/stacks-ils/stacks/opac"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -118,9 +120,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"stop a catalogue search after this long and ask staff to narrow it (STACKS_SEARCH_TIMEOUT)")
 	asCGI := fs.Bool("cgi", envBool("STACKS_SERVE_CGI"), "serve every request by starting this binary as a CGI program, as a CGI host would: to compare CGI with the persistent server (STACKS_SERVE_CGI)")
 	sipf := registerSIPFlags(fs)
+	opacf := registerOPACFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	opacf.defaults(fs, *addr, *withDemo)
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
 	}
@@ -155,12 +159,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	prefs := library.NewPreferenceCache(true)
 	cfg := web.Config{
 		DB:               d,
 		Logger:           logger,
 		IdleTimeout:      *idle,
 		SecureCookies:    *secure,
 		CachePreferences: true,
+		Preferences:      prefs,
 		SearchTimeout:    *searchTimeout,
 	}
 	if *accessLog {
@@ -204,6 +210,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopSIP()
+	ocfg := opac.Config{DB: d, Logger: logger, SecureCookies: *secure, Preferences: prefs, SearchTimeout: *searchTimeout}
+	if *accessLog {
+		ocfg.AccessLog = logger
+	}
+	stopOPAC, err := startOPAC(opacf, ocfg, *readHeaderTimeout, logger)
+	if err != nil {
+		return err
+	}
+	defer stopOPAC()
 	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path, "cgi", *asCGI)
 
 	bg, stopBG := context.WithCancel(context.Background())
@@ -250,6 +265,11 @@ func cleanSessions(ctx context.Context, d *db.DB, logger *slog.Logger) {
 			logger.Warn("delete expired sessions", "err", err)
 		} else if n > 0 {
 			logger.Debug("deleted expired sessions", "count", n)
+		}
+		if n, err := opac.DeleteExpiredSessions(ctx, d); err != nil && ctx.Err() == nil {
+			logger.Warn("delete expired patrons' sessions", "err", err)
+		} else if n > 0 {
+			logger.Debug("deleted expired patrons' sessions", "count", n)
 		}
 		select {
 		case <-ctx.Done():
