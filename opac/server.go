@@ -150,18 +150,18 @@ func (s *Server) Handler() http.Handler {
 // pattern": the catalogue, sign-in, OAI-PMH and the assets. Every other route
 // needs a signed-in patron (TestRoutesNeedSession walks the router to prove it).
 var PublicRoutes = map[string]bool{
-	"GET /healthz":        true,
-	"GET /static/*":       true,
-	"HEAD /static/*":      true,
-	"GET /favicon.ico":    true,
-	"GET /oai":            true,
-	"POST /oai":           true,
-	"GET /":               true,
-	"GET /search":         true,
-	"GET /records/{id}":   true,
-	"GET /signin":         true,
-	"POST /signin":        true,
-	"POST /signout":       true,
+	"GET /healthz":      true,
+	"GET /static/*":     true,
+	"HEAD /static/*":    true,
+	"GET /favicon.ico":  true,
+	"GET /oai":          true,
+	"POST /oai":         true,
+	"GET /":             true,
+	"GET /search":       true,
+	"GET /records/{id}": true,
+	"GET /signin":       true,
+	"POST /signin":      true,
+	"POST /signout":     true,
 }
 
 // Router returns the chi router (exported for tests that walk every route).
