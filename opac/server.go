@@ -250,7 +250,9 @@ func (s *Server) loadPatron(next http.Handler) http.Handler {
 				s.Error(w, r, err)
 				return
 			}
-			s.flash(r, "info", "You were signed out after a while without activity. Please sign in again.")
+			if !(r.Method == http.MethodPost && r.URL.Path == "/signin") {
+				s.flash(r, "info", "You were signed out after a while without activity. Please sign in again.")
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
