@@ -47,7 +47,7 @@ type HarvestCopy struct {
 }
 
 // MaxHarvestLimit bounds HarvestQuery.Limit.
-const MaxHarvestLimit = 1000
+const MaxHarvestLimit = 5000
 
 // Harvest returns a page of records in id order, and whether more follow. It
 // runs two statements whatever the page's size: the records (with the deleted

@@ -59,6 +59,13 @@ type Config struct {
 	// ("oai:<RepositoryID>:<record id>"); empty: the BaseURL's host, else
 	// "stacks".
 	RepositoryID string
+	// AdminEmail is the address OAI-PMH's Identify gives for the repository's
+	// administrator (the protocol requires one); empty: an address under
+	// ".invalid", which a site should replace.
+	AdminEmail string
+	// OAIPageSize is how many records a ListRecords page holds (default 100, at
+	// most 1000); a ListIdentifiers page holds five times as many.
+	OAIPageSize int
 }
 
 // Server is the patrons' web application.
@@ -100,6 +107,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.SearchTimeout <= 0 {
 		cfg.SearchTimeout = DefaultSearchTimeout
+	}
+	if cfg.OAIPageSize <= 0 || cfg.OAIPageSize > 1000 {
+		cfg.OAIPageSize = 100
 	}
 	prefs := cfg.Preferences
 	if prefs == nil {

@@ -85,7 +85,7 @@ func newEnv(t testing.TB) *testEnv {
 		t.Fatal(err)
 	}
 	prefs := library.NewPreferenceCache(true)
-	o := opac.New(opac.Config{DB: d, Preferences: prefs})
+	o := opac.New(opac.Config{DB: d, Preferences: prefs, OAIPageSize: 25})
 	srv := httptest.NewServer(o)
 	t.Cleanup(srv.Close)
 	return &testEnv{DB: d, Clock: c, Srv: srv, OPAC: o, Circ: circulation.NewService(d, prefs), Desk: desk}

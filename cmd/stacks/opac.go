@@ -18,6 +18,7 @@ type opacFlags struct {
 	addr        string
 	baseURL     string
 	repoID      string
+	adminEmail  string
 	idleTimeout time.Duration
 	// defaulted: addr was not given but chosen for --demo; failing to listen
 	// there is then a warning, not a failure.
@@ -32,6 +33,8 @@ func registerOPACFlags(fs *flag.FlagSet) *opacFlags {
 		"the patrons' catalogue's public address, e.g. https://catalogue.example.org, for permanent links and the OAI-PMH base URL (default: each request's host) (STACKS_OPAC_BASE_URL)")
 	fs.StringVar(&f.repoID, "oai-repository-id", env("STACKS_OAI_REPOSITORY_ID", ""),
 		"the repository identifier in OAI-PMH identifiers, oai:ID:<record> (default: the host of --opac-base-url, else stacks) (STACKS_OAI_REPOSITORY_ID)")
+	fs.StringVar(&f.adminEmail, "oai-admin-email", env("STACKS_OAI_ADMIN_EMAIL", ""),
+		"the administrator's address OAI-PMH's Identify gives (the protocol requires one) (STACKS_OAI_ADMIN_EMAIL)")
 	fs.DurationVar(&f.idleTimeout, "opac-idle-timeout", envDuration("STACKS_OPAC_IDLE_TIMEOUT", opac.DefaultIdleTimeout),
 		"sign patrons out after this long without a request (STACKS_OPAC_IDLE_TIMEOUT)")
 	return f
@@ -74,7 +77,7 @@ func startOPAC(f *opacFlags, cfg opac.Config, readHeaderTimeout time.Duration, l
 		}
 		return nil, fmt.Errorf("listen on %s for the patrons' catalogue: %w (choose another with --opac-addr)", f.addr, err)
 	}
-	cfg.BaseURL, cfg.RepositoryID, cfg.IdleTimeout = f.baseURL, f.repoID, f.idleTimeout
+	cfg.BaseURL, cfg.RepositoryID, cfg.AdminEmail, cfg.IdleTimeout = f.baseURL, f.repoID, f.adminEmail, f.idleTimeout
 	hs := &http.Server{
 		Handler:           opac.New(cfg),
 		ReadHeaderTimeout: readHeaderTimeout,
