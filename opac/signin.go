@@ -3,6 +3,7 @@ package opac
 import (
 	"net"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
 )
@@ -29,8 +30,8 @@ func (s *Server) handleSignInForm(w http.ResponseWriter, r *http.Request) {
 // new token.
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	f := SignInForm{Card: r.PostForm.Get("card"), Next: localPath(r.PostForm.Get("next"))}
-	if len(f.Card) > 64 {
-		f.Card = f.Card[:64]
+	if len(f.Card) > 64 || !utf8.ValidString(f.Card) {
+		f.Card = "" // not a card: not shown back
 	}
 	id, err := s.SignIn.Authenticate(r.Context(), r.PostForm.Get("card"), r.PostForm.Get("pin"), clientAddr(r))
 	if err != nil {
