@@ -26,35 +26,56 @@ type BranchAvailability struct {
 	NextDue time.Time
 }
 
-// AvailabilityByBranch returns, for each of the records ids, its copies' status
-// by home branch (sorted by branch name), in one query: a search page asks it for
-// its twenty hits at once.
-func AvailabilityByBranch(tx *db.Tx, ids []int64) (map[int64][]BranchAvailability, error) {
-	out := map[int64][]BranchAvailability{}
+// hitsByBranch reads the records ids, in their order, with their availability
+// by branch, in one statement: what hitsFor reads, by branch. Withdrawn copies
+// are not counted.
+func hitsByBranch(tx *db.Tx, ids []int64) ([]Hit, map[int64][]BranchAvailability, error) {
+	avail := map[int64][]BranchAvailability{}
 	if len(ids) == 0 {
-		return out, nil
+		return nil, avail, nil
 	}
 	in, args := idArgs(ids)
-	rows, err := tx.Query(`SELECT i.record_id, b.code, b.name, min(i.call_number),
-			sum(i.status = 'available'), sum(i.status = 'on_loan'), sum(i.status = 'on_hold_shelf'),
-			sum(i.status NOT IN ('available', 'on_loan', 'on_hold_shelf')), min(l.due_at)
-		FROM items i JOIN branches b ON b.id = i.home_branch_id
+	rows, err := tx.Query(`SELECT r.id, r.title, r.author, r.publisher, coalesce(r.year, 0),
+			coalesce(b.code, ''), coalesce(b.name, ''), coalesce(min(i.call_number), ''), count(i.id),
+			coalesce(sum(i.status = 'available'), 0), coalesce(sum(i.status = 'on_loan'), 0), coalesce(sum(i.status = 'on_hold_shelf'), 0),
+			coalesce(sum(i.status NOT IN ('available', 'on_loan', 'on_hold_shelf')), 0), min(l.due_at)
+		FROM records r
+		LEFT JOIN items i ON i.record_id = r.id AND i.status <> 'withdrawn'
+		LEFT JOIN branches b ON b.id = i.home_branch_id
 		LEFT JOIN loans l ON l.item_id = i.id AND l.returned_at IS NULL
-		WHERE i.record_id IN (`+in+`) AND i.status <> 'withdrawn'
-		GROUP BY i.record_id, b.id ORDER BY i.record_id, b.name`, args...)
+		WHERE r.id IN (`+in+`) GROUP BY r.id, b.id ORDER BY r.id, b.name`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("availability by branch: %w", err)
+		return nil, nil, fmt.Errorf("search hits by branch: %w", err)
 	}
 	defer rows.Close()
+	byID := map[int64]*Hit{}
 	for rows.Next() {
-		var id int64
+		var h Hit
 		var a BranchAvailability
+		var copies int
 		var due db.NullTime
-		if err := rows.Scan(&id, &a.BranchCode, &a.BranchName, &a.CallNumber, &a.OnShelf, &a.OnLoan, &a.OnHoldShelf, &a.Other, &due); err != nil {
-			return nil, fmt.Errorf("availability by branch: %w", err)
+		if err := rows.Scan(&h.RecordID, &h.Title, &h.Author, &h.Publisher, &h.Year, &a.BranchCode, &a.BranchName, &a.CallNumber, &copies,
+			&a.OnShelf, &a.OnLoan, &a.OnHoldShelf, &a.Other, &due); err != nil {
+			return nil, nil, fmt.Errorf("search hits by branch: %w", err)
 		}
 		a.NextDue = due.Time
-		out[id] = append(out[id], a)
+		if byID[h.RecordID] == nil {
+			byID[h.RecordID] = &h
+		}
+		if copies > 0 {
+			byID[h.RecordID].Copies += copies
+			byID[h.RecordID].Available += a.OnShelf
+			avail[h.RecordID] = append(avail[h.RecordID], a)
+		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	hits := make([]Hit, 0, len(ids))
+	for _, id := range ids {
+		if h := byID[id]; h != nil {
+			hits = append(hits, *h)
+		}
+	}
+	return hits, avail, nil
 }

@@ -57,7 +57,7 @@ func searchView(qv url.Values) *SearchView {
 		sort = ""
 	}
 	v.Query = catalog.SearchQuery{Text: text, Sort: sort, ItemType: qv.Get("type"), Branch: qv.Get("branch"),
-		Available: qv.Get("available") != "", Page: max(page, 1), PerPage: perPage}
+		Available: qv.Get("available") != "", Page: max(page, 1), PerPage: perPage, NoBarcode: true, ByBranch: true}
 	return v
 }
 
@@ -127,8 +127,8 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleSearch runs the staff search's engine (catalog.Search, bounded in time
-// and in searches at once) and reads the page's availability by branch in one
-// more statement.
+// and in searches at once), reading the page's availability by branch with its
+// records, and no barcode look-up (patrons do not search by barcode).
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	v := searchView(r.URL.Query())
 	if v.Text == "" {
@@ -148,14 +148,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	var res catalog.SearchResult
 	err := s.DB.ReadHeavy(ctx, func(tx *db.Tx) error {
 		var err error
-		if res, err = catalog.Search(tx, v.Query); err != nil {
-			return err
-		}
-		ids := make([]int64, len(res.Hits))
-		for i, h := range res.Hits {
-			ids[i] = h.RecordID
-		}
-		v.Availability, err = catalog.AvailabilityByBranch(tx, ids)
+		res, err = catalog.Search(tx, v.Query)
+		v.Availability = res.Availability
 		return err
 	})
 	if err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -165,8 +159,6 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, db.ErrBusy):
 		w.Header().Set("Retry-After", "1")
 		fail(http.StatusServiceUnavailable, "Many people are searching at once: please search again in a moment.")
-	case err == nil && res.BarcodeRecordID != 0:
-		http.Redirect(w, r, recordURL(res.BarcodeRecordID), http.StatusSeeOther)
 	case err == nil:
 		v.Result = &res
 		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search: "+v.Text, "search"), v))
