@@ -303,10 +303,11 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	// filtering and paging consider those only.
 	var cut, floor int64
 	if res.Total > RankLimit {
-		// Both bounds in one statement (the second is 0 below ListLimit).
+		// Both bounds in one statement; below ListLimit the second finds no row
+		// (0), after reading the matches' ids, newest first, which costs little.
 		err := tx.QueryRow(`SELECT (SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2),
-				coalesce((SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 AND ?4 ORDER BY rowid DESC LIMIT 1 OFFSET ?3), 0)`,
-			match, RankLimit-1, ListLimit-1, res.Total > ListLimit).Scan(&cut, &floor)
+				coalesce((SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?3), 0)`,
+			match, RankLimit-1, ListLimit-1).Scan(&cut, &floor)
 		if err != nil {
 			return res, fmt.Errorf("search: %w", err)
 		}
