@@ -465,8 +465,8 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/account", http.StatusSeeOther)
 	case errors.As(err, &warn):
 		msg := "You already have a hold on this title."
-		for _, w := range warn.Warnings {
-			if w.Code == holds.WarnHasCopy && len(warn.Warnings) == 1 {
+		for _, wn := range warn.Warnings {
+			if wn.Code == holds.WarnHasCopy && len(warn.Warnings) == 1 {
 				msg = "You have a copy of this title on loan already."
 			}
 		}

@@ -229,6 +229,14 @@ func TestHolds(t *testing.T) {
 		}
 	})
 
+	t.Run("ErrHasCopy", func(t *testing.T) {
+		e.checkout(t, "P0003", "I00005")
+		r := e.post(t, c, "/records/"+strconv.FormatInt(e.recordOf(t, "I00005"), 10)+"/hold", url.Values{"pickup": {"CEN"}})
+		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "You have a copy of this title on loan already.") {
+			t.Errorf("hold on a title on loan to the patron: %d\n%s", r.Status, text(r.Body))
+		}
+	})
+
 	hold := e.openHold(t, "P0003", rec)
 	path := "/account/holds/" + strconv.FormatInt(hold, 10)
 
