@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search bench-notices screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search bench-notices bench-oai screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -121,6 +121,13 @@ bench-notices:
 # (STACKS_BENCH_TITLES changes the size). Not part of make test.
 bench-search:
 	$(GO) test -run '^$$' -bench BenchmarkSearch -benchtime 200x -v ./catalog/
+
+# bench-oai harvests a 100,000-title demo catalogue over OAI-PMH through its
+# resumption tokens (ListIdentifiers, ListRecords in oai_dc and marc21) and
+# reports records a second (STACKS_BENCH_TITLES changes the size). Not part of
+# make test. docs/performance.md records the results.
+bench-oai:
+	$(GO) test -run '^$$' -bench BenchmarkOAIHarvest -benchtime 1x -timeout 60m -v ./opac/
 
 # desk-timing runs the desk session N times (default 5) in each mode (persistent
 # server, CGI), in headless Chromium and with the scripted client, and writes the

@@ -46,6 +46,10 @@ type Config struct {
 	// SearchTimeout bounds each catalogue search (default 2 s): past it SQLite is
 	// interrupted and staff are asked to narrow the search.
 	SearchTimeout time.Duration
+	// Preferences, if set, is the preference cache to use (shared with the
+	// patrons' site, so that an administrator's change shows on both at once);
+	// nil: a cache of the server's own, on with CachePreferences.
+	Preferences *library.PreferenceCache
 	// MetricsAllow are the addresses that may read /metrics without signing in
 	// (a Prometheus server); administrators may always.
 	MetricsAllow []netip.Prefix
@@ -106,7 +110,10 @@ func New(cfg Config) *Server {
 		cfg.Logger.Error("session", "err", err, "path", r.URL.Path)
 		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
 	}
-	prefs := library.NewPreferenceCache(cfg.CachePreferences)
+	prefs := cfg.Preferences
+	if prefs == nil {
+		prefs = library.NewPreferenceCache(cfg.CachePreferences)
+	}
 	return &Server{
 		DB:       cfg.DB,
 		Logger:   cfg.Logger,

@@ -15,8 +15,10 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/notices"
+	"github.com/stacks-ils/stacks/opac"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -127,9 +129,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"local time of the daily notices run, HH:MM (default: the notices_run_at preference, else 07:00) (STACKS_NOTICES_AT)")
 	noticesEvery := fs.Duration("notices-interval", envDuration("STACKS_NOTICES_INTERVAL", time.Minute),
 		"how often the server composes hold notices and sends the email due (STACKS_NOTICES_INTERVAL)")
+	opacf := registerOPACFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	opacf.defaults(fs, *addr, *withDemo)
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
 	}
@@ -173,12 +177,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	prefs := library.NewPreferenceCache(true)
 	cfg := web.Config{
 		DB:               d,
 		Logger:           logger,
 		IdleTimeout:      *idle,
 		SecureCookies:    *secure,
 		CachePreferences: true,
+		Preferences:      prefs,
 		SearchTimeout:    *searchTimeout,
 		SMTP:             smtpCfg,
 		NoticeSender:     sender(smtpCfg),
@@ -224,6 +230,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopSIP()
+	ocfg := opac.Config{DB: d, Logger: logger, SecureCookies: *secure, Preferences: prefs, SearchTimeout: *searchTimeout}
+	if *accessLog {
+		ocfg.AccessLog = logger
+	}
+	stopOPAC, err := startOPAC(opacf, ocfg, *readHeaderTimeout, logger)
+	if err != nil {
+		return err
+	}
+	defer stopOPAC()
 	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path, "cgi", *asCGI)
 
 	bg, stopBG := context.WithCancel(context.Background())
@@ -278,6 +293,11 @@ func cleanSessions(ctx context.Context, d *db.DB, logger *slog.Logger) {
 			logger.Warn("delete expired sessions", "err", err)
 		} else if n > 0 {
 			logger.Debug("deleted expired sessions", "count", n)
+		}
+		if n, err := opac.DeleteExpiredSessions(ctx, d); err != nil && ctx.Err() == nil {
+			logger.Warn("delete expired patrons' sessions", "err", err)
+		} else if n > 0 {
+			logger.Debug("deleted expired patrons' sessions", "count", n)
 		}
 		select {
 		case <-ctx.Done():
