@@ -1,7 +1,7 @@
 # Stacks in a container: a static binary on an empty base image.
 #
 #   docker build -t stacks .
-#   docker run -p 8080:8080 -v stacks-data:/data stacks          # demo library
+#   docker run -p 8080:8080 -p 8081:8081 -v stacks-data:/data stacks   # demo library (patrons' catalogue on 8081)
 #   docker run -p 8080:8080 -v stacks-data:/data stacks serve    # your own library
 #
 # The build stage's commands are the ones cmd/stacks/build_test.go runs without
@@ -28,7 +28,7 @@ ENV STACKS_DB=/data/stacks.db \
     STACKS_ADDR=:8080 \
     STACKS_HEALTH_URL=http://127.0.0.1:8080/healthz
 VOLUME /data
-EXPOSE 8080
+EXPOSE 8080 8081
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s CMD ["/stacks", "healthcheck"]
 ENTRYPOINT ["/stacks"]
 CMD ["serve", "--demo"]

@@ -111,6 +111,12 @@ BENCHTIME ?= 2000x
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 3 ./circulation/ ./web/
 
+# bench-notices times the daily notices run over 100,000 loans (10,000 overdue):
+# its time and SQL statements per notice, and desk checkouts alone and while it
+# runs, side by side (docs/performance.md). About a minute; not part of make test.
+bench-notices:
+	$(GO) test -run '^$$' -bench BenchmarkDailyRun -benchtime 1x -count 1 -timeout 20m -v ./notices/
+
 # bench-search times catalogue search on a 100,000-title demo catalogue
 # (STACKS_BENCH_TITLES changes the size). Not part of make test.
 bench-search:
@@ -121,6 +127,12 @@ bench-search:
 # worst of 20 runs each. Not part of make test. docs/performance.md records it.
 bench-reports:
 	$(GO) test -run '^$$' -bench BenchmarkReports -benchtime 20x -timeout 20m ./reports/
+# bench-oai harvests a 100,000-title demo catalogue over OAI-PMH through its
+# resumption tokens (ListIdentifiers, ListRecords in oai_dc and marc21) and
+# reports records a second (STACKS_BENCH_TITLES changes the size). Not part of
+# make test. docs/performance.md records the results.
+bench-oai:
+	$(GO) test -run '^$$' -bench BenchmarkOAIHarvest -benchtime 1x -timeout 60m -v ./opac/
 
 # desk-timing runs the desk session N times (default 5) in each mode (persistent
 # server, CGI), in headless Chromium and with the scripted client, and writes the

@@ -26,6 +26,12 @@ type SearchQuery struct {
 	Available bool
 	Page      int // 1-based
 	PerPage   int
+	// NoBarcode: the text is never an item's barcode (patrons do not search by
+	// barcode), which saves the look-up.
+	NoBarcode bool
+	// ByBranch reads the page's availability by branch (SearchResult.Availability)
+	// in the statement that reads its records, for the patrons' catalogue.
+	ByBranch bool
 }
 
 // Facet is one value to narrow results by, with how many matching records have it.
@@ -72,6 +78,8 @@ type SearchResult struct {
 	// title or year or filtered, so only the newest ListLimit were; Total counts
 	// those that passed.
 	Limited bool
+	// Availability is each hit's availability by branch, with ByBranch.
+	Availability map[int64][]BranchAvailability
 }
 
 // ErrSearchTooLong is what a search that ran out of time returns (its
@@ -245,7 +253,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		return res, errPastListLimit
 	}
 	text := strings.TrimSpace(q.Text)
-	if !strings.ContainsAny(text, " \t") && text != "" && len(text) <= 64 {
+	if !q.NoBarcode && !strings.ContainsAny(text, " \t") && text != "" && len(text) <= 64 {
 		err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = ?`, text).Scan(&res.BarcodeRecordID)
 		if err == nil {
 			return res, nil
@@ -286,7 +294,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	offset := (q.Page - 1) * q.PerPage
 	filtered := q.ItemType != "" || q.Branch != "" || q.Available || q.Sort != "relevance"
 	if !filtered && (offset+q.PerPage <= len(best) || len(best) < FacetDepth) {
-		res.Hits, err = hitsFor(tx, best[min(offset, len(best)):min(offset+q.PerPage, len(best))])
+		err = res.readHits(tx, best[min(offset, len(best)):min(offset+q.PerPage, len(best))])
 		return res, err
 	}
 	// Past the best, or filtered: list from all the matches, in the same order.
@@ -294,14 +302,12 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	// and, past ListLimit, where the newest ListLimit end (the floor): sorting,
 	// filtering and paging consider those only.
 	var cut, floor int64
-	for _, b := range []struct {
-		limit int
-		id    *int64
-	}{{RankLimit, &cut}, {ListLimit, &floor}} {
-		if res.Total <= b.limit {
-			continue
-		}
-		err := tx.QueryRow(`SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, b.limit-1).Scan(b.id)
+	if res.Total > RankLimit {
+		// Both bounds in one statement; below ListLimit the second finds no row
+		// (0), after reading the matches' ids, newest first, which costs little.
+		err := tx.QueryRow(`SELECT (SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2),
+				coalesce((SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?3), 0)`,
+			match, RankLimit-1, ListLimit-1).Scan(&cut, &floor)
 		if err != nil {
 			return res, fmt.Errorf("search: %w", err)
 		}
@@ -316,8 +322,20 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("search page: %w", err)
 	}
-	res.Hits, err = hitsFor(tx, page)
+	err = res.readHits(tx, page)
 	return res, err
+}
+
+// readHits reads the page's records with their availability: by branch too
+// when the query asks.
+func (res *SearchResult) readHits(tx *db.Tx, ids []int64) error {
+	var err error
+	if res.Query.ByBranch {
+		res.Hits, res.Availability, err = hitsByBranch(tx, ids)
+	} else {
+		res.Hits, err = hitsFor(tx, ids)
+	}
+	return err
 }
 
 // queryIDs runs a query returning one id per row.

@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/notices"
 )
 
 // CheckinRequest asks to check in the item with Barcode at the actor's branch.
@@ -143,8 +144,19 @@ func placeItem(tx *db.Tx, actor stacks.Actor, it *catalog.Item, here int64, loc 
 		}
 		return cal.AddOpenDays(now, rule.HoldPickupDays), nil
 	})
-	if err != nil || trap != nil {
-		return trap, nil, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if trap != nil {
+		// The patron is told in the trap's own transaction: the notice exists
+		// exactly when the hold is on the shelf (a copy in transit is told when it
+		// is checked in at the pickup branch).
+		if trap.Status == holds.StatusWaiting {
+			if err := notices.QueueHoldAvailable(tx, trap.HoldID, loc); err != nil {
+				return nil, nil, err
+			}
+		}
+		return trap, nil, nil
 	}
 	status, transit := catalog.StatusAvailable, int64(0)
 	var transfer *BranchRef

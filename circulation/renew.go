@@ -18,11 +18,24 @@ import (
 type RenewResult struct {
 	Loan Loan
 	OK   bool
-	// Message says why a renewal was refused, or the new due date.
+	// Refusal says why a renewal was refused, as one of the Renew* codes, so
+	// that each audience words it its own way (the patrons' site does); "" when
+	// OK.
+	Refusal string
+	// Message says why a renewal was refused, or the new due date, as the desk
+	// says it.
 	Message string
 	// FineCents is the overdue fine charged for the time already late, if any.
 	FineCents int64
 }
+
+// Why a renewal was refused (RenewResult.Refusal).
+const (
+	RenewBlocked     = "blocked"
+	RenewCardExpired = "card_expired"
+	RenewTooMany     = "too_many"
+	RenewOnHold      = "on_hold"
+)
 
 // RenewRequest asks to renew some or all of a patron's loans.
 type RenewRequest struct {
@@ -138,15 +151,16 @@ func currentLoanItems(tx *db.Tx, patronID int64) ([]*itemWithLoan, error) {
 func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *itemWithLoan, loc *time.Location) (RenewResult, error) {
 	now := tx.Now()
 	r := RenewResult{Loan: loanOf(it)}
-	refuse := func(format string, args ...any) (RenewResult, error) {
+	refuse := func(code, format string, args ...any) (RenewResult, error) {
+		r.Refusal = code
 		r.Message = fmt.Sprintf(format, args...)
 		return r, nil
 	}
 	if p.Blocked {
-		return refuse("%s cannot be renewed: %s is blocked by staff (%s).", it.Title, p.Name(), p.BlockNote)
+		return refuse(RenewBlocked, "%s cannot be renewed: %s is blocked by staff (%s).", it.Title, p.Name(), p.BlockNote)
 	}
 	if p.Expired(now.In(loc)) {
-		return refuse("%s cannot be renewed: card %s expired on %s; renew the card first.", it.Title, p.Card, p.ExpiresOn.Format("2006-01-02"))
+		return refuse(RenewCardExpired, "%s cannot be renewed: card %s expired on %s; renew the card first.", it.Title, p.Card, p.ExpiresOn.Format("2006-01-02"))
 	}
 	rule, err := ResolveRule(tx, p.CategoryID, it.ItemTypeID, it.LoanBranchID)
 	if err != nil {
@@ -154,14 +168,14 @@ func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *it
 	}
 	r.Loan.RenewalsAllowed = rule.Renewals
 	if it.LoanRenewals >= rule.Renewals {
-		return refuse("%s cannot be renewed: it has been renewed %d of %d times allowed.", it.Title, it.LoanRenewals, rule.Renewals)
+		return refuse(RenewTooMany, "%s cannot be renewed: it has been renewed %d of %d times allowed.", it.Title, it.LoanRenewals, rule.Renewals)
 	}
 	blocked, err := holds.RenewalBlocked(tx, &it.Item, today(now, loc))
 	if err != nil {
 		return r, err
 	}
 	if blocked {
-		return refuse("%s cannot be renewed: another patron is waiting for it.", it.Title)
+		return refuse(RenewOnHold, "%s cannot be renewed: another patron is waiting for it.", it.Title)
 	}
 	if now.After(it.LoanDue.Time) {
 		fine, late, err := overdueFine(tx, it, now, loc)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/notices"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -67,6 +68,8 @@ type Summary struct {
 	Overdue int
 	// Holds counts open holds: queued, and waiting on the hold shelf.
 	Holds int
+	// Notices counts the messages the first daily notices run queued.
+	Notices int
 }
 
 // Fixed ids: the database is empty, so the demo chooses them, and the generated
@@ -146,6 +149,14 @@ func Create(ctx context.Context, d *db.DB, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("create the demo library: %w", err)
 	}
+	// Today's notices, so that the queue has messages to show (they stay
+	// pending: the demo has no mail relay).
+	// No desk works yet: the run need not leave the writer to anyone.
+	res, err := notices.RunDaily(ctx, d, notices.RunOptions{Pace: -1})
+	if err != nil {
+		return Summary{}, fmt.Errorf("the demo library's notices: %w", err)
+	}
+	sum.Notices = res.Messages
 	return sum, nil
 }
 

@@ -316,8 +316,9 @@ func TestCreate(t *testing.T) {
 			Loans:   queryInt(t, d, `SELECT count(*) FROM loans WHERE returned_at IS NULL`),
 			Overdue: queryInt(t, d, `SELECT count(*) FROM loans WHERE returned_at IS NULL AND due_at < ?`, db.FormatTime(testNow)),
 			Holds:   queryInt(t, d, `SELECT count(*) FROM holds WHERE status IN ('queued', 'in_transit', 'waiting')`),
+			Notices: queryInt(t, d, `SELECT count(*) FROM notice_messages WHERE status = 'pending'`),
 		}
-		if sum != want {
+		if sum != want || sum.Notices == 0 {
 			t.Errorf("summary = %+v, database has %+v", sum, want)
 		}
 		loanable := queryInt(t, d, `SELECT count(*) FROM items i JOIN item_types t ON t.id = i.item_type_id WHERE t.not_for_loan = 0 AND i.barcode NOT LIKE 'I%'`)

@@ -209,7 +209,7 @@ func TestAccessibility(t *testing.T) {
 		a.check("Start page (administrator)")
 		a.nav("Administration")
 		a.check("Administration")
-		for _, name := range []string{"Circulation rules", "Calendar", "Import MARC records", "Branches and types", "Staff accounts", "Preferences"} {
+		for _, name := range []string{"Circulation rules", "Calendar", "Import MARC records", "Branches and types", "Staff accounts", "SIP accounts", "Preferences"} {
 			a.nav("Administration")
 			must(t, page.Locator("main").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).Click(), "opening %s", name)
 			a.check("Administration: " + name)
@@ -224,6 +224,28 @@ func TestAccessibility(t *testing.T) {
 		must(t, a.link("Circulation rules").Click(), "opening Circulation rules")
 		must(t, page.Locator("main table a").First().Click(), "editing a rule")
 		a.check("Administration: edit rule")
+		a.nav("Administration")
+		must(t, a.link("SIP accounts").Click(), "opening SIP accounts")
+		must(t, a.link("kiosk").Click(), "opening the kiosk account")
+		a.check("Administration: SIP account")
+
+		// Notices: the queue, a message, the templates, one template's editor
+		// with its preview, the settings, and a branch's print batch.
+		a.nav("Administration")
+		must(t, a.link("Notices").Click(), "opening Notices")
+		a.check("Administration: notices")
+		must(t, page.Locator("main table tbody a[href^='/admin/notices/']").First().Click(), "opening a notice")
+		a.check("Administration: a notice")
+		must(t, a.link("Templates").Click(), "opening the notice templates")
+		a.check("Administration: notice templates")
+		must(t, a.link("Due soon").Click(), "opening a notice template")
+		a.click("Preview")
+		a.check("Administration: notice template, previewed")
+		must(t, a.link("Settings").Click(), "opening the notice settings")
+		a.check("Administration: notice settings")
+		must(t, a.link("Queue").Click(), "back to the queue")
+		must(t, a.link("Central").Click(), "opening Central's print batch")
+		a.check("Notices to print")
 
 		// Cataloguing, open to all staff.
 		a.nav("Search")

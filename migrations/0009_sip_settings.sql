@@ -21,6 +21,11 @@ ALTER TABLE sip_accounts ADD COLUMN denied_messages TEXT NOT NULL DEFAULT '';
 ALTER TABLE sip_accounts ADD COLUMN contact_without_pin INTEGER NOT NULL DEFAULT 0;
 -- When a terminal last logged in or sent a message with this account (written at
 -- most once a minute a connection), and from which address.
+-- The accounts that exist already keep answering as they did before this
+-- migration: ok 1 for a checkin of an item not on loan (sorters route ok 0 to the
+-- exception bin), and contact details without a PIN. New accounts get the
+-- defaults above; an administrator can change either on the SIP accounts page.
+UPDATE sip_accounts SET checked_in_ok = 1, contact_without_pin = 1;
 ALTER TABLE sip_accounts ADD COLUMN last_seen_at TEXT;
 ALTER TABLE sip_accounts ADD COLUMN last_seen_addr TEXT NOT NULL DEFAULT '';
 
@@ -36,3 +41,4 @@ CREATE TABLE sip_lockouts (
     window_start TEXT NOT NULL,
     locked_until TEXT
 );
+CREATE INDEX sip_lockouts_window ON sip_lockouts (window_start);

@@ -260,6 +260,23 @@ func TestFind(t *testing.T) {
 		})
 	})
 
+	t.Run("ByIDs", func(t *testing.T) {
+		a, b := mustFindByCard(t, d, "P0001"), mustFindByCard(t, d, "P0003")
+		read(t, d, func(tx *db.Tx) error {
+			got, err := patrons.FindByIDs(tx, []int64{a.ID, 999999, b.ID})
+			if err != nil {
+				return err
+			}
+			if len(got) != 2 || *got[a.ID] != *a || *got[b.ID] != *b {
+				t.Errorf("FindByIDs = %v, want P0001 and P0003 only", got)
+			}
+			if got, err := patrons.FindByIDs(tx, nil); err != nil || len(got) != 0 {
+				t.Errorf("FindByIDs(nil) = %v, %v", got, err)
+			}
+			return nil
+		})
+	})
+
 	t.Run("ErrNotFound", func(t *testing.T) {
 		read(t, d, func(tx *db.Tx) error {
 			_, err := patrons.FindByCard(tx, "X9999")

@@ -2,8 +2,10 @@
 # test-deps.sh installs what the browser tests need, without any browser or
 # driver download from a CDN:
 #
-#   - Debian's Chromium at /usr/bin/chromium and yaz (yaz-marcdump, the second
-#     opinion the MARC tests compare with), only if they are missing;
+#   - Debian's Chromium at /usr/bin/chromium, yaz (yaz-marcdump, the second
+#     opinion the MARC tests compare with) and libxml2-utils (xmllint, which
+#     validates the OAI-PMH answers against the schema in opac/testdata), only
+#     if they are missing;
 #   - the Playwright driver that playwright-go pins, assembled from the npm
 #     package playwright-core into ${PLAYWRIGHT_DRIVER_PATH:-~/.cache/ms-playwright-go/<version>};
 #   - axe-core, the accessibility checker the e2e suite injects into pages, at
@@ -28,10 +30,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # --- Debian packages ----------------------------------------------------------
 # Each: the file that shows the package is there, and the package. Chromium runs
-# the browser suite; yaz (yaz-marcdump) is the second opinion on MARC record counts.
+# the browser suite; yaz (yaz-marcdump) is the second opinion on MARC record counts;
+# xmllint validates OAI-PMH against its XML schema.
 
 need=()
-for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz"; do
+for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/xmllint:libxml2-utils"; do
 	file=${pair%%:*} pkg=${pair##*:}
 	if [[ -x $file ]]; then
 		log "$pkg: $file present"

@@ -148,7 +148,7 @@ func TestDebugLogOff(t *testing.T) {
 	if n := h.debugRecords(); n < 2 {
 		t.Errorf("%d debug records with the level at debug; want one per message", n)
 	}
-	if got := h.last(); !strings.Contains(got, "request=09N") || !strings.Contains(got, "response=10") {
+	if got := h.last(); !strings.Contains(got, "request=09N") || !strings.Contains(got, "response=100YUY") {
 		t.Errorf("last debug record: %s", got)
 	}
 }

@@ -154,9 +154,9 @@ func (c *conn) checkin(ctx context.Context, m *Message) {
 	r := &c.resp
 	r.start("10")
 	r.ok(ok)
-	r.flag(err == nil && !res.Withdrawn) // resensitize
-	r.fixed("U")                         // magnetic media: unknown
-	r.flag(outcome != OutcomeShelf)      // alert
+	r.flag(err == nil && !res.Withdrawn)   // resensitize
+	r.fixed("U")                           // magnetic media: unknown
+	r.flag(!ok || outcome != OutcomeShelf) // alert: as Koha, also for every ok 0
 	r.date(now, prefs.Location)
 	r.field("AO", c.account.Institution)
 	r.field("AB", barcode)

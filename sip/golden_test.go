@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite the responses of sip/testdata/*
 // checksum filled in by -update. A line "#! settings name=value ..." before the
 // first exchange sets the kiosk account's settings, as the administration page
 // does: checked_in_ok=0|1, hold_items=barcode|title, sort_bins=MAP|server,
-// denied=ID,ID..., contact_without_pin=0|1.
+// denied=ID,ID..., contact_without_pin=0|1, branch=CODE, institution=ID.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil {
@@ -72,6 +72,10 @@ func applySettings(t *testing.T, e *env, file string) {
 					u.SortBins, u.UseServerBins = v, v == "server"
 				case "denied":
 					u.Settings.Denied = strings.Split(v, ",")
+				case "branch":
+					u.BranchCode = v
+				case "institution":
+					u.Institution = v
 				case "contact_without_pin":
 					u.Settings.ContactWithoutPIN = v == "1"
 				default:

@@ -88,11 +88,15 @@ const defaultListLength = 50
 func (c *conn) patronInformation(ctx context.Context, m *Message) {
 	prefs := c.preferences(ctx)
 	now := c.now()
-	v, err := c.findPatron(ctx, m, needStanding|needLoans|needHolds|needLedger)
+	summary := m.fixedAt(21, 10)
+	need := needStanding | needLoans | needHolds | needLedger
+	if asks(summary, summaryHoldItems) || asks(summary, summaryUnavailableHolds) {
+		need |= needHoldCopies
+	}
+	v, err := c.findPatron(ctx, m, need)
 	if err != nil {
 		c.internalError(ctx, "patron information", err)
 	}
-	summary := m.fixedAt(21, 10)
 
 	var waiting, unavailable, overdue, charged, fines []string
 	if v.authorized() {
@@ -146,7 +150,7 @@ func (c *conn) patronInformation(ctx context.Context, m *Message) {
 			summaryUnavailableHolds: {"CD", unavailable},
 		}
 		for i, l := range lists {
-			if summary[i] != 'Y' && summary[i] != 'y' {
+			if !asks(summary, i) {
 				continue
 			}
 			for n := start; n <= end && n <= len(l.items); n++ {
@@ -164,6 +168,11 @@ func (c *conn) patronInformation(ctx context.Context, m *Message) {
 	} else {
 		r.optional("AF", v.problem(prefs, now))
 	}
+}
+
+// asks reports whether the summary field of 63 asks for list i.
+func asks(summary string, i int) bool {
+	return i < len(summary) && (summary[i] == 'Y' || summary[i] == 'y')
 }
 
 // holdItem is how a hold is listed in 64 (AS, CD), by the account's HoldItems:

@@ -145,8 +145,8 @@ func New(cfg Config) *Server {
 		cfg.Currency = "USD"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, perAddr: map[string]int{}, done: make(chan struct{}),
-		logins: newThrottle(cfg.DB, "login", loginLimit, attemptWindow, lockoutFor),
-		pins:   newThrottle(cfg.DB, "pin", pinLimit, attemptWindow, lockoutFor),
+		logins: newThrottle(cfg.DB, "login", LoginLimit, AttemptWindow, LockoutFor),
+		pins:   newThrottle(cfg.DB, "pin", PINLimit, AttemptWindow, LockoutFor),
 	}
 	if s.prefs == nil {
 		s.prefs, s.ownPrefs = library.NewPreferenceCache(true), true

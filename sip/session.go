@@ -51,7 +51,6 @@ func (c *conn) login(ctx context.Context, m *Message) bool {
 	}
 	c.account, c.accountAt = acct, time.Now()
 	c.loginFailures, c.unauthenticated = 0, 0
-	c.touch(ctx)
 	c.s.log.Info("sip login", "conn", c.id, "remote", c.remote, "user", acct.Username, "institution", acct.Institution, "branch", acct.BranchCode)
 	c.resp.ok(true)
 	return true
@@ -84,11 +83,25 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		return nil, errBadLogin
 	}
 	acct, err := Authenticate(ctx, c.s.cfg.DB, user, pass)
-	if err == nil {
-		if err := c.s.logins.succeed(ctx, strings.ToLower(user), host); err != nil {
+	switch {
+	case err == nil:
+		// One write: the failures forgotten, and the account seen.
+		c.seenAt = time.Now()
+		err = c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
+			if err := c.s.logins.succeed(tx, strings.ToLower(user), host); err != nil {
+				return err
+			}
+			return touchAccount(tx, acct.ID, host)
+		})
+		if err != nil {
 			return nil, err
 		}
-	} else if locks {
+	case stacks.ErrorCode(err) == stacks.ETOOMANY:
+		// Not compared: the attempt does not count.
+		if uerr := c.s.logins.unreserve(ctx, strings.ToLower(user), host, locks); uerr != nil {
+			c.internalError(ctx, "give back a login attempt", uerr)
+		}
+	case locks:
 		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
 	}
 	return acct, err
@@ -168,13 +181,22 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 	key := strconv.FormatInt(patronID, 10)
 	sum := sha256.Sum256([]byte(pin))
 	if v, ok := c.pins[patronID]; ok && v.hash == hash && v.sum == sum {
+		// Remembered: no comparison, and no database unless this process locked
+		// the patron's PIN since (ten wrong PINs at another terminal): a lockout
+		// holds on every terminal, this one included.
+		if !c.s.pins.mayBeLocked(key, "") {
+			return true, false, false
+		}
+		isLocked, err := c.s.pins.isLocked(ctx, key, "")
+		switch {
+		case err != nil:
+			c.internalError(ctx, "read PIN lockout", err)
+			return false, false, true
+		case isLocked:
+			delete(c.pins, patronID)
+			return false, true, false
+		}
 		return true, false, false
-	}
-	if isLocked, err := c.s.pins.locked(ctx, key, ""); err != nil {
-		c.internalError(ctx, "read PIN lockout", err)
-		return false, false, true
-	} else if isLocked {
-		return false, true, false
 	}
 	leave, admitted := c.s.attempts.Enter(ctx, attemptWait, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: 1})
 	if !admitted {
@@ -192,6 +214,9 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 	match, err := patrons.CheckPIN(ctx, hash, pin)
 	if err != nil {
 		c.s.log.Warn("sip: PIN not compared: too many comparisons at once", "conn", c.id, "remote", c.remote, "patron_id", patronID)
+		if uerr := c.s.pins.unreserve(ctx, key, "", locks); uerr != nil {
+			c.internalError(ctx, "give back a PIN attempt", uerr)
+		}
 		return false, false, true
 	}
 	if !match {
@@ -200,7 +225,7 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		}
 		return false, false, false
 	}
-	if err := c.s.pins.succeed(ctx, key, ""); err != nil {
+	if err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error { return c.s.pins.succeed(tx, key, "") }); err != nil {
 		c.internalError(ctx, "forget PIN failures", err)
 	}
 	if c.pins == nil || len(c.pins) >= 64 {
@@ -218,6 +243,9 @@ const (
 	needLoans
 	needHolds
 	needLedger
+	// needHoldCopies: with needHolds, a copy's barcode for each title-level hold
+	// not yet given an item, when the account lists hold items by barcode.
+	needHoldCopies
 )
 
 // patronView is a patron as a message sees them: found or not, and whether the PIN
@@ -289,7 +317,7 @@ func (c *conn) findPatron(ctx context.Context, m *Message, need needs) (patronVi
 			if v.holds, err = holds.PatronHolds(tx, p.ID); err != nil {
 				return err
 			}
-			if c.account.Settings.HoldItems != HoldItemsTitle {
+			if need&needHoldCopies != 0 && c.account.Settings.HoldItems != HoldItemsTitle {
 				for _, h := range v.holds {
 					if h.TrappedBarcode != "" || h.ItemBarcode != "" {
 						continue

@@ -64,15 +64,15 @@ type MessageKind struct {
 // (97) and end patron session (35) are always allowed: without them a terminal
 // cannot work at all.
 var Messages = []MessageKind{
-	{"23", "Patron status", "not answered"},
+	{"23", "Patron status", "every privilege denied, no name"},
 	{"11", "Checkout", "refused (ok 0)"},
 	{"09", "Checkin", "refused (ok 0, alert 99)"},
-	{"01", "Block patron", "not answered"},
-	{"63", "Patron information", "not answered"},
+	{"01", "Block patron", "nothing blocked; every privilege denied"},
+	{"63", "Patron information", "every privilege denied, no name, no lists"},
 	{"37", "Fee paid", "refused (payment not accepted)"},
-	{"17", "Item information", "not answered"},
+	{"17", "Item information", "status other, no title"},
 	{"19", "Item status update", "refused (properties not stored)"},
-	{"25", "Patron enable", "not answered"},
+	{"25", "Patron enable", "nothing lifted; every privilege denied"},
 	{"15", "Hold", "refused (ok 0)"},
 	{"29", "Renew", "refused (ok 0)"},
 	{"65", "Renew all", "refused (ok 0)"},
@@ -340,26 +340,35 @@ func (c *conn) refreshAccount(ctx context.Context) bool {
 	return true
 }
 
-// touch records that the connection's account was seen now, from its address.
+// touch records that the connection's account was seen now, from its address, in
+// the background: the terminal's next message does not wait for the commit. The
+// server's Shutdown waits for it.
 func (c *conn) touch(ctx context.Context) {
 	c.seenAt = time.Now()
 	host, _, _ := net.SplitHostPort(c.remote)
-	id := c.account.ID
-	if err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error { return touchAccount(tx, id, host) }); err != nil {
-		c.internalError(ctx, "record SIP account last seen", err)
-	}
+	id, s := c.account.ID, c.s
+	s.wg.Add(1) // the connection's own count is held: Shutdown is not past Wait
+	go func() {
+		defer s.wg.Done()
+		if err := s.cfg.DB.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return touchAccount(tx, id, host) }); err != nil {
+			s.log.Warn("sip: could not record when the account was last seen", "account_id", id, "err", err)
+		}
+	}()
 }
 
 // msgDenied is the screen message of a message the account may not send.
 const msgDenied = "This cannot be done at this machine. Please see staff at the desk."
 
-// denied answers a message the account may not send (Settings.Denied). Those that
-// have an ok or accepted flag are refused with it 0 and a screen message, as
-// Evergreen's SIPServer refuses a checkout when checkouts are off: a sorter
-// routes a refused checkin to its exception bin (alert 99) at once. The others
-// (patron status, patron information, item information, block patron, patron
-// enable) have no flag to refuse with, and are not answered, as an unsupported
-// message: the status response's BX field already says N for them.
+// denied answers a message the account may not send (Settings.Denied), without
+// reading or changing anything for it, and with the screen message msgDenied.
+// Those that have an ok or accepted flag are refused with it 0, as Evergreen's
+// SIPServer refuses a checkout when checkouts are off: a sorter routes a refused
+// checkin to its exception bin (alert 99) at once. The others get the answer's
+// form with nothing claimed: patron status (23), block patron (01) and patron
+// enable (25) a patron status with every privilege denied at this machine, an
+// empty name and no valid-patron field (BL is optional); patron information (63)
+// the same with zero counts and no lists; item information (17) circulation status
+// "other" and an empty title. A terminal is never left waiting for an answer.
 func (c *conn) denied(ctx context.Context, m *Message) []byte {
 	c.s.log.Info("sip: message not allowed for this account", "conn", c.id, "remote", c.remote, "user", c.account.Username, "id", m.ID)
 	prefs := c.preferences(ctx)
@@ -414,6 +423,26 @@ func (c *conn) denied(ctx context.Context, m *Message) []byte {
 		r.fixed("0")
 		r.date(c.now(), prefs.Location)
 		r.field("AB", m.Get("AB"))
+	case "23", "01", "25", "63":
+		resp := map[string]string{"23": "24", "01": "24", "25": "26", "63": "64"}[m.ID]
+		r.start(resp)
+		r.fixed("YYYY          ") // charge, renewal, recall and hold privileges denied
+		r.fixed(language)
+		r.date(c.now(), prefs.Location)
+		if m.ID == "63" {
+			r.fixed(strings.Repeat("0", 24)) // no items of any list
+		}
+		r.field("AO", c.account.Institution)
+		r.field("AA", m.Get("AA"))
+		r.field("AE", "")
+	case "17":
+		r.start("18")
+		r.fixed("01") // circulation status: other
+		r.fixed("00") // security marker: other
+		r.fixed("01") // fee type: other
+		r.date(c.now(), prefs.Location)
+		r.field("AB", m.Get("AB"))
+		r.field("AJ", "")
 	default:
 		return nil
 	}

@@ -41,10 +41,19 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Post("/staff/{id}/active", s.handleAdminStaffActive)
 	r.Post("/staff/{id}/password", s.handleAdminStaffPassword)
 
+	r.Get("/sip", s.handleAdminSIP)
+	r.Post("/sip", s.handleAdminSIPCreate)
+	r.Post("/sip/lockouts/clear", s.handleAdminSIPLockoutClear)
+	r.Get("/sip/{id}", s.handleAdminSIPEdit)
+	r.Post("/sip/{id}", s.handleAdminSIPUpdate)
+	r.Post("/sip/{id}/active", s.handleAdminSIPActive)
+	r.Post("/sip/{id}/password", s.handleAdminSIPPassword)
+
 	r.Get("/preferences", s.handleAdminPreferences)
 	r.Post("/preferences", s.handleAdminPreferencesSave)
 
 	s.adminSQLReportRoutes(r)
+	s.adminNoticeRoutes(r)
 }
 
 func (s *Server) handleAdminIndex(w http.ResponseWriter, r *http.Request) {

@@ -69,15 +69,28 @@ var formFields = map[string]url.Values{
 	"POST /admin/staff":                     {"username": {"jo"}, "display_name": {"Jo"}, "password": {"pass-jo"}, "role": {"circulation"}, "branch": {"CEN"}},
 	"POST /admin/staff/{id}/active":         {"active": {"1"}},
 	"POST /admin/staff/{id}/password":       {"password": {"new-pass"}},
+	"POST /admin/sip":                       {"username": {"sorter"}, "password": {"pass-sorter"}, "institution": {"CEN"}, "branch": {"CEN"}},
+	"POST /admin/sip/{id}":                  {"institution": {"CEN"}, "branch": {"CEN"}, "checked_in_ok": {"1"}, "hold_items": {"title"}, "sort_bins_source": {"own"}, "sort_bins": {"hold=1,transfer=2"}, "allowed": {"11", "09"}, "contact_without_pin": {"1"}},
+	"POST /admin/sip/{id}/active":           {"active": {"1"}},
+	"POST /admin/sip/{id}/password":         {"password": {"new-pass"}},
+	"POST /admin/sip/lockouts/clear":        {"key": {"login:kiosk|127.0.0.1"}},
 	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}},
 
 	// Reports, stocktake and SQL reports (issue 19).
-	"POST /admin/sql-reports":              {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
-	"POST /admin/sql-reports/{id}":         {"name": {"Loans 2"}, "description": {""}, "sql": {"SELECT 1"}},
-	"POST /admin/sql-reports/{id}/delete":  {},
-	"POST /reports/stocktake":              {"branch": {"1"}, "from": {"FIC A"}, "to": {"FIC C"}},
-	"POST /reports/stocktake/{id}/scan":    {"barcode": {"I00001"}},
-	"POST /reports/stocktake/{id}/checkin": {"barcode": {"I00002"}},
+	"POST /admin/sql-reports":                  {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
+	"POST /admin/sql-reports/{id}":             {"name": {"Loans 2"}, "description": {""}, "sql": {"SELECT 1"}},
+	"POST /admin/sql-reports/{id}/delete":      {},
+	"POST /reports/stocktake":                  {"branch": {"1"}, "from": {"FIC A"}, "to": {"FIC C"}},
+	"POST /reports/stocktake/{id}/scan":        {"barcode": {"I00001"}},
+	"POST /reports/stocktake/{id}/checkin":     {"barcode": {"I00002"}},
+	"POST /patrons/{id}/notices":               {"notice_overdue": {"print"}, "notice_predue": {"email"}, "notice_hold_available": {"none"}},
+	"POST /admin/notices/{id}/resend":          {"return": {"/admin/notices"}},
+	"POST /admin/notices/templates/{id}":       {"subject": {"Due: {{.Count}}"}, "text": {"{{.Patron.Name}}"}, "html": {"<p>{{.Patron.Name}}</p>"}, "action": {"preview"}},
+	"POST /admin/notices/templates/{id}/reset": {},
+	"POST /admin/notices/settings":             {"run_at": {"07:00"}, "hold_days": {"2"}, "card_days": {"14"}},
+	"POST /admin/notices/settings/test":        {"to": {"someone@example.org"}},
+	"POST /admin/notices/rules":                {"category": {"0"}, "item_type": {"0"}, "predue_days": {"2"}, "overdue1_days": {"1"}, "overdue2_days": {"7"}, "overdue3_days": {"14"}},
+	"POST /notices/print":                      {"branch_id": {"1"}, "id": {"1"}},
 
 	// The patron page posts this, with a "return" path.
 	"POST /patrons/{id}/desk-message/dismiss": {"return": {"/checkout"}},
@@ -92,6 +105,8 @@ var queryParams = map[string][]string{
 	"GET /search":            {"q", "sort", "type", "branch", "available", "page"},
 	"GET /holds":             {"branch"},
 	"GET /records/{id}/hold": {"item"},
+	"GET /admin/notices":     {"status", "before"},
+	"GET /notices/print":     {"branch"},
 }
 
 func patronForm() url.Values {

@@ -26,6 +26,7 @@ func (s *Server) patronRoutes(r chi.Router) {
 	r.Post("/patrons/{id}/renew-card", s.handlePatronRenewCard)
 	r.Post("/patrons/{id}/desk-message/dismiss", s.handlePatronDismissDeskMessage)
 	r.Post("/patrons/{id}/renew", s.handlePatronRenewLoans)
+	r.Post("/patrons/{id}/notices", s.handlePatronNoticePreferences)
 }
 
 // patronID reads the {id} of a patron URL. A malformed id names no patron.

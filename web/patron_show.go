@@ -40,6 +40,8 @@ type PatronView struct {
 	// inside the page's read transaction.
 	Loans templ.Component
 	Holds templ.Component
+	// Notices is the Notices section: the patron's choices and latest notices.
+	Notices *PatronNoticesView
 }
 
 // Expired reports whether the patron's card has run out today.
@@ -55,9 +57,9 @@ func (v *PatronView) RenewDue() bool { return v.Patron.ExpiresWithin(v.Now, rene
 // Owes reports whether the patron owes anything.
 func (v *PatronView) Owes() bool { return v.Standing.BalanceCents > 0 }
 
-// loadPatronView reads what the patron page shows, in tx: five statements (the
-// patron with their standing, ledger, loans, holds and the branches to pick up
-// holds at).
+// loadPatronView reads what the patron page shows, in tx: six statements (the
+// patron with their standing, ledger, loans, holds, the branches to pick up
+// holds at, and the notices).
 func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error) {
 	p, standing, err := patrons.FindWithStanding(tx, id)
 	if err != nil {
@@ -80,6 +82,9 @@ func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error)
 		return PatronView{}, err
 	}
 	v.Holds = hv
+	if v.Notices, err = loadPatronNotices(tx, p, loc); err != nil {
+		return PatronView{}, err
+	}
 	return v, nil
 }
 
@@ -139,6 +144,9 @@ func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form strin
 				keep(v)
 			}
 			v.Errors[form+"_"+field] = stacks.ErrorMessage(err)
+			if v.Notices != nil {
+				v.Notices.Errors = v.Errors
+			}
 		})
 		return
 	} else if err != nil {

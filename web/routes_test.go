@@ -87,6 +87,8 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 			"/admin/rules/":             `SELECT max(id) FROM circ_rules`,
 			"/admin/calendar/branches/": `SELECT id FROM branches WHERE code = 'EAS'`,
 			"/admin/calendar/days/":     `SELECT max(id) FROM closed_days`,
+			"/admin/sip/":               `SELECT id FROM sip_accounts WHERE username = 'kiosk'`,
+			"/admin/notices/":           `SELECT max(id) FROM notice_messages`,
 			// A slip is printed for a hold on the shelf.
 			"/holds/{id}/slip": `SELECT min(id) FROM holds WHERE status = 'waiting'`,
 		} {
@@ -104,6 +106,9 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	// A transit slip is printed for a checkin that sent an item away; the demo
 	// library has none, so send one.
 	ids["/transfers/slip/{id}"] = fmt.Sprint(transferCheckin(t, e))
+	// Notice templates are named, not numbered.
+	ids["/admin/notices/templates/{id}"] = "predue"
+	ids["/admin/notices/templates/{id}/reset"] = "predue"
 	return ids
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/metrics"
+	"github.com/stacks-ils/stacks/notices"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -45,9 +46,17 @@ type Config struct {
 	// SearchTimeout bounds each catalogue search (default 2 s): past it SQLite is
 	// interrupted and staff are asked to narrow the search.
 	SearchTimeout time.Duration
+	// Preferences, if set, is the preference cache to use (shared with the
+	// patrons' site, so that an administrator's change shows on both at once);
+	// nil: a cache of the server's own, on with CachePreferences.
+	Preferences *library.PreferenceCache
 	// MetricsAllow are the addresses that may read /metrics without signing in
 	// (a Prometheus server); administrators may always.
 	MetricsAllow []netip.Prefix
+	// SMTP describes the relay notices go through (the settings page shows it);
+	// NoticeSender sends through it, nil when none is configured.
+	SMTP         notices.SMTPConfig
+	NoticeSender notices.Sender
 }
 
 // DefaultSearchTimeout is Config.SearchTimeout's default: a search costs a few
@@ -101,7 +110,10 @@ func New(cfg Config) *Server {
 		cfg.Logger.Error("session", "err", err, "path", r.URL.Path)
 		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
 	}
-	prefs := library.NewPreferenceCache(cfg.CachePreferences)
+	prefs := cfg.Preferences
+	if prefs == nil {
+		prefs = library.NewPreferenceCache(cfg.CachePreferences)
+	}
 	return &Server{
 		DB:       cfg.DB,
 		Logger:   cfg.Logger,
@@ -168,6 +180,7 @@ func (s *Server) Router() chi.Router {
 			s.transferRoutes(r)
 			s.recordEditRoutes(r)
 			s.reportRoutes(r)
+			s.noticeRoutes(r)
 			r.Route("/admin", func(r chi.Router) {
 				r.Use(s.requireAdmin)
 				s.adminRoutes(r)

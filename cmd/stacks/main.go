@@ -34,6 +34,7 @@ func commands() []command {
 		{"cgi", "serve one request as a CGI program (automatic when GATEWAY_INTERFACE is set)", runCGI},
 		{"sip-client", "test a SIP2 connection: log in, send messages, print the exchange", runSIPClient},
 		{"load", "load-test a server on this machine: check-out/check-in by N desks or SIP2 terminals", runLoad},
+		{"notices", "notices run: the daily notices and email sending, once (cron for CGI installs; --dry-run)", runNotices},
 		{"check", "verify a database: SQLite integrity and the circulation invariants", runCheck},
 		{"backup", "write a consistent copy of a live database to a new file", runBackup},
 		{"healthcheck", "check that a running server answers (for container health checks)", runHealthcheck},

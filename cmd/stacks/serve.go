@@ -12,9 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/metrics"
+	"github.com/stacks-ils/stacks/notices"
+	"github.com/stacks-ils/stacks/opac"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -118,14 +122,32 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"stop a catalogue search after this long and ask staff to narrow it (STACKS_SEARCH_TIMEOUT)")
 	asCGI := fs.Bool("cgi", envBool("STACKS_SERVE_CGI"), "serve every request by starting this binary as a CGI program, as a CGI host would: to compare CGI with the persistent server (STACKS_SERVE_CGI)")
 	sipf := registerSIPFlags(fs)
+	smtpf := registerSMTPFlags(fs)
+	noticesOn := fs.Bool("notices", envBoolDefault("STACKS_NOTICES", true),
+		"run the daily notices and send notices by email from this server; turn off when cron runs stacks notices run instead (STACKS_NOTICES)")
+	noticesAt := fs.String("notices-at", env("STACKS_NOTICES_AT", ""),
+		"local time of the daily notices run, HH:MM (default: the notices_run_at preference, else 07:00) (STACKS_NOTICES_AT)")
+	noticesEvery := fs.Duration("notices-interval", envDuration("STACKS_NOTICES_INTERVAL", time.Minute),
+		"how often the server composes hold notices and sends the email due (STACKS_NOTICES_INTERVAL)")
+	opacf := registerOPACFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	opacf.defaults(fs, *addr, *withDemo)
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
 	}
 	if err := sipf.loadTLS(); err != nil {
 		return err
+	}
+	smtpCfg, err := smtpf.config()
+	if err != nil {
+		return err
+	}
+	if *noticesAt != "" {
+		if _, err := notices.ParseRunAt(*noticesAt); err != nil {
+			return usageError{"--notices-at: " + stacks.ErrorMessage(err)}
+		}
 	}
 	tuneGC()
 	logger, err := newLogger(stderr, *logLevel, *logFormat)
@@ -155,13 +177,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	prefs := library.NewPreferenceCache(true)
 	cfg := web.Config{
 		DB:               d,
 		Logger:           logger,
 		IdleTimeout:      *idle,
 		SecureCookies:    *secure,
 		CachePreferences: true,
+		Preferences:      prefs,
 		SearchTimeout:    *searchTimeout,
+		SMTP:             smtpCfg,
+		NoticeSender:     sender(smtpCfg),
 	}
 	if *accessLog {
 		cfg.AccessLog = logger
@@ -204,11 +230,28 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopSIP()
+	ocfg := opac.Config{DB: d, Logger: logger, SecureCookies: *secure, Preferences: prefs, SearchTimeout: *searchTimeout}
+	if *accessLog {
+		ocfg.AccessLog = logger
+	}
+	stopOPAC, err := startOPAC(opacf, ocfg, *readHeaderTimeout, logger)
+	if err != nil {
+		return err
+	}
+	defer stopOPAC()
 	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path, "cgi", *asCGI)
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	go cleanSessions(bg, d, logger)
+	if *noticesOn {
+		logger.Info("notices", "email", smtpCfg.Describe())
+		sched := &notices.Scheduler{DB: d, Sender: sender(smtpCfg), At: *noticesAt, Interval: *noticesEvery, Logger: logger}
+		done := make(chan struct{})
+		go func() { sched.Run(bg); close(done) }()
+		// The scheduler stops before the database closes.
+		defer func() { stopBG(); <-done }()
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -250,6 +293,11 @@ func cleanSessions(ctx context.Context, d *db.DB, logger *slog.Logger) {
 			logger.Warn("delete expired sessions", "err", err)
 		} else if n > 0 {
 			logger.Debug("deleted expired sessions", "count", n)
+		}
+		if n, err := opac.DeleteExpiredSessions(ctx, d); err != nil && ctx.Err() == nil {
+			logger.Warn("delete expired patrons' sessions", "err", err)
+		} else if n > 0 {
+			logger.Debug("deleted expired patrons' sessions", "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -12,7 +12,7 @@ import (
 	"github.com/stacks-ils/stacks/sip"
 )
 
-const sipAccountUsage = "sip-account add|list|set ... (sip-account SUBCOMMAND --help for each)"
+const sipAccountUsage = "sip-account add|list|set|password|lockouts|unlock ... (sip-account SUBCOMMAND --help for each)"
 
 // runSIPAccount manages SIP2 accounts from a shell, for installations provisioned
 // by script: add, list, and set (settings, activation). The administration page
@@ -28,6 +28,12 @@ func runSIPAccount(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return runSIPAccountList(ctx, args[1:], stdout, stderr)
 	case "set":
 		return runSIPAccountSet(ctx, args[1:], stdout, stderr)
+	case "password":
+		return runSIPAccountPassword(ctx, args[1:], stdout, stderr)
+	case "lockouts":
+		return runSIPLockouts(ctx, args[1:], stdout, stderr)
+	case "unlock":
+		return runSIPUnlock(ctx, args[1:], stdout, stderr)
 	case "-h", "--help":
 		fmt.Fprintln(stdout, "Usage: stacks "+sipAccountUsage)
 		return nil
@@ -158,18 +164,9 @@ func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writ
 	defer d.Close()
 	var after *sip.Account
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		var a *sip.Account
-		accts, err := sip.ListAccounts(tx)
+		a, err := findSIPAccount(tx, *username)
 		if err != nil {
 			return err
-		}
-		for i := range accts {
-			if accts[i].Username == *username {
-				a = &accts[i]
-			}
-		}
-		if a == nil {
-			return stacks.Errorf(stacks.ENOTFOUND, "There is no SIP account %q; sip-account list shows them.", *username)
 		}
 		u := sip.AccountUpdate{Institution: a.Institution, BranchCode: a.BranchCode, Settings: a.Settings,
 			SortBins: a.Settings.SortBins.String(), UseServerBins: a.Settings.SortBins == nil}
@@ -202,8 +199,10 @@ func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writ
 		default:
 			u.Settings.Denied = strings.Split(strings.ReplaceAll(*deny, " ", ""), ",")
 		}
-		if err := sip.UpdateAccount(tx, stacks.System, a.ID, u); err != nil {
-			return err
+		if *institution != "" || *branch != "" || *checkedInOK != "" || *contact != "" || *holdItems != "" || *sortBins != "" || *deny != "" {
+			if err := sip.UpdateAccount(tx, stacks.System, a.ID, u); err != nil {
+				return err
+			}
 		}
 		if *active != "" {
 			on := a.Active
@@ -227,5 +226,114 @@ func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	fmt.Fprintf(stdout, "SIP2 account %q: institution %s, branch %s, active %t, %s\n",
 		after.Username, after.Institution, after.BranchCode, after.Active, settingsText(after.Settings))
+	return nil
+}
+
+// findSIPAccount finds an account by username, for the subcommands.
+func findSIPAccount(tx *db.Tx, username string) (*sip.Account, error) {
+	accts, err := sip.ListAccounts(tx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range accts {
+		if accts[i].Username == username {
+			return &accts[i], nil
+		}
+	}
+	return nil, stacks.Errorf(stacks.ENOTFOUND, "There is no SIP account %q; sip-account list shows them.", username)
+}
+
+func runSIPAccountPassword(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sip-account password", "sip-account password --username NAME [--db FILE]",
+		"Replaces an account's password: read from standard input (one line), or from\n"+
+			"STACKS_PASSWORD. Terminals logged in stay logged in; they need it at their next login.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	username := fs.String("username", "", "the account")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	password, d, err := passwordAndDB(ctx, dbf, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	hash, err := sip.HashAccountPassword(password)
+	if err != nil {
+		return userFacing(err)
+	}
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		a, err := findSIPAccount(tx, *username)
+		if err != nil {
+			return err
+		}
+		return sip.SetAccountPassword(tx, stacks.System, a.ID, hash)
+	})
+	if err != nil {
+		return userFacing(err)
+	}
+	fmt.Fprintf(stdout, "password of SIP2 account %q changed\n", *username)
+	return nil
+}
+
+func runSIPLockouts(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sip-account lockouts", "sip-account lockouts [--db FILE]",
+		"Lists the SIP2 lockouts running (failed logins per account and address, wrong PINs\n"+
+			"per patron) and the failures being counted; sip-account unlock lifts one.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := dbf.open(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var (
+		ls  []sip.Lockout
+		now = d.Now()
+	)
+	err = d.Read(ctx, func(tx *db.Tx) error {
+		ls, err = sip.ListLockouts(tx)
+		return err
+	})
+	if err != nil {
+		return userFacing(err)
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "KEY\tKIND\tWHO\tADDRESS\tSTATE")
+	for _, l := range ls {
+		state := fmt.Sprintf("%d failures since %s", l.Failures, db.FormatTime(l.WindowStart))
+		if l.Locked(now) {
+			state = "locked until " + db.FormatTime(l.LockedUntil)
+		}
+		who := l.Subject
+		if l.Kind == "pin" {
+			who = "patron id " + l.Subject
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", l.Key, l.Kind, who, l.Address, state)
+	}
+	return w.Flush()
+}
+
+func runSIPUnlock(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sip-account unlock", "sip-account unlock --key KEY [--db FILE]",
+		"Lifts a SIP2 lockout (the KEY column of sip-account lockouts) and forgets its failures.", stderr)
+	var dbf dbFlags
+	dbf.register(fs)
+	key := fs.String("key", "", "the lockout's key, e.g. login:kiosk|10.0.0.5 or pin:42")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := dbf.open(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Write(ctx, func(tx *db.Tx) error { return sip.ClearLockout(tx, stacks.System, *key) }); err != nil {
+		return userFacing(err)
+	}
+	fmt.Fprintf(stdout, "lifted %s\n", *key)
 	return nil
 }

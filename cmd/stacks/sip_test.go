@@ -215,6 +215,39 @@ func TestSIPAccountAdd(t *testing.T) {
 	if _, err := sip.Authenticate(ctx, d, "sorter1", "s0rter-pass"); err == nil {
 		t.Errorf("a deactivated account logged in")
 	}
+
+	// password, lockouts, unlock.
+	t.Setenv("STACKS_PASSWORD", "new-s0rter")
+	out.Reset()
+	if err := run(ctx, []string{"sip-account", "set", "--db", path, "--username", "sorter1", "--active=true"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, []string{"sip-account", "password", "--db", path, "--username", "sorter1"}, &out, &out); err != nil {
+		t.Fatalf("password: %v\n%s", err, out.String())
+	}
+	if _, err := sip.Authenticate(ctx, d, "sorter1", "new-s0rter"); err != nil {
+		t.Errorf("the new password: %v", err)
+	}
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO sip_lockouts (key, kind, subject, address, failures, window_start, locked_until)
+			VALUES ('login:sorter1|10.0.0.5', 'login', 'sorter1', '10.0.0.5', 0, ?, ?)`,
+			db.FormatTime(d.Now()), db.FormatTime(d.Now().Add(10*time.Minute)))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"sip-account", "lockouts", "--db", path}, &out, &out); err != nil || !strings.Contains(out.String(), "login:sorter1|10.0.0.5") || !strings.Contains(out.String(), "locked until") {
+		t.Fatalf("lockouts: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := run(ctx, []string{"sip-account", "unlock", "--db", path, "--key", "login:sorter1|10.0.0.5"}, &out, &out); err != nil {
+		t.Fatalf("unlock: %v\n%s", err, out.String())
+	}
+	if err := run(ctx, []string{"sip-account", "unlock", "--db", path, "--key", "login:sorter1|10.0.0.5"}, &out, &out); err == nil || !strings.Contains(err.Error(), "ended already") {
+		t.Errorf("unlocking twice: %v", err)
+	}
 }
 
 // sipMetricsEnv starts the SIP listener as serve does, with metrics, on a small

@@ -1,0 +1,86 @@
+package catalog_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// TestSearchByBranch: the patrons' catalogue's search (ByBranch, NoBarcode)
+// lists the same records as the staff's, with each one's copies by branch, in
+// as many statements or fewer; past ListLimit matches, sorted and filtered, it
+// stays within six statements.
+func TestSearchByBranch(t *testing.T) {
+	d := mustDemoDB(t)
+	ctx := context.Background()
+	search := func(q catalog.SearchQuery) (catalog.SearchResult, int64) {
+		t.Helper()
+		sctx, stats := db.WithStats(ctx)
+		var res catalog.SearchResult
+		if err := d.Read(sctx, func(tx *db.Tx) (err error) { res, err = catalog.Search(tx, q); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return res, stats.Statements()
+	}
+	for _, q := range []catalog.SearchQuery{{Text: "the"}, {Text: "the", Sort: "title", Available: true}, {Text: "left hand of darkness"}} {
+		staff, n1 := search(q)
+		q.ByBranch, q.NoBarcode = true, true
+		public, n2 := search(q)
+		if len(staff.Hits) == 0 || len(staff.Hits) != len(public.Hits) || n2 > n1 {
+			t.Fatalf("%+v: %d hits in %d statements, by branch %d in %d", q, len(staff.Hits), n1, len(public.Hits), n2)
+		}
+		for i, h := range public.Hits {
+			if h.RecordID != staff.Hits[i].RecordID || h.Title != staff.Hits[i].Title {
+				t.Errorf("hit %d: %d %q, staff's %d %q", i, h.RecordID, h.Title, staff.Hits[i].RecordID, staff.Hits[i].Title)
+			}
+			copies, onShelf := 0, 0
+			for _, a := range public.Availability[h.RecordID] {
+				if a.BranchCode == "" || a.BranchName == "" {
+					t.Errorf("record %d: a branch without a name: %+v", h.RecordID, a)
+				}
+				copies += a.OnShelf + a.OnLoan + a.OnHoldShelf + a.Other
+				onShelf += a.OnShelf
+			}
+			if copies != h.Copies || onShelf != h.Available {
+				t.Errorf("record %d: %d copies (%d on the shelf) by branch, hit says %d (%d)", h.RecordID, copies, onShelf, h.Copies, h.Available)
+			}
+		}
+	}
+	res, _ := search(catalog.SearchQuery{Text: "I00010", NoBarcode: true, ByBranch: true})
+	if res.BarcodeRecordID != 0 {
+		t.Error("NoBarcode still looked the barcode up")
+	}
+
+	t.Run("PastListLimit", func(t *testing.T) {
+		n := catalog.ListLimit + 500
+		err := d.Write(ctx, func(tx *db.Tx) error {
+			st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
+				VALUES ('Wombat ' || ?, 'Anon', 'Burrows', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+			if err != nil {
+				return err
+			}
+			for i := range n {
+				if _, err := st.Exec(i); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, stmts := search(catalog.SearchQuery{Text: "wombat", Sort: "title", NoBarcode: true, ByBranch: true})
+		if !res.Limited || res.Total != catalog.ListLimit || len(res.Hits) != 20 {
+			t.Errorf("sorted past ListLimit: limited %v, total %d, %d hits", res.Limited, res.Total, len(res.Hits))
+		}
+		if stmts > 6 {
+			t.Errorf("%d statements, want at most 6", stmts)
+		}
+		res, stmts = search(catalog.SearchQuery{Text: "wombat", Page: 300, NoBarcode: true, ByBranch: true})
+		if !res.RankedOnly || res.Total != n || len(res.Hits) != 20 || stmts > 6 {
+			t.Errorf("page 300 by relevance: ranked only %v, total %d, %d hits, %d statements", res.RankedOnly, res.Total, len(res.Hits), stmts)
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/stacks-ils/stacks/opac"
+)
+
+// opacFlags are serve's flags for the patrons' catalogue (package opac).
+type opacFlags struct {
+	addr        string
+	baseURL     string
+	repoID      string
+	adminEmail  string
+	idleTimeout time.Duration
+	// defaulted: addr was not given but chosen for --demo; failing to listen
+	// there is then a warning, not a failure.
+	defaulted bool
+}
+
+func registerOPACFlags(fs *flag.FlagSet) *opacFlags {
+	f := &opacFlags{}
+	fs.StringVar(&f.addr, "opac-addr", env("STACKS_OPAC_ADDR", ""),
+		"serve the patrons' catalogue and OAI-PMH on this address, e.g. :8081 (off by default; with --demo, the port after --addr's) (STACKS_OPAC_ADDR)")
+	fs.StringVar(&f.baseURL, "opac-base-url", env("STACKS_OPAC_BASE_URL", ""),
+		"the patrons' catalogue's public address, e.g. https://catalogue.example.org, for permanent links and the OAI-PMH base URL (default: each request's host) (STACKS_OPAC_BASE_URL)")
+	fs.StringVar(&f.repoID, "oai-repository-id", env("STACKS_OAI_REPOSITORY_ID", ""),
+		"the repository identifier in OAI-PMH identifiers, oai:ID:<record> (default: the host of --opac-base-url, else stacks) (STACKS_OAI_REPOSITORY_ID)")
+	fs.StringVar(&f.adminEmail, "oai-admin-email", env("STACKS_OAI_ADMIN_EMAIL", ""),
+		"the administrator's address OAI-PMH's Identify gives (the protocol requires one) (STACKS_OAI_ADMIN_EMAIL)")
+	fs.DurationVar(&f.idleTimeout, "opac-idle-timeout", envDuration("STACKS_OPAC_IDLE_TIMEOUT", opac.DefaultIdleTimeout),
+		"sign patrons out after this long without a request (STACKS_OPAC_IDLE_TIMEOUT)")
+	return f
+}
+
+// defaults turns the patrons' catalogue on for the demo, on the port after the
+// staff site's (:8080 gives :8081), unless --opac-addr or STACKS_OPAC_ADDR said
+// otherwise.
+func (f *opacFlags) defaults(fs *flag.FlagSet, staffAddr string, demo bool) {
+	if !demo || f.addr != "" || env("STACKS_OPAC_ADDR", "") != "" {
+		return
+	}
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "opac-addr" })
+	if set {
+		return
+	}
+	host, port, err := net.SplitHostPort(staffAddr)
+	if err != nil {
+		return
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n <= 0 || n >= 65535 {
+		return
+	}
+	f.addr, f.defaulted = net.JoinHostPort(host, strconv.Itoa(n+1)), true
+}
+
+// startOPAC serves the patrons' catalogue on its own listener, if an address is
+// set, and returns the function that stops it (draining requests in progress).
+func startOPAC(f *opacFlags, cfg opac.Config, readHeaderTimeout time.Duration, logger *slog.Logger) (func(), error) {
+	if f.addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		if f.defaulted {
+			logger.Warn("patrons' catalogue not served: its demo address is taken; choose one with --opac-addr", "addr", f.addr, "err", err)
+			return func() {}, nil
+		}
+		return nil, fmt.Errorf("listen on %s for the patrons' catalogue: %w (choose another with --opac-addr)", f.addr, err)
+	}
+	cfg.BaseURL, cfg.RepositoryID, cfg.AdminEmail, cfg.IdleTimeout = f.baseURL, f.repoID, f.adminEmail, f.idleTimeout
+	hs := &http.Server{
+		Handler:           opac.New(cfg),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := hs.Serve(ln); err != nil && err != http.ErrServerClosed {
+			logger.Error("patrons' catalogue stopped", "err", err)
+		}
+	}()
+	logger.Info("serving the patrons' catalogue", "addr", "http://"+displayAddr(ln.Addr()), "oai", "http://"+displayAddr(ln.Addr())+"/oai")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		hs.Shutdown(ctx)
+	}, nil
+}

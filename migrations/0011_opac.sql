@@ -1,0 +1,40 @@
+-- The patrons' catalogue (issue 18): its own sessions, and the records deleted
+-- from the catalogue, for OAI-PMH harvesters.
+--
+-- Patrons' sessions are kept apart from staff sessions: a different table, a
+-- different cookie (opac/), so that a patron's token can never be looked up as a
+-- staff session, and ending every session of a patron never touches the desk's.
+-- As for staff, the table keeps the SHA-256 of each token, never the token.
+CREATE TABLE opac_sessions (
+    token_hash TEXT PRIMARY KEY,
+    data       BLOB NOT NULL,
+    expiry     TEXT NOT NULL
+);
+CREATE INDEX opac_sessions_expiry ON opac_sessions (expiry);
+
+-- A record deleted from the catalogue, remembered for ever (OAI-PMH
+-- deletedRecord "persistent"): a harvester that comes back after the deletion
+-- learns of it with the deletion's time as the datestamp. Stacks has no deletion
+-- of records today (only items are withdrawn); the trigger below records any
+-- DELETE, from a future feature or from a hand-run statement, so that
+-- deletions are tracked whatever deletes the row.
+CREATE TABLE deleted_records (
+    record_id  INTEGER PRIMARY KEY,
+    deleted_at TEXT NOT NULL
+);
+
+CREATE TRIGGER records_deleted AFTER DELETE ON records
+BEGIN
+    INSERT INTO deleted_records (record_id, deleted_at)
+    VALUES (old.id, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+    ON CONFLICT (record_id) DO UPDATE SET deleted_at = excluded.deleted_at;
+END;
+
+-- SQLite may give a new record the id of the last one deleted: it is then live.
+CREATE TRIGGER records_undeleted AFTER INSERT ON records
+BEGIN
+    DELETE FROM deleted_records WHERE record_id = new.id;
+END;
+
+-- OAI-PMH selects by datestamp (from, until): records by when they last changed.
+CREATE INDEX records_updated ON records (updated_at, id);

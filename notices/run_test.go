@@ -1,0 +1,361 @@
+package notices_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/notices"
+)
+
+func TestRunDaily(t *testing.T) {
+	t.Run("DigestPerPatronAndDelivery", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		blake := l.patron("P2", "Blake", "Paper", "")
+		// Due Monday 30 November at closing: one open day late on Tuesday.
+		l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+		// Due Thursday: within two open days (Wednesday, Thursday).
+		l.loan(alex, "Due Thursday", at(time.UTC, 2026, 12, 3, 20, 0))
+		// Due in three weeks: nothing yet.
+		l.loan(alex, "Due Later", at(time.UTC, 2026, 12, 21, 20, 0))
+		// Eight open days late (Sundays closed): the second notice, not the first.
+		l.loan(blake, "Long Overdue", at(time.UTC, 2026, 11, 21, 20, 0))
+
+		res := l.run(notices.RunOptions{})
+		if res.Day != "2026-12-01" || res.Items != 3 || res.Messages != 2 {
+			t.Fatalf("run = %+v, want day 2026-12-01, 3 items, 2 messages", res)
+		}
+		if got, want := l.items(alex), []string{"overdue/1/Overdue One", "predue/0/Due Thursday"}; !slices.Equal(got, want) {
+			t.Errorf("Alex's items = %v, want %v", got, want)
+		}
+		if got, want := l.items(blake), []string{"overdue/2/Long Overdue"}; !slices.Equal(got, want) {
+			t.Errorf("Blake's items = %v, want %v", got, want)
+		}
+		ms := l.messages(notices.Filter{PatronID: alex})
+		if len(ms) != 1 || ms[0].Delivery != notices.DeliveryEmail || ms[0].To != "alex@example.org" || ms[0].Status != notices.StatusPending {
+			t.Fatalf("Alex's messages = %+v, want one pending email", ms)
+		}
+		for _, want := range []string{"Dear Alex Reader", "Overdue One", "Due Thursday", "was due Monday 30 November 2026 at 20:00", "due Thursday 3 December 2026 at 20:00"} {
+			if !strings.Contains(ms[0].Text, want) {
+				t.Errorf("Alex's digest lacks %q:\n%s", want, ms[0].Text)
+			}
+		}
+		if ms[0].Subject != "Notices from Stacks Library" {
+			t.Errorf("digest subject = %q", ms[0].Subject)
+		}
+		bm := l.messages(notices.Filter{PatronID: blake})
+		if len(bm) != 1 || bm[0].Delivery != notices.DeliveryPrint || bm[0].Subject != "Second notice: an item is overdue" {
+			t.Fatalf("Blake's messages = %+v, want one printed second notice", bm)
+		}
+
+		// Once a day, however often it starts.
+		if res := l.run(notices.RunOptions{}); !res.Skipped {
+			t.Errorf("second run the same day = %+v, want skipped", res)
+		}
+		if res := l.run(notices.RunOptions{Force: true}); res.Items != 0 || res.Messages != 0 {
+			t.Errorf("forced second run = %+v, want nothing new", res)
+		}
+		// The next day: nothing changed level.
+		l.clock.Set(testNow.AddDate(0, 0, 1))
+		if res := l.run(notices.RunOptions{}); res.Skipped || res.Items != 0 {
+			t.Errorf("next day's run = %+v, want run with nothing new", res)
+		}
+	})
+
+	t.Run("PreferencesAndNone", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.loan(alex, "Due Thursday", at(time.UTC, 2026, 12, 3, 20, 0))
+		err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+			return notices.SetPatronPreferences(tx, stacks.Actor{StaffID: 1, Name: "desk"}, alex, "alex@example.org",
+				map[string]string{notices.TriggerOverdue: notices.DeliveryPrint, notices.TriggerPredue: notices.DeliveryNone})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.run(notices.RunOptions{})
+		ms := l.messages(notices.Filter{PatronID: alex})
+		if len(ms) != 1 || ms[0].Delivery != notices.DeliveryPrint || strings.Contains(ms[0].Text, "Due Thursday") {
+			t.Fatalf("messages = %+v, want one printed overdue notice without the reminder", ms)
+		}
+		if n := l.queryInt(`SELECT count(*) FROM notice_items WHERE delivery = 'none'`); n != 1 {
+			t.Errorf("items closed unsent = %d, want 1 (the reminder)", n)
+		}
+	})
+
+	t.Run("ErrEmailWithoutAddress", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "No", "Mail", "")
+		err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+			return notices.SetPatronPreferences(tx, stacks.Actor{StaffID: 1, Name: "desk"}, p, "",
+				map[string]string{notices.TriggerOverdue: notices.DeliveryEmail})
+		})
+		if stacks.ErrorCode(err) != stacks.EINVALID || stacks.ErrorField(err) != "notice_overdue" {
+			t.Fatalf("err = %v, want invalid notice_overdue", err)
+		}
+	})
+
+	t.Run("RestartMidRun", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		var ids []int64
+		for i := range 7 {
+			p := l.patron(fmt.Sprintf("P%d", i), "Patron", fmt.Sprint(i), fmt.Sprintf("p%d@example.org", i))
+			ids = append(ids, p)
+			l.loan(p, fmt.Sprintf("Late %d", i), at(time.UTC, 2026, 11, 30, 20, 0))
+			l.loan(p, fmt.Sprintf("Soon %d", i), at(time.UTC, 2026, 12, 2, 20, 0))
+		}
+		crash := errors.New("power cut")
+		chunks := 0
+		_, err := notices.RunDaily(context.Background(), l.d, notices.RunOptions{ChunkSize: 4, AfterChunk: func() error {
+			chunks++
+			if chunks == 2 {
+				return crash
+			}
+			return nil
+		}})
+		if !errors.Is(err, crash) {
+			t.Fatalf("first run: %v, want the crash", err)
+		}
+		if n := l.queryInt(`SELECT count(*) FROM notice_items`); n != 8 {
+			t.Fatalf("items after the crash = %d, want 8 (two chunks)", n)
+		}
+		if n := l.queryInt(`SELECT count(*) FROM notice_runs WHERE finished_at IS NOT NULL`); n != 0 {
+			t.Fatalf("a crashed run is recorded as finished")
+		}
+		// The server starts again, and crashes again while composing.
+		chunks = 0
+		_, err = notices.RunDaily(context.Background(), l.d, notices.RunOptions{ChunkSize: 4, AfterChunk: func() error {
+			chunks++
+			if chunks == 3 { // after the 2 remaining chunks of items, the first compose transaction
+				return crash
+			}
+			return nil
+		}})
+		if !errors.Is(err, crash) {
+			t.Fatalf("second run: %v, want the crash", err)
+		}
+		res := l.run(notices.RunOptions{})
+		if res.Skipped {
+			t.Fatal("the day was recorded as run before it finished")
+		}
+		if n := l.queryInt(`SELECT count(*) FROM notice_items`); n != 14 {
+			t.Errorf("items = %d, want 14: each loan once", n)
+		}
+		if n := l.queryInt(`SELECT count(*) FROM notice_items WHERE message_id IS NULL`); n != 0 {
+			t.Errorf("%d items left out of every message", n)
+		}
+		for _, p := range ids {
+			ms := l.messages(notices.Filter{PatronID: p})
+			if len(ms) != 1 {
+				t.Errorf("patron %d has %d messages, want 1", p, len(ms))
+			}
+		}
+		if res := l.run(notices.RunOptions{}); !res.Skipped {
+			t.Errorf("a finished day runs again: %+v", res)
+		}
+	})
+
+	t.Run("CatchUpAfterDowntime", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(p, "Gone Long", at(time.UTC, 2026, 11, 10, 20, 0))
+		// Last run on the 11th (one open day late); down until 1 December, 18
+		// open days late: the final notice only, not the second as well.
+		l.clock.Set(at(time.UTC, 2026, 11, 11, 7, 0))
+		l.run(notices.RunOptions{})
+		l.clock.Set(testNow)
+		l.run(notices.RunOptions{})
+		if got, want := l.items(p), []string{"overdue/1/Gone Long", "overdue/3/Gone Long"}; !slices.Equal(got, want) {
+			t.Fatalf("items = %v, want %v", got, want)
+		}
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 2 || !strings.HasPrefix(ms[0].Subject, "Final notice") {
+			t.Fatalf("messages = %+v", ms)
+		}
+	})
+
+	t.Run("DryRunChangesNothing", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+		res := l.run(notices.RunOptions{DryRun: true})
+		if len(res.Preview) != 1 || res.Preview[0].To != "alex@example.org" || !strings.Contains(res.Preview[0].Text, "Overdue One") {
+			t.Fatalf("preview = %+v", res.Preview)
+		}
+		for _, table := range []string{"notice_items", "notice_messages", "notice_runs"} {
+			if n := l.queryInt(`SELECT count(*) FROM ` + table); n != 0 {
+				t.Errorf("%s has %d rows after a dry run", table, n)
+			}
+		}
+	})
+
+	t.Run("HoldsAndCards", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Casey", "Waiting", "casey@example.org")
+		l.exec(`UPDATE patrons SET expires_on = '2026-12-10' WHERE id = ?`, p)
+		itemID, recordID := l.item("On The Shelf")
+		// Waiting since before notices existed, to collect by Thursday: the sweep
+		// tells the patron it is available; the next day's run, that it expires.
+		l.exec(`INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, trapped_item_id, waiting_since, pickup_by)
+			VALUES (?, ?, 1, '2026-11-20T10:00:00Z', 0, 'waiting', ?, '2026-11-26T10:00:00Z', '2026-12-03T20:00:00Z')`, recordID, p, itemID)
+		l.run(notices.RunOptions{})
+		if got, want := l.items(p), []string{"hold_available/0/On The Shelf", "card_expiry/20261210/"}; !slices.Equal(got, want) {
+			t.Fatalf("items = %v, want %v", got, want)
+		}
+		l.clock.Set(testNow.AddDate(0, 0, 1))
+		l.run(notices.RunOptions{})
+		if got := l.items(p); len(got) != 3 || got[2] != "hold_expiring/0/On The Shelf" {
+			t.Fatalf("items = %v, want the hold expiring third", got)
+		}
+		// The card renewed and about to expire again, a year on: told again.
+		l.exec(`UPDATE patrons SET expires_on = '2027-12-10' WHERE id = ?`, p)
+		l.clock.Set(time.Date(2027, 12, 1, 10, 0, 0, 0, time.UTC))
+		l.run(notices.RunOptions{})
+		if got := l.items(p); got[len(got)-1] != "card_expiry/20271210/" {
+			t.Fatalf("items = %v, want the renewed card's expiry last", got)
+		}
+	})
+
+	t.Run("LostBillHook", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Lost", "It", "")
+		loan := l.loan(p, "Never Returned", at(time.UTC, 2026, 10, 1, 20, 0))
+		for range 2 {
+			err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+				return notices.QueueLostBill(tx, loan, 2250, time.UTC)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := l.d.Write(context.Background(), func(tx *db.Tx) error { return notices.QueueLostBill(tx, 9999, 100, time.UTC) })
+		if stacks.ErrorCode(err) != stacks.ENOTFOUND {
+			t.Errorf("bill for no loan: %v, want not found", err)
+		}
+		l.run(notices.RunOptions{})
+		ms := l.messages(notices.Filter{PatronID: p})
+		if len(ms) != 1 || !strings.Contains(ms[0].Text, "Never Returned / Author (B00001): 22.50") || !strings.Contains(ms[0].Text, "Final notice") {
+			t.Fatalf("messages = %+v, want one digest with the bill and the final notice", ms)
+		}
+	})
+}
+
+// TestCalendarEdges: days are the library's open days in its time zone.
+func TestCalendarEdges(t *testing.T) {
+	t.Run("ClosedDay", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.exec(`INSERT INTO closed_days (branch_id, day, description) VALUES (NULL, '2026-12-07', 'Holiday')`)
+		l.loan(p, "Due Saturday", at(time.UTC, 2026, 12, 5, 20, 0))
+		for _, day := range []int{4, 6, 7} { // Friday (the reminder),  Sunday (weekly closure), Monday (holiday)
+			l.clock.Set(at(time.UTC, 2026, 12, day, 9, 0))
+			l.run(notices.RunOptions{})
+			if got := l.items(p); len(got) != 1 || got[0] != "predue/0/Due Saturday" {
+				t.Fatalf("on the %d: items = %v, want only the reminder (no open day late yet)", day, got)
+			}
+		}
+		l.clock.Set(at(time.UTC, 2026, 12, 8, 9, 0))
+		l.run(notices.RunOptions{})
+		if got := l.items(p); len(got) != 2 || got[1] != "overdue/1/Due Saturday" {
+			t.Fatalf("Tuesday: items = %v, want the first overdue notice", got)
+		}
+	})
+
+	t.Run("DueDay", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.exec(`UPDATE notice_rules SET predue_days = 0`)
+		l.loan(p, "Due Today", at(time.UTC, 2026, 12, 1, 20, 0))
+		// After closing on the due day the loan is late, but no open day has
+		// passed: no overdue notice until the next morning.
+		l.clock.Set(at(time.UTC, 2026, 12, 1, 21, 0))
+		l.run(notices.RunOptions{})
+		if got := l.items(p); len(got) != 0 {
+			t.Fatalf("evening of the due day: %v, want nothing", got)
+		}
+		l.clock.Set(at(time.UTC, 2026, 12, 2, 7, 0))
+		l.run(notices.RunOptions{})
+		if got := l.items(p); len(got) != 1 || got[0] != "overdue/1/Due Today" {
+			t.Fatalf("the next day: %v, want the first overdue notice", got)
+		}
+	})
+
+	t.Run("DueDayReminder", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.exec(`UPDATE notice_rules SET predue_days = 1`)
+		l.loan(p, "Due Today", at(time.UTC, 2026, 12, 1, 20, 0))
+		l.run(notices.RunOptions{})
+		if got := l.items(p); len(got) != 1 || got[0] != "predue/0/Due Today" {
+			t.Fatalf("the morning of the due day: %v, want the reminder", got)
+		}
+	})
+
+	t.Run("DST", func(t *testing.T) {
+		ny, err := time.LoadLocation("America/New_York")
+		if err != nil {
+			t.Skip(err)
+		}
+		l := newLib(t, "America/New_York")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		// Due Saturday 31 October at 20:00 EDT; clocks go back at 02:00 on Sunday
+		// 1 November (closed); Monday 2 November is the first open day late.
+		l.loan(p, "Due Before DST", at(ny, 2026, 10, 31, 20, 0))
+		// 23:30 on Sunday local is already Monday in UTC: still Sunday's run.
+		l.clock.Set(at(ny, 2026, 11, 1, 23, 30))
+		res := l.run(notices.RunOptions{})
+		if res.Day != "2026-11-01" || len(l.items(p)) != 0 {
+			t.Fatalf("Sunday 23:30: day %s, items %v; want 2026-11-01 and none", res.Day, l.items(p))
+		}
+		l.clock.Set(at(ny, 2026, 11, 2, 7, 0))
+		res = l.run(notices.RunOptions{})
+		if res.Day != "2026-11-02" {
+			t.Fatalf("Monday: day %s", res.Day)
+		}
+		ms := l.messages(notices.Filter{PatronID: p})
+		if len(ms) != 1 || !strings.Contains(ms[0].Text, "was due Saturday 31 October 2026 at 20:00") {
+			t.Fatalf("messages = %+v, want the overdue notice with the local due time", ms)
+		}
+	})
+}
+
+func TestDailyDue(t *testing.T) {
+	l := newLib(t, "UTC")
+	due := func() bool {
+		ok, err := notices.DailyDue(context.Background(), l.d, "07:00")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	// Never run: due at once (a new install, or one that was down).
+	l.clock.Set(at(time.UTC, 2026, 12, 1, 6, 0))
+	if !due() {
+		t.Fatal("never run: not due")
+	}
+	l.run(notices.RunOptions{})
+	if due() {
+		t.Fatal("due again the same day")
+	}
+	// The next day, before 07:00: yesterday ran, so it waits.
+	l.clock.Set(at(time.UTC, 2026, 12, 2, 6, 59))
+	if due() {
+		t.Fatal("due before its time")
+	}
+	l.clock.Set(at(time.UTC, 2026, 12, 2, 7, 0))
+	if !due() {
+		t.Fatal("not due at its time")
+	}
+	// Down for two days: due at start, before its time.
+	l.clock.Set(at(time.UTC, 2026, 12, 4, 1, 0))
+	if !due() {
+		t.Fatal("a missed day is not caught up")
+	}
+}

@@ -1,0 +1,127 @@
+package notices
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+)
+
+// ParseRunAt checks a time of day "HH:MM".
+func ParseRunAt(s string) (string, error) {
+	h, m, err := library.ParseClosingTime(s)
+	if err != nil {
+		return "", stacks.FieldErrorf("run_at", stacks.EINVALID, "Enter the time the notices run as HH:MM, for example 07:00.")
+	}
+	return fmt.Sprintf("%02d:%02d", h, m), nil
+}
+
+// DailyDue reports whether the daily run should happen now: today's run has not
+// finished and it is past at (local time), or the last finished run is older
+// than yesterday (the server was down when it was due: catch up at once). at ""
+// reads the notices_run_at preference (default 07:00).
+func DailyDue(ctx context.Context, d *db.DB, at string) (bool, error) {
+	var due bool
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		p, err := library.LoadPreferences(tx)
+		if err != nil {
+			return err
+		}
+		if at == "" {
+			at = p.Raw[PrefRunAt]
+		}
+		if at, err = ParseRunAt(at); err != nil {
+			at = DefaultRunAt
+		}
+		now := d.Now().In(p.Location)
+		today := now.Format(db.DayFormat)
+		yesterday := now.AddDate(0, 0, -1).Format(db.DayFormat)
+		var last sql.NullString
+		if err := tx.QueryRow(`SELECT max(library_day) FROM notice_runs WHERE finished_at IS NOT NULL`).Scan(&last); err != nil {
+			return fmt.Errorf("read notice runs: %w", err)
+		}
+		switch {
+		case last.String >= today:
+			due = false
+		case now.Format("15:04") >= at:
+			due = true
+		default:
+			due = last.String < yesterday
+		}
+		return nil
+	})
+	return due, err
+}
+
+// Scheduler does the notices' work in a running server: the daily run once a
+// day at At (and at once after downtime that missed one), and, every Interval,
+// composing new hold notices and sending what is due. It holds no state of its
+// own: the run log and the queue are in the database, so a restart loses
+// nothing and stacks notices run (cron) can share the work.
+type Scheduler struct {
+	DB     *db.DB
+	Sender Sender
+	// At is the local time of the daily run, "HH:MM"; "" reads the preference.
+	At       string
+	Interval time.Duration
+	Logger   *slog.Logger
+}
+
+// Tick does one pass: the daily run if due, hold notices, then delivery.
+func (s *Scheduler) Tick(ctx context.Context) error {
+	due, err := DailyDue(ctx, s.DB, s.At)
+	if err != nil {
+		return err
+	}
+	if due {
+		start := time.Now()
+		res, err := RunDaily(ctx, s.DB, RunOptions{})
+		if err != nil {
+			return fmt.Errorf("daily notices: %w", err)
+		}
+		if !res.Skipped && s.Logger != nil {
+			s.Logger.Info("daily notices run", "day", res.Day, "items", res.Items, "messages", res.Messages, "took", time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if _, err := ComposeHolds(ctx, s.DB); err != nil {
+		return fmt.Errorf("hold notices: %w", err)
+	}
+	for range 50 {
+		r, err := Deliver(ctx, s.DB, s.Sender, 100)
+		if err != nil {
+			return fmt.Errorf("send notices: %w", err)
+		}
+		if s.Logger != nil && r.Sent+r.Retry+r.Failed > 0 {
+			s.Logger.Info("notices sent", "sent", r.Sent, "retry", r.Retry, "failed", r.Failed)
+		}
+		if r.Sent+r.Retry+r.Failed < 100 {
+			break
+		}
+	}
+	return nil
+}
+
+// Run ticks until ctx ends.
+func (s *Scheduler) Run(ctx context.Context) {
+	interval := s.Interval
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := s.Tick(ctx); err != nil && ctx.Err() == nil && s.Logger != nil {
+			s.Logger.Warn("notices", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

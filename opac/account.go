@@ -1,0 +1,483 @@
+package opac
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+func timesText(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return strconv.Itoa(n) + " times"
+}
+
+func holdURL(id int64, action string) string {
+	return "/account/holds/" + strconv.FormatInt(id, 10) + "/" + action
+}
+
+// holdText says where a hold is, as a patron reads it.
+func holdText(p *Page, h holds.Hold, today string) string {
+	switch h.Status {
+	case holds.StatusWaiting:
+		return "Ready for you at " + h.PickupBranchName + " until " + p.Day(h.PickupBy) + "."
+	case holds.StatusInTransit:
+		return "On its way to " + h.PickupBranchName + " for you."
+	}
+	text := fmt.Sprintf("Number %d in the queue, to pick up at %s.", h.Priority, h.PickupBranchName)
+	if h.Suspended(today) {
+		until, err := time.Parse(db.DayFormat, h.SuspendedUntil)
+		if err == nil {
+			text += " Paused until " + until.Format("Monday 2 January 2006") + "."
+		}
+	}
+	return text
+}
+
+// problem says why the patron cannot borrow, renew or place holds, worded for
+// them: an expired card or a block (the staff's note is for staff, not shown).
+func problem(p *patrons.Patron, now time.Time, loc *time.Location) string {
+	switch {
+	case p.Blocked:
+		return "Your account is blocked, so you cannot renew or place holds online. Please ask at the desk."
+	case p.Expired(now.In(loc)):
+		return "Your card expired on " + p.ExpiresOn.Format("2 January 2006") + ". Please renew it at the desk; until then you cannot renew or place holds online."
+	}
+	return ""
+}
+
+func branchChoices(bs []library.Branch) []branchChoice {
+	out := make([]branchChoice, len(bs))
+	for i, b := range bs {
+		out[i] = branchChoice{Code: b.Code, Name: b.Name}
+	}
+	return out
+}
+
+// handleAccount shows My account: loans, holds, the balance, in one read.
+func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
+	me := patronFrom(r.Context())
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &AccountView{}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		now := tx.Now()
+		v.Today = now.In(prefs.Location).Format(db.DayFormat)
+		v.Problem = problem(me, now, prefs.Location)
+		loans, err := circulation.PatronLoans(tx, me.ID)
+		if err != nil {
+			return err
+		}
+		for _, l := range loans {
+			v.Loans = append(v.Loans, LoanRow{ID: l.ID, RecordID: l.RecordID, Title: l.Title, Author: l.Author,
+				Due: l.DueAt.In(prefs.Location).Format("Monday 2 January 2006"), Overdue: l.Overdue(now), Renewals: l.Renewals})
+		}
+		if v.Holds, err = holds.PatronHolds(tx, me.ID); err != nil {
+			return err
+		}
+		if v.BalanceCents, err = patrons.Balance(tx, me.ID); err != nil {
+			return err
+		}
+		bs, err := library.ListBranches(tx)
+		v.Branches = branchChoices(bs)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, AccountPage(s.page(r, "My account", "account"), v))
+}
+
+// renewMessage words a renewal's outcome for the patron.
+func renewMessage(r circulation.RenewResult, loc *time.Location) (kind, text string) {
+	due := r.Loan.DueAt.In(loc).Format("Monday 2 January 2006")
+	title := r.Loan.Title
+	if r.OK {
+		text = title + " is renewed: it is now due back on " + due + "."
+		if r.FineCents > 0 {
+			text += " A fine of " + stacks.FormatMoney(r.FineCents) + " was added for the days it was late."
+		}
+		return "ok", text
+	}
+	switch r.Refusal {
+	case circulation.RenewBlocked:
+		return "warn", title + " could not be renewed: your account is blocked. Please ask at the desk."
+	case circulation.RenewCardExpired:
+		return "warn", title + " could not be renewed: your card has expired. Please renew your card at the desk."
+	case circulation.RenewTooMany:
+		return "warn", fmt.Sprintf("%s could not be renewed: it has been renewed as many times as allowed. Please bring it back by %s.", title, due)
+	case circulation.RenewOnHold:
+		return "warn", fmt.Sprintf("%s could not be renewed: another reader is waiting for it. Please bring it back by %s.", title, due)
+	}
+	return "warn", r.Message
+}
+
+// handleRenew renews one loan ("loan") or all ("all") with the desk's rules
+// (circulation.Service.Renew), then shows My account with the outcome of each.
+func (s *Server) handleRenew(w http.ResponseWriter, r *http.Request) {
+	me := patronFrom(r.Context())
+	req := circulation.RenewRequest{Actor: actor(me), PatronID: me.ID, All: r.PostForm.Get("all") != ""}
+	if !req.All {
+		for _, v := range r.PostForm["loan"] {
+			id, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || id <= 0 {
+				s.Error(w, r, errNotYourLoan)
+				return
+			}
+			req.LoanIDs = append(req.LoanIDs, id)
+		}
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	results, err := s.Circ.Renew(r.Context(), req)
+	switch {
+	case err == nil:
+	case stacks.ErrorCode(err) == stacks.ECONFLICT && !req.All:
+		// A loan id that is not one of this patron's current loans: another
+		// patron's, returned, or made up. Nothing was renewed.
+		s.Error(w, r, errNotYourLoan)
+		return
+	case stacks.ErrorCode(err) == stacks.EINVALID:
+		s.flash(r, "warn", "Choose a loan to renew.")
+		http.Redirect(w, r, "/account", http.StatusSeeOther)
+		return
+	default:
+		s.Error(w, r, err)
+		return
+	}
+	if len(results) == 0 {
+		s.flash(r, "info", "You have nothing on loan to renew.")
+	}
+	for _, res := range results {
+		kind, text := renewMessage(res, prefs.Location)
+		s.flash(r, kind, text)
+	}
+	http.Redirect(w, r, "/account", http.StatusSeeOther)
+}
+
+var errNotYourLoan = stacks.Errorf(stacks.ENOTFOUND, "That loan is not on your account. Go back to My account to see your loans.")
+
+// handleFines lists the ledger, newest first (view only).
+func (s *Server) handleFines(w http.ResponseWriter, r *http.Request) {
+	me := patronFrom(r.Context())
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &FinesView{}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		entries, err := patrons.Ledger(tx, me.ID)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			v.BalanceCents += e.AmountCents
+			v.Entries = append(v.Entries, FineRow{Date: e.CreatedAt.In(prefs.Location).Format("2 Jan 2006"),
+				What: ledgerKind(e.Kind), Description: e.Description, Amount: stacks.FormatMoney(e.AmountCents)})
+		}
+		return nil
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, FinesPage(s.page(r, "Fines and payments", "account"), v))
+}
+
+func ledgerKind(kind string) string {
+	switch kind {
+	case patrons.KindOverdue:
+		return "Overdue fine"
+	case patrons.KindLost:
+		return "Lost item"
+	case patrons.KindFee:
+		return "Fee"
+	case patrons.KindPayment:
+		return "Payment"
+	case patrons.KindWaiver:
+		return "Written off"
+	}
+	return kind
+}
+
+func (s *Server) handlePINForm(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, PINPage(s.page(r, "Change your PIN", "account"), PINForm{Errors: FormErrors{}}))
+}
+
+// handlePINChange checks the current PIN (throttled as a sign-in), hashes the
+// new one outside any transaction, stores it, and signs the patron out of every
+// other session.
+func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
+	me := patronFrom(r.Context())
+	f := PINForm{Errors: FormErrors{}}
+	current, pin, confirm := r.PostForm.Get("current"), r.PostForm.Get("new"), r.PostForm.Get("confirm")
+	fail := func(err error) {
+		field := stacks.ErrorField(err)
+		if field == "" || stacks.ErrorCode(err) == stacks.ETOOMANY {
+			field = "current"
+		}
+		if field == "pin" {
+			field = "new"
+		}
+		f.Errors[field] = stacks.ErrorMessage(err)
+		s.render(w, r, errorStatus(stacks.ErrorCode(err)), PINPage(s.page(r, "Change your PIN", "account"), f))
+	}
+	switch {
+	case current == "":
+		fail(stacks.FieldErrorf("current", stacks.EINVALID, "Type your current PIN."))
+		return
+	case pin != confirm:
+		fail(stacks.FieldErrorf("confirm", stacks.EINVALID, "The two new PINs are not the same. Type the new PIN twice."))
+		return
+	case pin == current:
+		fail(stacks.FieldErrorf("new", stacks.EINVALID, "The new PIN is the same as the current one. Choose another."))
+		return
+	}
+	hash, err := patrons.HashPIN(pin)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if err := s.SignIn.CheckCurrentPIN(r.Context(), me.ID, current, clientAddr(r)); err != nil {
+		if stacks.ErrorCode(err) == stacks.EINTERNAL {
+			s.Error(w, r, err)
+			return
+		}
+		fail(err)
+		return
+	}
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		if err := patrons.SetPINHash(tx, actor(me), me.ID, hash); err != nil {
+			return err
+		}
+		return endSessionsOf(tx, me.ID)
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	// The session was deleted with the others: start a new one for this browser.
+	if err := s.Sessions.RenewToken(r.Context()); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.Sessions.Put(r.Context(), sessPatronID, me.ID)
+	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
+	s.flash(r, "ok", "Your PIN is changed. Use the new PIN here and at the self-check machines.")
+	http.Redirect(w, r, "/account", http.StatusSeeOther)
+}
+
+// findMyHold returns the hold id of the URL if it is the signed-in patron's;
+// anyone else's hold, or none, is the same 404.
+func (s *Server) findMyHold(r *http.Request) (holds.Hold, error) {
+	me := patronFrom(r.Context())
+	id, err := pathID(r, "hold")
+	if err != nil {
+		return holds.Hold{}, errNotYourHold
+	}
+	var h holds.Hold
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		h, err = holds.FindHold(tx, id)
+		return err
+	})
+	if stacks.ErrorCode(err) == stacks.ENOTFOUND || (err == nil && h.PatronID != me.ID) {
+		return holds.Hold{}, errNotYourHold
+	}
+	if err == nil && h.Status != holds.StatusQueued && h.Status != holds.StatusInTransit && h.Status != holds.StatusWaiting {
+		return holds.Hold{}, stacks.Errorf(stacks.ECONFLICT, "Your hold on %s is no longer open.", h.Title)
+	}
+	return h, err
+}
+
+var errNotYourHold = stacks.Errorf(stacks.ENOTFOUND, "That hold is not on your account. Go back to My account to see your holds.")
+
+// holdDone flashes the outcome of a hold action and goes back to My account;
+// a refusal the patron can act on is flashed too, anything else is an error
+// page.
+func (s *Server) holdDone(w http.ResponseWriter, r *http.Request, err error, ok string) {
+	switch {
+	case err == nil:
+		s.flash(r, "ok", ok)
+	case stacks.ErrorCode(err) == stacks.EINVALID || stacks.ErrorCode(err) == stacks.ECONFLICT:
+		s.flash(r, "warn", stacks.ErrorMessage(err))
+	default:
+		s.Error(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/account", http.StatusSeeOther)
+}
+
+func (s *Server) handleHoldCancel(w http.ResponseWriter, r *http.Request) {
+	h, err := s.findMyHold(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	_, err = s.Circ.CancelHold(r.Context(), actor(patronFrom(r.Context())), h.ID, "cancelled by the patron online")
+	s.holdDone(w, r, err, "Your hold on "+h.Title+" is cancelled.")
+}
+
+func (s *Server) handleHoldSuspend(w http.ResponseWriter, r *http.Request) {
+	h, err := s.findMyHold(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if h.Status != holds.StatusQueued {
+		s.holdDone(w, r, errTrapped(h), "")
+		return
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	until := strings.TrimSpace(r.PostForm.Get("until"))
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return holds.Suspend(tx, actor(patronFrom(r.Context())), h.ID, until, tx.Now().In(prefs.Location))
+	})
+	if stacks.ErrorField(err) == "until" {
+		err = stacks.Errorf(stacks.EINVALID, "To pause your hold on %s, choose the day it should start again: a day after today.", h.Title)
+	}
+	day, _ := time.Parse(db.DayFormat, until)
+	s.holdDone(w, r, err, "Your hold on "+h.Title+" is paused until "+day.Format("Monday 2 January 2006")+". Your place in the queue is kept.")
+}
+
+func (s *Server) handleHoldResume(w http.ResponseWriter, r *http.Request) {
+	h, err := s.findMyHold(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if h.Status != holds.StatusQueued {
+		s.holdDone(w, r, errTrapped(h), "")
+		return
+	}
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return holds.Resume(tx, actor(patronFrom(r.Context())), h.ID)
+	})
+	s.holdDone(w, r, err, "Your hold on "+h.Title+" is active again.")
+}
+
+func (s *Server) handleHoldPickup(w http.ResponseWriter, r *http.Request) {
+	h, err := s.findMyHold(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if h.Status != holds.StatusQueued {
+		s.holdDone(w, r, errTrapped(h), "")
+		return
+	}
+	var name string
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		if err := holds.ChangePickup(tx, actor(patronFrom(r.Context())), h.ID, r.PostForm.Get("pickup")); err != nil {
+			return err
+		}
+		b, err := library.FindBranchByCode(tx, r.PostForm.Get("pickup"))
+		name = b.Name
+		return err
+	})
+	s.holdDone(w, r, err, "You will pick up "+h.Title+" at "+name+".")
+}
+
+// errTrapped refuses a change to a hold whose copy is already set aside.
+func errTrapped(h holds.Hold) error {
+	return stacks.Errorf(stacks.ECONFLICT, "A copy of %s is already set aside for you at %s, so this hold can no longer be changed. You can still cancel it.",
+		h.Title, h.PickupBranchName)
+}
+
+// loadHoldForm reads the record and the branches for the hold form.
+func (s *Server) loadHoldForm(r *http.Request, f *PlaceHoldForm) error {
+	id, err := pathID(r, "record")
+	if err != nil {
+		return err
+	}
+	return s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var title, author string
+		err := tx.QueryRow(`SELECT title, author FROM records WHERE id = ?`, id).Scan(&title, &author)
+		if err != nil {
+			return stacks.Errorf(stacks.ENOTFOUND, "The catalogue has no record %d. Search for the title instead.", id)
+		}
+		f.RecordID, f.Title, f.Author = id, title, author
+		bs, err := library.ListBranches(tx)
+		f.Branches = branchChoices(bs)
+		return err
+	})
+}
+
+func (s *Server) handlePlaceHoldForm(w http.ResponseWriter, r *http.Request) {
+	f := &PlaceHoldForm{Pickup: patronFrom(r.Context()).HomeBranchCode}
+	if err := s.loadHoldForm(r, f); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place a hold", "search"), f))
+}
+
+// handlePlaceHold places a record-level hold for the signed-in patron with the
+// desk's rules (holds.Place), worded for the patron.
+func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
+	me := patronFrom(r.Context())
+	f := &PlaceHoldForm{Pickup: r.PostForm.Get("pickup")}
+	if err := s.loadHoldForm(r, f); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	refuse := func(status int, msg string) {
+		f.Error = msg
+		s.render(w, r, status, PlaceHoldPage(s.page(r, "Place a hold", "search"), f))
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if msg := problem(me, s.DB.Now(), prefs.Location); msg != "" {
+		refuse(http.StatusConflict, msg)
+		return
+	}
+	placed, err := s.Circ.PlaceHold(r.Context(), holds.PlaceRequest{Actor: actor(me), RecordID: f.RecordID, PatronID: me.ID, PickupBranchCode: f.Pickup})
+	var warn *holds.WarningError
+	switch {
+	case err == nil:
+		s.flash(r, "ok", fmt.Sprintf("Hold placed: %s, to pick up at %s. You are number %d in the queue.", placed.Title, placed.PickupBranchName, placed.Position))
+		http.Redirect(w, r, "/account", http.StatusSeeOther)
+	case errors.As(err, &warn):
+		msg := "You already have a hold on this title."
+		for _, wn := range warn.Warnings {
+			if wn.Code == holds.WarnHasCopy && len(warn.Warnings) == 1 {
+				msg = "You have a copy of this title on loan already."
+			}
+		}
+		refuse(http.StatusConflict, msg)
+	case stacks.ErrorField(err) == "pickup":
+		refuse(http.StatusUnprocessableEntity, "Choose the library where you will pick it up.")
+	case stacks.ErrorCode(err) == stacks.ECONFLICT && stacks.ErrorField(err) == "card":
+		refuse(http.StatusConflict, "You have as many holds as your card allows. Cancel one you no longer need, then try again.")
+	case stacks.ErrorCode(err) == stacks.EINVALID || stacks.ErrorCode(err) == stacks.ECONFLICT:
+		refuse(errorStatus(stacks.ErrorCode(err)), stacks.ErrorMessage(err))
+	default:
+		s.Error(w, r, err)
+	}
+}

@@ -1,0 +1,378 @@
+package opac_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/opac"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+func TestSignIn(t *testing.T) {
+	e := newEnv(t)
+
+	t.Run("OK", func(t *testing.T) {
+		c := e.client()
+		r := e.get(t, c, "/account")
+		if r.Status != http.StatusSeeOther || r.Location != "/signin?next=%2Faccount" {
+			t.Fatalf("anonymous /account: %d to %q", r.Status, r.Location)
+		}
+		r = e.post(t, c, "/signin", url.Values{"card": {"p0001"}, "pin": {"1234"}, "next": {"/account/fines"}})
+		if r.Status != http.StatusSeeOther || r.Location != "/account/fines" {
+			t.Fatalf("sign in: %d to %q\n%s", r.Status, r.Location, text(r.Body))
+		}
+		var cookie *http.Cookie
+		for _, ck := range c.Jar.Cookies(mustURL(e.Srv.URL)) {
+			if ck.Name == opac.CookieName {
+				cookie = ck
+			}
+		}
+		if cookie == nil {
+			t.Fatal("no stacks_opac cookie")
+		}
+		txt := text(e.get(t, c, "/account").Body)
+		if !strings.Contains(txt, "Alex Reader") || !strings.Contains(txt, "Sign out") {
+			t.Errorf("My account:\n%s", txt)
+		}
+		r = e.post(t, c, "/signout", nil)
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("sign out: %d", r.Status)
+		}
+		if r := e.get(t, c, "/account"); r.Status != http.StatusSeeOther {
+			t.Errorf("/account after sign-out: %d", r.Status)
+		}
+	})
+
+	t.Run("ErrGenericMessage", func(t *testing.T) {
+		wrong := e.post(t, e.client(), "/signin", url.Values{"card": {"P0005"}, "pin": {"9999"}})
+		unknown := e.post(t, e.client(), "/signin", url.Values{"card": {"NOSUCHCARD"}, "pin": {"1234"}})
+		if wrong.Status != http.StatusUnauthorized || unknown.Status != http.StatusUnauthorized {
+			t.Fatalf("statuses %d and %d, want 401", wrong.Status, unknown.Status)
+		}
+		msg := "The card number or PIN is not right."
+		if !strings.Contains(wrong.Body, msg) || !strings.Contains(unknown.Body, msg) {
+			t.Errorf("not the generic message:\n%s\n%s", text(wrong.Body), text(unknown.Body))
+		}
+		if statements(t, wrong) != statements(t, unknown) {
+			t.Errorf("a wrong PIN ran %d statements, an unknown card %d: the count tells which cards exist", statements(t, wrong), statements(t, unknown))
+		}
+		for _, form := range []url.Values{{}, {"card": {"P0001"}}, {"card": {strings.Repeat("x", 5000)}, "pin": {"1"}}, {"card": {"P0001"}, "pin": {strings.Repeat("9", 100)}}} {
+			r := e.post(t, e.client(), "/signin", form)
+			if r.Status != http.StatusUnprocessableEntity && r.Status != http.StatusUnauthorized {
+				t.Errorf("%v: status %d", form, r.Status)
+			}
+			if strings.Contains(r.Body, "goroutine") || !strings.Contains(r.Body, `role="alert"`) {
+				t.Errorf("%v: no clear message:\n%s", form, text(r.Body))
+			}
+		}
+	})
+
+	t.Run("ErrThrottled", func(t *testing.T) {
+		c := e.client()
+		for i := 0; i < 5; i++ {
+			if r := e.post(t, c, "/signin", url.Values{"card": {"P0004"}, "pin": {"000" + strconv.Itoa(i)}}); r.Status != http.StatusUnauthorized {
+				t.Fatalf("guess %d: %d", i, r.Status)
+			}
+		}
+		// Locked: even the right PIN is refused now, without a comparison.
+		r := e.post(t, c, "/signin", url.Values{"card": {"P0004"}, "pin": {"1234"}})
+		if r.Status != http.StatusTooManyRequests || !strings.Contains(r.Body, "Too many wrong PINs for this card") {
+			t.Fatalf("sixth attempt: %d\n%s", r.Status, text(r.Body))
+		}
+		// Another card from the same address still signs in.
+		e.signIn(t, e.client(), "P0003")
+		// After the lockout, the right PIN works.
+		e.Clock.Advance(16 * time.Minute)
+		e.signIn(t, e.client(), "P0004")
+	})
+
+	t.Run("ErrOpenRedirect", func(t *testing.T) {
+		for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "/\t/evil.example"} {
+			r := e.post(t, e.client(), "/signin", url.Values{"card": {"P0001"}, "pin": {"1234"}, "next": {next}})
+			if r.Location != "/account" {
+				t.Errorf("next=%q went to %q", next, r.Location)
+			}
+		}
+	})
+
+	t.Run("IdleTimeout", func(t *testing.T) {
+		c := e.client()
+		e.signIn(t, c, "P0001")
+		e.Clock.Advance(opac.DefaultIdleTimeout + time.Minute)
+		r := e.get(t, c, "/account")
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("after idle: %d", r.Status)
+		}
+	})
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+func TestRenew(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	loan := e.checkout(t, "P0001", "I00001")
+	other := e.checkout(t, "P0001", "I00002")
+	e.signIn(t, c, "P0001")
+	txt := text(e.get(t, c, "/account").Body)
+	if !strings.Contains(txt, "Due back on Monday 21 December 2026") {
+		t.Fatalf("My account does not say when loans are due:\n%s", txt)
+	}
+	id := strconv.FormatInt(loan.ID, 10)
+
+	t.Run("OK", func(t *testing.T) {
+		e.Clock.Advance(5 * 24 * time.Hour)
+		e.signIn(t, c, "P0001") // signed out meanwhile: idle
+		r := e.follow(t, c, e.post(t, c, "/account/renew", url.Values{"loan": {id}}))
+		if !strings.Contains(text(r.Body), "is renewed: it is now due back on Monday 28 December 2026") {
+			t.Errorf("renewal:\n%s", text(r.Body))
+		}
+	})
+
+	t.Run("ErrTooMany", func(t *testing.T) {
+		e.post(t, c, "/account/renew", url.Values{"loan": {id}}) // the second of two
+		e.get(t, c, "/account")
+		r := e.follow(t, c, e.post(t, c, "/account/renew", url.Values{"loan": {id}}))
+		if !strings.Contains(text(r.Body), "could not be renewed: it has been renewed as many times as allowed. Please bring it back by") {
+			t.Errorf("third renewal:\n%s", text(r.Body))
+		}
+	})
+
+	t.Run("ErrOnHold", func(t *testing.T) {
+		rec := e.recordOf(t, "I00002")
+		_, err := e.Circ.PlaceHold(context.Background(), holds.PlaceRequest{Actor: e.Desk, RecordID: rec, PatronCard: "P0003", PickupBranchCode: "CEN"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.follow(t, c, e.post(t, c, "/account/renew", url.Values{"loan": {strconv.FormatInt(other.ID, 10)}}))
+		if !strings.Contains(text(r.Body), "could not be renewed: another reader is waiting for it.") {
+			t.Errorf("renewal with a hold waiting:\n%s", text(r.Body))
+		}
+	})
+
+	t.Run("RenewAll", func(t *testing.T) {
+		r := e.follow(t, c, e.post(t, c, "/account/renew", url.Values{"all": {"1"}}))
+		if n := strings.Count(text(r.Body), "could not be renewed"); n != 2 {
+			t.Errorf("renew all: %d refusals, want 2:\n%s", n, text(r.Body))
+		}
+	})
+
+	t.Run("ErrBlockedPatron", func(t *testing.T) {
+		b := e.client()
+		e.checkout(t, "P0003", "I00003")
+		p := e.patron(t, "P0003")
+		err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+			return patrons.SetBlock(tx, e.Desk, p.ID, true, "Damaged two books; see the manager")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.signIn(t, b, "P0003")
+		txt := text(e.follow(t, b, e.post(t, b, "/account/renew", url.Values{"all": {"1"}})).Body)
+		if !strings.Contains(txt, "could not be renewed: your account is blocked. Please ask at the desk.") || strings.Contains(txt, "Damaged") {
+			t.Errorf("blocked patron's renewal:\n%s", txt)
+		}
+	})
+
+	t.Run("ErrBadInput", func(t *testing.T) {
+		for _, v := range []string{"abc", "-1", "0", "99999999999999999999"} {
+			r := e.post(t, c, "/account/renew", url.Values{"loan": {v}})
+			if r.Status != http.StatusNotFound || strings.Contains(r.Body, "goroutine") {
+				t.Errorf("loan=%q: %d", v, r.Status)
+			}
+		}
+	})
+}
+
+func TestHolds(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	e.checkout(t, "P0001", "I00010")
+	rec := strconv.FormatInt(e.recordOf(t, "I00010"), 10)
+	e.signIn(t, c, "P0003")
+
+	t.Run("Place", func(t *testing.T) {
+		r := e.get(t, c, "/records/"+rec+"/hold")
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, `<option value="CEN" selected>Central</option>`) {
+			t.Fatalf("hold form: %d, home branch not chosen\n%s", r.Status, r.Body)
+		}
+		r = e.follow(t, c, e.post(t, c, "/records/"+rec+"/hold", url.Values{"pickup": {"CEN"}}))
+		txt := text(r.Body)
+		if !strings.Contains(txt, "Hold placed: The Left Hand of Darkness, to pick up at Central. You are number 1 in the queue.") ||
+			!strings.Contains(txt, "Number 1 in the queue, to pick up at Central.") {
+			t.Errorf("after placing:\n%s", txt)
+		}
+	})
+
+	t.Run("ErrTwice", func(t *testing.T) {
+		r := e.post(t, c, "/records/"+rec+"/hold", url.Values{"pickup": {"CEN"}})
+		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "You already have a hold on this title.") {
+			t.Errorf("second hold: %d\n%s", r.Status, text(r.Body))
+		}
+		r = e.post(t, c, "/records/"+rec+"/hold", url.Values{"pickup": {"NOPE"}})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "Choose the library") {
+			t.Errorf("unknown pickup: %d\n%s", r.Status, text(r.Body))
+		}
+	})
+
+	t.Run("ErrHasCopy", func(t *testing.T) {
+		e.checkout(t, "P0003", "I00005")
+		r := e.post(t, c, "/records/"+strconv.FormatInt(e.recordOf(t, "I00005"), 10)+"/hold", url.Values{"pickup": {"CEN"}})
+		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "You have a copy of this title on loan already.") {
+			t.Errorf("hold on a title on loan to the patron: %d\n%s", r.Status, text(r.Body))
+		}
+	})
+
+	hold := e.openHold(t, "P0003", rec)
+	path := "/account/holds/" + strconv.FormatInt(hold, 10)
+
+	t.Run("ChangePickup", func(t *testing.T) {
+		txt := text(e.follow(t, c, e.post(t, c, path+"/pickup", url.Values{"pickup": {"EAS"}})).Body)
+		if !strings.Contains(txt, "You will pick up The Left Hand of Darkness at Eastside.") || !strings.Contains(txt, "to pick up at Eastside") {
+			t.Errorf("change pickup:\n%s", txt)
+		}
+		r := e.follow(t, c, e.post(t, c, path+"/pickup", url.Values{"pickup": {"XX"}}))
+		if !strings.Contains(text(r.Body), "Choose a pickup branch from the list.") {
+			t.Errorf("unknown branch:\n%s", text(r.Body))
+		}
+		e.post(t, c, path+"/pickup", url.Values{"pickup": {"CEN"}})
+	})
+
+	t.Run("Suspend", func(t *testing.T) {
+		for _, bad := range []string{"", "2026-11-30", "tomorrow", "2026-13-45"} {
+			txt := text(e.follow(t, c, e.post(t, c, path+"/suspend", url.Values{"until": {bad}})).Body)
+			if !strings.Contains(txt, "choose the day it should start again") {
+				t.Errorf("until=%q:\n%s", bad, txt)
+			}
+		}
+		txt := text(e.follow(t, c, e.post(t, c, path+"/suspend", url.Values{"until": {"2026-12-15"}})).Body)
+		if !strings.Contains(txt, "is paused until Tuesday 15 December 2026") || !strings.Contains(txt, "Resume now") {
+			t.Errorf("suspend:\n%s", txt)
+		}
+		txt = text(e.follow(t, c, e.post(t, c, path+"/resume", nil)).Body)
+		if !strings.Contains(txt, "is active again") {
+			t.Errorf("resume:\n%s", txt)
+		}
+	})
+
+	t.Run("TrappedAtTheDesk", func(t *testing.T) {
+		res, err := e.Circ.Checkin(context.Background(), circulation.CheckinRequest{Actor: e.Desk, Barcode: "I00010"})
+		if err != nil || res.Hold == nil {
+			t.Fatalf("check in: %v, hold %v", err, res.Hold)
+		}
+		txt := text(e.get(t, c, "/account").Body)
+		if !strings.Contains(txt, "Ready for you at Central until") {
+			t.Errorf("trapped hold:\n%s", txt)
+		}
+		txt = text(e.follow(t, c, e.post(t, c, path+"/pickup", url.Values{"pickup": {"EAS"}})).Body)
+		if !strings.Contains(txt, "already set aside for you at Central") {
+			t.Errorf("pickup change of a trapped hold:\n%s", txt)
+		}
+	})
+
+	t.Run("Cancel", func(t *testing.T) {
+		txt := text(e.follow(t, c, e.post(t, c, path+"/cancel", nil)).Body)
+		if !strings.Contains(txt, "Your hold on The Left Hand of Darkness is cancelled.") || !strings.Contains(txt, "You have no holds.") {
+			t.Errorf("cancel:\n%s", txt)
+		}
+		r := e.post(t, c, path+"/cancel", nil)
+		if r.Status != http.StatusConflict {
+			t.Errorf("cancel again: %d", r.Status)
+		}
+	})
+
+	t.Run("ErrExpiredCard", func(t *testing.T) {
+		x := e.client()
+		e.signIn(t, x, "P0004")
+		r := e.post(t, x, "/records/"+rec+"/hold", url.Values{"pickup": {"CEN"}})
+		if r.Status != http.StatusConflict || !strings.Contains(text(r.Body), "Your card expired on") {
+			t.Errorf("expired card: %d\n%s", r.Status, text(r.Body))
+		}
+	})
+}
+
+// openHold returns the id of the patron's open hold on the record.
+func (e *testEnv) openHold(t testing.TB, card, record string) int64 {
+	t.Helper()
+	var id int64
+	err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT h.id FROM holds h JOIN patrons p ON p.id = h.patron_id
+			WHERE p.card = ? AND h.record_id = ? AND h.status IN ('queued', 'in_transit', 'waiting')`, card, record).Scan(&id)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestPINChange(t *testing.T) {
+	e := newEnv(t)
+	c, elsewhere := e.client(), e.client()
+	e.signIn(t, c, "P0001")
+	e.signIn(t, elsewhere, "P0001")
+	for _, tc := range []struct {
+		name  string
+		form  url.Values
+		field string
+	}{
+		{"ErrWrongCurrent", url.Values{"current": {"0000"}, "new": {"5678"}, "confirm": {"5678"}}, "pin-current-error"},
+		{"ErrMismatch", url.Values{"current": {"1234"}, "new": {"5678"}, "confirm": {"5679"}}, "pin-confirm-error"},
+		{"ErrTooShort", url.Values{"current": {"1234"}, "new": {"12"}, "confirm": {"12"}}, "pin-new-error"},
+		{"ErrSpaces", url.Values{"current": {"1234"}, "new": {"12 34"}, "confirm": {"12 34"}}, "pin-new-error"},
+		{"ErrSame", url.Values{"current": {"1234"}, "new": {"1234"}, "confirm": {"1234"}}, "pin-new-error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.post(t, c, "/account/pin", tc.form)
+			if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, `id="`+tc.field+`"`) {
+				t.Errorf("%d, want 422 with %s\n%s", r.Status, tc.field, text(r.Body))
+			}
+		})
+	}
+	t.Run("OK", func(t *testing.T) {
+		r := e.follow(t, c, e.post(t, c, "/account/pin", url.Values{"current": {"1234"}, "new": {"5678"}, "confirm": {"5678"}}))
+		if !strings.Contains(text(r.Body), "Your PIN is changed.") {
+			t.Fatalf("PIN change:\n%s", text(r.Body))
+		}
+		if r := e.get(t, elsewhere, "/account"); r.Status != http.StatusSeeOther {
+			t.Errorf("the other session survived the PIN change: %d", r.Status)
+		}
+		if r := e.post(t, e.client(), "/signin", url.Values{"card": {"P0001"}, "pin": {"1234"}}); r.Status != http.StatusUnauthorized {
+			t.Errorf("old PIN: %d", r.Status)
+		}
+		if r := e.post(t, e.client(), "/signin", url.Values{"card": {"P0001"}, "pin": {"5678"}}); r.Status != http.StatusSeeOther {
+			t.Errorf("new PIN: %d", r.Status)
+		}
+	})
+}
+
+func TestFines(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	e.signIn(t, c, "P0002")
+	txt := text(e.get(t, c, "/account").Body)
+	if !strings.Contains(txt, "You owe 12.50") {
+		t.Errorf("My account of a patron with fines:\n%s", txt)
+	}
+	r := e.get(t, c, "/account/fines")
+	txt = text(r.Body)
+	if r.Status != http.StatusOK || !strings.Contains(txt, "Overdue fine") || !strings.Contains(txt, "You owe 12.50") {
+		t.Errorf("fines page: %d\n%s", r.Status, txt)
+	}
+	if strings.Count(r.Body, "<form") != 1 || !strings.Contains(r.Body, `action="/signout"`) {
+		t.Error("the fines page offers a payment form: fines are view only")
+	}
+}

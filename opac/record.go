@@ -1,0 +1,99 @@
+package opac
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
+)
+
+// RecordView is a record page.
+type RecordView struct {
+	Record *catalog.Record
+	// Copies are the copies a patron may see: all but the withdrawn.
+	Copies []catalog.CopyStatus
+	// Queue is how many holds are open on the record.
+	Queue int
+	// Holdable: at least one copy can be lent, so a hold can be filled.
+	Holdable  bool
+	Permalink string
+}
+
+// pathID reads the {id} of the URL; anything but a positive number is a 404.
+func pathID(r *http.Request, what string) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no %s at %s.", what, r.URL.Path)
+	}
+	return id, nil
+}
+
+// baseURL is the site's address for permanent links: Config.BaseURL, else the
+// request's own scheme and host.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.cfg.BaseURL != "" {
+		return s.cfg.BaseURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// copyStatus is how a patron reads a copy that is not on the shelf.
+func copyStatus(p *Page, c catalog.CopyStatus) string {
+	switch c.Status {
+	case catalog.StatusOnLoan:
+		if c.DueAt.Valid {
+			return "On loan until " + p.Day(c.DueAt.Time)
+		}
+		return "On loan"
+	case catalog.StatusOnHoldShelf:
+		return "On the hold shelf for another reader"
+	case catalog.StatusInTransit:
+		return "On its way between libraries"
+	}
+	return "Not available"
+}
+
+func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "record")
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &RecordView{}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		var copies []catalog.CopyStatus
+		if v.Record, copies, err = catalog.FindRecord(tx, id); err != nil {
+			return err
+		}
+		for _, c := range copies {
+			if c.Status == catalog.StatusWithdrawn {
+				continue
+			}
+			v.Copies = append(v.Copies, c)
+			v.Holdable = v.Holdable || !c.NotForLoan
+		}
+		v.Queue, err = holds.QueueLength(tx, id)
+		return err
+	})
+	if err != nil {
+		if stacks.ErrorCode(err) == stacks.ENOTFOUND {
+			err = stacks.Errorf(stacks.ENOTFOUND, "The catalogue has no record %d. It may have been removed: search for the title instead.", id)
+		}
+		s.Error(w, r, err)
+		return
+	}
+	v.Permalink = s.baseURL(r) + recordURL(id)
+	p := s.page(r, v.Record.Title, "search")
+	p.Canonical = v.Permalink
+	s.render(w, r, http.StatusOK, RecordPage(p, v))
+}

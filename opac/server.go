@@ -1,0 +1,444 @@
+// Package opac serves the patrons' catalogue (the OPAC) and My account on a
+// listener of its own: public search and record pages, sign-in with a card
+// number and PIN, loans, holds, fines and the PIN, and OAI-PMH for discovery
+// layers at /oai.
+//
+// It is a separate audience from the staff site (package web) with a separate
+// threat model, so it has its own router, session cookie and table, and
+// Content-Security-Policy, and it imports nothing of package web: no staff route
+// can be mounted here by accident (TestNoStaffRoutes proves it). Domain work is
+// done by the domain packages, so the desk's rules and messages apply; this
+// package words them for patrons.
+package opac
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/alexedwards/scs/v2"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// Config configures a Server.
+type Config struct {
+	DB     *db.DB
+	Logger *slog.Logger
+	// AccessLog, if set, logs one line per request.
+	AccessLog *slog.Logger
+	// IdleTimeout signs a patron out after this long without a request (default
+	// 15 minutes: patrons use shared computers in the library).
+	IdleTimeout time.Duration
+	// SessionLifetime is the absolute lifetime of a sign-in (default 4 h).
+	SessionLifetime time.Duration
+	// SecureCookies marks the session cookie Secure (set when served over TLS).
+	SecureCookies bool
+	// Preferences, if set, is shared with the staff site, so that an
+	// administrator's change shows here at once; nil reads them per request.
+	Preferences *library.PreferenceCache
+	// SearchTimeout bounds each catalogue search (default 2 s).
+	SearchTimeout time.Duration
+	// BaseURL is the site's address as patrons and harvesters reach it, such as
+	// "https://catalogue.example.org", for permanent links and the OAI-PMH base
+	// URL; empty: taken from each request.
+	BaseURL string
+	// RepositoryID is the repository identifier of OAI-PMH identifiers
+	// ("oai:<RepositoryID>:<record id>"); empty: the BaseURL's host, else
+	// "stacks".
+	RepositoryID string
+	// AdminEmail is the address OAI-PMH's Identify gives for the repository's
+	// administrator (the protocol requires one); empty: an address under
+	// ".invalid", which a site should replace.
+	AdminEmail string
+	// OAIPageSize is how many records a ListRecords page holds (default 100, at
+	// most 1000); a ListIdentifiers page holds five times as many.
+	OAIPageSize int
+}
+
+// Server is the patrons' web application.
+type Server struct {
+	DB       *db.DB
+	Logger   *slog.Logger
+	Circ     *circulation.Service
+	SignIn   *patrons.SignIn
+	Sessions *scs.SessionManager
+
+	cfg   Config
+	prefs *library.PreferenceCache
+
+	handlerOnce sync.Once
+	handler     http.Handler
+}
+
+// Defaults of Config.
+const (
+	DefaultIdleTimeout     = 15 * time.Minute
+	DefaultSessionLifetime = 4 * time.Hour
+	DefaultSearchTimeout   = 2 * time.Second
+)
+
+// CookieName is the patrons' session cookie: not the staff site's, so that the
+// two sites never read each other's sessions even on one host name.
+const CookieName = "stacks_opac"
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.SessionLifetime <= 0 {
+		cfg.SessionLifetime = DefaultSessionLifetime
+	}
+	if cfg.SearchTimeout <= 0 {
+		cfg.SearchTimeout = DefaultSearchTimeout
+	}
+	if cfg.OAIPageSize <= 0 || cfg.OAIPageSize > 1000 {
+		cfg.OAIPageSize = 100
+	}
+	prefs := cfg.Preferences
+	if prefs == nil {
+		prefs = library.NewPreferenceCache(false)
+	}
+	sm := scs.New()
+	sm.Store = &sessionStore{db: cfg.DB}
+	sm.Codec = sessionCodec{}
+	sm.Lifetime = cfg.SessionLifetime
+	// The idle timeout is a "seen" stamp refreshed at most once a minute
+	// (currentPatron), not scs's, which would rewrite the session every request.
+	sm.IdleTimeout = 0
+	sm.Cookie.Name = CookieName
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Secure = cfg.SecureCookies
+	sm.Cookie.Path = "/"
+	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
+		cfg.Logger.Error("opac session", "err", err, "path", r.URL.Path)
+		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
+	}
+	return &Server{
+		DB:       cfg.DB,
+		Logger:   cfg.Logger,
+		Circ:     circulation.NewService(cfg.DB, prefs),
+		SignIn:   patrons.NewSignIn(cfg.DB),
+		Sessions: sm,
+		cfg:      cfg,
+		prefs:    prefs,
+	}
+}
+
+// ServeHTTP serves a request through the full middleware stack.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handlerOnce.Do(func() { s.handler = s.Handler() })
+	s.handler.ServeHTTP(w, r)
+}
+
+// Handler builds the router with every route and middleware. Cross-origin form
+// posts are refused (Go's CrossOriginProtection, as on the staff site), which
+// protects every POST from cross-site request forgery; harvesters and other
+// clients that send no browser headers are let through.
+func (s *Server) Handler() http.Handler {
+	return http.NewCrossOriginProtection().Handler(s.Router())
+}
+
+// PublicRoutes are the routes anyone may use without signing in, as "METHOD
+// pattern": the catalogue, sign-in, OAI-PMH and the assets. Every other route
+// needs a signed-in patron (TestRoutesNeedSession walks the router to prove it).
+var PublicRoutes = map[string]bool{
+	"GET /healthz":      true,
+	"GET /static/*":     true,
+	"HEAD /static/*":    true,
+	"GET /favicon.ico":  true,
+	"GET /oai":          true,
+	"POST /oai":         true,
+	"GET /":             true,
+	"GET /search":       true,
+	"GET /records/{id}": true,
+	"GET /signin":       true,
+	"POST /signin":      true,
+	"POST /signout":     true,
+}
+
+// Router returns the chi router (exported for tests that walk every route).
+func (s *Server) Router() chi.Router {
+	r := chi.NewRouter()
+	r.Use(serverTiming)
+	r.Use(middleware.RequestID)
+	if s.cfg.AccessLog != nil {
+		r.Use(accessLog(s.cfg.AccessLog))
+	}
+	r.Use(s.recoverer)
+	r.Use(securityHeaders)
+	r.Use(limitBody)
+
+	r.Get("/healthz", s.handleHealthz)
+	r.Get("/static/*", staticHandler().ServeHTTP)
+	r.Head("/static/*", staticHandler().ServeHTTP)
+	r.Get("/favicon.ico", faviconHandler())
+	r.Get("/oai", s.handleOAI)
+	r.Post("/oai", s.handleOAI)
+
+	r.Group(func(r chi.Router) {
+		r.Use(noStore)
+		r.Use(s.Sessions.LoadAndSave)
+		r.Use(s.loadPatron)
+		r.Get("/", s.handleHome)
+		r.Get("/search", s.handleSearch)
+		r.Get("/records/{id}", s.handleRecord)
+		r.Get("/signin", s.handleSignInForm)
+		r.Post("/signin", s.handleSignIn)
+		r.Post("/signout", s.handleSignOut)
+
+		r.Group(func(r chi.Router) {
+			r.Use(s.requirePatron)
+			r.Get("/records/{id}/hold", s.handlePlaceHoldForm)
+			r.Post("/records/{id}/hold", s.handlePlaceHold)
+			r.Get("/account", s.handleAccount)
+			r.Post("/account/renew", s.handleRenew)
+			r.Post("/account/holds/{id}/cancel", s.handleHoldCancel)
+			r.Post("/account/holds/{id}/suspend", s.handleHoldSuspend)
+			r.Post("/account/holds/{id}/resume", s.handleHoldResume)
+			r.Post("/account/holds/{id}/pickup", s.handleHoldPickup)
+			r.Get("/account/fines", s.handleFines)
+			r.Get("/account/pin", s.handlePINForm)
+			r.Post("/account/pin", s.handlePINChange)
+		})
+		r.NotFound(s.handleNotFound)
+		r.MethodNotAllowed(s.handleMethodNotAllowed)
+	})
+	return r
+}
+
+// Session keys.
+const (
+	sessPatronID = "pid"
+	sessSeen     = "seen"
+	sessFlash    = "flash"
+)
+
+// seenRefresh is how stale the "seen" stamp may get before a request rewrites it.
+const seenRefresh = time.Minute
+
+type patronKey struct{}
+
+// patronFrom returns the signed-in patron, or nil.
+func patronFrom(ctx context.Context) *patrons.Patron {
+	p, _ := ctx.Value(patronKey{}).(*patrons.Patron)
+	return p
+}
+
+// loadPatron puts the signed-in patron, if any, in the request's context,
+// enforcing the idle timeout: one statement for a signed-in patron, none for
+// anyone else.
+func (s *Server) loadPatron(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		pid := s.Sessions.GetInt64(ctx, sessPatronID)
+		if pid == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		now := s.DB.Now()
+		seen := time.Unix(s.Sessions.GetInt64(ctx, sessSeen), 0)
+		if now.Sub(seen) > s.cfg.IdleTimeout {
+			if err := s.Sessions.Destroy(ctx); err != nil {
+				s.Error(w, r, err)
+				return
+			}
+			if !(r.Method == http.MethodPost && r.URL.Path == "/signin") {
+				s.flash(r, "info", "You were signed out after a while without activity. Please sign in again.")
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		var p *patrons.Patron
+		err := s.DB.ReadOne(ctx, func(tx *db.Tx) error {
+			var err error
+			p, err = patrons.FindByID(tx, pid)
+			return err
+		})
+		if stacks.ErrorCode(err) == stacks.ENOTFOUND {
+			if err := s.Sessions.Destroy(ctx); err != nil {
+				s.Error(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		} else if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		if now.Sub(seen) > seenRefresh {
+			s.Sessions.Put(ctx, sessSeen, now.Unix())
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, patronKey{}, p)))
+	})
+}
+
+// requirePatron lets a signed-in patron through and sends anyone else to the
+// sign-in page, remembering the page they asked for.
+func (s *Server) requirePatron(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if patronFrom(r.Context()) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		target := "/signin"
+		if r.Method == http.MethodGet {
+			target += "?next=" + urlQueryEscape(r.URL.RequestURI())
+		}
+		http.Redirect(w, r, target, http.StatusSeeOther)
+	})
+}
+
+// actor is the signed-in patron as the actor of audited writes: renewals and
+// holds made online are audited as "opac:<card>", at the patron's home branch
+// (a renewal's new due date follows that branch's calendar).
+func actor(p *patrons.Patron) stacks.Actor {
+	return stacks.Actor{Name: "opac:" + p.Card, BranchID: p.HomeBranchID}
+}
+
+// flash queues a message for the next page this session sees.
+func (s *Server) flash(r *http.Request, kind, text string) {
+	var fs []Flash
+	if v, ok := s.Sessions.Get(r.Context(), sessFlash).([]Flash); ok {
+		fs = v
+	}
+	s.Sessions.Put(r.Context(), sessFlash, append(fs, Flash{Kind: kind, Text: text}))
+}
+
+// page returns the layout model for the request, taking any queued flashes.
+func (s *Server) page(r *http.Request, title, nav string) *Page {
+	p := &Page{Title: title, Nav: nav, Patron: patronFrom(r.Context()), LibraryName: "Stacks", Location: time.UTC}
+	if prefs, err := s.preferences(r.Context()); err == nil {
+		p.LibraryName, p.Location = prefs.LibraryName, prefs.Location
+	} else {
+		s.Logger.Error("read preferences", "err", err)
+	}
+	if s.Sessions.Exists(r.Context(), sessFlash) {
+		if fs, ok := s.Sessions.Pop(r.Context(), sessFlash).([]Flash); ok {
+			p.Flashes = fs
+		}
+	}
+	return p
+}
+
+func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
+	return s.prefs.Get(ctx, s.DB)
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// render writes component c with the given status, rendered whole first so that
+// a template error becomes a clean 500.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	if err := c.Render(r.Context(), buf); err != nil {
+		s.Logger.Error("render", "path", r.URL.Path, "err", err)
+		http.Error(w, "The page could not be shown; the problem has been logged.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// errorStatus maps an error code to an HTTP status.
+func errorStatus(code string) int {
+	switch code {
+	case stacks.EINVALID:
+		return http.StatusUnprocessableEntity
+	case stacks.ENOTFOUND:
+		return http.StatusNotFound
+	case stacks.ECONFLICT:
+		return http.StatusConflict
+	case stacks.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case stacks.EFORBIDDEN:
+		return http.StatusForbidden
+	case stacks.ETOOMANY:
+		return http.StatusTooManyRequests
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// Error shows err as a page: its message for our own errors, a generic one (and
+// a log line) for anything else. Never a stack trace.
+func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	code := stacks.ErrorCode(err)
+	status := errorStatus(code)
+	msg := stacks.ErrorMessage(err)
+	if code == stacks.EINTERNAL {
+		s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		msg = "Something went wrong on our side; the problem has been logged. Please try again in a moment."
+	}
+	s.render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), msg))
+}
+
+// errNoSuchPage is the 404 for a path the site does not have.
+func errNoSuchPage(path string) error {
+	return stacks.Errorf(stacks.ENOTFOUND, "There is no page at %s. Search the catalogue, or go to the start page.", path)
+}
+
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	s.Error(w, r, errNoSuchPage(r.URL.Path))
+}
+
+func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	w.Write([]byte("That action is not allowed on this page.\n"))
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		var one int
+		return tx.QueryRow(`SELECT 1`).Scan(&one)
+	})
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		s.Logger.Error("health check", "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte("database unavailable\n"))
+		return
+	}
+	w.Write([]byte("ok\n"))
+}
+
+// recoverer turns a panic into a logged 500; the process keeps serving.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.Logger.Error("panic in handler", "method", r.Method, "path", r.URL.Path,
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.WriteHeader(http.StatusInternalServerError)
+				fmt.Fprintln(w, "Something went wrong on our side; the problem has been logged. Please try again.")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,147 @@
+package opac
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+)
+
+// sessionStore keeps patrons' sessions in the opac_sessions table (migration
+// 0011): not the staff sessions table, so that no patron token is ever looked up
+// as a staff session. Like the staff store it keeps the SHA-256 of each token,
+// never the token.
+type sessionStore struct {
+	db *db.DB
+}
+
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// FindCtx implements scs.CtxStore.
+func (s *sessionStore) FindCtx(ctx context.Context, token string) (b []byte, found bool, err error) {
+	err = s.db.ReadOne(ctx, func(tx *db.Tx) error {
+		err := tx.QueryRow(`SELECT data FROM opac_sessions WHERE token_hash = ? AND expiry > ?`,
+			tokenHash(token), db.FormatTime(time.Now())).Scan(&b)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	return b, found, err
+}
+
+// CommitCtx implements scs.CtxStore.
+func (s *sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	return s.db.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO opac_sessions (token_hash, data, expiry) VALUES (?, ?, ?)
+			ON CONFLICT (token_hash) DO UPDATE SET data = excluded.data, expiry = excluded.expiry`,
+			tokenHash(token), b, db.FormatTime(expiry))
+		return err
+	})
+}
+
+// DeleteCtx implements scs.CtxStore.
+func (s *sessionStore) DeleteCtx(ctx context.Context, token string) error {
+	return s.db.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`DELETE FROM opac_sessions WHERE token_hash = ?`, tokenHash(token))
+		return err
+	})
+}
+
+// Find implements scs.Store.
+func (s *sessionStore) Find(token string) ([]byte, bool, error) {
+	return s.FindCtx(context.Background(), token)
+}
+
+// Commit implements scs.Store.
+func (s *sessionStore) Commit(token string, b []byte, expiry time.Time) error {
+	return s.CommitCtx(context.Background(), token, b, expiry)
+}
+
+// Delete implements scs.Store.
+func (s *sessionStore) Delete(token string) error {
+	return s.DeleteCtx(context.Background(), token)
+}
+
+// endSessionsOf deletes every session signed in as patron pid, in tx: a changed
+// PIN signs the patron out everywhere else.
+func endSessionsOf(tx *db.Tx, pid int64) error {
+	_, err := tx.Exec(`DELETE FROM opac_sessions WHERE
+		CASE WHEN json_valid(CAST(data AS TEXT)) THEN json_extract(CAST(data AS TEXT), '$.i.`+sessPatronID+`') END = ?`, pid)
+	return err
+}
+
+// DeleteExpiredSessions removes expired patrons' sessions; the server runs it
+// periodically.
+func DeleteExpiredSessions(ctx context.Context, d *db.DB) (int64, error) {
+	var n int64
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		res, err := tx.Exec(`DELETE FROM opac_sessions WHERE expiry <= ?`, db.FormatTime(time.Now()))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// sessionCodec stores a session as a small JSON document (numbers and flash
+// messages are all a patron's session holds); scs's gob codec is much slower.
+type sessionCodec struct{}
+
+type sessionData struct {
+	Deadline time.Time          `json:"d"`
+	Ints     map[string]int64   `json:"i,omitempty"`
+	Flashes  map[string][]Flash `json:"f,omitempty"`
+}
+
+func (sessionCodec) Encode(deadline time.Time, values map[string]any) ([]byte, error) {
+	d := sessionData{Deadline: deadline}
+	for k, v := range values {
+		switch v := v.(type) {
+		case int64:
+			if d.Ints == nil {
+				d.Ints = map[string]int64{}
+			}
+			d.Ints[k] = v
+		case []Flash:
+			if d.Flashes == nil {
+				d.Flashes = map[string][]Flash{}
+			}
+			d.Flashes[k] = v
+		default:
+			return nil, fmt.Errorf("session value %q: type %T is not stored by sessionCodec", k, v)
+		}
+	}
+	return json.Marshal(d)
+}
+
+func (sessionCodec) Decode(b []byte) (time.Time, map[string]any, error) {
+	if !bytes.HasPrefix(b, []byte("{")) {
+		return time.Time{}, nil, errors.New("opac session: not JSON")
+	}
+	var d sessionData
+	if err := json.Unmarshal(b, &d); err != nil {
+		return time.Time{}, nil, err
+	}
+	values := make(map[string]any, len(d.Ints)+len(d.Flashes))
+	for k, v := range d.Ints {
+		values[k] = v
+	}
+	for k, v := range d.Flashes {
+		values[k] = v
+	}
+	return d.Deadline, values, nil
+}

@@ -1,0 +1,207 @@
+package patrons
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/staff"
+)
+
+// SignIn lets patrons sign in to the patrons' catalogue with their card number
+// and PIN, throttled as staff sign-in is (staff.Service.Authenticate, the lessons
+// of issue 13): every attempt is counted, per card and per address, before its
+// PIN is compared, in the same write transaction that checks the lock; one
+// attempt per card and a few per address are compared at a time; the
+// comparisons run on the bounded pool of package passwords. A four-digit PIN
+// is quickly guessed otherwise.
+//
+// The counts live in login_throttle, under keys of their own ("card:" and
+// "opac:" for the address), so that patrons' failures never lock a staff account
+// or a desk computer's address, nor the reverse.
+type SignIn struct {
+	DB       *db.DB
+	Throttle staff.Throttle
+
+	inFlight passwords.Gate
+}
+
+// NewSignIn returns a SignIn with staff sign-in's default throttle: five wrong
+// PINs within fifteen minutes lock a card for fifteen minutes, twenty lock an
+// address.
+func NewSignIn(d *db.DB) *SignIn { return &SignIn{DB: d, Throttle: staff.DefaultThrottle} }
+
+// ErrSignIn is the one answer for an unknown card, a wrong PIN and a card
+// without a PIN: a stranger learns nothing of which cards exist.
+var ErrSignIn = stacks.Errorf(stacks.EUNAUTHORIZED, "The card number or PIN is not right. Check them and try again; if you have no PIN yet, ask at the desk.")
+
+var errSignInBusy = stacks.Errorf(stacks.ETOOMANY, "A sign-in for this card is already being checked. Wait a moment and try again.")
+
+// possibleCard reports whether s can be a card number: 1 to 64 bytes of text
+// without spaces or control characters.
+func possibleCard(s string) bool {
+	return s != "" && len(s) <= 64 && utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
+}
+
+// Authenticate checks a card number and PIN from the address addr and returns the
+// patron's id. A failure runs the same statements whether the card exists or not,
+// and compares against a dummy hash when there is no PIN to compare.
+func (s *SignIn) Authenticate(ctx context.Context, card, pin, addr string) (int64, error) {
+	card = normalizeCard(card)
+	if card == "" || pin == "" {
+		return 0, stacks.Errorf(stacks.EINVALID, "Enter your card number and PIN.")
+	}
+	if len(pin) > 72 {
+		return 0, ErrSignIn
+	}
+	cardKey := "card:" + card
+	if !possibleCard(card) {
+		cardKey = "card:(not a card)"
+	}
+	keys := []string{cardKey, "opac:" + addr}
+	t := s.Throttle
+	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
+		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
+		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
+	if !ok {
+		return 0, errSignInBusy
+	}
+	defer leave()
+
+	if err := s.DB.Read(ctx, func(tx *db.Tx) error { return s.checkLocked(tx, keys) }); err != nil {
+		return 0, err
+	}
+	var (
+		id   int64
+		hash string
+	)
+	err := s.DB.Write(ctx, func(tx *db.Tx) error {
+		if err := s.checkLocked(tx, keys); err != nil {
+			return err
+		}
+		if err := s.recordFailure(tx, keys); err != nil {
+			return fmt.Errorf("count sign-in attempt: %w", err)
+		}
+		err := tx.QueryRow(`SELECT id, pin_hash FROM patrons WHERE card = ?`, card).Scan(&id, &hash)
+		if errors.Is(err, sql.ErrNoRows) {
+			id, hash = 0, ""
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	// staff.CheckPassword compares an empty hash against a dummy one: the time
+	// taken does not tell which cards exist or have a PIN.
+	match, err := staff.CheckPassword(ctx, hash, pin)
+	if err != nil {
+		return 0, err
+	}
+	if !match || id == 0 {
+		return 0, ErrSignIn
+	}
+	err = s.DB.Write(ctx, func(tx *db.Tx) error {
+		if err := s.clearAttempt(tx, keys); err != nil {
+			return err
+		}
+		return tx.Audit(stacks.Actor{Name: "opac:" + card}, "patron.signin", "patron", id, "from "+addr)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("record sign-in: %w", err)
+	}
+	return id, nil
+}
+
+// CheckCurrentPIN checks a signed-in patron's current PIN (before a change),
+// counted and throttled like a sign-in: a stolen session cannot guess the PIN
+// faster than a stranger could.
+func (s *SignIn) CheckCurrentPIN(ctx context.Context, patronID int64, pin, addr string) error {
+	var card string
+	err := s.DB.ReadOne(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT card FROM patrons WHERE id = ?`, patronID).Scan(&card)
+	})
+	if err != nil {
+		return fmt.Errorf("find card of patron %d: %w", patronID, err)
+	}
+	id, err := s.Authenticate(ctx, card, pin, addr)
+	if err != nil {
+		if stacks.ErrorCode(err) == stacks.EUNAUTHORIZED || stacks.ErrorCode(err) == stacks.EINVALID {
+			return stacks.FieldErrorf("current", stacks.EINVALID, "Your current PIN is not right. Type it again.")
+		}
+		return err
+	}
+	if id != patronID {
+		return stacks.FieldErrorf("current", stacks.EINVALID, "Your current PIN is not right. Type it again.")
+	}
+	return nil
+}
+
+func (s *SignIn) checkLocked(tx *db.Tx, keys []string) error {
+	rows, err := tx.Query(`SELECT key, locked_until FROM login_throttle WHERE key IN (?, ?) AND locked_until IS NOT NULL`, keys[0], keys[1])
+	if err != nil {
+		return fmt.Errorf("read login throttle: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var until db.Time
+		if err := rows.Scan(&key, &until); err != nil {
+			return err
+		}
+		if wait := until.Sub(tx.Now()); wait > 0 {
+			mins := max(int(wait.Round(time.Minute)/time.Minute), 1)
+			what := "this card"
+			if strings.HasPrefix(key, "opac:") {
+				what = "this computer"
+			}
+			return stacks.Errorf(stacks.ETOOMANY, "Too many wrong PINs for %s. Wait %d minute(s) and try again, or ask at the desk.", what, mins)
+		}
+	}
+	return rows.Err()
+}
+
+// recordFailure counts an attempt under each key before its PIN is compared,
+// and locks a key that reaches its limit (as staff.Service does).
+func (s *SignIn) recordFailure(tx *db.Tx, keys []string) error {
+	now := tx.Now()
+	windowStart := db.FormatTime(now.Add(-s.Throttle.Window))
+	lockUntil := db.FormatTime(now.Add(s.Throttle.Lockout))
+	for i, key := range keys {
+		limit := s.Throttle.MaxFailures
+		if i == 1 {
+			limit = s.Throttle.MaxAddrFailures
+		}
+		// One statement a key: the count, and the lock when the count reaches
+		// the limit.
+		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
+			VALUES (?1, 1, ?2, CASE WHEN 1 >= ?4 THEN ?5 END)
+			ON CONFLICT (key) DO UPDATE SET
+				failures = CASE WHEN login_throttle.first_at < ?3 THEN 1 ELSE login_throttle.failures + 1 END,
+				first_at = CASE WHEN login_throttle.first_at < ?3 THEN excluded.first_at ELSE login_throttle.first_at END,
+				locked_until = CASE WHEN (CASE WHEN login_throttle.first_at < ?3 THEN 1 ELSE login_throttle.failures + 1 END) >= ?4 THEN ?5 END`,
+			key, db.FormatTime(now), windowStart, limit, lockUntil)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clearAttempt takes back the count of an attempt that succeeded.
+func (s *SignIn) clearAttempt(tx *db.Tx, keys []string) error {
+	if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, keys[0]); err != nil {
+		return err
+	}
+	_, err := tx.Exec(`UPDATE login_throttle SET failures = max(failures - 1, 0),
+			locked_until = CASE WHEN failures - 1 >= ? THEN locked_until END
+		WHERE key = ?`, s.Throttle.MaxAddrFailures, keys[1])
+	return err
+}

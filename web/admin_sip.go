@@ -1,0 +1,427 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
+	"github.com/stacks-ils/stacks/sip"
+)
+
+// AdminSIPView is the SIP accounts page: the accounts self-check machines and
+// sorters log in with, the form that adds one, and the lockouts running.
+type AdminSIPView struct {
+	Accounts []sip.Account
+	Branches []library.Branch
+	Lockouts []AdminSIPLockout
+	// Add is the new-account form, as typed (but the password).
+	Add sip.NewAccount
+	// Errors are keyed by field of the add form: "username", "password",
+	// "institution", "branch".
+	Errors FormErrors
+	Loc    *time.Location
+}
+
+// AdminSIPLockout is a lockout as the page shows it.
+type AdminSIPLockout struct {
+	sip.Lockout
+	// Who is the account's username for a login lockout, or the patron's card
+	// and name for a PIN lockout.
+	Who string
+	// Locked is true while the lockout runs; false while failures are counted.
+	Locked bool
+}
+
+func (s *Server) renderAdminSIP(w http.ResponseWriter, r *http.Request, status int, change func(*AdminSIPView)) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := AdminSIPView{Errors: FormErrors{}, Loc: prefs.Location}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		if v.Accounts, err = sip.ListAccounts(tx); err != nil {
+			return err
+		}
+		if v.Branches, err = library.ListBranches(tx); err != nil {
+			return err
+		}
+		v.Lockouts, err = adminSIPLockouts(tx)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if len(v.Branches) > 0 {
+		v.Add.BranchCode = v.Branches[0].Code
+	}
+	if change != nil {
+		change(&v)
+	}
+	s.render(w, r, status, AdminSIPPage(s.page(r, "SIP accounts", "admin"), &v))
+}
+
+// adminSIPLockouts reads the lockouts and names who each is about: the patrons of
+// PIN lockouts are read in one statement.
+func adminSIPLockouts(tx *db.Tx) ([]AdminSIPLockout, error) {
+	list, err := sip.ListLockouts(tx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, l := range list {
+		if id, err := strconv.ParseInt(l.Subject, 10, 64); l.Kind == "pin" && err == nil && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	found, err := patrons.FindByIDs(tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	now := tx.Now()
+	out := make([]AdminSIPLockout, len(list))
+	for i, l := range list {
+		out[i] = AdminSIPLockout{Lockout: l, Who: l.Subject, Locked: l.Locked(now)}
+		if l.Kind != "pin" {
+			continue
+		}
+		id, _ := strconv.ParseInt(l.Subject, 10, 64)
+		if p, ok := found[id]; ok {
+			out[i].Who = p.Card + " " + p.FirstName + " " + p.Surname
+		} else {
+			out[i].Who = "a patron since deleted (id " + l.Subject + ")"
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) handleAdminSIP(w http.ResponseWriter, r *http.Request) {
+	s.renderAdminSIP(w, r, http.StatusOK, nil)
+}
+
+// handleAdminSIPCreate adds an account. A refused field shows the form again with
+// what was typed (but the password) and the message beside the field.
+func (s *Server) handleAdminSIPCreate(w http.ResponseWriter, r *http.Request) {
+	n := sip.NewAccount{
+		Username:    strings.TrimSpace(r.PostFormValue("username")),
+		Password:    r.PostFormValue("password"),
+		Institution: strings.TrimSpace(r.PostFormValue("institution")),
+		BranchCode:  r.PostFormValue("branch"),
+	}
+	// Hash before the write transaction: bcrypt takes tens of milliseconds, which
+	// every desk's and terminal's writes would wait for.
+	var (
+		a   *sip.Account
+		err error
+	)
+	n.PasswordHash, err = sip.HashAccountPassword(n.Password)
+	if err == nil {
+		err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+			a, err = sip.CreateAccount(tx, userFrom(r.Context()).Actor(), n)
+			return err
+		})
+	}
+	if field := stacks.ErrorField(err); err != nil && field != "" {
+		s.renderAdminSIP(w, r, http.StatusUnprocessableEntity, func(v *AdminSIPView) {
+			n.Password, n.PasswordHash = "", ""
+			v.Add = n
+			v.Errors[field] = stacks.ErrorMessage(err)
+		})
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "SIP account "+a.Username+" created for institution "+a.Institution+" at "+a.BranchName+". Open it in the list to change its settings.")
+	http.Redirect(w, r, "/admin/sip", http.StatusSeeOther)
+}
+
+// AdminSIPForm is an account's settings form, as typed, so that a refused form
+// comes back unchanged with the messages beside the fields.
+type AdminSIPForm struct {
+	Account           *sip.Account
+	Branches          []library.Branch
+	Institution       string
+	BranchCode        string
+	CheckedInOK       bool
+	HoldItems         sip.HoldItems
+	UseServerBins     bool
+	SortBins          string
+	Denied            []string
+	ContactWithoutPIN bool
+	// Errors are keyed by field: "institution", "branch", "hold_items",
+	// "sort_bins", "denied", and "password" for the reset form.
+	Errors FormErrors
+	Loc    *time.Location
+}
+
+// Allows reports whether the form has message id allowed (its box checked).
+func (f *AdminSIPForm) Allows(id string) bool { return !slices.Contains(f.Denied, id) }
+
+// newAdminSIPForm fills the form from the stored account.
+func newAdminSIPForm(a *sip.Account) AdminSIPForm {
+	return AdminSIPForm{
+		Account:           a,
+		Institution:       a.Institution,
+		BranchCode:        a.BranchCode,
+		CheckedInOK:       a.Settings.CheckedInOK,
+		HoldItems:         a.Settings.HoldItems,
+		UseServerBins:     a.Settings.SortBins == nil,
+		SortBins:          a.Settings.SortBins.String(),
+		Denied:            a.Settings.Denied,
+		ContactWithoutPIN: a.Settings.ContactWithoutPIN,
+		Errors:            FormErrors{},
+	}
+}
+
+// parseAdminSIPForm reads the posted settings into the form (over the stored
+// account's) and the update to save. A message is denied when its box is not
+// checked: the form lists every one sip.Messages has.
+func parseAdminSIPForm(r *http.Request, f *AdminSIPForm) sip.AccountUpdate {
+	f.Institution = strings.TrimSpace(r.PostFormValue("institution"))
+	f.BranchCode = r.PostFormValue("branch")
+	f.CheckedInOK = r.PostFormValue("checked_in_ok") == "1"
+	f.HoldItems = sip.HoldItems(r.PostFormValue("hold_items"))
+	f.UseServerBins = r.PostFormValue("sort_bins_source") != "own"
+	f.SortBins = strings.TrimSpace(r.PostFormValue("sort_bins"))
+	f.ContactWithoutPIN = r.PostFormValue("contact_without_pin") == "1"
+	allowed := r.PostForm["allowed"]
+	f.Denied = nil
+	for _, m := range sip.Messages {
+		if !slices.Contains(allowed, m.ID) {
+			f.Denied = append(f.Denied, m.ID)
+		}
+	}
+	return sip.AccountUpdate{
+		Institution: f.Institution,
+		BranchCode:  f.BranchCode,
+		Settings: sip.Settings{
+			CheckedInOK:       f.CheckedInOK,
+			HoldItems:         f.HoldItems,
+			Denied:            f.Denied,
+			ContactWithoutPIN: f.ContactWithoutPIN,
+		},
+		SortBins:      f.SortBins,
+		UseServerBins: f.UseServerBins,
+	}
+}
+
+// readAdminSIPForm reads the account's form as stored, with the branches it
+// chooses from.
+func (s *Server) readAdminSIPForm(r *http.Request, id int64) (AdminSIPForm, error) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		return AdminSIPForm{}, err
+	}
+	var f AdminSIPForm
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		a, err := sip.FindAccount(tx, id)
+		if err != nil {
+			return err
+		}
+		f = newAdminSIPForm(a)
+		f.Branches, err = library.ListBranches(tx)
+		return err
+	})
+	f.Loc = prefs.Location
+	return f, err
+}
+
+func (s *Server) renderAdminSIPForm(w http.ResponseWriter, r *http.Request, status int, f *AdminSIPForm) {
+	s.render(w, r, status, AdminSIPAccountPage(s.page(r, "SIP account "+f.Account.Username, "admin"), f))
+}
+
+func (s *Server) handleAdminSIPEdit(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	f, err := s.readAdminSIPForm(r, id)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.renderAdminSIPForm(w, r, http.StatusOK, &f)
+}
+
+// handleAdminSIPUpdate saves an account's institution, branch and settings. The
+// terminals logged in with it see the change within seconds.
+func (s *Server) handleAdminSIPUpdate(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	f, err := s.readAdminSIPForm(r, id)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	u := parseAdminSIPForm(r, &f)
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return sip.UpdateAccount(tx, userFrom(r.Context()).Actor(), id, u)
+	})
+	switch {
+	case isAdminFormError(err) && stacks.ErrorField(err) != "":
+		adminFormError(f.Errors, err)
+		s.renderAdminSIPForm(w, r, http.StatusUnprocessableEntity, &f)
+		return
+	case err != nil:
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "Settings of "+f.Account.Username+" saved. Its terminals use them within seconds, without logging in again.")
+	http.Redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
+}
+
+// handleAdminSIPActive deactivates (active=0) or reactivates (active=1) an
+// account.
+func (s *Server) handleAdminSIPActive(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	active := r.PostFormValue("active") == "1"
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return sip.SetAccountActive(tx, userFrom(r.Context()).Actor(), id, active)
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	msg := "The SIP account is deactivated: it cannot log in, and its terminals are disconnected within seconds."
+	if active {
+		msg = "The SIP account is active again: its terminals can log in."
+	}
+	s.flash(r, "ok", msg)
+	http.Redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
+}
+
+// handleAdminSIPPassword sets an account's new password, hashed before the write
+// transaction. The terminals logged in stay so; they need it at their next login.
+func (s *Server) handleAdminSIPPassword(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.adminPathID(w, r)
+	if !ok {
+		return
+	}
+	hash, err := sip.HashAccountPassword(r.PostFormValue("password"))
+	if err == nil {
+		err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
+			return sip.SetAccountPassword(tx, userFrom(r.Context()).Actor(), id, hash)
+		})
+	}
+	if stacks.ErrorField(err) == "password" {
+		f, rerr := s.readAdminSIPForm(r, id)
+		if rerr != nil {
+			s.Error(w, r, rerr)
+			return
+		}
+		f.Errors["password"] = stacks.ErrorMessage(err)
+		s.renderAdminSIPForm(w, r, http.StatusUnprocessableEntity, &f)
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", "The password is changed. Enter it in the machine's SIP settings: terminals logged in now keep working until they log in again.")
+	http.Redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
+}
+
+// handleAdminSIPLockoutClear lifts a lockout, named by its key in the form (keys
+// hold "|" and ":", which a path would have to escape).
+func (s *Server) handleAdminSIPLockoutClear(w http.ResponseWriter, r *http.Request) {
+	key := r.PostFormValue("key")
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return sip.ClearLockout(tx, userFrom(r.Context()).Actor(), key)
+	})
+	switch stacks.ErrorCode(err) {
+	case "":
+		s.flash(r, "ok", "Lockout lifted: the next attempt is compared again, and its failures count from zero.")
+	case stacks.ENOTFOUND:
+		s.flash(r, "info", stacks.ErrorMessage(err))
+	default:
+		s.Error(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/admin/sip", http.StatusSeeOther)
+}
+
+// adminSIPPath is the page of an account.
+func adminSIPPath(id int64) string { return "/admin/sip/" + adminID(id) }
+
+// adminSIPLastSeen says when and from where a terminal last used an account.
+func adminSIPLastSeen(a *sip.Account, loc *time.Location) string {
+	if a.LastSeenAt.IsZero() {
+		return "never"
+	}
+	s := formatDateTime(a.LastSeenAt, loc)
+	if a.LastSeenAddr != "" {
+		s += " from " + a.LastSeenAddr
+	}
+	return s
+}
+
+// adminSIPSummary is an account's settings on one line, where they differ from
+// the defaults and always the hold items and sort bins:
+// "hold items as barcodes; server's sort bins; checked_in_ok; denied: Checkout, Renew".
+func adminSIPSummary(s sip.Settings) string {
+	parts := []string{"hold items as " + adminSIPHoldItems(s.HoldItems)}
+	switch {
+	case s.SortBins == nil:
+		parts = append(parts, "server's sort bins")
+	case len(s.SortBins) == 0:
+		parts = append(parts, "no sort bins")
+	default:
+		parts = append(parts, "sort bins "+s.SortBins.String())
+	}
+	if s.CheckedInOK {
+		parts = append(parts, "checked_in_ok")
+	}
+	if s.ContactWithoutPIN {
+		parts = append(parts, "contact details without PIN")
+	}
+	if len(s.Denied) > 0 {
+		var names []string
+		for _, m := range sip.Messages {
+			if !s.Allows(m.ID) {
+				names = append(names, m.Name)
+			}
+		}
+		parts = append(parts, "denied: "+strings.Join(names, ", "))
+	} else {
+		parts = append(parts, "all messages allowed")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// adminSIPHoldItems names a hold-items setting.
+func adminSIPHoldItems(h sip.HoldItems) string {
+	if h == sip.HoldItemsTitle {
+		return "titles"
+	}
+	return "barcodes"
+}
+
+// adminSIPMessageID is the id of a message's checkbox.
+func adminSIPMessageID(id string) string { return "allowed-" + id }
+
+// adminSIPLockoutKind names a lockout's kind.
+func adminSIPLockoutKind(kind string) string {
+	if kind == "pin" {
+		return "Wrong PINs"
+	}
+	return "Failed logins"
+}
+
+// lockoutRule states the SIP attempt limits, from the sip package's constants.
+func lockoutRule() string {
+	return fmt.Sprintf("%d failed logins of an account from one address, or %d wrong PINs of a patron from any terminal, within %d minutes lock them out for %d minutes.",
+		sip.LoginLimit, sip.PINLimit, int(sip.AttemptWindow.Minutes()), int(sip.LockoutFor.Minutes()))
+}
