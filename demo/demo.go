@@ -19,6 +19,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/notices"
+	"github.com/stacks-ils/stacks/reports"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -157,6 +158,10 @@ func Create(ctx context.Context, d *db.DB, opt Options) (Summary, error) {
 		return Summary{}, fmt.Errorf("the demo library's notices: %w", err)
 	}
 	sum.Notices = res.Messages
+	// The report statistics, as stacks serve would roll them up a minute later.
+	if _, err := reports.Rollup(ctx, d); err != nil {
+		return Summary{}, fmt.Errorf("the demo library's report statistics: %w", err)
+	}
 	return sum, nil
 }
 

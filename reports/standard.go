@@ -2,6 +2,8 @@ package reports
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
@@ -9,8 +11,8 @@ import (
 
 // circulationReport counts the loans issued in the period (at the branch that
 // issued them), grouped by month, branch, item type or patron category. It adds
-// up loan_stats, the daily counts a trigger keeps as loans are written (migration
-// 0012), not the loans themselves: a year of a large library's loans is a few
+// up loan_stats, the daily counts Rollup keeps off the desk's write path
+// (migration 0012), not the loans themselves: a year of a large library's loans is a few
 // thousand rows there. Days are UTC days, as loans are stored.
 func circulationReport(tx *db.Tx, f Filter) (Result, error) {
 	var w where
@@ -66,6 +68,12 @@ func groupRows(tx *db.Tx, q string, args []any, res *Result) error {
 // overdueReport lists the current loans past their due date, of items belonging to
 // the branch, longest overdue first: the count and the chart over every one, the
 // rows for the page's first PageRows (or all, for the CSV file).
+//
+// It walks the current loans once, through loans_current_item (every current
+// loan, migration 0001), keeping each overdue loan's id and days overdue in
+// order; then it reads the details of the rows to show only. An index of the
+// current loans by due date would be faster, but every checkout and checkin would
+// write it.
 func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 	now := db.FormatTime(tx.Now())
 	var w where
@@ -73,15 +81,9 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 	w.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
 	w.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
 	w.add(f.CategoryID != 0, "p.category_id = ?", f.CategoryID)
-	from := ` FROM loans l JOIN items i ON i.id = l.item_id JOIN patrons p ON p.id = l.patron_id`
-	// The count reads the index of current loans by due date alone unless a
-	// filter needs the item or the patron.
-	countFrom := ` FROM loans l INDEXED BY loans_current_due`
-	if f.BranchID != 0 || f.ItemTypeID != 0 {
-		countFrom += ` JOIN items i ON i.id = l.item_id`
-	}
+	from := ` FROM loans l INDEXED BY loans_current_item JOIN items i ON i.id = l.item_id`
 	if f.CategoryID != 0 {
-		countFrom += ` JOIN patrons p ON p.id = l.patron_id`
+		from += ` JOIN patrons p ON p.id = l.patron_id`
 	}
 	res := Result{
 		Columns: []Column{{Name: "Due"}, {Name: "Days overdue", Numeric: true}, {Name: "Barcode"}, {Name: "Title"},
@@ -91,21 +93,52 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 	}
 	// Days overdue: a loan due yesterday evening is 1 day overdue this morning.
 	days := `(CAST(julianday(?) - julianday(l.due_at) AS INTEGER) + 1)`
-	err := tx.QueryRow(`SELECT count(*), coalesce(sum(d <= 7), 0), coalesce(sum(d BETWEEN 8 AND 14), 0),
-			coalesce(sum(d BETWEEN 15 AND 30), 0), coalesce(sum(d BETWEEN 31 AND 90), 0), coalesce(sum(d > 90), 0)
-		FROM (SELECT `+days+` AS d`+countFrom+w.String()+`)`, append([]any{now}, w.args...)...).
-		Scan(&res.Total, &res.Chart[0].Value, &res.Chart[1].Value, &res.Chart[2].Value, &res.Chart[3].Value, &res.Chart[4].Value)
+	ids, err := tx.Query(`SELECT l.id, `+days+from+w.String()+` ORDER BY l.due_at, i.barcode`, append([]any{now}, w.args...)...)
 	if err != nil {
 		return Result{}, err
 	}
-	limit := PageRows
-	if f.All {
-		limit = -1
+	var show []int64
+	for ids.Next() {
+		var id int64
+		var d int
+		if err := ids.Scan(&id, &d); err != nil {
+			ids.Close()
+			return Result{}, err
+		}
+		switch {
+		case d <= 7:
+			res.Chart[0].Value++
+		case d <= 14:
+			res.Chart[1].Value++
+		case d <= 30:
+			res.Chart[2].Value++
+		case d <= 90:
+			res.Chart[3].Value++
+		default:
+			res.Chart[4].Value++
+		}
+		res.Total++
+		if f.All || len(show) < PageRows {
+			show = append(show, id)
+		}
+	}
+	ids.Close()
+	if err := ids.Err(); err != nil {
+		return Result{}, err
+	}
+	if len(show) == 0 {
+		return res, nil
+	}
+	list := make([]string, len(show))
+	for k, id := range show {
+		list[k] = strconv.FormatInt(id, 10)
 	}
 	rows, err := tx.Query(`SELECT substr(l.due_at, 1, 10), `+days+`, i.barcode, r.title, i.call_number, b.name, p.card,
-			trim(p.first_name || ' ' || p.surname), p.email`+from+`
-		JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id`+w.String()+`
-		ORDER BY l.due_at, i.barcode LIMIT ?`, append(append([]any{now}, w.args...), limit)...)
+			trim(p.first_name || ' ' || p.surname), p.email
+		FROM loans l JOIN items i ON i.id = l.item_id JOIN patrons p ON p.id = l.patron_id
+		JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id
+		WHERE l.id IN (SELECT value FROM json_each(?))
+		ORDER BY l.due_at, i.barcode`, now, "["+strings.Join(list, ",")+"]")
 	if err != nil {
 		return Result{}, err
 	}
@@ -224,8 +257,7 @@ func newPatronsReport(tx *db.Tx, f Filter) (Result, error) {
 }
 
 // mostBorrowedReport lists the titles with the most loans issued in the period,
-// from loan_titles (each loan's title and time, kept by a trigger: migration
-// 0012).
+// from loan_titles (each loan's title and time, kept by Rollup: migration 0012).
 func mostBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 	var w where
 	w.add(!f.From.IsZero(), "l.issued >= ?", f.From.Unix())
@@ -263,8 +295,9 @@ func mostBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 
 // notBorrowedReport lists the items (neither withdrawn nor lost) with no loan
 // issued since the day, in the order they were added; the chart counts them by
-// the year of their last loan. It reads items.last_borrowed_at, which a trigger
-// keeps as loans are written (migration 0012), through its index.
+// the year of their last loan. It reads items.last_borrowed_at, which Rollup
+// keeps (migration 0012), through its index; the status is read from each
+// matching item (the index leaves it out: the desk changes it).
 func notBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 	var w where
 	w.add(true, "(i.last_borrowed_at IS NULL OR i.last_borrowed_at < ?)", startOf(f.Since))
@@ -276,10 +309,20 @@ func notBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 			{Name: "Item type"}, {Name: "Added"}, {Name: "Last borrowed"}},
 		TotalLabel: "items not borrowed since " + f.Since.Format(db.DayFormat), ChartTitle: "Items by the year of their last loan",
 	}
-	// The totals per year of last loan, over every matching item; then the page's
-	// rows (or all rows, for the CSV file).
-	chart, err := tx.Query(`SELECT coalesce(substr(i.last_borrowed_at, 1, 4), 'Never'), count(*)
-		FROM items i INDEXED BY items_last_borrowed`+w.String()+` GROUP BY 1 ORDER BY 1 = 'Never' DESC, 1`, w.args...)
+	// The totals per year of last loan, over every matching item: every item in
+	// the index (which has no status: the desk changes it) less the withdrawn and
+	// lost ones, counted through the partial index items_gone. Then the page's rows
+	// (or all rows, for the CSV file).
+	var kw where
+	kw.add(true, "(i.last_borrowed_at IS NULL OR i.last_borrowed_at < ?)", startOf(f.Since))
+	kw.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
+	kw.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
+	year := `coalesce(substr(i.last_borrowed_at, 1, 4), 'Never')`
+	chart, err := tx.Query(`SELECT y, sum(n) FROM (
+			SELECT `+year+` AS y, count(*) AS n FROM items i INDEXED BY items_last_borrowed`+kw.String()+` GROUP BY 1
+			UNION ALL
+			SELECT `+year+`, -count(*) FROM items i INDEXED BY items_gone`+kw.and("i.status IN ('lost', 'missing', 'withdrawn') AND i.status <> 'missing'")+` GROUP BY 1)
+		GROUP BY y HAVING sum(n) > 0 ORDER BY y = 'Never' DESC, y`, append(append([]any{}, kw.args...), kw.args...)...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -325,15 +368,15 @@ func notBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 // collectionReport counts the items (withdrawn ones left out) by home branch and
 // item type, with how many of them are on loan and how many lost or missing.
 func collectionReport(tx *db.Tx, f Filter) (Result, error) {
+	// From collection_stats, which RefreshCollection counts every minute (and
+	// Rollup when it is older than two): counting live needs an index with the
+	// status in it, which every checkout and checkin would write.
 	var w where
-	w.add(true, "i.status <> 'withdrawn'")
-	w.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
-	w.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
-	rows, err := tx.Query(`SELECT b.name, t.name, n, loaned, gone FROM (
-			SELECT i.home_branch_id AS bid, i.item_type_id AS tid, count(*) AS n,
-				sum(i.status = 'on_loan') AS loaned, sum(i.status IN ('lost', 'missing')) AS gone
-			FROM items i`+w.String()+` GROUP BY 1, 2)
-		JOIN branches b ON b.id = bid JOIN item_types t ON t.id = tid ORDER BY b.name, t.name`, w.args...)
+	w.add(f.BranchID != 0, "s.branch_id = ?", f.BranchID)
+	w.add(f.ItemTypeID != 0, "s.item_type_id = ?", f.ItemTypeID)
+	rows, err := tx.Query(`SELECT b.name, t.name, s.items, s.on_loan, s.gone FROM collection_stats s
+		JOIN branches b ON b.id = s.branch_id JOIN item_types t ON t.id = s.item_type_id`+w.String()+`
+		ORDER BY b.name, t.name`, w.args...)
 	if err != nil {
 		return Result{}, err
 	}

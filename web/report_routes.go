@@ -84,6 +84,14 @@ func (s *Server) reportForm(r *http.Request, def reports.Definition) url.Values 
 func (s *Server) runReport(ctx context.Context, def reports.Definition, f reports.Filter) (reports.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, reportTimeout)
 	defer cancel()
+	if def.Rolled {
+		// Count the loans issued since the last rollup (stacks serve rolls up every
+		// minute, so this is a few at most). If it fails the report still runs, on
+		// the statistics as last rolled up, and the page says when that was.
+		if _, err := reports.Rollup(ctx, s.DB); err != nil {
+			s.Logger.Warn("report rollup", "report", def.Slug, "err", err)
+		}
+	}
 	var res reports.Result
 	err := s.DB.ReadHeavy(ctx, func(tx *db.Tx) (err error) {
 		res, err = def.Run(tx, f)

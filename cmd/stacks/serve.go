@@ -19,6 +19,7 @@ import (
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/notices"
 	"github.com/stacks-ils/stacks/opac"
+	"github.com/stacks-ils/stacks/reports"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -244,6 +245,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	go cleanSessions(bg, d, logger)
+	// The report statistics are rolled up from the loans here, every minute, off
+	// the desk's write path (no trigger on loans); it stops before the database
+	// closes.
+	rolled := make(chan struct{})
+	go func() { reports.RunRollups(bg, d, reports.RollupInterval, logger); close(rolled) }()
+	defer func() { stopBG(); <-rolled }()
 	if *noticesOn {
 		logger.Info("notices", "email", smtpCfg.Describe())
 		sched := &notices.Scheduler{DB: d, Sender: sender(smtpCfg), At: *noticesAt, Interval: *noticesEvery, Logger: logger}
