@@ -9,7 +9,9 @@
 //     The daily run finds loan, hold and card items; a trapped hold is recorded
 //     at once, inside the checkin's own transaction (QueueHoldAvailable), and a
 //     lost item's bill by the code that bills it (QueueLostBill). A unique key on
-//     (trigger, object, level) means an occurrence is never recorded twice.
+//     (trigger, object, occurrence, level) means an occurrence is never recorded
+//     twice; the occurrence is the loan's due date or the hold's trap, so a
+//     renewed loan or a hold trapped again is told again.
 //  2. Compose groups each patron's new items into one message per delivery
 //     (email or print: the digest) rendered from the templates, and queues it.
 //  3. Deliver sends the pending email messages through the SMTP relay, retrying
@@ -94,7 +96,10 @@ type Item struct {
 	ID       int64
 	Trigger  string
 	ObjectID int64
-	Level    int
+	// Occurrence tells occurrences of one object apart: the loan's due date
+	// (a renewal is a new one), the hold's trap time; else "".
+	Occurrence string
+	Level      int
 	PatronID int64
 	Day      string
 	Title    string

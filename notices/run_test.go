@@ -359,3 +359,74 @@ func TestDailyDue(t *testing.T) {
 		t.Fatal("a missed day is not caught up")
 	}
 }
+
+// TestOccurrences: the once-only key holds the occurrence, so a renewed loan and a
+// hold trapped again have notices of their own, and a run repeated has none twice.
+func TestOccurrences(t *testing.T) {
+	t.Run("RenewedLoan", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		loan := l.loan(p, "Renewed", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.run(notices.RunOptions{}) // Tuesday 1 December: a day late
+		// Renewed as circulation does it: the same row, a new due date (Monday 21).
+		l.exec(`UPDATE loans SET due_at = ?, renewals = renewals + 1 WHERE id = ?`, "2026-12-21T20:00:00Z", loan)
+		l.clock.Set(at(time.UTC, 2026, 12, 19, 9, 0)) // Saturday: due within 2 open days
+		l.run(notices.RunOptions{})
+		l.run(notices.RunOptions{Force: true})
+		l.clock.Set(at(time.UTC, 2026, 12, 22, 9, 0)) // a day late again
+		l.run(notices.RunOptions{})
+		want := []string{"overdue/1/Renewed", "predue/0/Renewed", "overdue/1/Renewed"}
+		if got := l.items(p); !slices.Equal(got, want) {
+			t.Fatalf("items = %v, want %v", got, want)
+		}
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 3 || !strings.Contains(ms[1].Text, "21 December") {
+			t.Fatalf("messages = %+v, want three, the reminder for the new due date", ms)
+		}
+	})
+
+	t.Run("RenewedBeforeCompose", func(t *testing.T) {
+		// An overdue item recorded, then the loan renewed before the digest was
+		// composed: the item is closed without a message.
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		loan := l.loan(p, "Renewed", at(time.UTC, 2026, 11, 30, 20, 0))
+		stop := errors.New("stop")
+		if _, err := notices.RunDaily(context.Background(), l.d, notices.RunOptions{AfterChunk: func() error { return stop }}); !errors.Is(err, stop) {
+			t.Fatalf("run = %v", err)
+		}
+		l.exec(`UPDATE loans SET due_at = ? WHERE id = ?`, "2026-12-21T20:00:00Z", loan)
+		l.run(notices.RunOptions{})
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 0 {
+			t.Fatalf("messages = %+v, want none", ms)
+		}
+	})
+
+	t.Run("HoldTrappedAgain", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Casey", "Waiting", "casey@example.org")
+		itemID, recordID := l.item("Held")
+		l.exec(`INSERT INTO holds (id, record_id, patron_id, pickup_branch_id, placed_at, priority, status, trapped_item_id, waiting_since, pickup_by)
+			VALUES (1, ?, ?, 1, '2026-11-20T10:00:00Z', 0, 'waiting', ?, '2026-11-26T10:00:00Z', '2026-12-03T20:00:00Z')`, recordID, p, itemID)
+		l.run(notices.RunOptions{})
+		l.clock.Set(testNow.AddDate(0, 0, 1))
+		l.run(notices.RunOptions{})
+		// Released (not collected), then trapped again ten days later.
+		l.exec(`UPDATE holds SET status = 'queued', priority = 1, trapped_item_id = NULL, waiting_since = NULL, pickup_by = NULL WHERE id = 1`)
+		l.exec(`UPDATE holds SET status = 'waiting', priority = 0, trapped_item_id = ?, waiting_since = '2026-12-11T10:00:00Z', pickup_by = '2026-12-18T20:00:00Z' WHERE id = 1`, itemID)
+		err := l.d.Write(context.Background(), func(tx *db.Tx) error { return notices.QueueHoldAvailable(tx, 1, time.UTC) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.clock.Set(at(time.UTC, 2026, 12, 11, 10, 0))
+		l.run(notices.RunOptions{})
+		l.clock.Set(at(time.UTC, 2026, 12, 16, 10, 0)) // Wednesday: Friday's deadline is 2 open days away
+		l.run(notices.RunOptions{})
+		want := []string{"hold_available/0/Held", "hold_expiring/0/Held", "hold_available/0/Held", "hold_expiring/0/Held"}
+		if got := l.items(p); !slices.Equal(got, want) {
+			t.Fatalf("items = %v, want %v", got, want)
+		}
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 4 {
+			t.Fatalf("%d messages, want 4", len(ms))
+		}
+	})
+}
