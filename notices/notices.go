@@ -74,12 +74,16 @@ const (
 	StatusPending = "pending"
 	StatusSent    = "sent"
 	StatusFailed  = "failed"
+	// StatusCancelled: dropped unsent when its turn came, no longer needed;
+	// LastError says why.
+	StatusCancelled = "cancelled"
 )
 
 // MaxAttempts is how many times a message is tried before it is failed for good
-// (it can still be resent by staff). With the backoff below the last attempt is
-// about a day after the first.
-const MaxAttempts = 8
+// (staff can still resend it, one or all failed at once). With the backoff below
+// (1, 2, 4, ... 256 minutes, then 6 hours) the last attempt comes about 26 hours
+// after the first, so a relay down for most of a day loses nothing.
+const MaxAttempts = 13
 
 // Backoff returns how long to wait before the attempt after attempts failed ones:
 // 1, 2, 4, ... minutes, at most 6 hours.
@@ -100,11 +104,11 @@ type Item struct {
 	// (a renewal is a new one), the hold's trap time; else "".
 	Occurrence string
 	Level      int
-	PatronID int64
-	Day      string
-	Title    string
-	Author   string
-	Barcode  string
+	PatronID   int64
+	Day        string
+	Title      string
+	Author     string
+	Barcode    string
 	// At is the instant that matters: the due time, the pickup deadline, the
 	// card's expiry.
 	At          time.Time

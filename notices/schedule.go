@@ -96,10 +96,10 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("send notices: %w", err)
 		}
-		if s.Logger != nil && r.Sent+r.Retry+r.Failed > 0 {
-			s.Logger.Info("notices sent", "sent", r.Sent, "retry", r.Retry, "failed", r.Failed)
+		if s.Logger != nil && r.Total() > 0 {
+			s.Logger.Info("notices sent", "sent", r.Sent, "retry", r.Retry, "failed", r.Failed, "cancelled", r.Cancelled)
 		}
-		if r.Sent+r.Retry+r.Failed < 100 {
+		if r.Total() < 100 {
 			break
 		}
 	}

@@ -180,11 +180,11 @@ func runNotices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		total.Sent, total.Retry, total.Failed = total.Sent+r.Sent, total.Retry+r.Retry, total.Failed+r.Failed
-		if r.Sent+r.Retry+r.Failed < 100 {
+		total.Sent, total.Retry, total.Failed, total.Cancelled = total.Sent+r.Sent, total.Retry+r.Retry, total.Failed+r.Failed, total.Cancelled+r.Cancelled
+		if r.Total() < 100 {
 			break
 		}
 	}
-	fmt.Fprintf(stdout, "Email: %d sent, %d to retry, %d failed.\n", total.Sent, total.Retry, total.Failed)
+	fmt.Fprintf(stdout, "Email: %d sent, %d to retry, %d failed, %d no longer needed.\n", total.Sent, total.Retry, total.Failed, total.Cancelled)
 	return nil
 }
