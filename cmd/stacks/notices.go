@@ -30,7 +30,9 @@ func registerSMTPFlags(fs *flag.FlagSet) *smtpFlags {
 		"SMTP relay port (default 587, or 465 with --smtp-starttls tls) (STACKS_SMTP_PORT)")
 	fs.StringVar(&f.user, "smtp-user", env("STACKS_SMTP_USER", ""),
 		"user name to authenticate to the relay (AUTH PLAIN, only over TLS) (STACKS_SMTP_USER)")
-	fs.StringVar(&f.password, "smtp-password", env("STACKS_SMTP_PASSWORD", ""),
+	// No default from the environment: a flag's default is printed by --help
+	// and with every usage error. config reads STACKS_SMTP_PASSWORD.
+	fs.StringVar(&f.password, "smtp-password", "",
 		"password for --smtp-user; prefer --smtp-password-file, which ps does not show (STACKS_SMTP_PASSWORD)")
 	fs.StringVar(&f.passwordFile, "smtp-password-file", env("STACKS_SMTP_PASSWORD_FILE", ""),
 		"file holding the password for --smtp-user (its first line) (STACKS_SMTP_PASSWORD_FILE)")
@@ -51,6 +53,9 @@ func registerSMTPFlags(fs *flag.FlagSet) *smtpFlags {
 // SMTPConfig when no relay is set.
 func (f *smtpFlags) config() (notices.SMTPConfig, error) {
 	pw := f.password
+	if pw == "" {
+		pw = os.Getenv("STACKS_SMTP_PASSWORD")
+	}
 	if f.passwordFile != "" {
 		b, err := os.ReadFile(f.passwordFile)
 		if err != nil {
