@@ -335,10 +335,15 @@ func TestDailyDue(t *testing.T) {
 		}
 		return ok
 	}
-	// Never run: due at once (a new install, or one that was down).
+	// Never run (a new install, or the upgrade that brought notices): it waits
+	// for its time of day, however late the last day is.
 	l.clock.Set(at(time.UTC, 2026, 12, 1, 6, 0))
+	if due() {
+		t.Fatal("never run: due before its time")
+	}
+	l.clock.Set(at(time.UTC, 2026, 12, 1, 7, 0))
 	if !due() {
-		t.Fatal("never run: not due")
+		t.Fatal("never run: not due at its time")
 	}
 	l.run(notices.RunOptions{})
 	if due() {
@@ -429,4 +434,60 @@ func TestOccurrences(t *testing.T) {
 			t.Fatalf("%d messages, want 4", len(ms))
 		}
 	})
+}
+
+// TestDailyRunAcrossDST: the scheduler, ticking every 10 minutes through a
+// change of clocks, runs each library day once, at the configured local time; on
+// the spring change day a time that does not exist (02:30) runs at the first
+// tick after it (03:00), and on the autumn one a time that happens twice (01:30)
+// runs the first time only.
+func TestDailyRunAcrossDST(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct {
+		name, at string
+		from     time.Time
+		want     map[string]string // library day: local start time
+	}{
+		{"FallBack", "01:30", at(ny, 2026, 10, 31, 0, 0), map[string]string{
+			"2026-10-31": "01:30 EDT", "2026-11-01": "01:30 EDT", "2026-11-02": "01:30 EST"}},
+		{"SpringForward", "02:30", at(ny, 2026, 3, 7, 0, 0), map[string]string{
+			"2026-03-07": "02:30 EST", "2026-03-08": "03:00 EDT", "2026-03-09": "02:30 EDT"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLib(t, "America/New_York")
+			s := &notices.Scheduler{DB: l.d, At: tc.at}
+			for now := tc.from.UTC(); now.Before(tc.from.UTC().Add(3 * 24 * time.Hour)); now = now.Add(10 * time.Minute) {
+				l.clock.Set(now)
+				if err := s.Tick(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := map[string]string{}
+			err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+				rows, err := tx.Query(`SELECT library_day, started_at FROM notice_runs ORDER BY library_day`)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					var day string
+					var started db.Time
+					if err := rows.Scan(&day, &started); err != nil {
+						return err
+					}
+					got[day] = started.In(ny).Format("15:04 MST")
+				}
+				return rows.Err()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("runs = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -102,9 +102,9 @@ func runNotices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("notices run", "notices run [flags]",
 		"Does the notices' work once, as stacks serve does every minute: the daily run if it is\n"+
 			"due (after --at, local time, once per library day however often it starts; at once\n"+
-			"after downtime), the hold notices, then sends what is due through the relay. For\n"+
-			"CGI installs, from cron, e.g. every 10 minutes:\n"+
-			"  */10 * * * *  stacks notices run --db /var/lib/stacks/library.db --smtp-host ...\n"+
+			"after downtime that missed a day), the hold notices, then sends what is due through\n"+
+			"the relay. For CGI installs, from cron, e.g. every 10 minutes:\n"+
+			"  */10 * * * *  flock -n /var/lib/stacks/notices.lock stacks notices run --db /var/lib/stacks/library.db --smtp-host ...\n"+
 			"With --dry-run it prints what the daily run would queue and changes nothing.", stderr)
 	var dbf dbFlags
 	dbf.register(fs)
