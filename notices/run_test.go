@@ -491,3 +491,73 @@ func TestDailyRunAcrossDST(t *testing.T) {
 		})
 	}
 }
+
+// TestRuleResolution: the most specific notice rule wins for a loan's patron
+// category and item type, as with the circulation rules: category and item type,
+// then category, then item type, then the default.
+func TestRuleResolution(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		combined bool
+		// the day of December each loan gets its first overdue notice, due
+		// Monday 30 November (open days late: Tuesday 1 is 1 ... Saturday 5 is 5).
+		want map[string]int
+	}{
+		{"AllFour", true, map[string]int{"Adult Book": 1, "Adult DVD": 2, "Child Book": 3, "Child DVD": 5}},
+		{"CategoryBeatsItemType", false, map[string]int{"Adult Book": 1, "Adult DVD": 2, "Child Book": 3, "Child DVD": 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLib(t, "UTC")
+			l.exec(`INSERT INTO patron_categories (id, code, name) VALUES (2, 'CHILD', 'Child')`)
+			l.exec(`INSERT INTO item_types (id, code, name) VALUES (2, 'DVD', 'DVD')`)
+			rules := []notices.Rule{
+				{PatronCategoryID: 2, PredueDays: 0, OverdueDays: [3]int{3, 7, 14}},
+				{ItemTypeID: 2, PredueDays: 0, OverdueDays: [3]int{2, 7, 14}},
+			}
+			if tc.combined {
+				rules = append(rules, notices.Rule{PatronCategoryID: 2, ItemTypeID: 2, OverdueDays: [3]int{5, 7, 14}})
+			}
+			err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+				for _, r := range rules {
+					if err := notices.SaveRule(tx, stacks.Actor{StaffID: 1, Name: "admin"}, r); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			adult := l.patron("P1", "Alex", "Adult", "alex@example.org")
+			child := l.patron("P2", "Kim", "Child", "kim@example.org")
+			l.exec(`UPDATE patrons SET category_id = 2 WHERE id = ?`, child)
+			due := at(time.UTC, 2026, 11, 30, 20, 0)
+			for _, title := range []string{"Adult Book", "Adult DVD", "Child Book", "Child DVD"} {
+				p := adult
+				if strings.HasPrefix(title, "Child") {
+					p = child
+				}
+				loan := l.loan(p, title, due)
+				if strings.HasSuffix(title, "DVD") {
+					l.exec(`UPDATE items SET item_type_id = 2 WHERE id = (SELECT item_id FROM loans WHERE id = ?)`, loan)
+				}
+			}
+			got := map[string]int{}
+			for day := 1; day <= 5; day++ {
+				l.clock.Set(at(time.UTC, 2026, 12, day, 9, 0))
+				l.run(notices.RunOptions{})
+				for _, p := range []int64{adult, child} {
+					for _, it := range l.items(p) {
+						title := strings.TrimPrefix(it, "overdue/1/")
+						if title != it && got[title] == 0 {
+							got[title] = day
+						}
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("first overdue notice on day = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
