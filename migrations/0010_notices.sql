@@ -67,7 +67,10 @@ CREATE TABLE notice_messages (
     claimed_until   TEXT,
     last_error      TEXT NOT NULL DEFAULT '',
     created_at      TEXT NOT NULL,
-    sent_at         TEXT
+    sent_at         TEXT,
+    -- When staff last resent it: a message queued too long ago is cancelled
+    -- unsent, counting from here after a resend.
+    resent_at       TEXT
 );
 CREATE INDEX notice_messages_due ON notice_messages (status, next_attempt_at);
 CREATE INDEX notice_messages_patron ON notice_messages (patron_id, id);

@@ -265,8 +265,9 @@ const (
 	// deliverBatch is how many messages one claim takes: a small batch is sent
 	// quickly, so its claim is short and a slow relay holds few messages.
 	deliverBatch = 10
-	// MaxQueuedAge: a message still unsent this long after it was queued (a long
-	// relay outage) is cancelled rather than sent late.
+	// MaxQueuedAge: a message still unsent this long after it was queued, or
+	// last resent by staff (a long relay outage), is cancelled rather than sent
+	// late.
 	MaxQueuedAge = 14 * 24 * time.Hour
 	// StaleReason and TooOldReason are what a cancelled message's error says.
 	StaleReason  = "Not sent: no longer needed (the loan was returned or renewed, or the hold is no longer waiting)."
@@ -343,7 +344,7 @@ func deliverBatchOnce(ctx context.Context, d *db.DB, sender Sender, n int) (Deli
 		out, res = nil, DeliverResult{}
 		now := tx.Now()
 		nowS := db.FormatTime(now)
-		rows, err := tx.Query(`SELECT m.id, m.to_address, m.subject, m.body_text, m.body_html, m.attempts, m.created_at,
+		rows, err := tx.Query(`SELECT m.id, m.to_address, m.subject, m.body_text, m.body_html, m.attempts, coalesce(m.resent_at, m.created_at),
 				EXISTS (SELECT 1 FROM notice_items n WHERE n.message_id = m.id)
 				AND NOT EXISTS (SELECT 1 FROM notice_items n WHERE n.message_id = m.id AND NOT (`+staleItem+`))
 			FROM notice_messages m

@@ -180,6 +180,33 @@ func TestDeliverSMTP(t *testing.T) {
 		}
 	})
 
+	t.Run("ResendAllFailedAfterOutage", func(t *testing.T) {
+		// Failed for good, then resent by staff three weeks later: the resend
+		// counts as new, it is not cancelled as too old.
+		r := newRelay(t)
+		r.refuse, r.code = 1, 550
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.run(notices.RunOptions{})
+		s := notices.SMTPSender{Config: r.config()}
+		if res := deliver(t, l, s); res.Failed != 1 {
+			t.Fatalf("deliver = %+v, want failed", res)
+		}
+		l.clock.Set(testNow.AddDate(0, 0, 21))
+		var n int
+		err := l.d.Write(context.Background(), func(tx *db.Tx) (err error) {
+			n, err = notices.ResendFailed(tx, stacks.Actor{StaffID: 1, Name: "admin"})
+			return err
+		})
+		if err != nil || n != 1 {
+			t.Fatalf("resend failed: %d, %v", n, err)
+		}
+		if res := deliver(t, l, s); res.Sent != 1 || len(r.mail()) != 1 {
+			t.Fatalf("deliver after the resend = %+v", res)
+		}
+	})
+
 	t.Run("TwoProcessesSlowRelay", func(t *testing.T) {
 		// One process hands a message to a relay that takes minutes to answer;
 		// meanwhile a second process (cron beside the server) delivers: it must
@@ -276,8 +303,16 @@ func TestDeliverSMTP(t *testing.T) {
 		if res := deliver(t, l, s); res.Cancelled != 2 || res.Sent != 0 {
 			t.Fatalf("deliver = %+v, want the old reminder and Sam's second notice cancelled", res)
 		}
-		if m := l.messages(notices.Filter{PatronID: dana})[0]; m.Status != notices.StatusCancelled || m.LastError != notices.TooOldReason {
+		m := l.messages(notices.Filter{PatronID: dana})[0]
+		if m.Status != notices.StatusCancelled || m.LastError != notices.TooOldReason {
 			t.Errorf("Dana's reminder: %s %q", m.Status, m.LastError)
+		}
+		// A cancelled message is not resent (it would only be cancelled again).
+		err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+			return notices.Resend(tx, stacks.Actor{StaffID: 1, Name: "admin"}, m.ID)
+		})
+		if stacks.ErrorCode(err) != stacks.ECONFLICT {
+			t.Errorf("resend a cancelled message: %v, want a conflict", err)
 		}
 		if got := r.mail(); len(got) != 1 || got[0].To != "sam@example.org" {
 			t.Fatalf("received %+v, want only Sam's notice", got)

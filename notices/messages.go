@@ -123,19 +123,27 @@ func FindMessage(tx *db.Tx, id int64) (Message, error) {
 }
 
 // Resend puts a message back in the queue to go out at once: a failed one after
-// the relay is fixed, a sent one the patron says never came, a cancelled one
-// staff want sent all the same, a printed one to print again. The email goes to the patron's address of today.
+// the relay is fixed, a sent one the patron says never came, a printed one to
+// print again. The email goes to the patron's address of today. A cancelled
+// message is not resent: it was no longer needed, or too old, when its turn came.
 func Resend(tx *db.Tx, actor stacks.Actor, id int64) error {
-	res, err := tx.Exec(`UPDATE notice_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, last_error = '',
+	var status string
+	err := tx.QueryRow(`SELECT status FROM notice_messages WHERE id = ?`, id).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no notice %d.", id)
+	} else if err != nil {
+		return fmt.Errorf("resend notice %d: %w", id, err)
+	}
+	if status == StatusCancelled {
+		return stacks.Errorf(stacks.ECONFLICT, "Notice %d was not sent because it was no longer needed when its turn came; it cannot be resent.", id)
+	}
+	_, err = tx.Exec(`UPDATE notice_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, resent_at = ?, last_error = '',
 			to_address = CASE WHEN delivery = 'email'
 				THEN coalesce((SELECT CASE WHEN p.email <> '' THEN p.email END FROM patrons p WHERE p.id = notice_messages.patron_id), to_address)
 				ELSE to_address END
-		WHERE id = ?`, db.FormatTime(tx.Now()), id)
+		WHERE id = ?`, db.FormatTime(tx.Now()), db.FormatTime(tx.Now()), id)
 	if err != nil {
 		return fmt.Errorf("resend notice %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return stacks.Errorf(stacks.ENOTFOUND, "There is no notice %d.", id)
 	}
 	return tx.Audit(actor, "notices.resend", "notice", id, "")
 }
@@ -143,11 +151,11 @@ func Resend(tx *db.Tx, actor stacks.Actor, id int64) error {
 // ResendFailed puts every failed message back in the queue at once, as Resend
 // does one: after the relay or its password is fixed. It returns how many.
 func ResendFailed(tx *db.Tx, actor stacks.Actor) (int, error) {
-	res, err := tx.Exec(`UPDATE notice_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, last_error = '',
+	res, err := tx.Exec(`UPDATE notice_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, resent_at = ?, last_error = '',
 			to_address = CASE WHEN delivery = 'email'
 				THEN coalesce((SELECT CASE WHEN p.email <> '' THEN p.email END FROM patrons p WHERE p.id = notice_messages.patron_id), to_address)
 				ELSE to_address END
-		WHERE status = 'failed'`, db.FormatTime(tx.Now()))
+		WHERE status = 'failed'`, db.FormatTime(tx.Now()), db.FormatTime(tx.Now()))
 	if err != nil {
 		return 0, fmt.Errorf("resend failed notices: %w", err)
 	}
