@@ -183,11 +183,13 @@ func benchOptions(b *testing.B) (notices.RunOptions, int) {
 // while the run goes (make bench-notices; benchOptions for the variants).
 func BenchmarkDailyRun(b *testing.B) {
 	opt, alone := benchOptions(b)
-	pace := "paced"
+	pace := "paced (pace 1)"
 	if opt.Pace < 0 {
 		pace = "not paced"
+	} else if opt.Pace > 0 {
+		pace = fmt.Sprintf("paced (pace %g)", opt.Pace)
 	}
-	b.Logf("options: chunks of %d items, %s (pace %g), %d desk checkouts alone", cmpInt(opt.ChunkSize, 100), pace, opt.Pace, alone)
+	b.Logf("options: chunks of %d items, %s, %d desk checkouts alone", cmpInt(opt.ChunkSize, 100), pace, alone)
 	for range b.N {
 		b.StopTimer()
 		start := time.Now()
