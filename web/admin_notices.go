@@ -24,6 +24,7 @@ func (s *Server) adminNoticeRoutes(r chi.Router) {
 	r.Post("/notices/settings", s.handleAdminNoticeSettingsSave)
 	r.Post("/notices/settings/test", s.handleAdminNoticeTest)
 	r.Post("/notices/rules", s.handleAdminNoticeRuleSave)
+	r.Post("/notices/resend-failed", s.handleAdminNoticeResendFailed)
 	r.Get("/notices/{id}", s.handleAdminNotice)
 	r.Post("/notices/{id}/resend", s.handleAdminNoticeResend)
 }
@@ -49,7 +50,7 @@ func (s *Server) handleAdminNotices(w http.ResponseWriter, r *http.Request) {
 	v := AdminNoticesView{Status: r.URL.Query().Get("status"), Relay: s.cfg.SMTP.Describe()}
 	v.Before, _ = strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
 	switch v.Status {
-	case "", notices.StatusPending, notices.StatusSent, notices.StatusFailed:
+	case "", notices.StatusPending, notices.StatusSent, notices.StatusFailed, notices.StatusCancelled:
 	default:
 		v.Status = ""
 	}
@@ -129,6 +130,31 @@ func (s *Server) handleAdminNoticeResend(w http.ResponseWriter, r *http.Request)
 	}
 	s.flash(r, "ok", msg)
 	http.Redirect(w, r, safeReturn(r, "/admin/notices"), http.StatusSeeOther)
+}
+
+// handleAdminNoticeResendFailed queues every failed message again, at once:
+// after the relay or its password is fixed.
+func (s *Server) handleAdminNoticeResendFailed(w http.ResponseWriter, r *http.Request) {
+	var n int
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+		n, err = notices.ResendFailed(tx, userFrom(r.Context()).Actor())
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var msg string
+	switch {
+	case n == 0:
+		msg = "No notice had failed: nothing to resend."
+	case s.cfg.NoticeSender == nil:
+		msg = strconv.Itoa(n) + " failed notices are queued again; no mail relay is configured, so email waits in the queue (printed notices are in the print batch)."
+	default:
+		msg = strconv.Itoa(n) + " failed notices are queued again: they go out within a few minutes."
+	}
+	s.flash(r, "ok", msg)
+	http.Redirect(w, r, "/admin/notices?status=pending", http.StatusSeeOther)
 }
 
 // AdminNoticeTemplatesView lists the templates.

@@ -82,6 +82,7 @@ var formFields = map[string]url.Values{
 	"POST /admin/notices/templates/{id}/reset": {},
 	"POST /admin/notices/settings":             {"run_at": {"07:00"}, "hold_days": {"2"}, "card_days": {"14"}},
 	"POST /admin/notices/settings/test":        {"to": {"someone@example.org"}},
+	"POST /admin/notices/resend-failed":        {},
 	"POST /admin/notices/rules":                {"category": {"0"}, "item_type": {"0"}, "predue_days": {"2"}, "overdue1_days": {"1"}, "overdue2_days": {"7"}, "overdue3_days": {"14"}},
 	"POST /notices/print":                      {"branch_id": {"1"}, "id": {"1"}},
 
