@@ -268,3 +268,30 @@ func (s *relaySession) Data(rd io.Reader) error {
 
 func (s *relaySession) Reset()        { s.to = nil }
 func (s *relaySession) Logout() error { return nil }
+
+// TestNoticeTemplateLivePreview: an administrator types into a template's subject
+// and the preview follows, without pressing Preview; nothing is saved.
+func TestNoticeTemplateLivePreview(t *testing.T) {
+	srv := startServer(t)
+	page, _ := newBrowser(t)
+	_, err := page.Goto(srv.BaseURL + "/login")
+	must(t, err, "opening the login page")
+	login(t, page, "admin", "admin")
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/$`)), "signed in")
+	_, err = page.Goto(srv.BaseURL + "/admin/notices/templates/predue")
+	must(t, err, "opening the template")
+	subject := page.Locator("#subject")
+	must(t, subject.Fill(""), "clearing the subject")
+	must(t, subject.PressSequentially("Back soon, {{.Patron.FirstName}}", playwright.LocatorPressSequentiallyOptions{Delay: playwright.Float(20)}), "typing")
+	must(t, expect.Locator(page.Locator("#notice-preview")).ToContainText("Back soon, Alex"), "the preview follows the typing")
+	must(t, subject.PressSequentially(" {{.Nope"), "typing a broken action")
+	must(t, expect.Locator(page.Locator("#notice-preview")).ToContainText("does not work yet"), "the preview says why it cannot be shown")
+	lib := openLibraryDB(t, srv)
+	var n int
+	must(t, lib.d.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT count(*) FROM notice_templates`).Scan(&n)
+	}), "counting saved templates")
+	if n != 0 {
+		t.Errorf("typing saved %d templates", n)
+	}
+}

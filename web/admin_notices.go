@@ -20,6 +20,7 @@ func (s *Server) adminNoticeRoutes(r chi.Router) {
 	r.Get("/notices/templates/{id}", s.handleAdminNoticeTemplate)
 	r.Post("/notices/templates/{id}", s.handleAdminNoticeTemplateSave)
 	r.Post("/notices/templates/{id}/reset", s.handleAdminNoticeTemplateReset)
+	r.Post("/notices/templates/{id}/preview", s.handleAdminNoticeTemplatePreview)
 	r.Get("/notices/settings", s.handleAdminNoticeSettings)
 	r.Post("/notices/settings", s.handleAdminNoticeSettingsSave)
 	r.Post("/notices/settings/test", s.handleAdminNoticeTest)
@@ -264,6 +265,34 @@ func (s *Server) handleAdminNoticeTemplateSave(w http.ResponseWriter, r *http.Re
 	}
 	s.flash(r, "ok", "Template "+notices.TemplateLabel(key)+" saved: notices queued from now on use it.")
 	http.Redirect(w, r, "/admin/notices/templates/"+key, http.StatusSeeOther)
+}
+
+// handleAdminNoticeTemplatePreview answers the template page's live preview: the
+// preview of the fields as typed, as a fragment, saving nothing. A template that
+// does not work yet is answered 200 with the reason, so that the page shows it in
+// place of the preview.
+func (s *Server) handleAdminNoticeTemplatePreview(w http.ResponseWriter, r *http.Request) {
+	key := chi.URLParam(r, "id")
+	if _, ok := notices.DefaultTemplate(key); !ok {
+		s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no notice template %q.", key))
+		return
+	}
+	t := notices.Template{Key: key,
+		Subject: strings.TrimSpace(r.PostFormValue("subject")),
+		Text:    strings.ReplaceAll(r.PostFormValue("text"), "\r\n", "\n"),
+		HTML:    strings.ReplaceAll(r.PostFormValue("html"), "\r\n", "\n"),
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	out, err := notices.Preview(t, prefs.LibraryName)
+	if err != nil {
+		s.render(w, r, http.StatusOK, noticeTemplatePreview(nil, "The template does not work yet: "+stacks.ErrorMessage(err)))
+		return
+	}
+	s.render(w, r, http.StatusOK, noticeTemplatePreview(&out, ""))
 }
 
 func (s *Server) handleAdminNoticeTemplateReset(w http.ResponseWriter, r *http.Request) {

@@ -145,6 +145,19 @@ func TestAdminNotices(t *testing.T) {
 		if n := e.count(t, `SELECT count(*) FROM notice_templates`); n != 0 {
 			t.Fatal("a preview saved the template")
 		}
+		// The live preview (the page's script asks for it as the fields change):
+		// the preview alone, or why there is none, saving nothing.
+		r = e.post(t, admin, "/admin/notices/templates/predue/preview", form)
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, "Soon: 2 for Alex") || strings.Contains(r.Body, "<html") {
+			t.Fatalf("live preview: %d %s", r.Status, r.Body)
+		}
+		r = e.post(t, admin, "/admin/notices/templates/predue/preview", adminWith(form, "subject", "{{.Nope}}"))
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, "does not work yet") {
+			t.Fatalf("live preview of a broken subject: %d %s", r.Status, r.Body)
+		}
+		if n := e.count(t, `SELECT count(*) FROM notice_templates`); n != 0 {
+			t.Fatal("a live preview saved the template")
+		}
 		if r := e.post(t, admin, "/admin/notices/templates/predue", adminWith(form, "action", "save")); r.Status != http.StatusSeeOther {
 			t.Fatalf("save: %d", r.Status)
 		}
