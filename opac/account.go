@@ -223,8 +223,8 @@ func (s *Server) handlePINForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, PINPage(s.page(r, "Change your PIN", "account"), PINForm{Errors: FormErrors{}}))
 }
 
-// handlePINChange checks the current PIN (throttled as a sign-in), hashes the
-// new one outside any transaction, stores it, and signs the patron out of every
+// handlePINChange checks the current PIN (throttled as a sign-in), then hashes
+// the new one on the bounded pool, outside any transaction, stores it, and signs the patron out of every
 // other session.
 func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 	me := patronFrom(r.Context())
@@ -252,12 +252,23 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 		fail(stacks.FieldErrorf("new", stacks.EINVALID, "The new PIN is the same as the current one. Choose another."))
 		return
 	}
-	hash, err := patrons.HashPIN(pin)
-	if err != nil {
+	if err := patrons.ValidatePIN(pin); err != nil {
 		fail(err)
 		return
 	}
+	// The current PIN first (counted and throttled), and only then the slow hash
+	// of the new one, on the bounded pool: a stolen session or a script cannot
+	// make the server hash PINs by the thousand.
 	if err := s.SignIn.CheckCurrentPIN(r.Context(), me.ID, current, clientAddr(r)); err != nil {
+		if stacks.ErrorCode(err) == stacks.EINTERNAL {
+			s.Error(w, r, err)
+			return
+		}
+		fail(err)
+		return
+	}
+	hash, err := patrons.HashPINOnPool(r.Context(), pin)
+	if err != nil {
 		if stacks.ErrorCode(err) == stacks.EINTERNAL {
 			s.Error(w, r, err)
 			return

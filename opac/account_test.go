@@ -13,6 +13,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/opac"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -342,7 +343,26 @@ func TestPINChange(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ErrWrongCurrentNotHashed", func(t *testing.T) {
+		// The current PIN is checked before the new one is hashed: a wrong
+		// guess costs the server a comparison, never a hash too.
+		before := passwords.Hashes()
+		r := e.post(t, c, "/account/pin", url.Values{"current": {"0001"}, "new": {"5678"}, "confirm": {"5678"}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("wrong current PIN: %d", r.Status)
+		}
+		if n := passwords.Hashes() - before; n != 0 {
+			t.Errorf("a wrong current PIN made %d hashes of the new one", n)
+		}
+	})
 	t.Run("OK", func(t *testing.T) {
+		before := passwords.Hashes()
+		defer func() {
+			// The new PIN is hashed on the bounded pool, once.
+			if n := passwords.Hashes() - before; n != 1 {
+				t.Errorf("a PIN change made %d hashes on the pool, want 1", n)
+			}
+		}()
 		r := e.follow(t, c, e.post(t, c, "/account/pin", url.Values{"current": {"1234"}, "new": {"5678"}, "confirm": {"5678"}}))
 		if !strings.Contains(text(r.Body), "Your PIN is changed.") {
 			t.Fatalf("PIN change:\n%s", text(r.Body))
