@@ -3,6 +3,7 @@ package opac_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -394,5 +395,40 @@ func TestFines(t *testing.T) {
 	}
 	if strings.Count(r.Body, "<form") != 1 || !strings.Contains(r.Body, `action="/signout"`) {
 		t.Error("the fines page offers a payment form: fines are view only")
+	}
+}
+
+func TestSessionCookie(t *testing.T) {
+	e := newEnv(t)
+	for _, secure := range []bool{false, true} {
+		t.Run("Secure="+strconv.FormatBool(secure), func(t *testing.T) {
+			srv := httptest.NewServer(opac.New(opac.Config{DB: e.DB, SecureCookies: secure}))
+			defer srv.Close()
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/signin", strings.NewReader(url.Values{"card": {"P0001"}, "pin": {"1234"}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r := do(t, e.client(), req)
+			if r.Status != http.StatusSeeOther {
+				t.Fatalf("sign in: %d", r.Status)
+			}
+			var cookie string
+			for _, h := range r.Header.Values("Set-Cookie") {
+				if strings.HasPrefix(h, opac.CookieName+"=") {
+					cookie = h
+				}
+			}
+			lower := strings.ToLower(cookie)
+			switch {
+			case cookie == "":
+				t.Fatal("no session cookie set")
+			case strings.Contains(lower, "max-age") || strings.Contains(lower, "expires"):
+				t.Errorf("the session cookie outlives the browser: %s", cookie)
+			case !strings.Contains(lower, "; httponly"):
+				t.Errorf("not HttpOnly: %s", cookie)
+			case !strings.Contains(lower, "; samesite=lax"):
+				t.Errorf("not SameSite=Lax: %s", cookie)
+			case strings.Contains(lower, "; secure") != secure:
+				t.Errorf("Secure is not %v: %s", secure, cookie)
+			}
+		})
 	}
 }

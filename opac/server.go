@@ -127,6 +127,9 @@ func New(cfg Config) *Server {
 	sm.Cookie.SameSite = http.SameSiteLaxMode
 	sm.Cookie.Secure = cfg.SecureCookies
 	sm.Cookie.Path = "/"
+	// A session cookie, without Max-Age or Expires: closing the browser on a
+	// shared library computer ends the sign-in, whatever the server's lifetime.
+	sm.Cookie.Persist = false
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
 		cfg.Logger.Error("opac session", "err", err, "path", r.URL.Path)
 		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
