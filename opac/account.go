@@ -259,7 +259,7 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 	// The current PIN first (counted and throttled), and only then the slow hash
 	// of the new one, on the bounded pool: a stolen session or a script cannot
 	// make the server hash PINs by the thousand.
-	if err := s.SignIn.CheckCurrentPIN(r.Context(), me.ID, current, clientAddr(r)); err != nil {
+	if err := s.SignIn.CheckCurrentPIN(r.Context(), me.ID, current, s.clientAddr(r)); err != nil {
 		if stacks.ErrorCode(err) == stacks.EINTERNAL {
 			s.Error(w, r, err)
 			return

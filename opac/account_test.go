@@ -3,6 +3,7 @@ package opac_test
 import (
 	"context"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
@@ -431,4 +432,59 @@ func TestSessionCookie(t *testing.T) {
 			}
 		})
 	}
+}
+
+// signInVia posts a sign-in to srv with the given X-Forwarded-For ("" for none).
+func signInVia(t *testing.T, srv *httptest.Server, card, pin, xff string) response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/signin", strings.NewReader(url.Values{"card": {card}, "pin": {pin}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	jar, _ := cookiejar.New(nil)
+	return do(t, &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, req)
+}
+
+// TestTrustedProxy: the address a sign-in is counted under. Twenty wrong PINs
+// from one address lock that address.
+func TestTrustedProxy(t *testing.T) {
+	t.Run("HeaderIgnoredWithoutSetting", func(t *testing.T) {
+		e := newEnv(t)
+		srv := httptest.NewServer(opac.New(opac.Config{DB: e.DB}))
+		defer srv.Close()
+		for i := range 20 {
+			// A client cannot escape the lock by making up a header.
+			signInVia(t, srv, "NOCARD"+strconv.Itoa(i), "0000", "198.51.100."+strconv.Itoa(i))
+		}
+		r := signInVia(t, srv, "P0001", "1234", "198.51.100.99")
+		if r.Status != http.StatusTooManyRequests {
+			t.Errorf("after 20 wrong PINs from one address with made-up headers: %d, want 429", r.Status)
+		}
+	})
+	t.Run("ForwardedClientsCountedApart", func(t *testing.T) {
+		e := newEnv(t)
+		proxies, err := opac.ParseTrustedProxies("127.0.0.1, 10.0.0.0/8")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(opac.New(opac.Config{DB: e.DB, TrustedProxies: proxies}))
+		defer srv.Close()
+		for i := range 20 {
+			// The guesser's own header to the left of what the proxies wrote is
+			// not believed: the last untrusted hop is 203.0.113.1.
+			signInVia(t, srv, "NOCARD"+strconv.Itoa(i), "0000", "192.0.2."+strconv.Itoa(i)+", 203.0.113.1, 10.1.2.3")
+		}
+		if r := signInVia(t, srv, "P0001", "1234", "203.0.113.1"); r.Status != http.StatusTooManyRequests {
+			t.Errorf("the guessing client: %d, want 429", r.Status)
+		}
+		if r := signInVia(t, srv, "P0001", "1234", "203.0.113.2, 10.1.2.3"); r.Status != http.StatusSeeOther {
+			t.Errorf("another patron behind the same proxy: %d, want 303\n%s", r.Status, text(r.Body))
+		}
+	})
+	t.Run("ErrParse", func(t *testing.T) {
+		if _, err := opac.ParseTrustedProxies("10.0.0.0/8, proxy.example"); err == nil {
+			t.Error("a host name was accepted as a trusted proxy")
+		}
+	})
 }

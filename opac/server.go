@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -46,6 +47,13 @@ type Config struct {
 	SessionLifetime time.Duration
 	// SecureCookies marks the session cookie Secure (set when served over TLS).
 	SecureCookies bool
+	// TrustedProxies are the proxies in front of the site. A request from one
+	// of them is counted, for the sign-in throttle, under the address its
+	// X-Forwarded-For names (the last hop that is not a trusted proxy); any other
+	// request under its own address, whatever headers it sends. Empty: the
+	// header is never read. Behind a proxy without this, every patron shares the
+	// proxy's address, and twenty wrong PINs from anyone lock sign-in for all.
+	TrustedProxies []netip.Prefix
 	// Preferences, if set, is shared with the staff site, so that an
 	// administrator's change shows here at once; nil reads them per request.
 	Preferences *library.PreferenceCache
