@@ -2,8 +2,10 @@ package opac
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -262,6 +264,12 @@ func (s *Server) handleOAI(w http.ResponseWriter, r *http.Request) {
 	if oerr == nil {
 		var err error
 		oerr, err = s.oaiVerb(r, req, &body)
+		if errors.Is(err, errOAIBusy) {
+			// OAI-PMH's flow control: harvesters wait and retry.
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, "The repository is busy: try again in a moment.", http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil {
 			s.Logger.Error("oai", "verb", req.verb, "err", err)
 			http.Error(w, "The repository could not answer; the problem has been logged. Try again later.", http.StatusInternalServerError)
@@ -364,7 +372,7 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 			return &oaiError{"cannotDisseminateFormat", fmt.Sprintf("The metadata format %q is not served: use oai_dc or marc21.", req.args["metadataPrefix"])}, nil
 		}
 		var h catalog.HarvestRecord
-		err := s.DB.Read(ctx, func(tx *db.Tx) (err error) {
+		err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
 			h, err = catalog.FindHarvestRecord(tx, id)
 			return err
 		})
@@ -393,7 +401,7 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 		}
 		var page []catalog.HarvestRecord
 		var more bool
-		err := s.DB.Read(ctx, func(tx *db.Tx) (err error) {
+		err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
 			page, more, err = catalog.Harvest(tx, catalog.HarvestQuery{From: st.from, Until: st.until, AfterID: st.afterID, Limit: limit, WithRecords: records})
 			return err
 		})
@@ -428,6 +436,23 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 		return nil, nil
 	}
 	return &oaiError{"badVerb", "Unknown verb."}, nil
+}
+
+// errOAIBusy is a read refused for lack of a heavy-read slot, or stopped at
+// its deadline: the answer is 503 with Retry-After.
+var errOAIBusy = errors.New("oai: busy")
+
+// oaiRead runs a harvest read as a catalogue search runs: on a heavy-read slot
+// (db.ReadHeavy), so that harvesters cannot take every read connection from the
+// desk, and within Config.OAITimeout.
+func (s *Server) oaiRead(ctx context.Context, fn func(*db.Tx) error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.OAITimeout)
+	defer cancel()
+	err := s.DB.ReadHeavy(ctx, fn)
+	if errors.Is(err, db.ErrBusy) || (err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		return fmt.Errorf("%w: %w", errOAIBusy, err)
+	}
+	return err
 }
 
 // oaiExists checks that an identifier names a record, live or deleted.

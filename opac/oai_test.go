@@ -3,6 +3,7 @@ package opac_test
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stacks-ils/stacks"
@@ -258,4 +260,34 @@ func TestOAIHarvest(t *testing.T) {
 			t.Errorf("the record edited today is not harvested from today (%s):\n%s", code, r.Body)
 		}
 	})
+}
+
+// TestOAIBusy: harvest reads run on the heavy-read slots, as searches do;
+// when every slot is taken the answer is 503 with Retry-After, and the desk
+// keeps its connections.
+func TestOAIBusy(t *testing.T) {
+	e := newEnv(t)
+	release := make(chan struct{})
+	busy := make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	defer func() { close(release); wg.Wait() }()
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := e.DB.ReadHeavy(context.Background(), func(*db.Tx) error { <-release; return nil })
+			if errors.Is(err, db.ErrBusy) {
+				busy <- struct{}{}
+			}
+		}()
+	}
+	<-busy // every slot is held now
+	id := strconv.FormatInt(e.recordOf(t, "I00010"), 10)
+	for _, q := range []string{"verb=ListRecords&metadataPrefix=marc21", "verb=ListIdentifiers&metadataPrefix=oai_dc",
+		"verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:stacks:" + id} {
+		r := e.get(t, e.client(), "/oai?"+q)
+		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s with every heavy-read slot taken: %d, Retry-After %q", q, r.Status, r.Header.Get("Retry-After"))
+		}
+	}
 }

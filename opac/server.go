@@ -71,6 +71,10 @@ type Config struct {
 	// administrator (the protocol requires one); empty: an address under
 	// ".invalid", which a site should replace.
 	AdminEmail string
+	// OAITimeout bounds each OAI-PMH read of records (default 10 s); a read
+	// that runs over, or finds every heavy-read slot taken, is answered 503
+	// with Retry-After.
+	OAITimeout time.Duration
 	// OAIPageSize is how many records a ListRecords page holds (default 100, at
 	// most 1000); a ListIdentifiers page holds five times as many.
 	OAIPageSize int
@@ -96,6 +100,7 @@ const (
 	DefaultIdleTimeout     = 15 * time.Minute
 	DefaultSessionLifetime = 4 * time.Hour
 	DefaultSearchTimeout   = 2 * time.Second
+	DefaultOAITimeout      = 10 * time.Second
 )
 
 // CookieName is the patrons' session cookie: not the staff site's, so that the
@@ -115,6 +120,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.SearchTimeout <= 0 {
 		cfg.SearchTimeout = DefaultSearchTimeout
+	}
+	if cfg.OAITimeout <= 0 {
+		cfg.OAITimeout = DefaultOAITimeout
 	}
 	if cfg.OAIPageSize <= 0 || cfg.OAIPageSize > 1000 {
 		cfg.OAIPageSize = 100
