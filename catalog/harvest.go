@@ -229,5 +229,8 @@ func (h *HarvestRecord) MARC(libraryCode string, loc *time.Location) (*marc.Reco
 		sf = append(sf, marc.Subfield{Code: 'p', Value: c.Barcode}, marc.Subfield{Code: 'z', Value: PublicStatus(c.Status, due)})
 		rec.Fields = append(rec.Fields, marc.Field{Tag: "852", Ind1: ' ', Ind2: ' ', Subfields: sf})
 	}
+	// Values written before the catalogue refused non-XML characters, or
+	// imported, may hold some: a harvest must not break on one record.
+	rec.Clean()
 	return rec, nil
 }

@@ -65,6 +65,10 @@ func (in *RecordInput) Validate() error {
 		if !utf8.ValidString(f.value) {
 			return stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains characters that are not valid text; type it again.")
 		}
+		if i := strings.IndexFunc(f.value, notXMLChar); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(f.value[i:])
+			return stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains a character (%U) that the catalogue cannot store or export; delete it and type the text again.", r)
+		}
 	}
 	subjects, err := subjectLines(in.Subjects)
 	if err != nil {
@@ -115,6 +119,18 @@ func subjectLines(s string) ([]string, error) {
 
 // hasControl reports whether a one-line field holds a line break, a tab or another
 // control character.
+// notXMLChar reports whether r is outside XML 1.0's characters: a record
+// holding one could not be exported as MARCXML or harvested.
+func notXMLChar(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20, r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE || r == 0xFFFF, r > 0x10FFFF:
+		return true
+	}
+	return false
+}
+
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }

@@ -417,9 +417,15 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 		w.WriteString("<" + req.verb + ">\n")
 		for i := range page {
 			if records {
-				if err := s.oaiRecord(r, w, &page[i], st.prefix, prefs.Location); err != nil {
-					return nil, err
+				// One record that cannot be written (a source the export cannot
+				// read) is logged and left out: the rest of the page, and the
+				// harvest, go on.
+				var one oaiWriter
+				if err := s.oaiRecord(r, &one, &page[i], st.prefix, prefs.Location); err != nil {
+					s.Logger.Error("oai: record left out of a list", "record", page[i].ID, "format", st.prefix, "err", err)
+					continue
 				}
+				w.Write(one.Bytes())
 			} else {
 				s.oaiHeader(w, &page[i])
 			}

@@ -291,3 +291,47 @@ func TestOAIBusy(t *testing.T) {
 		}
 	}
 }
+
+// TestOAIHostileValues: values that XML cannot carry as they are (written
+// before the catalogue refused them, or imported) are cleaned in both formats;
+// markup characters are escaped.
+func TestOAIHostileValues(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var bad, markup int64
+	err := e.DB.Write(ctx, func(tx *db.Tx) error {
+		var err error
+		if bad, err = catalog.CreateRecord(tx, stacks.System, catalog.RecordInput{Title: "Placeholder", Author: "X"}); err != nil {
+			return err
+		}
+		// As an old row or a hand-run statement could hold it.
+		if _, err = tx.Exec(`UPDATE records SET title = ?, author = ? WHERE id = ?`, "Bad \uFFFE title", "Nul\x01l", bad); err != nil {
+			return err
+		}
+		if markup, err = catalog.CreateRecord(tx, stacks.System, catalog.RecordInput{Title: `Tom & Jerry <b>]]></b>`, Author: `"Q" & <A>`}); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{bad, markup} {
+		for _, f := range []string{"marc21", "oai_dc"} {
+			q := "verb=GetRecord&metadataPrefix=" + f + "&identifier=oai:stacks:" + strconv.FormatInt(id, 10)
+			r, code := e.oai(t, q)
+			if code != "" {
+				t.Errorf("%s: %s", q, code)
+			}
+			if err := validateOAI(t, r.Body); err != nil {
+				t.Errorf("%s does not validate:\n%v\n%s", q, err, r.Body)
+			}
+			if strings.Contains(r.Body, "\uFFFE") || strings.Contains(r.Body, "<b>") || strings.Contains(r.Body, "]]>") {
+				t.Errorf("%s: a value is not cleaned or escaped:\n%s", q, r.Body)
+			}
+			if id == markup && !strings.Contains(r.Body, "Tom &amp; Jerry &lt;b&gt;") {
+				t.Errorf("%s: the title is not there, escaped:\n%s", q, r.Body)
+			}
+		}
+	}
+}
