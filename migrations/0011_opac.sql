@@ -38,3 +38,26 @@ END;
 
 -- OAI-PMH selects by datestamp (from, until): records by when they last changed.
 CREATE INDEX records_updated ON records (updated_at, id);
+
+-- A record's datestamp for harvesters covers its copies: marc21 embeds them (an
+-- 852 field a copy), so a copy added, moved, relabelled or withdrawn changes
+-- the record as harvested, and an incremental harvest (from) must see it. A
+-- change of availability alone (a loan, a return) does not: it would redate
+-- the catalogue all day; harvesters refresh availability otherwise.
+CREATE TRIGGER items_inserted_redate AFTER INSERT ON items
+BEGIN
+    UPDATE records SET updated_at = max(updated_at, new.updated_at) WHERE id = new.record_id;
+END;
+
+CREATE TRIGGER items_updated_redate AFTER UPDATE OF record_id, barcode, home_branch_id, call_number, status ON items
+WHEN old.record_id IS NOT new.record_id OR old.barcode IS NOT new.barcode
+    OR old.home_branch_id IS NOT new.home_branch_id OR old.call_number IS NOT new.call_number
+    OR (old.status = 'withdrawn') <> (new.status = 'withdrawn')
+BEGIN
+    UPDATE records SET updated_at = max(updated_at, new.updated_at) WHERE id IN (old.record_id, new.record_id);
+END;
+
+CREATE TRIGGER items_deleted_redate AFTER DELETE ON items
+BEGIN
+    UPDATE records SET updated_at = max(updated_at, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) WHERE id = old.record_id;
+END;

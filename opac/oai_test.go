@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
@@ -332,6 +334,51 @@ func TestOAIHostileValues(t *testing.T) {
 			if id == markup && !strings.Contains(r.Body, "Tom &amp; Jerry &lt;b&gt;") {
 				t.Errorf("%s: the title is not there, escaped:\n%s", q, r.Body)
 			}
+		}
+	}
+}
+
+// TestOAIDatestampCopies: a record's datestamp moves when a copy is added or
+// withdrawn (marc21 carries its copies), not when one is lent.
+func TestOAIDatestampCopies(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.Clock.Advance(time.Hour)
+	since := e.Clock.Now().UTC().Format(db.TimeFormat)
+	added, withdrawn, lent := e.recordOf(t, "I00001"), e.recordOf(t, "I00003"), e.recordOf(t, "I00005")
+	err := e.DB.Write(ctx, func(tx *db.Tx) error {
+		if _, err := catalog.AddItem(tx, stacks.System, added, catalog.ItemInput{Barcode: "N00001", ItemTypeCode: "BOOK", HomeBranchCode: "CEN"}); err != nil {
+			return fmt.Errorf("add: %w", err)
+		}
+		it, err := catalog.FindItemByBarcode(tx, "I00003")
+		if err != nil {
+			return fmt.Errorf("find: %w", err)
+		}
+		d, err := catalog.FindItemDetails(tx, it.ID)
+		if err != nil {
+			return fmt.Errorf("details: %w", err)
+		}
+		if err := catalog.UpdateItem(tx, stacks.System, it.ID, d.Input, catalog.StatusWithdrawn); err != nil {
+			return fmt.Errorf("withdraw: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.checkout(t, "P0001", "I00005")
+	r, code := e.oai(t, "verb=ListIdentifiers&metadataPrefix=marc21&from="+since)
+	var l oaiList
+	if err := xml.Unmarshal([]byte(r.Body), &l); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, h := range l.Headers {
+		got[h.Identifier] = true
+	}
+	for id, want := range map[int64]bool{added: true, withdrawn: true, lent: false} {
+		if ident := "oai:stacks:" + strconv.FormatInt(id, 10); got[ident] != want {
+			t.Errorf("%s harvested from %s: %v, want %v (code %q)", ident, since, got[ident], want, code)
 		}
 	}
 }
