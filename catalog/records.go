@@ -131,6 +131,12 @@ func notXMLChar(r rune) bool {
 	return false
 }
 
+// nextRecordID is the SQL for a new record's id: above every live and every
+// deleted record's, so that a deleted record's id (its OAI identifier and
+// permanent link) never names another book (migration 0011). Both maxima are
+// read from the primary keys' ends.
+const nextRecordID = `(SELECT max(coalesce((SELECT max(id) FROM records), 0), coalesce((SELECT max(record_id) FROM deleted_records), 0)) + 1)`
+
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
@@ -170,8 +176,8 @@ func CreateRecord(tx *db.Tx, actor stacks.Actor, in RecordInput) (int64, error) 
 	}
 	year, _ := parseYear(in.Year)
 	now := db.FormatTime(tx.Now())
-	res, err := tx.Exec(`INSERT INTO records (title, author, isbn, publisher, year, subjects, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, in.Title, in.Author, in.ISBN, in.Publisher, year, in.Subjects, now, now)
+	res, err := tx.Exec(`INSERT INTO records (id, title, author, isbn, publisher, year, subjects, created_at, updated_at)
+		VALUES (`+nextRecordID+`, ?, ?, ?, ?, ?, ?, ?, ?)`, in.Title, in.Author, in.ISBN, in.Publisher, year, in.Subjects, now, now)
 	if err != nil {
 		return 0, fmt.Errorf("insert record: %w", err)
 	}

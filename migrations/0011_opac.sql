@@ -30,10 +30,17 @@ BEGIN
     ON CONFLICT (record_id) DO UPDATE SET deleted_at = excluded.deleted_at;
 END;
 
--- SQLite may give a new record the id of the last one deleted: it is then live.
-CREATE TRIGGER records_undeleted AFTER INSERT ON records
+-- A deleted record's id is never given to another: harvesters and bookmarks
+-- know the record by it (oai:<repository>:<id>, /records/<id>), and a new book
+-- under an old id would be named by the old book's identifier. records.id is an
+-- INTEGER PRIMARY KEY without AUTOINCREMENT, so SQLite would reuse the largest
+-- id once its row is deleted: Stacks' inserts choose the id above both the
+-- largest live and the largest deleted one (catalog.nextRecordID), and any other
+-- insert that reuses a deleted id is refused.
+CREATE TRIGGER records_deleted_id_reserved BEFORE INSERT ON records
+WHEN EXISTS (SELECT 1 FROM deleted_records WHERE record_id = new.id)
 BEGIN
-    DELETE FROM deleted_records WHERE record_id = new.id;
+    SELECT RAISE(ABORT, 'the id of a deleted record is not given to another record');
 END;
 
 -- OAI-PMH selects by datestamp (from, until): records by when they last changed.

@@ -382,3 +382,35 @@ func TestOAIDatestampCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletedIDReserved: the id of a deleted record, the largest one included,
+// is never given to a new record, so its OAI identifier and permanent link
+// never name another book.
+func TestDeletedIDReserved(t *testing.T) {
+	e := newEnv(t)
+	deleted := e.deleteRecord(t)
+	var id int64
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		var err error
+		id, err = catalog.CreateRecord(tx, stacks.System, catalog.RecordInput{Title: "A new book", Author: "Somebody"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strconv.FormatInt(id, 10) == deleted {
+		t.Fatalf("the new record got the deleted record's id %s", deleted)
+	}
+	err = e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO records (id, title, author, isbn, publisher, subjects, created_at, updated_at)
+			VALUES (?, 'By hand', '', '', '', '', '2026-11-30T10:00:00Z', '2026-11-30T10:00:00Z')`, deleted)
+		return err
+	})
+	if err == nil {
+		t.Error("a statement run by hand reused a deleted record's id")
+	}
+	r, code := e.oai(t, "verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:stacks:"+deleted)
+	if code != "" || !strings.Contains(r.Body, `<header status="deleted">`) {
+		t.Errorf("the deleted record is no longer deleted (%q):\n%s", code, r.Body)
+	}
+}
