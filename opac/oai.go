@@ -212,15 +212,17 @@ func listState(req *oaiRequest) (harvestState, *oaiError) {
 	return h, nil
 }
 
+// DefaultRepositoryID is the repository identifier when none is configured.
+// It does not follow the base URL: adding or changing --opac-base-url later
+// would otherwise rename every record a harvester holds.
+const DefaultRepositoryID = "stacks"
+
 // repositoryID is the middle part of OAI identifiers.
 func (s *Server) repositoryID() string {
 	if s.cfg.RepositoryID != "" {
 		return s.cfg.RepositoryID
 	}
-	if u, err := url.Parse(s.cfg.BaseURL); err == nil && u.Hostname() != "" {
-		return u.Hostname()
-	}
-	return "stacks"
+	return DefaultRepositoryID
 }
 
 func (s *Server) oaiIdentifier(id int64) string {

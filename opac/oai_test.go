@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/opac"
 )
 
 // validateOAI validates an answer with xmllint against the OAI-PMH 2.0 schema
@@ -413,4 +415,37 @@ func TestDeletedIDReserved(t *testing.T) {
 	if code != "" || !strings.Contains(r.Body, `<header status="deleted">`) {
 		t.Errorf("the deleted record is no longer deleted (%q):\n%s", code, r.Body)
 	}
+}
+
+// TestOAIRepositoryID: identifiers do not follow the base URL, so setting it
+// after a first harvest renames nothing; --oai-repository-id sets them.
+func TestOAIRepositoryID(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name string
+		cfg  opac.Config
+		want string
+	}{
+		{"Default", opac.Config{DB: e.DB}, "oai:stacks:"},
+		{"BaseURLDoesNotRename", opac.Config{DB: e.DB, BaseURL: "https://catalogue.example.org"}, "oai:stacks:"},
+		{"Given", opac.Config{DB: e.DB, BaseURL: "https://catalogue.example.org", RepositoryID: "library.example.org"}, "oai:library.example.org:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(opac.New(tc.cfg))
+			defer srv.Close()
+			r := do(t, e.client(), mustRequest(t, srv.URL+"/oai?verb=ListIdentifiers&metadataPrefix=oai_dc"))
+			if !strings.Contains(r.Body, "<identifier>"+tc.want) {
+				t.Errorf("identifiers are not %s...:\n%.600s", tc.want, r.Body)
+			}
+		})
+	}
+}
+
+func mustRequest(t *testing.T, u string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

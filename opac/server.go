@@ -64,8 +64,8 @@ type Config struct {
 	// URL; empty: taken from each request.
 	BaseURL string
 	// RepositoryID is the repository identifier of OAI-PMH identifiers
-	// ("oai:<RepositoryID>:<record id>"); empty: the BaseURL's host, else
-	// "stacks".
+	// ("oai:<RepositoryID>:<record id>"); empty: DefaultRepositoryID, whatever
+	// the BaseURL, so that setting the BaseURL later renames nothing.
 	RepositoryID string
 	// AdminEmail is the address OAI-PMH's Identify gives for the repository's
 	// administrator (the protocol requires one); empty: an address under

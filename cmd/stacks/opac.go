@@ -38,7 +38,7 @@ func registerOPACFlags(fs *flag.FlagSet) *opacFlags {
 	fs.StringVar(&f.baseURL, "opac-base-url", env("STACKS_OPAC_BASE_URL", ""),
 		"the patrons' catalogue's public address, e.g. https://catalogue.example.org, for permanent links and the OAI-PMH base URL (default: each request's host) (STACKS_OPAC_BASE_URL)")
 	fs.StringVar(&f.repoID, "oai-repository-id", env("STACKS_OAI_REPOSITORY_ID", ""),
-		"the repository identifier in OAI-PMH identifiers, oai:ID:<record> (default: the host of --opac-base-url, else stacks) (STACKS_OAI_REPOSITORY_ID)")
+		"the repository identifier in OAI-PMH identifiers, oai:ID:<record> (default: stacks; it does not follow --opac-base-url; keep it stable once harvested) (STACKS_OAI_REPOSITORY_ID)")
 	fs.StringVar(&f.adminEmail, "oai-admin-email", env("STACKS_OAI_ADMIN_EMAIL", ""),
 		"the administrator's address OAI-PMH's Identify gives (the protocol requires one) (STACKS_OAI_ADMIN_EMAIL)")
 	fs.DurationVar(&f.idleTimeout, "opac-idle-timeout", envDuration("STACKS_OPAC_IDLE_TIMEOUT", opac.DefaultIdleTimeout),
