@@ -410,10 +410,25 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 		if err != nil {
 			return nil, err
 		}
-		if len(page) == 0 {
-			if _, resumed := req.args["resumptionToken"]; resumed {
+		if _, resumed := req.args["resumptionToken"]; resumed && len(page) == 0 {
+			// The records after the token's were edited out of the list's dates
+			// since the last page: the list ends here. The schema wants at least
+			// one record a page, so the token's own record (live or deleted:
+			// deleted_records keeps it) is sent again, with the empty token that
+			// completes the list. A token whose record never was is not ours.
+			err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
+				h, err := catalog.FindHarvestRecord(tx, st.afterID)
+				page = []catalog.HarvestRecord{h}
+				return err
+			})
+			if stacks.ErrorCode(err) == stacks.ENOTFOUND {
 				return errBadToken, nil
+			} else if err != nil {
+				return nil, err
 			}
+			more = false
+		}
+		if len(page) == 0 {
 			return &oaiError{"noRecordsMatch", "No records match: the catalogue has none changed between from and until."}, nil
 		}
 		w.WriteString("<" + req.verb + ">\n")

@@ -449,3 +449,36 @@ func mustRequest(t *testing.T, u string) *http.Request {
 	}
 	return req
 }
+
+// TestOAIResumedEmptyPage: when every record after a token's has been edited
+// out of the list's dates since the last page, the resumed list ends properly,
+// with a valid answer and an empty token, not badResumptionToken.
+func TestOAIResumedEmptyPage(t *testing.T) {
+	e := newEnv(t)
+	until := e.Clock.Now().UTC().Format(db.TimeFormat)
+	r, code := e.oai(t, "verb=ListRecords&metadataPrefix=oai_dc&until="+until)
+	var l oaiList
+	if err := xml.Unmarshal([]byte(r.Body), &l); err != nil || code != "" || l.TokenRec == "" {
+		t.Fatalf("first page: %q, %v, token %q", code, err, l.TokenRec)
+	}
+	last := l.Records[len(l.Records)-1].Header.Identifier
+	lastID, _ := strconv.ParseInt(strings.TrimPrefix(last, "oai:stacks:"), 10, 64)
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE records SET updated_at = '2027-01-01T00:00:00Z' WHERE id > ?`, lastID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, code = e.oai(t, "verb=ListRecords&resumptionToken="+url.QueryEscape(l.TokenRec))
+	if code != "" || !strings.Contains(r.Body, "<resumptionToken/>") {
+		t.Errorf("resumed list with nothing left: %q\n%s", code, r.Body)
+	}
+	if err := validateOAI(t, r.Body); err != nil {
+		t.Errorf("does not validate:\n%v\n%s", err, r.Body)
+	}
+	// A token naming a record that never was is not one of ours.
+	if _, code := e.oai(t, "verb=ListRecords&resumptionToken=MXxvYWlfZGN8fHw5OTk5OTk5"); code != "badResumptionToken" {
+		t.Errorf("a made-up token: %q", code)
+	}
+}
