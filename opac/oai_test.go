@@ -482,3 +482,37 @@ func TestOAIResumedEmptyPage(t *testing.T) {
 		t.Errorf("a made-up token: %q", code)
 	}
 }
+
+// TestOAIPrivateFields: marc21 leaves out the library's private fields and the
+// copies' barcodes, as the patrons' pages do.
+func TestOAIPrivateFields(t *testing.T) {
+	e := newEnv(t)
+	id := e.recordOf(t, "I00010")
+	source := `<record xmlns="http://www.loc.gov/MARC21/slim"><leader>00000nam a2200000 a 4500</leader>` +
+		`<datafield tag="500" ind1=" " ind2=" "><subfield code="a">A public note.</subfield></datafield>` +
+		`<datafield tag="541" ind1="0" ind2=" "><subfield code="a">Private donor</subfield></datafield>` +
+		`<datafield tag="541" ind1="1" ind2=" "><subfield code="a">Public donor</subfield></datafield>` +
+		`<datafield tag="561" ind1="0" ind2=" "><subfield code="a">Private provenance</subfield></datafield>` +
+		`<datafield tag="583" ind1="0" ind2=" "><subfield code="a">Private action</subfield></datafield>` +
+		`<datafield tag="952" ind1=" " ind2=" "><subfield code="p">OLD123</subfield></datafield>` +
+		`<datafield tag="999" ind1=" " ind2=" "><subfield code="a">Local staff note</subfield></datafield>` +
+		`</record>`
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE records SET marc = ? WHERE id = ?`, source, id)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.oai(t, "verb=GetRecord&metadataPrefix=marc21&identifier=oai:stacks:"+strconv.FormatInt(id, 10))
+	for _, want := range []string{"A public note.", "Public donor", `<datafield tag="852"`} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("no %q:\n%s", want, r.Body)
+		}
+	}
+	for _, private := range []string{"Private donor", "Private provenance", "Private action", "Local staff note", "OLD123", "I00010", `code="p"`} {
+		if strings.Contains(r.Body, private) {
+			t.Errorf("%q is published:\n%s", private, r.Body)
+		}
+	}
+}
