@@ -68,3 +68,9 @@ CREATE TRIGGER items_deleted_redate AFTER DELETE ON items
 BEGIN
     UPDATE records SET updated_at = max(updated_at, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) WHERE id = old.record_id;
 END;
+
+-- Each change of a patron's PIN (at the desk or in My account) advances the
+-- generation; a patrons'-site session keeps the generation it signed in under
+-- and ends when they differ. Deleting the patron's sessions at the change is not
+-- enough: a request in flight from another device would write its session back.
+ALTER TABLE patrons ADD COLUMN pin_generation INTEGER NOT NULL DEFAULT 0;

@@ -276,9 +276,13 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	var gen int64
 	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
 		if err := patrons.SetPINHash(tx, actor(me), me.ID, hash); err != nil {
 			return err
+		}
+		if err := tx.QueryRow(`SELECT pin_generation FROM patrons WHERE id = ?`, me.ID).Scan(&gen); err != nil {
+			return fmt.Errorf("read the PIN generation of patron %d: %w", me.ID, err)
 		}
 		return endSessionsOf(tx, me.ID)
 	})
@@ -292,6 +296,7 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Sessions.Put(r.Context(), sessPatronID, me.ID)
+	s.Sessions.Put(r.Context(), sessPINGen, gen)
 	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
 	s.flash(r, "ok", "Your PIN is changed. Use the new PIN here and at the self-check machines.")
 	http.Redirect(w, r, "/account", http.StatusSeeOther)

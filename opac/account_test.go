@@ -488,3 +488,75 @@ func TestTrustedProxy(t *testing.T) {
 		}
 	})
 }
+
+// TestPINChangeEndsSessions: a session signed in under an old PIN ends, even
+// if it was written back after the change (a request in flight from another
+// device), and a PIN set at the desk ends the patron's sessions too.
+func TestPINChangeEndsSessions(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	t.Run("WrittenBack", func(t *testing.T) {
+		c, elsewhere := e.client(), e.client()
+		e.signIn(t, c, "P0001")
+		e.signIn(t, elsewhere, "P0001")
+		var rows [][]any
+		err := e.DB.Read(ctx, func(tx *db.Tx) error {
+			rs, err := tx.Query(`SELECT token_hash, data, expiry FROM opac_sessions`)
+			if err != nil {
+				return err
+			}
+			defer rs.Close()
+			for rs.Next() {
+				var h, exp string
+				var data []byte
+				if err := rs.Scan(&h, &data, &exp); err != nil {
+					return err
+				}
+				rows = append(rows, []any{h, data, exp})
+			}
+			return rs.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.post(t, c, "/account/pin", url.Values{"current": {"1234"}, "new": {"5678"}, "confirm": {"5678"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("PIN change: %d\n%s", r.Status, text(r.Body))
+		}
+		// The other device's request, in flight during the change, saves its
+		// session as it was.
+		err = e.DB.Write(ctx, func(tx *db.Tx) error {
+			for _, row := range rows {
+				if _, err := tx.Exec(`INSERT OR REPLACE INTO opac_sessions (token_hash, data, expiry) VALUES (?, ?, ?)`, row...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.get(t, elsewhere, "/account"); r.Status != http.StatusSeeOther {
+			t.Errorf("the session written back after the PIN change still works: %d", r.Status)
+		}
+		if r := e.get(t, c, "/account"); r.Status != http.StatusOK {
+			t.Errorf("the session that changed the PIN was ended: %d", r.Status)
+		}
+	})
+	t.Run("AtTheDesk", func(t *testing.T) {
+		c := e.client()
+		e.signIn(t, c, "P0002")
+		p := e.patron(t, "P0002")
+		err := e.DB.Write(ctx, func(tx *db.Tx) error { return patrons.SetPIN(tx, e.Desk, p.ID, "4321") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.get(t, c, "/account")
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("a session signed in under the old PIN: %d", r.Status)
+		}
+		if txt := text(e.get(t, c, "/signin").Body); !strings.Contains(txt, "Your PIN was changed, so you were signed out.") {
+			t.Errorf("no word of why:\n%s", txt)
+		}
+	})
+}

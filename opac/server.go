@@ -247,6 +247,9 @@ func (s *Server) Router() chi.Router {
 const (
 	sessPatronID = "pid"
 	sessSeen     = "seen"
+	// sessPINGen is the patron's PIN generation at sign-in: a session whose
+	// generation is not the patron's (the PIN changed since) is ended.
+	sessPINGen = "pg"
 	sessFlash    = "flash"
 )
 
@@ -291,10 +294,17 @@ func (s *Server) loadPatron(next http.Handler) http.Handler {
 			p, err = patrons.FindByID(tx, pid)
 			return err
 		})
-		if stacks.ErrorCode(err) == stacks.ENOTFOUND {
+		stale := err == nil && s.Sessions.GetInt64(ctx, sessPINGen) != p.PINGeneration
+		if stacks.ErrorCode(err) == stacks.ENOTFOUND || stale {
+			// A patron deleted, or a PIN changed since this session signed in
+			// (at the desk, or on another device while this one had a request
+			// in flight that wrote its session back): sign in again.
 			if err := s.Sessions.Destroy(ctx); err != nil {
 				s.Error(w, r, err)
 				return
+			}
+			if stale {
+				s.flash(r, "info", "Your PIN was changed, so you were signed out. Please sign in again with the new PIN.")
 			}
 			next.ServeHTTP(w, r)
 			return

@@ -93,7 +93,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if len(f.Card) > 64 || !utf8.ValidString(f.Card) {
 		f.Card = "" // not a card: not shown back
 	}
-	id, err := s.SignIn.Authenticate(r.Context(), r.PostForm.Get("card"), r.PostForm.Get("pin"), s.clientAddr(r))
+	in, err := s.SignIn.AuthenticatePatron(r.Context(), r.PostForm.Get("card"), r.PostForm.Get("pin"), s.clientAddr(r))
 	if err != nil {
 		code := stacks.ErrorCode(err)
 		if code == stacks.EINTERNAL {
@@ -109,7 +109,8 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.Sessions.Put(r.Context(), sessPatronID, id)
+	s.Sessions.Put(r.Context(), sessPatronID, in.ID)
+	s.Sessions.Put(r.Context(), sessPINGen, in.PINGeneration)
 	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
 	http.Redirect(w, r, f.Next, http.StatusSeeOther)
 }

@@ -55,8 +55,10 @@ func HashPINOnPool(ctx context.Context, pin string) (string, error) {
 }
 
 // SetPINHash stores a PIN hashed by HashPIN, and audits the change (not the PIN).
+// It advances the patron's PINGeneration, which ends every patrons'-site
+// session signed in under the old PIN.
 func SetPINHash(tx *db.Tx, actor stacks.Actor, patronID int64, hash string) error {
-	res, err := tx.Exec(`UPDATE patrons SET pin_hash = ? WHERE id = ?`, hash, patronID)
+	res, err := tx.Exec(`UPDATE patrons SET pin_hash = ?, pin_generation = pin_generation + 1 WHERE id = ?`, hash, patronID)
 	if err != nil {
 		return fmt.Errorf("set the PIN of patron %d: %w", patronID, err)
 	}
