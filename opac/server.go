@@ -250,7 +250,7 @@ const (
 	// sessPINGen is the patron's PIN generation at sign-in: a session whose
 	// generation is not the patron's (the PIN changed since) is ended.
 	sessPINGen = "pg"
-	sessFlash    = "flash"
+	sessFlash  = "flash"
 )
 
 // seenRefresh is how stale the "seen" stamp may get before a request rewrites it.
