@@ -236,6 +236,8 @@ func (s *Server) Router() chi.Router {
 			r.Get("/account/fines", s.handleFines)
 			r.Get("/account/pin", s.handlePINForm)
 			r.Post("/account/pin", s.handlePINChange)
+			r.Get("/account/notices", s.handleNoticesForm)
+			r.Post("/account/notices", s.handleNoticesSave)
 		})
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)
