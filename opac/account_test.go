@@ -560,3 +560,55 @@ func TestPINChangeEndsSessions(t *testing.T) {
 		}
 	})
 }
+
+// TestSignInRenewsToken: the session token changes at sign-in (session
+// fixation: a token planted before sign-in, or a previous patron's on a shared
+// computer, never becomes a signed-in session).
+func TestSignInRenewsToken(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	token := func() string {
+		for _, ck := range c.Jar.Cookies(mustURL(e.Srv.URL)) {
+			if ck.Name == opac.CookieName {
+				return ck.Value
+			}
+		}
+		return ""
+	}
+	// An anonymous session (signing out leaves one, holding its flash): the
+	// kind of token an attacker could plant on a shared computer.
+	e.signIn(t, c, "P0003")
+	e.post(t, c, "/signout", nil)
+	anonymous := token()
+	e.signIn(t, c, "P0001")
+	first := token()
+	if anonymous == "" || anonymous == first {
+		t.Errorf("the anonymous session's token %q was kept at sign-in", anonymous)
+	}
+	e.signIn(t, c, "P0002")
+	second := token()
+	if first == "" || second == "" || first == second {
+		t.Errorf("the token was not renewed at sign-in: %q then %q", first, second)
+	}
+	// The first token no longer names a session.
+	old := e.client()
+	old.Jar.SetCookies(mustURL(e.Srv.URL), []*http.Cookie{{Name: opac.CookieName, Value: first}})
+	if r := e.get(t, old, "/account"); r.Status != http.StatusSeeOther {
+		t.Errorf("the token from before the second sign-in still works: %d", r.Status)
+	}
+}
+
+// TestSecurityHeaders: the patrons' site's policy forbids script and framing.
+func TestSecurityHeaders(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/", "/search?q=dune", "/signin", "/oai?verb=Identify", "/no-such-page"} {
+		r := e.get(t, e.client(), path)
+		h := r.Header
+		if got := h.Get("Content-Security-Policy"); got != "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'" {
+			t.Errorf("%s: Content-Security-Policy %q", path, got)
+		}
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" {
+			t.Errorf("%s: headers %v", path, h)
+		}
+	}
+}

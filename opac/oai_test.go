@@ -112,17 +112,20 @@ func TestOAIValidates(t *testing.T) {
 	t.Run("ErrInvalidIsCaught", func(t *testing.T) {
 		// The validation is not vacuous: an answer with metadata that breaks its
 		// format's schema, and one missing its request, fail.
-		r, _ := e.oai(t, "verb=GetRecord&metadataPrefix=marc21&identifier=oai:stacks:"+id)
-		for _, broken := range []string{
-			strings.Replace(r.Body, `tag="245"`, `tag="24X5"`, 1),
-			regexp.MustCompile(`<request[^>]*>[^<]*</request>`).ReplaceAllString(r.Body, ""),
-			strings.Replace(r.Body, "<dc:title>", "<dc:titel>", 1) + strings.Replace(r.Body, "<datestamp>", "<datestamp>x", 1),
+		// Each case breaks one thing in one answer.
+		marc21, _ := e.oai(t, "verb=GetRecord&metadataPrefix=marc21&identifier=oai:stacks:"+id)
+		dc, _ := e.oai(t, "verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:stacks:"+id)
+		for _, tc := range []struct{ name, body, broken string }{
+			{"MARCTag", marc21.Body, strings.Replace(marc21.Body, `tag="245"`, `tag="24X5"`, 1)},
+			{"NoRequest", marc21.Body, regexp.MustCompile(`<request[^>]*>[^<]*</request>`).ReplaceAllString(marc21.Body, "")},
+			{"DCElement", dc.Body, strings.Replace(dc.Body, "<dc:title>", "<dc:titel>", 1)},
+			{"Datestamp", dc.Body, strings.Replace(dc.Body, "<datestamp>", "<datestamp>x", 1)},
 		} {
-			if broken == r.Body {
-				t.Fatal("the test's change did not apply")
+			if tc.broken == tc.body {
+				t.Fatalf("%s: the test's change did not apply", tc.name)
 			}
-			if validateOAI(t, broken) == nil {
-				t.Errorf("a broken answer validated:\n%s", broken)
+			if validateOAI(t, tc.broken) == nil {
+				t.Errorf("%s: a broken answer validated:\n%s", tc.name, tc.broken)
 			}
 		}
 	})
@@ -515,4 +518,98 @@ func TestOAIPrivateFields(t *testing.T) {
 			t.Errorf("%q is published:\n%s", private, r.Body)
 		}
 	}
+}
+
+// TestOAIEditsBetweenPages: records edited or added between two pages of a
+// harvest are neither lost nor sent twice (the token carries the last id, and
+// the list is in id order), and until leaves out records changed after it.
+func TestOAIEditsBetweenPages(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	until := e.Clock.Now().UTC().Format(db.TimeFormat)
+	var total int
+	if err := e.DB.Read(ctx, func(tx *db.Tx) error { return tx.QueryRow(`SELECT count(*) FROM records`).Scan(&total) }); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(time.Hour)
+	edit := func(id int64) {
+		t.Helper()
+		err := e.DB.Write(ctx, func(tx *db.Tx) error {
+			in, err := catalog.RecordInputOf(tx, id)
+			if err != nil {
+				return err
+			}
+			in.Title += " (edited)"
+			return catalog.UpdateRecord(tx, stacks.System, id, in)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	harvest := func(query string, between func(page int, l oaiList)) map[string]int {
+		t.Helper()
+		seen := map[string]int{}
+		for page := 0; ; page++ {
+			r, code := e.oai(t, query)
+			if code != "" {
+				t.Fatalf("page %d: %s", page, code)
+			}
+			var l oaiList
+			if err := xml.Unmarshal([]byte(r.Body), &l); err != nil {
+				t.Fatal(err)
+			}
+			for _, rec := range l.Records {
+				seen[rec.Header.Identifier]++
+			}
+			if l.TokenRec == "" {
+				return seen
+			}
+			if between != nil {
+				between(page, l)
+			}
+			query = "verb=ListRecords&resumptionToken=" + url.QueryEscape(l.TokenRec)
+		}
+	}
+
+	t.Run("Resumed", func(t *testing.T) {
+		var added int64
+		seen := harvest("verb=ListRecords&metadataPrefix=oai_dc", func(page int, l oaiList) {
+			if page != 0 {
+				return
+			}
+			// One record already sent and one still to come are edited, and a
+			// record is added, between the first and the second page.
+			sent, _ := strconv.ParseInt(strings.TrimPrefix(l.Records[0].Header.Identifier, "oai:stacks:"), 10, 64)
+			edit(sent)
+			edit(int64(total))
+			err := e.DB.Write(ctx, func(tx *db.Tx) (err error) {
+				added, err = catalog.CreateRecord(tx, stacks.System, catalog.RecordInput{Title: "Added mid-harvest", Author: "Late"})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+		if len(seen) != total+1 {
+			t.Errorf("harvested %d records, want %d and the one added", len(seen), total)
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("%s sent %d times", id, n)
+			}
+		}
+		if seen["oai:stacks:"+strconv.FormatInt(added, 10)] != 1 {
+			t.Error("the record added between pages was not harvested")
+		}
+	})
+	t.Run("UntilLeavesOutLater", func(t *testing.T) {
+		// The first record sent and the last were edited after until (above).
+		seen := harvest("verb=ListRecords&metadataPrefix=oai_dc&until="+until, nil)
+		if seen["oai:stacks:"+strconv.Itoa(total)] != 0 {
+			t.Errorf("a record edited after until %s was harvested", until)
+		}
+		if len(seen) == 0 || len(seen) >= total {
+			t.Errorf("harvested %d of %d records until %s", len(seen), total, until)
+		}
+	})
 }
