@@ -249,7 +249,7 @@ func TestHolds(t *testing.T) {
 			t.Errorf("change pickup:\n%s", txt)
 		}
 		r := e.follow(t, c, e.post(t, c, path+"/pickup", url.Values{"pickup": {"XX"}}))
-		if !strings.Contains(text(r.Body), "Choose a pickup branch from the list.") {
+		if !strings.Contains(text(r.Body), "Choose the library where you will pick up The Left Hand of Darkness from the list.") {
 			t.Errorf("unknown branch:\n%s", text(r.Body))
 		}
 		e.post(t, c, path+"/pickup", url.Values{"pickup": {"CEN"}})
@@ -611,4 +611,66 @@ func TestSecurityHeaders(t *testing.T) {
 			t.Errorf("%s: headers %v", path, h)
 		}
 	}
+}
+
+// TestHoldRefusalsWorded: the desk's refusals reach patrons in their words,
+// by reason, never with staff wording (hold ids, "patron page", staff notes).
+func TestHoldRefusalsWorded(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var rec int64
+	if err := e.DB.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT id FROM records ORDER BY id DESC LIMIT 1 OFFSET 3`).Scan(&rec)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	recPath := "/records/" + strconv.FormatInt(rec, 10) + "/hold"
+	p := e.patron(t, "P0001")
+
+	t.Run("Blocked", func(t *testing.T) {
+		// Blocked at the desk after signing in: the staff's note is not shown.
+		c := e.client()
+		e.signIn(t, c, "P0001")
+		err := e.DB.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.Exec(`UPDATE patrons SET blocked = 1, block_note = 'Staff only: owes a laptop' WHERE id = ?`, p.ID)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.DB.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.Exec(`UPDATE patrons SET blocked = 0, block_note = '' WHERE id = ?`, p.ID)
+			return err
+		})
+		r := e.post(t, c, recPath, url.Values{"pickup": {"CEN"}})
+		txt := text(r.Body)
+		if r.Status != http.StatusConflict || !strings.Contains(txt, "Your account is blocked") || strings.Contains(txt, "owes a laptop") {
+			t.Errorf("blocked: %d\n%s", r.Status, txt)
+		}
+	})
+	t.Run("HoldGoneMeanwhile", func(t *testing.T) {
+		c := e.client()
+		e.signIn(t, c, "P0002")
+		r := e.post(t, c, recPath, url.Values{"pickup": {"CEN"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("place: %d\n%s", r.Status, text(r.Body))
+		}
+		id := e.openHold(t, "P0002", strconv.FormatInt(rec, 10))
+		// Cancelled at the desk while the patron's page was open; the patron
+		// then asks to resume it: the conflict is worded by title, not id.
+		if _, err := e.Circ.CancelHold(ctx, e.Desk, id, "patron phoned"); err != nil {
+			t.Fatal(err)
+		}
+		r = e.post(t, c, "/account/holds/"+strconv.FormatInt(id, 10)+"/resume", nil)
+		txt := text(r.Body)
+		if strings.Contains(txt, "Hold "+strconv.FormatInt(id, 10)) {
+			t.Errorf("a hold id in the patron's message:\n%s", txt)
+		}
+		if r.Status == http.StatusSeeOther {
+			txt = text(e.follow(t, c, r).Body)
+		}
+		if !strings.Contains(txt, "no longer open") && !strings.Contains(txt, "meanwhile") {
+			t.Errorf("no word of the hold being gone: %d\n%s", r.Status, txt)
+		}
+	})
 }
