@@ -132,7 +132,7 @@ func New(cfg Config) *Server {
 		prefs = library.NewPreferenceCache(false)
 	}
 	sm := scs.New()
-	sm.Store = &sessionStore{db: cfg.DB}
+	sm.Store = &db.SessionStore{DB: cfg.DB, Table: "opac_sessions"}
 	sm.Codec = sessionCodec{}
 	sm.Lifetime = cfg.SessionLifetime
 	// The idle timeout is a "seen" stamp refreshed at most once a minute
