@@ -17,7 +17,7 @@ GO ?= go
 all: check build
 
 test: test-deps check
-	$(GO) test -race -count=1 -timeout 5m ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
 	$(MAKE) fuzz-short
 
 # fuzz-short runs every fuzz target briefly (their seed corpora already run as

@@ -204,11 +204,24 @@ func PublicStatus(status, due string) string {
 	return "Not available"
 }
 
+// privateField reports whether a field of a source record is the library's
+// business, not the public's: acquisition source (541), ownership and custodial
+// history (561) and actions (583) marked private (first indicator 0), and local
+// fields (9XX: item data, staff notes of other systems).
+func privateField(f marc.Field) bool {
+	switch f.Tag {
+	case "541", "561", "583":
+		return f.Ind1 == '0'
+	}
+	return f.Tag[0] == '9'
+}
+
 // MARC returns the record as MARC 21 for harvesters: the source record (or one
-// made from the catalogue's fields, as Export does) with one 852 field a copy:
-// $a the library (libraryCode), $b the branch code, $c the branch name, $h the
-// call number, $p the barcode, $z its availability (PublicStatus, the due day
-// in loc).
+// made from the catalogue's fields, as Export does) without its private fields
+// (privateField), with one 852 field a copy: $a the library (libraryCode), $b
+// the branch code, $c the branch name, $h the call number, $z its availability
+// (PublicStatus, the due day in loc). Barcodes are not published: patrons'
+// pages do not show them either.
 func (h *HarvestRecord) MARC(libraryCode string, loc *time.Location) (*marc.Record, error) {
 	if h.Deleted {
 		return nil, errors.New("a deleted record has no MARC")
@@ -217,6 +230,13 @@ func (h *HarvestRecord) MARC(libraryCode string, loc *time.Location) (*marc.Reco
 	if err != nil {
 		return nil, err
 	}
+	public := rec.Fields[:0:0]
+	for _, f := range rec.Fields {
+		if !privateField(f) {
+			public = append(public, f)
+		}
+	}
+	rec.Fields = public
 	for _, c := range h.Copies {
 		due := ""
 		if !c.DueAt.IsZero() {
@@ -226,8 +246,11 @@ func (h *HarvestRecord) MARC(libraryCode string, loc *time.Location) (*marc.Reco
 		if c.CallNumber != "" {
 			sf = append(sf, marc.Subfield{Code: 'h', Value: c.CallNumber})
 		}
-		sf = append(sf, marc.Subfield{Code: 'p', Value: c.Barcode}, marc.Subfield{Code: 'z', Value: PublicStatus(c.Status, due)})
+		sf = append(sf, marc.Subfield{Code: 'z', Value: PublicStatus(c.Status, due)})
 		rec.Fields = append(rec.Fields, marc.Field{Tag: "852", Ind1: ' ', Ind2: ' ', Subfields: sf})
 	}
+	// Values written before the catalogue refused non-XML characters, or
+	// imported, may hold some: a harvest must not break on one record.
+	rec.Clean()
 	return rec, nil
 }

@@ -210,8 +210,8 @@ func newImporter(tx *db.Tx, opt ImportOptions, next *int64) (*importer, error) {
 	}{
 		{&im.byISBN, `SELECT id FROM records WHERE isbn = ? AND isbn <> '' ORDER BY id LIMIT 1`},
 		{&im.byControl, `SELECT id FROM records WHERE control_number = ? AND control_number <> '' ORDER BY id LIMIT 1`},
-		{&im.insRecord, `INSERT INTO records (title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+		{&im.insRecord, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
+			VALUES (` + nextRecordID + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&im.updRec, `UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?, marc = ?, updated_at = ? WHERE id = ?`},
 		{&im.insItem, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, status, price_cents, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, 'available', ?, ?, ?)`},

@@ -65,6 +65,10 @@ func (in *RecordInput) Validate() error {
 		if !utf8.ValidString(f.value) {
 			return stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains characters that are not valid text; type it again.")
 		}
+		if i := strings.IndexFunc(f.value, notXMLChar); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(f.value[i:])
+			return stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains a character (%U) that the catalogue cannot store or export; delete it and type the text again.", r)
+		}
 	}
 	subjects, err := subjectLines(in.Subjects)
 	if err != nil {
@@ -115,6 +119,24 @@ func subjectLines(s string) ([]string, error) {
 
 // hasControl reports whether a one-line field holds a line break, a tab or another
 // control character.
+// notXMLChar reports whether r is outside XML 1.0's characters: a record
+// holding one could not be exported as MARCXML or harvested.
+func notXMLChar(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20, r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE || r == 0xFFFF, r > 0x10FFFF:
+		return true
+	}
+	return false
+}
+
+// nextRecordID is the SQL for a new record's id: above every live and every
+// deleted record's, so that a deleted record's id (its OAI identifier and
+// permanent link) never names another book (migration 0011). Both maxima are
+// read from the primary keys' ends.
+const nextRecordID = `(SELECT max(coalesce((SELECT max(id) FROM records), 0), coalesce((SELECT max(record_id) FROM deleted_records), 0)) + 1)`
+
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
@@ -154,8 +176,8 @@ func CreateRecord(tx *db.Tx, actor stacks.Actor, in RecordInput) (int64, error) 
 	}
 	year, _ := parseYear(in.Year)
 	now := db.FormatTime(tx.Now())
-	res, err := tx.Exec(`INSERT INTO records (title, author, isbn, publisher, year, subjects, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, in.Title, in.Author, in.ISBN, in.Publisher, year, in.Subjects, now, now)
+	res, err := tx.Exec(`INSERT INTO records (id, title, author, isbn, publisher, year, subjects, created_at, updated_at)
+		VALUES (`+nextRecordID+`, ?, ?, ?, ?, ?, ?, ?, ?)`, in.Title, in.Author, in.ISBN, in.Publisher, year, in.Subjects, now, now)
 	if err != nil {
 		return 0, fmt.Errorf("insert record: %w", err)
 	}

@@ -45,6 +45,9 @@ func TestRecordInputValidate(t *testing.T) {
 		{"ErrYearWord", func(in *catalog.RecordInput) { in.Year = "circa 1900" }, "year"},
 		{"ErrSubjectsControl", func(in *catalog.RecordInput) { in.Subjects = "Fiction\n\x00Poetry" }, "subjects"},
 		{"ErrSubjectsInvalidUTF8", func(in *catalog.RecordInput) { in.Subjects = "Fiction\n\xc3" }, "subjects"},
+		{"ErrTitleNonXML", func(in *catalog.RecordInput) { in.Title = "Bad \uFFFE title" }, "title"},
+		{"ErrAuthorNonXML", func(in *catalog.RecordInput) { in.Author = "Nobody\uFFFF" }, "author"},
+		{"ErrSubjectsNonXML", func(in *catalog.RecordInput) { in.Subjects = "Fiction\n\uFFFE" }, "subjects"},
 		{"ErrSubjectTooLong", func(in *catalog.RecordInput) { in.Subjects = strings.Repeat("a", 501) }, "subjects"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

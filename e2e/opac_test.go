@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/patrons"
 )
 
 // opacServer starts `stacks serve --demo` with the patrons' catalogue on a free
@@ -197,6 +199,29 @@ func TestOPACAccessibility(t *testing.T) {
 	srv, opacURL := opacServer(t)
 	desk := openDesk(t, srv)
 	desk.checkout("P0002", "I00004")
+	// Each viewport's patron has two loans, one of them overdue (a renew form
+	// a loan and Renew all), and a fine and a payment on the fines page.
+	for _, vp := range opacViewports {
+		desk.checkout(vp.card, vp.loan)
+		desk.checkout(vp.card, vp.held)
+		err := desk.circ.DB.Write(context.Background(), func(tx *db.Tx) error {
+			var pid int64
+			if err := tx.QueryRow(`SELECT id FROM patrons WHERE card = ?`, vp.card).Scan(&pid); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(`UPDATE loans SET due_at = ? WHERE returned_at IS NULL AND item_id = (SELECT id FROM items WHERE barcode = ?)`,
+				db.FormatTime(tx.Now().Add(-72*time.Hour)), vp.held); err != nil {
+				return err
+			}
+			if err := patrons.Charge(tx, desk.desk, pid, patrons.KindFee, 250, 0, "Replacement card"); err != nil {
+				return err
+			}
+			return patrons.Pay(tx, desk.desk, pid, 100, "cash")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	browser := launchBrowser(t)
 	for _, vp := range opacViewports {
 		t.Run(vp.name, func(t *testing.T) {
@@ -242,12 +267,15 @@ func TestOPACAccessibility(t *testing.T) {
 			must(t, page.GetByLabel("PIN").Fill("1234"), "PIN")
 			must(t, btn("Sign in").Click(), "signing in")
 			must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "My account"})).ToBeVisible(), "My account")
-			check("", "My account, empty")
+			must(t, expect.Locator(page.GetByText("Overdue: it was due back on")).ToBeVisible(), "the overdue loan")
+			must(t, expect.Locator(btn("Renew all")).ToBeVisible(), "Renew all")
+			check("", "My account, with loans (one overdue) and fines")
+			check("/account/notices", "Notices")
 			check("/records/4/hold", "Place a hold")
 			must(t, btn("Place hold").Click(), "placing a hold")
 			must(t, expect.Locator(page.GetByText("Hold placed").First()).ToBeVisible(), "the hold placed")
 			check("", "My account, with a hold and its message")
-			check("/account/fines", "Fines and payments")
+			check("/account/fines", "Fines and payments, with a fee and a payment")
 			check("/account/pin", "Change PIN")
 			must(t, page.GetByLabel("Current PIN").Fill("1234"), "current PIN")
 			must(t, page.GetByLabel("New PIN", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Fill("12"), "new PIN")

@@ -83,10 +83,10 @@ func Place(tx *db.Tx, req PlaceRequest, loc *time.Location) (Placed, error) {
 	}
 	now := tx.Now()
 	if p.Expired(now.In(loc)) {
-		return Placed{}, stacks.FieldErrorf("card", stacks.ECONFLICT, "Card %s expired on %s; renew it on the patron page before placing a hold.", p.Card, p.ExpiresOn.Format("2006-01-02"))
+		return Placed{}, refuse(RefusedCardExpired, stacks.FieldErrorf("card", stacks.ECONFLICT, "Card %s expired on %s; renew it on the patron page before placing a hold.", p.Card, p.ExpiresOn.Format("2006-01-02")))
 	}
 	if p.Blocked {
-		return Placed{}, stacks.FieldErrorf("card", stacks.ECONFLICT, "%s is blocked by staff: %s", p.Name(), p.BlockNote)
+		return Placed{}, refuse(RefusedBlocked, stacks.FieldErrorf("card", stacks.ECONFLICT, "%s is blocked by staff: %s", p.Name(), p.BlockNote))
 	}
 	pickup, err := library.FindBranchByCode(tx, req.PickupBranchCode)
 	if err != nil {
@@ -123,11 +123,11 @@ func Place(tx *db.Tx, req PlaceRequest, loc *time.Location) (Placed, error) {
 			return Placed{}, stacks.Errorf(stacks.EINVALID, "That item is not a copy of %s.", title)
 		}
 		if notForLoan.Bool {
-			return Placed{}, stacks.Errorf(stacks.ECONFLICT, "Item %s is not for loan, so it cannot be held.", itemBarcode.String)
+			return Placed{}, refuse(RefusedNotForLoan, stacks.Errorf(stacks.ECONFLICT, "Item %s is not for loan, so it cannot be held.", itemBarcode.String))
 		}
 	}
 	if openHolds >= maxHolds {
-		return Placed{}, stacks.FieldErrorf("card", stacks.ECONFLICT, "%s already has %d holds; the limit for %s patrons is %d. Cancel one first.", p.Name(), openHolds, p.CategoryName, maxHolds)
+		return Placed{}, refuse(RefusedHoldLimit, stacks.FieldErrorf("card", stacks.ECONFLICT, "%s already has %d holds; the limit for %s patrons is %d. Cancel one first.", p.Name(), openHolds, p.CategoryName, maxHolds))
 	}
 	var warnings []Warning
 	if holdsOnRecord > 0 {
@@ -174,3 +174,26 @@ func Place(tx *db.Tx, req PlaceRequest, loc *time.Location) (Placed, error) {
 	return Placed{HoldID: id, Position: queued + 1, PatronID: p.ID, PatronName: p.Name(), PatronCard: p.Card,
 		PickupBranchName: pickup.Name, Title: title}, nil
 }
+
+// Why Place refused a hold (RefusalError.Reason), so that a caller with its own
+// audience (the patrons' site) can word each refusal without parsing messages.
+const (
+	RefusedCardExpired = "card_expired"
+	RefusedBlocked     = "blocked"
+	RefusedHoldLimit   = "hold_limit"
+	RefusedNotForLoan  = "not_for_loan"
+)
+
+// RefusalError is a refusal by Place: its reason, and the staff-worded error
+// (a *stacks.Error, ECONFLICT) it wraps.
+type RefusalError struct {
+	Reason string
+	Err    error
+}
+
+func (e *RefusalError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the staff-worded error.
+func (e *RefusalError) Unwrap() error { return e.Err }
+
+func refuse(reason string, err error) error { return &RefusalError{Reason: reason, Err: err} }

@@ -53,6 +53,8 @@ func TestPlace(t *testing.T) {
 		field string   // the form field the error is about
 		warn  []string // warning codes of a *WarningError
 		says  []string // words the error message must say
+		// refusal is the *RefusalError's reason, for callers that word it.
+		refusal string
 		// position is the placed hold's place in the queue.
 		position int
 	}{
@@ -66,14 +68,14 @@ func TestPlace(t *testing.T) {
 		{name: "OKItemLevel", card: "P0003", item: "I00001B", pickup: "EAS", position: 1},
 		{name: "OKOwingFines", card: "P0002", position: 1},
 		{name: "ErrItemOfAnotherRecord", card: "P0003", item: "I00002", code: stacks.EINVALID, says: []string{"not a copy of"}},
-		{name: "ErrReferenceItem", card: "P0003", item: "I00001B", code: stacks.ECONFLICT, says: []string{"I00001B", "not for loan"},
+		{name: "ErrReferenceItem", card: "P0003", item: "I00001B", code: stacks.ECONFLICT, refusal: holds.RefusedNotForLoan, says: []string{"I00001B", "not for loan"},
 			setup: func(t *testing.T, d *db.DB) {
 				exec(t, d, `UPDATE items SET item_type_id = 3 WHERE barcode = 'I00001B'`)
 			}},
-		{name: "ErrCardExpired", card: "P0004", code: stacks.ECONFLICT, field: "card", says: []string{"P0004", "expired on 2026-10-16", "renew"}},
-		{name: "ErrPatronBlocked", card: "P0005", code: stacks.ECONFLICT, field: "card",
+		{name: "ErrCardExpired", card: "P0004", code: stacks.ECONFLICT, field: "card", refusal: holds.RefusedCardExpired, says: []string{"P0004", "expired on 2026-10-16", "renew"}},
+		{name: "ErrPatronBlocked", card: "P0005", code: stacks.ECONFLICT, field: "card", refusal: holds.RefusedBlocked,
 			says: []string{"Emery Barred", "blocked", "Repeated damage to items; see the branch manager before lending."}},
-		{name: "ErrHoldLimit", card: "P0003", code: stacks.ECONFLICT, field: "card", says: []string{"Casey Waiting", "2 holds", "Adult"},
+		{name: "ErrHoldLimit", card: "P0003", code: stacks.ECONFLICT, field: "card", refusal: holds.RefusedHoldLimit, says: []string{"Casey Waiting", "2 holds", "Adult"},
 			setup: func(t *testing.T, d *db.DB) {
 				exec(t, d, `UPDATE patron_categories SET max_holds = 2 WHERE id = 1`)
 				otherHolds(t, d, "P0003", 2)
@@ -167,6 +169,10 @@ func TestPlace(t *testing.T) {
 
 			placed, err := place(t, d, req)
 
+			var refusal *holds.RefusalError
+			if tt.refusal != "" && (!errors.As(err, &refusal) || refusal.Reason != tt.refusal) {
+				t.Errorf("err = %v, want a refusal %q", err, tt.refusal)
+			}
 			var w *holds.WarningError
 			switch {
 			case len(tt.warn) > 0:

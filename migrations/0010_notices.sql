@@ -2,7 +2,9 @@
 --
 -- notice_items are the occurrences of a trigger (this hold is waiting, this loan is
 -- a first time overdue): one row each, never two, thanks to notice_items_once, so a
--- run repeated after a restart queues nothing twice. The daily run groups a patron's
+-- run repeated after a restart queues nothing twice. The key holds the occurrence
+-- (the loan's due date, the hold's trap): a renewed loan or a hold trapped again is
+-- a new occurrence with notices of its own. The daily run groups a patron's
 -- new items into one notice_messages row per delivery (the digest), rendered from
 -- the templates when it is queued; the message row is the queue the sender works
 -- through (pending, sent, failed) with its attempts and backoff.
@@ -55,12 +57,20 @@ CREATE TABLE notice_messages (
     subject         TEXT NOT NULL,
     body_text       TEXT NOT NULL,
     body_html       TEXT NOT NULL,
-    status          TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
+    -- cancelled: no longer needed when its turn came (the loan was returned, the
+    -- hold collected); last_error says why.
+    status          TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed', 'cancelled')),
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at TEXT NOT NULL,
+    -- Set by the sender just before it hands the message to the relay: no other
+    -- process sends it before this instant (well past the SMTP timeout).
+    claimed_until   TEXT,
     last_error      TEXT NOT NULL DEFAULT '',
     created_at      TEXT NOT NULL,
-    sent_at         TEXT
+    sent_at         TEXT,
+    -- When staff last resent it: a message queued too long ago is cancelled
+    -- unsent, counting from here after a resend.
+    resent_at       TEXT
 );
 CREATE INDEX notice_messages_due ON notice_messages (status, next_attempt_at);
 CREATE INDEX notice_messages_patron ON notice_messages (patron_id, id);
@@ -75,6 +85,9 @@ CREATE TABLE notice_items (
     object_id   INTEGER NOT NULL,
     -- 1 to 3 for overdue notices; the expiry day (YYYYMMDD) for a card; else 0.
     level       INTEGER NOT NULL DEFAULT 0,
+    -- Which occurrence: the loan's due_at for predue and overdue notices, the
+    -- hold's waiting_since for hold notices; else ''.
+    occurrence  TEXT NOT NULL DEFAULT '',
     patron_id   INTEGER NOT NULL REFERENCES patrons(id),
     library_day TEXT NOT NULL,
     created_at  TEXT NOT NULL,
@@ -89,7 +102,7 @@ CREATE TABLE notice_items (
     delivery    TEXT NOT NULL DEFAULT '',
     message_id  INTEGER REFERENCES notice_messages(id)
 );
-CREATE UNIQUE INDEX notice_items_once ON notice_items (trigger, object_id, level);
+CREATE UNIQUE INDEX notice_items_once ON notice_items (trigger, object_id, occurrence, level);
 CREATE INDEX notice_items_new ON notice_items (patron_id) WHERE delivery = '';
 CREATE INDEX notice_items_message ON notice_items (message_id);
 

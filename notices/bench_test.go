@@ -3,8 +3,10 @@ package notices_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -140,10 +142,54 @@ func percentiles(ds []time.Duration) string {
 	return fmt.Sprintf("n=%d p50=%v p95=%v p99=%v max=%v", len(s), p(0.50), p(0.95), p(0.99), s[len(s)-1].Round(10*time.Microsecond))
 }
 
+// benchOptions reads the run's options and the number of desk checkouts timed
+// alone from the environment, so that each row of docs/performance.md can be
+// reproduced:
+//
+//	STACKS_NOTICES_BENCH_PACE   RunOptions.Pace; 0 means not paced (default 1)
+//	STACKS_NOTICES_BENCH_CHUNK  RunOptions.ChunkSize (default 100)
+//	STACKS_NOTICES_BENCH_ALONE  desk checkouts timed before the run (default 1000)
+func benchOptions(b *testing.B) (notices.RunOptions, int) {
+	b.Helper()
+	var opt notices.RunOptions
+	alone := 1000
+	if v := os.Getenv("STACKS_NOTICES_BENCH_PACE"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			b.Fatalf("STACKS_NOTICES_BENCH_PACE=%q: want a number, 0 for not paced", v)
+		}
+		opt.Pace = f
+		if f == 0 {
+			opt.Pace = -1
+		}
+	}
+	for _, e := range []struct {
+		name string
+		to   *int
+	}{{"STACKS_NOTICES_BENCH_CHUNK", &opt.ChunkSize}, {"STACKS_NOTICES_BENCH_ALONE", &alone}} {
+		if v := os.Getenv(e.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				b.Fatalf("%s=%q: want a positive number", e.name, v)
+			}
+			*e.to = n
+		}
+	}
+	return opt, alone
+}
+
 // BenchmarkDailyRun times the daily notices run over 100,000 loans, 10,000 of
 // them overdue, counting its SQL statements, and times desk checkouts alone and
-// while the run goes (make bench-notices).
+// while the run goes (make bench-notices; benchOptions for the variants).
 func BenchmarkDailyRun(b *testing.B) {
+	opt, alone := benchOptions(b)
+	pace := "paced (pace 1)"
+	if opt.Pace < 0 {
+		pace = "not paced"
+	} else if opt.Pace > 0 {
+		pace = fmt.Sprintf("paced (pace %g)", opt.Pace)
+	}
+	b.Logf("options: chunks of %d items, %s, %d desk checkouts alone", cmpInt(opt.ChunkSize, 100), pace, alone)
 	for range b.N {
 		b.StopTimer()
 		start := time.Now()
@@ -154,7 +200,7 @@ func BenchmarkDailyRun(b *testing.B) {
 
 		// The desk alone.
 		var idle []time.Duration
-		for range 200 {
+		for range alone {
 			d, err := t.once(ctx)
 			if err != nil {
 				b.Fatal(err)
@@ -187,7 +233,7 @@ func BenchmarkDailyRun(b *testing.B) {
 		rctx, stats := db.WithStats(ctx)
 		b.StartTimer()
 		start = time.Now()
-		res, err := notices.RunDaily(rctx, l.d, notices.RunOptions{})
+		res, err := notices.RunDaily(rctx, l.d, opt)
 		took := time.Since(start)
 		b.StopTimer()
 		close(stop)
@@ -209,4 +255,11 @@ func BenchmarkDailyRun(b *testing.B) {
 		b.ReportMetric(float64(res.Messages), "messages")
 		b.ReportMetric(float64(stats.Statements())/float64(max(res.Items, 1)), "stmts/item")
 	}
+}
+
+func cmpInt(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }

@@ -3,9 +3,11 @@ package notices
 import (
 	"context"
 	"crypto/tls"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -85,8 +87,8 @@ func (c SMTPConfig) Validate() error {
 	if c.Port < 0 || c.Port > 65535 {
 		return stacks.FieldErrorf("smtp_port", stacks.EINVALID, "The SMTP port must be between 1 and 65535.")
 	}
-	if c.Username != "" && c.StartTLS == "none" {
-		return stacks.FieldErrorf("smtp_starttls", stacks.EINVALID, "The SMTP password would cross the network in clear: use --smtp-starttls mandatory (or tls), or no --smtp-user with a relay on this host.")
+	if c.Username != "" && (c.StartTLS == "none" || c.StartTLS == "opportunistic") {
+		return stacks.FieldErrorf("smtp_starttls", stacks.EINVALID, "The SMTP password could cross the network in clear: with --smtp-user use --smtp-starttls mandatory (or tls); opportunistic and none are for a relay that takes mail without authentication.")
 	}
 	if (c.Username == "") != (c.Password == "") {
 		return stacks.FieldErrorf("smtp_user", stacks.EINVALID, "Give both the SMTP user name and its password, or neither.")
@@ -158,6 +160,10 @@ func (s SMTPSender) client() (*mail.Client, error) {
 	return mail.NewClient(c.Host, opts...)
 }
 
+// SendTimeout is the bound on each step of the SMTP exchange; Deliver sizes its
+// claims by it.
+func (s SMTPSender) SendTimeout() time.Duration { return cmp(s.Config.Timeout, 30*time.Second) }
+
 func cmp(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
@@ -217,26 +223,82 @@ func (s SMTPSender) Send(ctx context.Context, msgs []Outgoing) []error {
 			var mse *mail.SendError
 			temp := errors.As(se, &mse) && mse.IsTemp()
 			errs[i] = &SendError{Temporary: temp, Err: se}
+		case err != nil && !m.IsDelivered() && authRefused(err):
+			// The relay refused the user name or password: trying again
+			// changes nothing until an administrator fixes the settings (and
+			// resends the failed notices).
+			errs[i] = &SendError{Err: fmt.Errorf("the relay refused to authenticate user %q (fix --smtp-user or the password, then resend the failed notices): %w",
+				s.Config.Username, err)}
 		case err != nil && !m.IsDelivered():
-			// Could not connect, authenticate or start TLS: nothing was sent;
-			// try again later (a settings mistake shows in the error).
+			// Could not connect or start TLS: nothing was sent; try again
+			// later (a settings mistake shows in the error).
 			errs[i] = &SendError{Temporary: true, Err: err}
 		}
 	}
 	return errs
 }
 
+// authRefused reports whether err is the relay's permanent refusal of the
+// authentication: a 53x reply (535 credentials invalid, 534 mechanism too weak,
+// 530 authentication required, 538 encryption required).
+func authRefused(err error) bool {
+	var te *textproto.Error
+	return errors.As(err, &te) && te.Code >= 530 && te.Code <= 538
+}
+
 // DeliverResult counts one delivery pass.
 type DeliverResult struct {
 	Sent, Retry, Failed int
+	// Cancelled counts messages dropped unsent: no longer needed (StaleReason)
+	// or queued too long ago (TooOldReason).
+	Cancelled int
+}
+
+// Total is the number of messages the pass dealt with.
+func (r DeliverResult) Total() int { return r.Sent + r.Retry + r.Failed + r.Cancelled }
+
+func (r *DeliverResult) add(o DeliverResult) {
+	r.Sent, r.Retry, r.Failed, r.Cancelled = r.Sent+o.Sent, r.Retry+o.Retry, r.Failed+o.Failed, r.Cancelled+o.Cancelled
+}
+
+const (
+	// deliverBatch is how many messages one claim takes: a small batch is sent
+	// quickly, so its claim is short and a slow relay holds few messages.
+	deliverBatch = 10
+	// MaxQueuedAge: a message still unsent this long after it was queued, or
+	// last resent by staff (a long relay outage), is cancelled rather than sent
+	// late.
+	MaxQueuedAge = 14 * 24 * time.Hour
+	// StaleReason and TooOldReason are what a cancelled message's error says.
+	StaleReason  = "Not sent: no longer needed (the loan was returned or renewed, or the hold is no longer waiting)."
+	TooOldReason = "Not sent: still queued 14 days after it was written; too late to be useful."
+)
+
+// claimFor is how long a claim on n messages holds: generously longer than
+// sending them can take (each step of the SMTP exchange is bounded by the
+// sender's timeout, and the send's context by half the claim), so that no other
+// process (stacks notices run from cron beside stacks serve, a second server)
+// sends them meanwhile.
+func claimFor(s Sender, n int) time.Duration {
+	t := 30 * time.Second
+	if ts, ok := s.(interface{ SendTimeout() time.Duration }); ok && ts.SendTimeout() > 0 {
+		t = ts.SendTimeout()
+	}
+	return 10*time.Minute + time.Duration(2*(n+2))*4*t
 }
 
 // Deliver sends the email messages that are due, at most limit (default 200),
-// through sender. Each is claimed first (its attempt counted and its next attempt
-// set by the backoff) so that a crash during the send, or a second process,
-// never sends it at once again; then marked sent, or given its error: a
-// temporary refusal waits for its next attempt, a permanent one (or the last
-// attempt) fails it. With a nil sender nothing is sent and messages stay pending.
+// through sender, a few at a time. Each batch is claimed first, in one write
+// transaction: its attempt counted, its next attempt set by the backoff, and
+// claimed_until set well past the time the send can take (claimFor), so that
+// neither a crash during the send nor a second process sends it again before
+// then; the send's context ends at half the claim. Then each message is marked
+// sent, or given its error (a temporary refusal waits for its next attempt, a
+// permanent one or the last attempt fails it), but only while the claim is
+// still its own. Before it is claimed, a message whose notice items no longer
+// hold (the loan was returned, the hold collected) or queued more than
+// MaxQueuedAge ago is cancelled with the reason. With a nil sender nothing is
+// sent and messages stay pending.
 func Deliver(ctx context.Context, d *db.DB, sender Sender, limit int) (DeliverResult, error) {
 	var res DeliverResult
 	if sender == nil {
@@ -245,44 +307,92 @@ func Deliver(ctx context.Context, d *db.DB, sender Sender, limit int) (DeliverRe
 	if limit <= 0 {
 		limit = 200
 	}
+	for res.Total() < limit {
+		r, err := deliverBatchOnce(ctx, d, sender, min(deliverBatch, limit-res.Total()))
+		res.add(r)
+		if err != nil || r.Total() == 0 {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// claimedMessage is a message claimed for sending.
+type claimedMessage struct {
+	Outgoing
+	attempts int
+}
+
+func deliverBatchOnce(ctx context.Context, d *db.DB, sender Sender, n int) (DeliverResult, error) {
+	var res DeliverResult
 	// Most passes find nothing due: find out with a read, so an idle server
 	// does not write (and fsync) every minute.
 	var due bool
 	err := d.Read(ctx, func(tx *db.Tx) error {
+		now := db.FormatTime(tx.Now())
 		return tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM notice_messages
-			WHERE status = 'pending' AND delivery = 'email' AND next_attempt_at <= ?)`, db.FormatTime(tx.Now())).Scan(&due)
+			WHERE status = 'pending' AND delivery = 'email' AND next_attempt_at <= ?
+			  AND (claimed_until IS NULL OR claimed_until <= ?))`, now, now).Scan(&due)
 	})
 	if err != nil || !due {
 		return res, err
 	}
-	var out []Outgoing
-	var attempts []int
+	var out []claimedMessage
+	var claim time.Duration
+	var claimedUntil string
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		out, attempts = nil, nil
+		out, res = nil, DeliverResult{}
 		now := tx.Now()
-		rows, err := tx.Query(`SELECT id, to_address, subject, body_text, body_html, attempts FROM notice_messages
-			WHERE status = 'pending' AND delivery = 'email' AND next_attempt_at <= ?
-			ORDER BY next_attempt_at, id LIMIT ?`, db.FormatTime(now), limit)
+		nowS := db.FormatTime(now)
+		rows, err := tx.Query(`SELECT m.id, m.to_address, m.subject, m.body_text, m.body_html, m.attempts, coalesce(m.resent_at, m.created_at),
+				EXISTS (SELECT 1 FROM notice_items n WHERE n.message_id = m.id)
+				AND NOT EXISTS (SELECT 1 FROM notice_items n WHERE n.message_id = m.id AND NOT (`+staleItem+`))
+			FROM notice_messages m
+			WHERE m.status = 'pending' AND m.delivery = 'email' AND m.next_attempt_at <= ?
+			  AND (m.claimed_until IS NULL OR m.claimed_until <= ?)
+			ORDER BY m.next_attempt_at, m.id LIMIT ?`, nowS, nowS, n)
 		if err != nil {
 			return fmt.Errorf("read notices to send: %w", err)
 		}
+		type cancel struct {
+			id     int64
+			reason string
+		}
+		var cancels []cancel
 		for rows.Next() {
-			var o Outgoing
-			var a int
-			if err := rows.Scan(&o.ID, &o.To, &o.Subject, &o.Text, &o.HTML, &a); err != nil {
+			var m claimedMessage
+			var created db.Time
+			var stale bool
+			if err := rows.Scan(&m.ID, &m.To, &m.Subject, &m.Text, &m.HTML, &m.attempts, &created, &stale); err != nil {
 				rows.Close()
 				return err
 			}
-			out, attempts = append(out, o), append(attempts, a+1)
+			switch {
+			case stale:
+				cancels = append(cancels, cancel{m.ID, StaleReason})
+			case now.Sub(created.Time) > MaxQueuedAge:
+				cancels = append(cancels, cancel{m.ID, TooOldReason})
+			default:
+				m.attempts++
+				out = append(out, m)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for i, o := range out {
-			if _, err := tx.Exec(`UPDATE notice_messages SET attempts = ?, next_attempt_at = ? WHERE id = ?`,
-				attempts[i], db.FormatTime(now.Add(Backoff(attempts[i]))), o.ID); err != nil {
-				return fmt.Errorf("claim notice %d: %w", o.ID, err)
+		for _, c := range cancels {
+			if _, err := tx.Exec(`UPDATE notice_messages SET status = 'cancelled', last_error = ?, claimed_until = NULL WHERE id = ?`, c.reason, c.id); err != nil {
+				return fmt.Errorf("cancel notice %d: %w", c.id, err)
+			}
+			res.Cancelled++
+		}
+		claim = claimFor(sender, len(out))
+		claimedUntil = db.FormatTime(now.Add(claim))
+		for _, m := range out {
+			if _, err := tx.Exec(`UPDATE notice_messages SET attempts = ?, next_attempt_at = ?, claimed_until = ? WHERE id = ?`,
+				m.attempts, db.FormatTime(now.Add(Backoff(m.attempts))), claimedUntil, m.ID); err != nil {
+				return fmt.Errorf("claim notice %d: %w", m.ID, err)
 			}
 		}
 		return nil
@@ -290,30 +400,36 @@ func Deliver(ctx context.Context, d *db.DB, sender Sender, limit int) (DeliverRe
 	if err != nil || len(out) == 0 {
 		return res, err
 	}
-	errs := sender.Send(ctx, out)
+	msgs := make([]Outgoing, len(out))
+	for i, m := range out {
+		msgs[i] = m.Outgoing
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, claim/2)
+	errs := sender.Send(sendCtx, msgs)
+	cancel()
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		res = DeliverResult{}
+		res.Sent, res.Retry, res.Failed = 0, 0, 0
 		now := db.FormatTime(tx.Now())
-		for i, o := range out {
-			var err error
-			switch e := errs[i]; {
-			case e == nil:
-				_, err = tx.Exec(`UPDATE notice_messages SET status = 'sent', sent_at = ?, last_error = '' WHERE id = ?`, now, o.ID)
-				res.Sent++
-			default:
+		for i, m := range out {
+			status, lastErr, sentAt := StatusSent, "", sql.NullString{String: now, Valid: true}
+			count := &res.Sent
+			if e := errs[i]; e != nil {
 				var se *SendError
 				temp := errors.As(e, &se) && se.Temporary
-				status := StatusPending
-				if !temp || attempts[i] >= MaxAttempts {
-					status = StatusFailed
-					res.Failed++
-				} else {
-					res.Retry++
+				status, lastErr, sentAt, count = StatusPending, truncate(e.Error(), 500), sql.NullString{}, &res.Retry
+				if !temp || m.attempts >= MaxAttempts {
+					status, count = StatusFailed, &res.Failed
 				}
-				_, err = tx.Exec(`UPDATE notice_messages SET status = ?, last_error = ? WHERE id = ?`, status, truncate(e.Error(), 500), o.ID)
 			}
+			// Only while the claim is still this pass's: had it run out, another
+			// process (or staff resending it) owns the message and its record.
+			r, err := tx.Exec(`UPDATE notice_messages SET status = ?, last_error = ?, sent_at = coalesce(?, sent_at), claimed_until = NULL
+				WHERE id = ? AND claimed_until = ?`, status, lastErr, sentAt, m.ID, claimedUntil)
 			if err != nil {
-				return fmt.Errorf("record delivery of notice %d: %w", o.ID, err)
+				return fmt.Errorf("record delivery of notice %d: %w", m.ID, err)
+			}
+			if k, _ := r.RowsAffected(); k > 0 {
+				*count++
 			}
 		}
 		return nil

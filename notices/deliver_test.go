@@ -3,6 +3,7 @@ package notices_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func TestDeliverSMTP(t *testing.T) {
 		}
 	})
 
-	t.Run("WrongPasswordKeepsItQueued", func(t *testing.T) {
+	t.Run("WrongPasswordFails", func(t *testing.T) {
 		r := newRelay(t)
 		l := newLib(t, "UTC")
 		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
@@ -100,8 +101,13 @@ func TestDeliverSMTP(t *testing.T) {
 		l.run(notices.RunOptions{})
 		cfg := r.config()
 		cfg.Password = "wrong"
-		if res := deliver(t, l, notices.SMTPSender{Config: cfg}); res.Retry != 1 {
-			t.Fatalf("deliver = %+v, want a retry", res)
+		// 535: trying again changes nothing until the settings are fixed.
+		if res := deliver(t, l, notices.SMTPSender{Config: cfg}); res.Failed != 1 {
+			t.Fatalf("deliver = %+v, want failed", res)
+		}
+		if m := l.messages(notices.Filter{})[0]; m.Status != notices.StatusFailed ||
+			!strings.Contains(m.LastError, `the relay refused to authenticate user "stacks"`) || !strings.Contains(m.LastError, "535") {
+			t.Fatalf("after a refused password: %+v", m)
 		}
 		// The administrator fixes the password and resends at once.
 		err := l.d.Write(context.Background(), func(tx *db.Tx) error {
@@ -112,6 +118,204 @@ func TestDeliverSMTP(t *testing.T) {
 		}
 		if res := deliver(t, l, notices.SMTPSender{Config: r.config()}); res.Sent != 1 || len(r.mail()) != 1 {
 			t.Fatalf("deliver after the fix = %+v, %d received", res, len(r.mail()))
+		}
+	})
+
+	t.Run("PermanentRefusal", func(t *testing.T) {
+		r := newRelay(t)
+		r.refuse, r.code = 1, 550
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.run(notices.RunOptions{})
+		if res := deliver(t, l, notices.SMTPSender{Config: r.config()}); res.Failed != 1 {
+			t.Fatalf("deliver = %+v, want failed at once", res)
+		}
+		if m := l.messages(notices.Filter{})[0]; m.Status != notices.StatusFailed || m.Attempts != 1 || !strings.Contains(m.LastError, "550") {
+			t.Fatalf("after a 550: %+v", m)
+		}
+		l.clock.Set(testNow.Add(time.Hour))
+		if res := deliver(t, l, notices.SMTPSender{Config: r.config()}); res.Total() != 0 {
+			t.Fatalf("a failed message was tried again: %+v", res)
+		}
+	})
+
+	t.Run("OutOfAttempts", func(t *testing.T) {
+		// The relay says "try again later" for ever: the message is tried
+		// MaxAttempts times over about a day, then failed.
+		r := newRelay(t)
+		r.refuse = 1000
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.run(notices.RunOptions{})
+		s := notices.SMTPSender{Config: r.config()}
+		var last time.Time
+		for i := 1; ; i++ {
+			last = l.clock.Now()
+			res := deliver(t, l, s)
+			m := l.messages(notices.Filter{})[0]
+			if m.Attempts != i {
+				t.Fatalf("attempt %d: message %+v", i, m)
+			}
+			if i < notices.MaxAttempts {
+				if res.Retry != 1 || m.Status != notices.StatusPending {
+					t.Fatalf("attempt %d: %+v, message %s", i, res, m.Status)
+				}
+				l.clock.Set(m.NextAttemptAt)
+				continue
+			}
+			if res.Failed != 1 || m.Status != notices.StatusFailed || !strings.Contains(m.LastError, "451") {
+				t.Fatalf("last attempt: %+v, message %+v", res, m)
+			}
+			break
+		}
+		if span := last.Sub(testNow); span < 20*time.Hour || span > 30*time.Hour {
+			t.Errorf("first to last attempt: %v, want about a day", span)
+		}
+		for a := 1; a < 30; a++ {
+			if b := notices.Backoff(a); b > 6*time.Hour {
+				t.Fatalf("Backoff(%d) = %v, more than 6 hours", a, b)
+			}
+		}
+	})
+
+	t.Run("ResendAllFailedAfterOutage", func(t *testing.T) {
+		// Failed for good, then resent by staff three weeks later: the resend
+		// counts as new, it is not cancelled as too old.
+		r := newRelay(t)
+		r.refuse, r.code = 1, 550
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.run(notices.RunOptions{})
+		s := notices.SMTPSender{Config: r.config()}
+		if res := deliver(t, l, s); res.Failed != 1 {
+			t.Fatalf("deliver = %+v, want failed", res)
+		}
+		l.clock.Set(testNow.AddDate(0, 0, 21))
+		var n int
+		err := l.d.Write(context.Background(), func(tx *db.Tx) (err error) {
+			n, err = notices.ResendFailed(tx, stacks.Actor{StaffID: 1, Name: "admin"})
+			return err
+		})
+		if err != nil || n != 1 {
+			t.Fatalf("resend failed: %d, %v", n, err)
+		}
+		if res := deliver(t, l, s); res.Sent != 1 || len(r.mail()) != 1 {
+			t.Fatalf("deliver after the resend = %+v", res)
+		}
+	})
+
+	t.Run("TwoProcessesSlowRelay", func(t *testing.T) {
+		// One process hands a message to a relay that takes minutes to answer;
+		// meanwhile a second process (cron beside the server) delivers: it must
+		// not send the same message.
+		r := newRelay(t)
+		started, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		r.onData = func() {
+			first := false
+			once.Do(func() { first = true })
+			if first {
+				close(started)
+				<-release
+			}
+		}
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		l.loan(alex, "Overdue One", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.run(notices.RunOptions{})
+		s := notices.SMTPSender{Config: r.config()}
+		type result struct {
+			res notices.DeliverResult
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			res, err := notices.Deliver(context.Background(), l.d, s, 0)
+			done <- result{res, err}
+		}()
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the first send never reached the relay")
+		}
+		l.clock.Set(testNow.Add(5 * time.Minute))
+		second := deliver(t, l, s)
+		close(release)
+		first := <-done
+		if first.err != nil {
+			t.Fatal(first.err)
+		}
+		if first.res.Sent != 1 || second.Total() != 0 {
+			t.Errorf("first pass %+v, second %+v; want one sent by the first", first.res, second)
+		}
+		if got := r.mail(); len(got) != 1 {
+			t.Fatalf("the relay received %d messages, want 1", len(got))
+		}
+		// A claim that ran out (the process died during the send) is taken
+		// by the next pass: nothing is lost.
+		l.exec(`UPDATE notice_messages SET status = 'pending', claimed_until = ?, next_attempt_at = ?`,
+			db.FormatTime(testNow.Add(10*time.Minute)), db.FormatTime(testNow))
+		l.clock.Set(testNow.Add(9 * time.Minute))
+		if res := deliver(t, l, s); res.Total() != 0 {
+			t.Errorf("sent during its claim: %+v", res)
+		}
+		l.clock.Set(testNow.Add(10 * time.Minute))
+		if res := deliver(t, l, s); res.Sent != 1 {
+			t.Errorf("after the claim ran out: %+v, want sent", res)
+		}
+	})
+
+	t.Run("StaleAtSendTime", func(t *testing.T) {
+		// After an outage: the loan came back and the hold was collected while
+		// their notices waited; a third notice is two weeks old. None goes out.
+		r := newRelay(t)
+		l := newLib(t, "UTC")
+		alex := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		casey := l.patron("P2", "Casey", "Waiting", "casey@example.org")
+		sam := l.patron("P3", "Sam", "Late", "sam@example.org")
+		dana := l.patron("P4", "Dana", "Keeps", "dana@example.org")
+		returned := l.loan(alex, "Came Back", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.loan(sam, "Still Out", at(time.UTC, 2026, 11, 30, 20, 0))
+		itemID, recordID := l.item("Collected")
+		l.exec(`INSERT INTO holds (id, record_id, patron_id, pickup_branch_id, placed_at, priority, status, trapped_item_id, waiting_since, pickup_by)
+			VALUES (1, ?, ?, 1, '2026-11-20T10:00:00Z', 0, 'waiting', ?, '2026-11-30T10:00:00Z', '2026-12-07T20:00:00Z')`, recordID, casey, itemID)
+		l.run(notices.RunOptions{})
+		l.loan(dana, "Kept", at(time.UTC, 2026, 12, 14, 20, 0))
+		l.exec(`UPDATE loans SET returned_at = ? WHERE id = ?`, db.FormatTime(testNow.Add(time.Hour)), returned)
+		l.exec(`UPDATE holds SET status = 'fulfilled' WHERE id = 1`)
+		s := notices.SMTPSender{Config: r.config()}
+		if res := deliver(t, l, s); res.Cancelled != 2 || res.Sent != 1 {
+			t.Fatalf("deliver = %+v, want 2 cancelled and Sam's sent", res)
+		}
+		for _, p := range []int64{alex, casey} {
+			if m := l.messages(notices.Filter{PatronID: p})[0]; m.Status != notices.StatusCancelled || m.LastError != notices.StaleReason {
+				t.Errorf("patron %d: %s %q, want cancelled as no longer needed", p, m.Status, m.LastError)
+			}
+		}
+		// Dana's reminder (and Sam's second overdue notice) are queued, then the
+		// relay is down for two weeks.
+		l.clock.Set(at(time.UTC, 2026, 12, 11, 9, 0))
+		l.run(notices.RunOptions{})
+		l.clock.Set(at(time.UTC, 2026, 12, 26, 9, 0))
+		if res := deliver(t, l, s); res.Cancelled != 2 || res.Sent != 0 {
+			t.Fatalf("deliver = %+v, want the old reminder and Sam's second notice cancelled", res)
+		}
+		m := l.messages(notices.Filter{PatronID: dana})[0]
+		if m.Status != notices.StatusCancelled || m.LastError != notices.TooOldReason {
+			t.Errorf("Dana's reminder: %s %q", m.Status, m.LastError)
+		}
+		// A cancelled message is not resent (it would only be cancelled again).
+		err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+			return notices.Resend(tx, stacks.Actor{StaffID: 1, Name: "admin"}, m.ID)
+		})
+		if stacks.ErrorCode(err) != stacks.ECONFLICT {
+			t.Errorf("resend a cancelled message: %v, want a conflict", err)
+		}
+		if got := r.mail(); len(got) != 1 || got[0].To != "sam@example.org" {
+			t.Fatalf("received %+v, want only Sam's notice", got)
 		}
 	})
 

@@ -12,7 +12,7 @@ import (
 
 // Filter selects messages for the queue page.
 type Filter struct {
-	// Status is pending, sent or failed; "" for all.
+	// Status is pending, sent, failed or cancelled; "" for all.
 	Status   string
 	Delivery string
 	PatronID int64
@@ -94,7 +94,7 @@ func ListMessages(tx *db.Tx, f Filter) ([]Message, error) {
 }
 
 // Counts are the queue's messages by status.
-type Counts struct{ Pending, Sent, Failed int }
+type Counts struct{ Pending, Sent, Failed, Cancelled int }
 
 // CountMessages counts the queue by status, in one query.
 func CountMessages(tx *db.Tx) (Counts, error) {
@@ -102,8 +102,9 @@ func CountMessages(tx *db.Tx) (Counts, error) {
 	err := tx.QueryRow(`SELECT
 		coalesce(sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END), 0),
 		coalesce(sum(CASE WHEN status = 'sent' THEN 1 ELSE 0 END), 0),
-		coalesce(sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0)
-		FROM notice_messages`).Scan(&c.Pending, &c.Sent, &c.Failed)
+		coalesce(sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0),
+		coalesce(sum(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END), 0)
+		FROM notice_messages`).Scan(&c.Pending, &c.Sent, &c.Failed, &c.Cancelled)
 	if err != nil {
 		return c, fmt.Errorf("count notices: %w", err)
 	}
@@ -123,20 +124,46 @@ func FindMessage(tx *db.Tx, id int64) (Message, error) {
 
 // Resend puts a message back in the queue to go out at once: a failed one after
 // the relay is fixed, a sent one the patron says never came, a printed one to
-// print again. The email goes to the patron's address of today.
+// print again. The email goes to the patron's address of today. A cancelled
+// message is not resent: it was no longer needed, or too old, when its turn came.
 func Resend(tx *db.Tx, actor stacks.Actor, id int64) error {
-	res, err := tx.Exec(`UPDATE notice_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, last_error = '',
+	var status string
+	err := tx.QueryRow(`SELECT status FROM notice_messages WHERE id = ?`, id).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no notice %d.", id)
+	} else if err != nil {
+		return fmt.Errorf("resend notice %d: %w", id, err)
+	}
+	if status == StatusCancelled {
+		return stacks.Errorf(stacks.ECONFLICT, "Notice %d was not sent because it was no longer needed when its turn came; it cannot be resent.", id)
+	}
+	_, err = tx.Exec(`UPDATE notice_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, resent_at = ?, last_error = '',
 			to_address = CASE WHEN delivery = 'email'
 				THEN coalesce((SELECT CASE WHEN p.email <> '' THEN p.email END FROM patrons p WHERE p.id = notice_messages.patron_id), to_address)
 				ELSE to_address END
-		WHERE id = ?`, db.FormatTime(tx.Now()), id)
+		WHERE id = ?`, db.FormatTime(tx.Now()), db.FormatTime(tx.Now()), id)
 	if err != nil {
 		return fmt.Errorf("resend notice %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return stacks.Errorf(stacks.ENOTFOUND, "There is no notice %d.", id)
-	}
 	return tx.Audit(actor, "notices.resend", "notice", id, "")
+}
+
+// ResendFailed puts every failed message back in the queue at once, as Resend
+// does one: after the relay or its password is fixed. It returns how many.
+func ResendFailed(tx *db.Tx, actor stacks.Actor) (int, error) {
+	res, err := tx.Exec(`UPDATE notice_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, resent_at = ?, last_error = '',
+			to_address = CASE WHEN delivery = 'email'
+				THEN coalesce((SELECT CASE WHEN p.email <> '' THEN p.email END FROM patrons p WHERE p.id = notice_messages.patron_id), to_address)
+				ELSE to_address END
+		WHERE status = 'failed'`, db.FormatTime(tx.Now()), db.FormatTime(tx.Now()))
+	if err != nil {
+		return 0, fmt.Errorf("resend failed notices: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if n == 0 {
+		return 0, nil
+	}
+	return int(n), tx.Audit(actor, "notices.resend_failed", "notice", 0, fmt.Sprintf("%d notices", n))
 }
 
 // MarkPrinted marks printed notices of a branch's batch as sent: staff printed

@@ -9,7 +9,9 @@
 //     The daily run finds loan, hold and card items; a trapped hold is recorded
 //     at once, inside the checkin's own transaction (QueueHoldAvailable), and a
 //     lost item's bill by the code that bills it (QueueLostBill). A unique key on
-//     (trigger, object, level) means an occurrence is never recorded twice.
+//     (trigger, object, occurrence, level) means an occurrence is never recorded
+//     twice; the occurrence is the loan's due date or the hold's trap, so a
+//     renewed loan or a hold trapped again is told again.
 //  2. Compose groups each patron's new items into one message per delivery
 //     (email or print: the digest) rendered from the templates, and queues it.
 //  3. Deliver sends the pending email messages through the SMTP relay, retrying
@@ -72,12 +74,16 @@ const (
 	StatusPending = "pending"
 	StatusSent    = "sent"
 	StatusFailed  = "failed"
+	// StatusCancelled: dropped unsent when its turn came, no longer needed;
+	// LastError says why.
+	StatusCancelled = "cancelled"
 )
 
 // MaxAttempts is how many times a message is tried before it is failed for good
-// (it can still be resent by staff). With the backoff below the last attempt is
-// about a day after the first.
-const MaxAttempts = 8
+// (staff can still resend it, one or all failed at once). With the backoff below
+// (1, 2, 4, ... 256 minutes, then 6 hours) the last attempt comes about 26 hours
+// after the first, so a relay down for most of a day loses nothing.
+const MaxAttempts = 13
 
 // Backoff returns how long to wait before the attempt after attempts failed ones:
 // 1, 2, 4, ... minutes, at most 6 hours.
@@ -94,12 +100,15 @@ type Item struct {
 	ID       int64
 	Trigger  string
 	ObjectID int64
-	Level    int
-	PatronID int64
-	Day      string
-	Title    string
-	Author   string
-	Barcode  string
+	// Occurrence tells occurrences of one object apart: the loan's due date
+	// (a renewal is a new one), the hold's trap time; else "".
+	Occurrence string
+	Level      int
+	PatronID   int64
+	Day        string
+	Title      string
+	Author     string
+	Barcode    string
 	// At is the instant that matters: the due time, the pickup deadline, the
 	// card's expiry.
 	At          time.Time

@@ -18,15 +18,15 @@ import (
 // the next daily run. A hold trapped again (scanned twice) is not recorded again.
 // One statement; nothing happens unless the hold is waiting.
 func QueueHoldAvailable(tx *db.Tx, holdID int64, loc *time.Location) error {
-	_, err := tx.Exec(`INSERT INTO notice_items (trigger, object_id, level, patron_id, library_day, created_at,
+	_, err := tx.Exec(`INSERT INTO notice_items (trigger, object_id, occurrence, level, patron_id, library_day, created_at,
 			title, author, barcode, at, branch_id)
-		SELECT 'hold_available', h.id, 0, h.patron_id, ?, ?, r.title, r.author, coalesce(i.barcode, ''),
+		SELECT 'hold_available', h.id, coalesce(h.waiting_since, ''), 0, h.patron_id, ?, ?, r.title, r.author, coalesce(i.barcode, ''),
 			coalesce(h.pickup_by, ''), h.pickup_branch_id
 		FROM holds h
 		JOIN records r ON r.id = h.record_id
 		LEFT JOIN items i ON i.id = h.trapped_item_id
 		WHERE h.id = ? AND h.status = 'waiting'
-		ON CONFLICT (trigger, object_id, level) DO NOTHING`,
+		ON CONFLICT (trigger, object_id, occurrence, level) DO NOTHING`,
 		localDay(tx.Now(), loc), db.FormatTime(tx.Now()), holdID)
 	if err != nil {
 		return fmt.Errorf("queue hold notice for hold %d: %w", holdID, err)
@@ -45,7 +45,7 @@ func QueueLostBill(tx *db.Tx, loanID, amountCents int64, loc *time.Location) err
 		JOIN items i ON i.id = l.item_id
 		JOIN records r ON r.id = i.record_id
 		WHERE l.id = ?
-		ON CONFLICT (trigger, object_id, level) DO NOTHING`,
+		ON CONFLICT (trigger, object_id, occurrence, level) DO NOTHING`,
 		localDay(tx.Now(), loc), db.FormatTime(tx.Now()), amountCents, loanID)
 	if err != nil {
 		return fmt.Errorf("queue lost item bill for loan %d: %w", loanID, err)
@@ -248,20 +248,27 @@ func inList(q string, ids []int64, lead ...any) (string, []any) {
 	return b.String(), args
 }
 
-// readNewItems reads the items not yet composed, by patron, in one query. An item
-// whose loan was returned, or whose hold is no longer waiting, is stale: it is
-// closed without a message.
+// staleItem is true for a notice item (alias n) that no longer holds: its loan was
+// returned or renewed (another due date), its hold is no longer waiting or was
+// trapped again since. Compose closes such items without a message, and Deliver
+// cancels a queued message whose items are all stale.
+const staleItem = `CASE
+		WHEN n.trigger IN ('predue', 'overdue') THEN
+			NOT EXISTS (SELECT 1 FROM loans l WHERE l.id = n.object_id AND l.returned_at IS NULL
+				AND (n.occurrence = '' OR l.due_at = n.occurrence))
+		WHEN n.trigger IN ('hold_available', 'hold_expiring') THEN
+			NOT EXISTS (SELECT 1 FROM holds h WHERE h.id = n.object_id AND h.status = 'waiting'
+				AND (n.occurrence = '' OR h.waiting_since = n.occurrence))
+		ELSE 0
+	END`
+
+// readNewItems reads the items not yet composed, by patron, in one query. A stale
+// item (staleItem) is closed without a message.
 func readNewItems(tx *db.Tx, immediate bool) ([]newItem, error) {
-	q := `SELECT n.id, n.trigger, n.object_id, n.level, n.patron_id, n.library_day, n.title, n.author, n.barcode, n.at,
+	q := `SELECT n.id, n.trigger, n.object_id, n.occurrence, n.level, n.patron_id, n.library_day, n.title, n.author, n.barcode, n.at,
 			coalesce(n.branch_id, 0), coalesce(b.name, ''), n.amount_cents,
 			p.card, p.first_name, p.surname, p.email, p.home_branch_id, coalesce(np.delivery, ''),
-			CASE
-				WHEN n.trigger IN ('predue', 'overdue') THEN
-					EXISTS (SELECT 1 FROM loans l WHERE l.id = n.object_id AND l.returned_at IS NOT NULL)
-				WHEN n.trigger IN ('hold_available', 'hold_expiring') THEN
-					NOT EXISTS (SELECT 1 FROM holds h WHERE h.id = n.object_id AND h.status = 'waiting')
-				ELSE 0
-			END
+			` + staleItem + `
 		FROM notice_items n
 		JOIN patrons p ON p.id = n.patron_id
 		LEFT JOIN branches b ON b.id = n.branch_id
@@ -280,7 +287,7 @@ func readNewItems(tx *db.Tx, immediate bool) ([]newItem, error) {
 	for rows.Next() {
 		var it newItem
 		var at string
-		if err := rows.Scan(&it.ID, &it.Trigger, &it.ObjectID, &it.Level, &it.PatronID, &it.Day, &it.Title, &it.Author, &it.Barcode, &at,
+		if err := rows.Scan(&it.ID, &it.Trigger, &it.ObjectID, &it.Occurrence, &it.Level, &it.PatronID, &it.Day, &it.Title, &it.Author, &it.Barcode, &at,
 			&it.BranchID, &it.BranchName, &it.AmountCents,
 			&it.patron.Card, &it.patron.FirstName, &it.patron.Surname, &it.patron.Email, &it.patron.HomeBranchID, &it.preferred,
 			&it.stale); err != nil {

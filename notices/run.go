@@ -318,10 +318,10 @@ func pace(ctx context.Context, factor float64, took time.Duration) {
 // recordItems inserts items, skipping any already recorded; it returns how many
 // were new. One statement per item.
 func recordItems(tx *db.Tx, items []Item, day string) (int, error) {
-	st, err := tx.Prepare(`INSERT INTO notice_items (trigger, object_id, level, patron_id, library_day, created_at,
+	st, err := tx.Prepare(`INSERT INTO notice_items (trigger, object_id, occurrence, level, patron_id, library_day, created_at,
 			title, author, barcode, at, branch_id, amount_cents)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (trigger, object_id, level) DO NOTHING`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (trigger, object_id, occurrence, level) DO NOTHING`)
 	if err != nil {
 		return 0, fmt.Errorf("record notice items: %w", err)
 	}
@@ -336,7 +336,7 @@ func recordItems(tx *db.Tx, items []Item, day string) (int, error) {
 		if it.BranchID != 0 {
 			branch = sql.NullInt64{Int64: it.BranchID, Valid: true}
 		}
-		r, err := st.Exec(it.Trigger, it.ObjectID, it.Level, it.PatronID, day, now, it.Title, it.Author, it.Barcode, at, branch, it.AmountCents)
+		r, err := st.Exec(it.Trigger, it.ObjectID, it.Occurrence, it.Level, it.PatronID, day, now, it.Title, it.Author, it.Barcode, at, branch, it.AmountCents)
 		if err != nil {
 			return n, fmt.Errorf("record notice item: %w", err)
 		}
@@ -399,12 +399,13 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 	var out []Item
 
 	// Loans: due within the reminder window (open days, so a generous calendar
-	// window first) or overdue, with the notices they already had.
+	// window first) or overdue, with the notices they already had for their
+	// current due date (a renewal starts again: a reminder, then overdue 1).
 	horizon := now.AddDate(0, 0, 2*maxPredue+14)
 	rows, err := tx.Query(`SELECT l.id, l.patron_id, l.branch_id, b.name, l.due_at, i.item_type_id, p.category_id,
 			i.barcode, r.title, r.author,
-			coalesce((SELECT max(n.level) FROM notice_items n WHERE n.trigger = 'overdue' AND n.object_id = l.id), 0),
-			EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'predue' AND n.object_id = l.id AND n.level = 0)
+			coalesce((SELECT max(n.level) FROM notice_items n WHERE n.trigger = 'overdue' AND n.object_id = l.id AND n.occurrence = l.due_at), 0),
+			EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'predue' AND n.object_id = l.id AND n.occurrence = l.due_at AND n.level = 0)
 		FROM loans l
 		JOIN items i ON i.id = l.item_id
 		JOIN records r ON r.id = i.record_id
@@ -434,6 +435,7 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 			rows.Close()
 			return nil, err
 		}
+		l.Occurrence = due
 		loans = append(loans, l)
 	}
 	rows.Close()
@@ -479,10 +481,13 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 	// Holds waiting on the shelf: one whose notice was never recorded (trapped
 	// before notices existed, or by a path that did not record it), and those
 	// whose pickup deadline is near.
+	// Both per trap: a hold released and trapped again is told again.
 	rows, err = tx.Query(`SELECT h.id, h.patron_id, h.pickup_branch_id, b.name, coalesce(h.pickup_by, ''), r.title, r.author,
-			coalesce(i.barcode, ''),
-			EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'hold_available' AND n.object_id = h.id AND n.level = 0),
-			EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'hold_expiring' AND n.object_id = h.id AND n.level = 0)
+			coalesce(i.barcode, ''), coalesce(h.waiting_since, ''),
+			EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'hold_available' AND n.object_id = h.id
+				AND n.occurrence = coalesce(h.waiting_since, '') AND n.level = 0),
+			EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'hold_expiring' AND n.object_id = h.id
+				AND n.occurrence = coalesce(h.waiting_since, '') AND n.level = 0)
 		FROM holds h
 		JOIN records r ON r.id = h.record_id
 		JOIN branches b ON b.id = h.pickup_branch_id
@@ -500,7 +505,7 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 	for rows.Next() {
 		var h holdRow
 		var by string
-		if err := rows.Scan(&h.ObjectID, &h.PatronID, &h.BranchID, &h.BranchName, &by, &h.Title, &h.Author, &h.Barcode, &h.availSent, &h.expSent); err != nil {
+		if err := rows.Scan(&h.ObjectID, &h.PatronID, &h.BranchID, &h.BranchName, &by, &h.Title, &h.Author, &h.Barcode, &h.Occurrence, &h.availSent, &h.expSent); err != nil {
 			rows.Close()
 			return nil, err
 		}

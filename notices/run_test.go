@@ -335,10 +335,15 @@ func TestDailyDue(t *testing.T) {
 		}
 		return ok
 	}
-	// Never run: due at once (a new install, or one that was down).
+	// Never run (a new install, or the upgrade that brought notices): it waits
+	// for its time of day, however late the last day is.
 	l.clock.Set(at(time.UTC, 2026, 12, 1, 6, 0))
+	if due() {
+		t.Fatal("never run: due before its time")
+	}
+	l.clock.Set(at(time.UTC, 2026, 12, 1, 7, 0))
 	if !due() {
-		t.Fatal("never run: not due")
+		t.Fatal("never run: not due at its time")
 	}
 	l.run(notices.RunOptions{})
 	if due() {
@@ -357,5 +362,202 @@ func TestDailyDue(t *testing.T) {
 	l.clock.Set(at(time.UTC, 2026, 12, 4, 1, 0))
 	if !due() {
 		t.Fatal("a missed day is not caught up")
+	}
+}
+
+// TestOccurrences: the once-only key holds the occurrence, so a renewed loan and a
+// hold trapped again have notices of their own, and a run repeated has none twice.
+func TestOccurrences(t *testing.T) {
+	t.Run("RenewedLoan", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		loan := l.loan(p, "Renewed", at(time.UTC, 2026, 11, 30, 20, 0))
+		l.run(notices.RunOptions{}) // Tuesday 1 December: a day late
+		// Renewed as circulation does it: the same row, a new due date (Monday 21).
+		l.exec(`UPDATE loans SET due_at = ?, renewals = renewals + 1 WHERE id = ?`, "2026-12-21T20:00:00Z", loan)
+		l.clock.Set(at(time.UTC, 2026, 12, 19, 9, 0)) // Saturday: due within 2 open days
+		l.run(notices.RunOptions{})
+		l.run(notices.RunOptions{Force: true})
+		l.clock.Set(at(time.UTC, 2026, 12, 22, 9, 0)) // a day late again
+		l.run(notices.RunOptions{})
+		want := []string{"overdue/1/Renewed", "predue/0/Renewed", "overdue/1/Renewed"}
+		if got := l.items(p); !slices.Equal(got, want) {
+			t.Fatalf("items = %v, want %v", got, want)
+		}
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 3 || !strings.Contains(ms[1].Text, "21 December") {
+			t.Fatalf("messages = %+v, want three, the reminder for the new due date", ms)
+		}
+	})
+
+	t.Run("RenewedBeforeCompose", func(t *testing.T) {
+		// An overdue item recorded, then the loan renewed before the digest was
+		// composed: the item is closed without a message.
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Alex", "Reader", "alex@example.org")
+		loan := l.loan(p, "Renewed", at(time.UTC, 2026, 11, 30, 20, 0))
+		stop := errors.New("stop")
+		if _, err := notices.RunDaily(context.Background(), l.d, notices.RunOptions{AfterChunk: func() error { return stop }}); !errors.Is(err, stop) {
+			t.Fatalf("run = %v", err)
+		}
+		l.exec(`UPDATE loans SET due_at = ? WHERE id = ?`, "2026-12-21T20:00:00Z", loan)
+		l.run(notices.RunOptions{})
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 0 {
+			t.Fatalf("messages = %+v, want none", ms)
+		}
+	})
+
+	t.Run("HoldTrappedAgain", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Casey", "Waiting", "casey@example.org")
+		itemID, recordID := l.item("Held")
+		l.exec(`INSERT INTO holds (id, record_id, patron_id, pickup_branch_id, placed_at, priority, status, trapped_item_id, waiting_since, pickup_by)
+			VALUES (1, ?, ?, 1, '2026-11-20T10:00:00Z', 0, 'waiting', ?, '2026-11-26T10:00:00Z', '2026-12-03T20:00:00Z')`, recordID, p, itemID)
+		l.run(notices.RunOptions{})
+		l.clock.Set(testNow.AddDate(0, 0, 1))
+		l.run(notices.RunOptions{})
+		// Released (not collected), then trapped again ten days later.
+		l.exec(`UPDATE holds SET status = 'queued', priority = 1, trapped_item_id = NULL, waiting_since = NULL, pickup_by = NULL WHERE id = 1`)
+		l.exec(`UPDATE holds SET status = 'waiting', priority = 0, trapped_item_id = ?, waiting_since = '2026-12-11T10:00:00Z', pickup_by = '2026-12-18T20:00:00Z' WHERE id = 1`, itemID)
+		err := l.d.Write(context.Background(), func(tx *db.Tx) error { return notices.QueueHoldAvailable(tx, 1, time.UTC) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.clock.Set(at(time.UTC, 2026, 12, 11, 10, 0))
+		l.run(notices.RunOptions{})
+		l.clock.Set(at(time.UTC, 2026, 12, 16, 10, 0)) // Wednesday: Friday's deadline is 2 open days away
+		l.run(notices.RunOptions{})
+		want := []string{"hold_available/0/Held", "hold_expiring/0/Held", "hold_available/0/Held", "hold_expiring/0/Held"}
+		if got := l.items(p); !slices.Equal(got, want) {
+			t.Fatalf("items = %v, want %v", got, want)
+		}
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 4 {
+			t.Fatalf("%d messages, want 4", len(ms))
+		}
+	})
+}
+
+// TestDailyRunAcrossDST: the scheduler, ticking every 10 minutes through a
+// change of clocks, runs each library day once, at the configured local time; on
+// the spring change day a time that does not exist (02:30) runs at the first
+// tick after it (03:00), and on the autumn one a time that happens twice (01:30)
+// runs the first time only.
+func TestDailyRunAcrossDST(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct {
+		name, at string
+		from     time.Time
+		want     map[string]string // library day: local start time
+	}{
+		{"FallBack", "01:30", at(ny, 2026, 10, 31, 0, 0), map[string]string{
+			"2026-10-31": "01:30 EDT", "2026-11-01": "01:30 EDT", "2026-11-02": "01:30 EST"}},
+		{"SpringForward", "02:30", at(ny, 2026, 3, 7, 0, 0), map[string]string{
+			"2026-03-07": "02:30 EST", "2026-03-08": "03:00 EDT", "2026-03-09": "02:30 EDT"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLib(t, "America/New_York")
+			s := &notices.Scheduler{DB: l.d, At: tc.at}
+			for now := tc.from.UTC(); now.Before(tc.from.UTC().Add(3 * 24 * time.Hour)); now = now.Add(10 * time.Minute) {
+				l.clock.Set(now)
+				if err := s.Tick(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := map[string]string{}
+			err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+				rows, err := tx.Query(`SELECT library_day, started_at FROM notice_runs ORDER BY library_day`)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					var day string
+					var started db.Time
+					if err := rows.Scan(&day, &started); err != nil {
+						return err
+					}
+					got[day] = started.In(ny).Format("15:04 MST")
+				}
+				return rows.Err()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("runs = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRuleResolution: the most specific notice rule wins for a loan's patron
+// category and item type, as with the circulation rules: category and item type,
+// then category, then item type, then the default.
+func TestRuleResolution(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		combined bool
+		// the day of December each loan gets its first overdue notice, due
+		// Monday 30 November (open days late: Tuesday 1 is 1 ... Saturday 5 is 5).
+		want map[string]int
+	}{
+		{"AllFour", true, map[string]int{"Adult Book": 1, "Adult DVD": 2, "Child Book": 3, "Child DVD": 5}},
+		{"CategoryBeatsItemType", false, map[string]int{"Adult Book": 1, "Adult DVD": 2, "Child Book": 3, "Child DVD": 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLib(t, "UTC")
+			l.exec(`INSERT INTO patron_categories (id, code, name) VALUES (2, 'CHILD', 'Child')`)
+			l.exec(`INSERT INTO item_types (id, code, name) VALUES (2, 'DVD', 'DVD')`)
+			rules := []notices.Rule{
+				{PatronCategoryID: 2, PredueDays: 0, OverdueDays: [3]int{3, 7, 14}},
+				{ItemTypeID: 2, PredueDays: 0, OverdueDays: [3]int{2, 7, 14}},
+			}
+			if tc.combined {
+				rules = append(rules, notices.Rule{PatronCategoryID: 2, ItemTypeID: 2, OverdueDays: [3]int{5, 7, 14}})
+			}
+			err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+				for _, r := range rules {
+					if err := notices.SaveRule(tx, stacks.Actor{StaffID: 1, Name: "admin"}, r); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			adult := l.patron("P1", "Alex", "Adult", "alex@example.org")
+			child := l.patron("P2", "Kim", "Child", "kim@example.org")
+			l.exec(`UPDATE patrons SET category_id = 2 WHERE id = ?`, child)
+			due := at(time.UTC, 2026, 11, 30, 20, 0)
+			for _, title := range []string{"Adult Book", "Adult DVD", "Child Book", "Child DVD"} {
+				p := adult
+				if strings.HasPrefix(title, "Child") {
+					p = child
+				}
+				loan := l.loan(p, title, due)
+				if strings.HasSuffix(title, "DVD") {
+					l.exec(`UPDATE items SET item_type_id = 2 WHERE id = (SELECT item_id FROM loans WHERE id = ?)`, loan)
+				}
+			}
+			got := map[string]int{}
+			for day := 1; day <= 5; day++ {
+				l.clock.Set(at(time.UTC, 2026, 12, day, 9, 0))
+				l.run(notices.RunOptions{})
+				for _, p := range []int64{adult, child} {
+					for _, it := range l.items(p) {
+						title := strings.TrimPrefix(it, "overdue/1/")
+						if title != it && got[title] == 0 {
+							got[title] = day
+						}
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("first overdue notice on day = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

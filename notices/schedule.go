@@ -23,8 +23,11 @@ func ParseRunAt(s string) (string, error) {
 
 // DailyDue reports whether the daily run should happen now: today's run has not
 // finished and it is past at (local time), or the last finished run is older
-// than yesterday (the server was down when it was due: catch up at once). at ""
-// reads the notices_run_at preference (default 07:00).
+// than yesterday (the server was down when it was due: catch up at once). The
+// very first run (a new install, or the upgrade that brought notices: no run in
+// the log) waits for its time of day like any other, so that an upgrade at
+// night does not send notices at once. at "" reads the notices_run_at
+// preference (default 07:00).
 func DailyDue(ctx context.Context, d *db.DB, at string) (bool, error) {
 	var due bool
 	err := d.Read(ctx, func(tx *db.Tx) error {
@@ -50,6 +53,8 @@ func DailyDue(ctx context.Context, d *db.DB, at string) (bool, error) {
 			due = false
 		case now.Format("15:04") >= at:
 			due = true
+		case !last.Valid:
+			due = false
 		default:
 			due = last.String < yesterday
 		}
@@ -96,10 +101,10 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("send notices: %w", err)
 		}
-		if s.Logger != nil && r.Sent+r.Retry+r.Failed > 0 {
-			s.Logger.Info("notices sent", "sent", r.Sent, "retry", r.Retry, "failed", r.Failed)
+		if s.Logger != nil && r.Total() > 0 {
+			s.Logger.Info("notices sent", "sent", r.Sent, "retry", r.Retry, "failed", r.Failed, "cancelled", r.Cancelled)
 		}
-		if r.Sent+r.Retry+r.Failed < 100 {
+		if r.Total() < 100 {
 			break
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"io"
 	"math/big"
 	"net"
@@ -220,8 +219,13 @@ type relay struct {
 	port int
 	tls  *tls.Config // for the client: trusts the server's certificate
 
-	mu       sync.Mutex
-	refuse   int
+	mu     sync.Mutex
+	refuse int
+	// code is the reply to a refused message: 451 (try again later) unless set.
+	code int
+	// onData, if set, runs as each message's data arrives, before it is stored
+	// and answered (a slow relay).
+	onData   func()
 	received []received
 }
 
@@ -305,7 +309,7 @@ func (s *session) AuthMechanisms() []string { return []string{sasl.Plain} }
 func (s *session) Auth(mech string) (sasl.Server, error) {
 	return sasl.NewPlainServer(func(identity, username, password string) error {
 		if username != "stacks" || password != "secret" {
-			return errors.New("invalid credentials")
+			return &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "Authentication credentials invalid"}
 		}
 		s.authed = true
 		return nil
@@ -331,9 +335,18 @@ func (s *session) Data(r io.Reader) error {
 		return err
 	}
 	s.r.mu.Lock()
+	onData := s.r.onData
+	s.r.mu.Unlock()
+	if onData != nil {
+		onData()
+	}
+	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
 	if s.r.refuse > 0 {
 		s.r.refuse--
+		if s.r.code >= 500 {
+			return &smtp.SMTPError{Code: s.r.code, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user here"}
+		}
 		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Try again later"}
 	}
 	_, isTLS := s.c.TLSConnectionState()

@@ -223,8 +223,8 @@ func (s *Server) handlePINForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, PINPage(s.page(r, "Change your PIN", "account"), PINForm{Errors: FormErrors{}}))
 }
 
-// handlePINChange checks the current PIN (throttled as a sign-in), hashes the
-// new one outside any transaction, stores it, and signs the patron out of every
+// handlePINChange checks the current PIN (throttled as a sign-in), then hashes
+// the new one on the bounded pool, outside any transaction, stores it, and signs the patron out of every
 // other session.
 func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 	me := patronFrom(r.Context())
@@ -252,12 +252,14 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 		fail(stacks.FieldErrorf("new", stacks.EINVALID, "The new PIN is the same as the current one. Choose another."))
 		return
 	}
-	hash, err := patrons.HashPIN(pin)
-	if err != nil {
+	if err := patrons.ValidatePIN(pin); err != nil {
 		fail(err)
 		return
 	}
-	if err := s.SignIn.CheckCurrentPIN(r.Context(), me.ID, current, clientAddr(r)); err != nil {
+	// The current PIN first (counted and throttled), and only then the slow hash
+	// of the new one, on the bounded pool: a stolen session or a script cannot
+	// make the server hash PINs by the thousand.
+	if err := s.SignIn.CheckCurrentPIN(r.Context(), me.ID, current, s.clientAddr(r)); err != nil {
 		if stacks.ErrorCode(err) == stacks.EINTERNAL {
 			s.Error(w, r, err)
 			return
@@ -265,9 +267,22 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	hash, err := patrons.HashPINOnPool(r.Context(), pin)
+	if err != nil {
+		if stacks.ErrorCode(err) == stacks.EINTERNAL {
+			s.Error(w, r, err)
+			return
+		}
+		fail(err)
+		return
+	}
+	var gen int64
 	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
 		if err := patrons.SetPINHash(tx, actor(me), me.ID, hash); err != nil {
 			return err
+		}
+		if err := tx.QueryRow(`SELECT pin_generation FROM patrons WHERE id = ?`, me.ID).Scan(&gen); err != nil {
+			return fmt.Errorf("read the PIN generation of patron %d: %w", me.ID, err)
 		}
 		return endSessionsOf(tx, me.ID)
 	})
@@ -281,6 +296,7 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Sessions.Put(r.Context(), sessPatronID, me.ID)
+	s.Sessions.Put(r.Context(), sessPINGen, gen)
 	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
 	s.flash(r, "ok", "Your PIN is changed. Use the new PIN here and at the self-check machines.")
 	http.Redirect(w, r, "/account", http.StatusSeeOther)
@@ -314,12 +330,21 @@ var errNotYourHold = stacks.Errorf(stacks.ENOTFOUND, "That hold is not on your a
 // holdDone flashes the outcome of a hold action and goes back to My account;
 // a refusal the patron can act on is flashed too, anything else is an error
 // page.
-func (s *Server) holdDone(w http.ResponseWriter, r *http.Request, err error, ok string) {
+func (s *Server) holdDone(w http.ResponseWriter, r *http.Request, h holds.Hold, err error, ok string) {
+	var own *patronError
 	switch {
 	case err == nil:
 		s.flash(r, "ok", ok)
-	case stacks.ErrorCode(err) == stacks.EINVALID || stacks.ErrorCode(err) == stacks.ECONFLICT:
-		s.flash(r, "warn", stacks.ErrorMessage(err))
+	case errors.As(err, &own):
+		s.flash(r, "warn", own.msg)
+	case stacks.ErrorCode(err) == stacks.EINVALID && stacks.ErrorField(err) == "pickup":
+		s.flash(r, "warn", "Choose the library where you will pick up "+h.Title+" from the list.")
+	case stacks.ErrorCode(err) == stacks.EINVALID:
+		s.flash(r, "warn", "Your hold on "+h.Title+" could not be changed: "+stacks.ErrorMessage(err))
+	case stacks.ErrorCode(err) == stacks.ECONFLICT:
+		// The desk's conflicts name hold ids ("Hold 12 is no longer open."):
+		// the patron knows the hold by its title.
+		s.flash(r, "warn", "Your hold on "+h.Title+" could not be changed: it was filled, moved or cancelled meanwhile. My account shows it as it is now.")
 	default:
 		s.Error(w, r, err)
 		return
@@ -334,7 +359,7 @@ func (s *Server) handleHoldCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err = s.Circ.CancelHold(r.Context(), actor(patronFrom(r.Context())), h.ID, "cancelled by the patron online")
-	s.holdDone(w, r, err, "Your hold on "+h.Title+" is cancelled.")
+	s.holdDone(w, r, h, err, "Your hold on "+h.Title+" is cancelled.")
 }
 
 func (s *Server) handleHoldSuspend(w http.ResponseWriter, r *http.Request) {
@@ -344,7 +369,7 @@ func (s *Server) handleHoldSuspend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.Status != holds.StatusQueued {
-		s.holdDone(w, r, errTrapped(h), "")
+		s.holdDone(w, r, h, errTrapped(h), "")
 		return
 	}
 	prefs, err := s.preferences(r.Context())
@@ -357,10 +382,10 @@ func (s *Server) handleHoldSuspend(w http.ResponseWriter, r *http.Request) {
 		return holds.Suspend(tx, actor(patronFrom(r.Context())), h.ID, until, tx.Now().In(prefs.Location))
 	})
 	if stacks.ErrorField(err) == "until" {
-		err = stacks.Errorf(stacks.EINVALID, "To pause your hold on %s, choose the day it should start again: a day after today.", h.Title)
+		err = &patronError{fmt.Sprintf("To pause your hold on %s, choose the day it should start again: a day after today.", h.Title)}
 	}
 	day, _ := time.Parse(db.DayFormat, until)
-	s.holdDone(w, r, err, "Your hold on "+h.Title+" is paused until "+day.Format("Monday 2 January 2006")+". Your place in the queue is kept.")
+	s.holdDone(w, r, h, err, "Your hold on "+h.Title+" is paused until "+day.Format("Monday 2 January 2006")+". Your place in the queue is kept.")
 }
 
 func (s *Server) handleHoldResume(w http.ResponseWriter, r *http.Request) {
@@ -370,13 +395,13 @@ func (s *Server) handleHoldResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.Status != holds.StatusQueued {
-		s.holdDone(w, r, errTrapped(h), "")
+		s.holdDone(w, r, h, errTrapped(h), "")
 		return
 	}
 	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
 		return holds.Resume(tx, actor(patronFrom(r.Context())), h.ID)
 	})
-	s.holdDone(w, r, err, "Your hold on "+h.Title+" is active again.")
+	s.holdDone(w, r, h, err, "Your hold on "+h.Title+" is active again.")
 }
 
 func (s *Server) handleHoldPickup(w http.ResponseWriter, r *http.Request) {
@@ -386,7 +411,7 @@ func (s *Server) handleHoldPickup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.Status != holds.StatusQueued {
-		s.holdDone(w, r, errTrapped(h), "")
+		s.holdDone(w, r, h, errTrapped(h), "")
 		return
 	}
 	var name string
@@ -398,13 +423,19 @@ func (s *Server) handleHoldPickup(w http.ResponseWriter, r *http.Request) {
 		name = b.Name
 		return err
 	})
-	s.holdDone(w, r, err, "You will pick up "+h.Title+" at "+name+".")
+	s.holdDone(w, r, h, err, "You will pick up "+h.Title+" at "+name+".")
 }
+
+// patronError is a refusal already worded for the patron: holdDone shows it
+// as it is.
+type patronError struct{ msg string }
+
+func (e *patronError) Error() string { return e.msg }
 
 // errTrapped refuses a change to a hold whose copy is already set aside.
 func errTrapped(h holds.Hold) error {
-	return stacks.Errorf(stacks.ECONFLICT, "A copy of %s is already set aside for you at %s, so this hold can no longer be changed. You can still cancel it.",
-		h.Title, h.PickupBranchName)
+	return &patronError{fmt.Sprintf("A copy of %s is already set aside for you at %s, so this hold can no longer be changed. You can still cancel it.",
+		h.Title, h.PickupBranchName)}
 }
 
 // loadHoldForm reads the record and the branches for the hold form.
@@ -459,6 +490,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	}
 	placed, err := s.Circ.PlaceHold(r.Context(), holds.PlaceRequest{Actor: actor(me), RecordID: f.RecordID, PatronID: me.ID, PickupBranchCode: f.Pickup})
 	var warn *holds.WarningError
+	var refusal *holds.RefusalError
 	switch {
 	case err == nil:
 		s.flash(r, "ok", fmt.Sprintf("Hold placed: %s, to pick up at %s. You are number %d in the queue.", placed.Title, placed.PickupBranchName, placed.Position))
@@ -473,10 +505,27 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusConflict, msg)
 	case stacks.ErrorField(err) == "pickup":
 		refuse(http.StatusUnprocessableEntity, "Choose the library where you will pick it up.")
-	case stacks.ErrorCode(err) == stacks.ECONFLICT && stacks.ErrorField(err) == "card":
-		refuse(http.StatusConflict, "You have as many holds as your card allows. Cancel one you no longer need, then try again.")
+	case errors.As(err, &refusal):
+		// The desk's wording names staff pages and notes: each reason in the
+		// patron's words.
+		switch refusal.Reason {
+		case holds.RefusedHoldLimit:
+			refuse(http.StatusConflict, "You have as many holds as your card allows. Cancel one you no longer need, then try again.")
+		case holds.RefusedBlocked, holds.RefusedCardExpired:
+			p := *me
+			if refusal.Reason == holds.RefusedBlocked {
+				p.Blocked = true
+			}
+			msg := problem(&p, s.DB.Now(), prefs.Location)
+			if msg == "" {
+				msg = "Your card cannot be used to place holds just now. Please ask at the desk."
+			}
+			refuse(http.StatusConflict, msg)
+		default:
+			refuse(http.StatusConflict, "This title cannot be placed on hold: none of its copies is for loan. You can read it in the library.")
+		}
 	case stacks.ErrorCode(err) == stacks.EINVALID || stacks.ErrorCode(err) == stacks.ECONFLICT:
-		refuse(errorStatus(stacks.ErrorCode(err)), stacks.ErrorMessage(err))
+		refuse(errorStatus(stacks.ErrorCode(err)), "This hold could not be placed. Please try again, or ask at the desk.")
 	default:
 		s.Error(w, r, err)
 	}

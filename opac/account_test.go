@@ -3,6 +3,8 @@ package opac_test
 import (
 	"context"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/opac"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -246,7 +249,7 @@ func TestHolds(t *testing.T) {
 			t.Errorf("change pickup:\n%s", txt)
 		}
 		r := e.follow(t, c, e.post(t, c, path+"/pickup", url.Values{"pickup": {"XX"}}))
-		if !strings.Contains(text(r.Body), "Choose a pickup branch from the list.") {
+		if !strings.Contains(text(r.Body), "Choose the library where you will pick up The Left Hand of Darkness from the list.") {
 			t.Errorf("unknown branch:\n%s", text(r.Body))
 		}
 		e.post(t, c, path+"/pickup", url.Values{"pickup": {"CEN"}})
@@ -342,7 +345,26 @@ func TestPINChange(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ErrWrongCurrentNotHashed", func(t *testing.T) {
+		// The current PIN is checked before the new one is hashed: a wrong
+		// guess costs the server a comparison, never a hash too.
+		before := passwords.Hashes()
+		r := e.post(t, c, "/account/pin", url.Values{"current": {"0001"}, "new": {"5678"}, "confirm": {"5678"}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("wrong current PIN: %d", r.Status)
+		}
+		if n := passwords.Hashes() - before; n != 0 {
+			t.Errorf("a wrong current PIN made %d hashes of the new one", n)
+		}
+	})
 	t.Run("OK", func(t *testing.T) {
+		before := passwords.Hashes()
+		defer func() {
+			// The new PIN is hashed on the bounded pool, once.
+			if n := passwords.Hashes() - before; n != 1 {
+				t.Errorf("a PIN change made %d hashes on the pool, want 1", n)
+			}
+		}()
 		r := e.follow(t, c, e.post(t, c, "/account/pin", url.Values{"current": {"1234"}, "new": {"5678"}, "confirm": {"5678"}}))
 		if !strings.Contains(text(r.Body), "Your PIN is changed.") {
 			t.Fatalf("PIN change:\n%s", text(r.Body))
@@ -375,4 +397,280 @@ func TestFines(t *testing.T) {
 	if strings.Count(r.Body, "<form") != 1 || !strings.Contains(r.Body, `action="/signout"`) {
 		t.Error("the fines page offers a payment form: fines are view only")
 	}
+}
+
+func TestSessionCookie(t *testing.T) {
+	e := newEnv(t)
+	for _, secure := range []bool{false, true} {
+		t.Run("Secure="+strconv.FormatBool(secure), func(t *testing.T) {
+			srv := httptest.NewServer(opac.New(opac.Config{DB: e.DB, SecureCookies: secure}))
+			defer srv.Close()
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/signin", strings.NewReader(url.Values{"card": {"P0001"}, "pin": {"1234"}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r := do(t, e.client(), req)
+			if r.Status != http.StatusSeeOther {
+				t.Fatalf("sign in: %d", r.Status)
+			}
+			var cookie string
+			for _, h := range r.Header.Values("Set-Cookie") {
+				if strings.HasPrefix(h, opac.CookieName+"=") {
+					cookie = h
+				}
+			}
+			lower := strings.ToLower(cookie)
+			switch {
+			case cookie == "":
+				t.Fatal("no session cookie set")
+			case strings.Contains(lower, "max-age") || strings.Contains(lower, "expires"):
+				t.Errorf("the session cookie outlives the browser: %s", cookie)
+			case !strings.Contains(lower, "; httponly"):
+				t.Errorf("not HttpOnly: %s", cookie)
+			case !strings.Contains(lower, "; samesite=lax"):
+				t.Errorf("not SameSite=Lax: %s", cookie)
+			case strings.Contains(lower, "; secure") != secure:
+				t.Errorf("Secure is not %v: %s", secure, cookie)
+			}
+		})
+	}
+}
+
+// signInVia posts a sign-in to srv with the given X-Forwarded-For ("" for none).
+func signInVia(t *testing.T, srv *httptest.Server, card, pin, xff string) response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/signin", strings.NewReader(url.Values{"card": {card}, "pin": {pin}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	jar, _ := cookiejar.New(nil)
+	return do(t, &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, req)
+}
+
+// TestTrustedProxy: the address a sign-in is counted under. Twenty wrong PINs
+// from one address lock that address.
+func TestTrustedProxy(t *testing.T) {
+	t.Run("HeaderIgnoredWithoutSetting", func(t *testing.T) {
+		e := newEnv(t)
+		srv := httptest.NewServer(opac.New(opac.Config{DB: e.DB}))
+		defer srv.Close()
+		for i := range 20 {
+			// A client cannot escape the lock by making up a header.
+			signInVia(t, srv, "NOCARD"+strconv.Itoa(i), "0000", "198.51.100."+strconv.Itoa(i))
+		}
+		r := signInVia(t, srv, "P0001", "1234", "198.51.100.99")
+		if r.Status != http.StatusTooManyRequests {
+			t.Errorf("after 20 wrong PINs from one address with made-up headers: %d, want 429", r.Status)
+		}
+	})
+	t.Run("ForwardedClientsCountedApart", func(t *testing.T) {
+		e := newEnv(t)
+		proxies, err := opac.ParseTrustedProxies("127.0.0.1, 10.0.0.0/8")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(opac.New(opac.Config{DB: e.DB, TrustedProxies: proxies}))
+		defer srv.Close()
+		for i := range 20 {
+			// The guesser's own header to the left of what the proxies wrote is
+			// not believed: the last untrusted hop is 203.0.113.1.
+			signInVia(t, srv, "NOCARD"+strconv.Itoa(i), "0000", "192.0.2."+strconv.Itoa(i)+", 203.0.113.1, 10.1.2.3")
+		}
+		if r := signInVia(t, srv, "P0001", "1234", "203.0.113.1"); r.Status != http.StatusTooManyRequests {
+			t.Errorf("the guessing client: %d, want 429", r.Status)
+		}
+		if r := signInVia(t, srv, "P0001", "1234", "203.0.113.2, 10.1.2.3"); r.Status != http.StatusSeeOther {
+			t.Errorf("another patron behind the same proxy: %d, want 303\n%s", r.Status, text(r.Body))
+		}
+	})
+	t.Run("ErrParse", func(t *testing.T) {
+		if _, err := opac.ParseTrustedProxies("10.0.0.0/8, proxy.example"); err == nil {
+			t.Error("a host name was accepted as a trusted proxy")
+		}
+	})
+}
+
+// TestPINChangeEndsSessions: a session signed in under an old PIN ends, even
+// if it was written back after the change (a request in flight from another
+// device), and a PIN set at the desk ends the patron's sessions too.
+func TestPINChangeEndsSessions(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	t.Run("WrittenBack", func(t *testing.T) {
+		c, elsewhere := e.client(), e.client()
+		e.signIn(t, c, "P0001")
+		e.signIn(t, elsewhere, "P0001")
+		var rows [][]any
+		err := e.DB.Read(ctx, func(tx *db.Tx) error {
+			rs, err := tx.Query(`SELECT token_hash, data, expiry FROM opac_sessions`)
+			if err != nil {
+				return err
+			}
+			defer rs.Close()
+			for rs.Next() {
+				var h, exp string
+				var data []byte
+				if err := rs.Scan(&h, &data, &exp); err != nil {
+					return err
+				}
+				rows = append(rows, []any{h, data, exp})
+			}
+			return rs.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.post(t, c, "/account/pin", url.Values{"current": {"1234"}, "new": {"5678"}, "confirm": {"5678"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("PIN change: %d\n%s", r.Status, text(r.Body))
+		}
+		// The other device's request, in flight during the change, saves its
+		// session as it was.
+		err = e.DB.Write(ctx, func(tx *db.Tx) error {
+			for _, row := range rows {
+				if _, err := tx.Exec(`INSERT OR REPLACE INTO opac_sessions (token_hash, data, expiry) VALUES (?, ?, ?)`, row...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.get(t, elsewhere, "/account"); r.Status != http.StatusSeeOther {
+			t.Errorf("the session written back after the PIN change still works: %d", r.Status)
+		}
+		if r := e.get(t, c, "/account"); r.Status != http.StatusOK {
+			t.Errorf("the session that changed the PIN was ended: %d", r.Status)
+		}
+	})
+	t.Run("AtTheDesk", func(t *testing.T) {
+		c := e.client()
+		e.signIn(t, c, "P0002")
+		p := e.patron(t, "P0002")
+		err := e.DB.Write(ctx, func(tx *db.Tx) error { return patrons.SetPIN(tx, e.Desk, p.ID, "4321") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.get(t, c, "/account")
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("a session signed in under the old PIN: %d", r.Status)
+		}
+		if txt := text(e.get(t, c, "/signin").Body); !strings.Contains(txt, "Your PIN was changed, so you were signed out.") {
+			t.Errorf("no word of why:\n%s", txt)
+		}
+	})
+}
+
+// TestSignInRenewsToken: the session token changes at sign-in (session
+// fixation: a token planted before sign-in, or a previous patron's on a shared
+// computer, never becomes a signed-in session).
+func TestSignInRenewsToken(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	token := func() string {
+		for _, ck := range c.Jar.Cookies(mustURL(e.Srv.URL)) {
+			if ck.Name == opac.CookieName {
+				return ck.Value
+			}
+		}
+		return ""
+	}
+	// An anonymous session (signing out leaves one, holding its flash): the
+	// kind of token an attacker could plant on a shared computer.
+	e.signIn(t, c, "P0003")
+	e.post(t, c, "/signout", nil)
+	anonymous := token()
+	e.signIn(t, c, "P0001")
+	first := token()
+	if anonymous == "" || anonymous == first {
+		t.Errorf("the anonymous session's token %q was kept at sign-in", anonymous)
+	}
+	e.signIn(t, c, "P0002")
+	second := token()
+	if first == "" || second == "" || first == second {
+		t.Errorf("the token was not renewed at sign-in: %q then %q", first, second)
+	}
+	// The first token no longer names a session.
+	old := e.client()
+	old.Jar.SetCookies(mustURL(e.Srv.URL), []*http.Cookie{{Name: opac.CookieName, Value: first}})
+	if r := e.get(t, old, "/account"); r.Status != http.StatusSeeOther {
+		t.Errorf("the token from before the second sign-in still works: %d", r.Status)
+	}
+}
+
+// TestSecurityHeaders: the patrons' site's policy forbids script and framing.
+func TestSecurityHeaders(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/", "/search?q=dune", "/signin", "/oai?verb=Identify", "/no-such-page"} {
+		r := e.get(t, e.client(), path)
+		h := r.Header
+		if got := h.Get("Content-Security-Policy"); got != "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'" {
+			t.Errorf("%s: Content-Security-Policy %q", path, got)
+		}
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" {
+			t.Errorf("%s: headers %v", path, h)
+		}
+	}
+}
+
+// TestHoldRefusalsWorded: the desk's refusals reach patrons in their words,
+// by reason, never with staff wording (hold ids, "patron page", staff notes).
+func TestHoldRefusalsWorded(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var rec int64
+	if err := e.DB.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT id FROM records ORDER BY id DESC LIMIT 1 OFFSET 3`).Scan(&rec)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	recPath := "/records/" + strconv.FormatInt(rec, 10) + "/hold"
+	p := e.patron(t, "P0001")
+
+	t.Run("Blocked", func(t *testing.T) {
+		// Blocked at the desk after signing in: the staff's note is not shown.
+		c := e.client()
+		e.signIn(t, c, "P0001")
+		err := e.DB.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.Exec(`UPDATE patrons SET blocked = 1, block_note = 'Staff only: owes a laptop' WHERE id = ?`, p.ID)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.DB.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.Exec(`UPDATE patrons SET blocked = 0, block_note = '' WHERE id = ?`, p.ID)
+			return err
+		})
+		r := e.post(t, c, recPath, url.Values{"pickup": {"CEN"}})
+		txt := text(r.Body)
+		if r.Status != http.StatusConflict || !strings.Contains(txt, "Your account is blocked") || strings.Contains(txt, "owes a laptop") {
+			t.Errorf("blocked: %d\n%s", r.Status, txt)
+		}
+	})
+	t.Run("HoldGoneMeanwhile", func(t *testing.T) {
+		c := e.client()
+		e.signIn(t, c, "P0002")
+		r := e.post(t, c, recPath, url.Values{"pickup": {"CEN"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("place: %d\n%s", r.Status, text(r.Body))
+		}
+		id := e.openHold(t, "P0002", strconv.FormatInt(rec, 10))
+		// Cancelled at the desk while the patron's page was open; the patron
+		// then asks to resume it: the conflict is worded by title, not id.
+		if _, err := e.Circ.CancelHold(ctx, e.Desk, id, "patron phoned"); err != nil {
+			t.Fatal(err)
+		}
+		r = e.post(t, c, "/account/holds/"+strconv.FormatInt(id, 10)+"/resume", nil)
+		txt := text(r.Body)
+		if strings.Contains(txt, "Hold "+strconv.FormatInt(id, 10)) {
+			t.Errorf("a hold id in the patron's message:\n%s", txt)
+		}
+		if r.Status == http.StatusSeeOther {
+			txt = text(e.follow(t, c, r).Body)
+		}
+		if !strings.Contains(txt, "no longer open") && !strings.Contains(txt, "meanwhile") {
+			t.Errorf("no word of the hold being gone: %d\n%s", r.Status, txt)
+		}
+	})
 }

@@ -2,8 +2,10 @@ package opac
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -210,15 +212,17 @@ func listState(req *oaiRequest) (harvestState, *oaiError) {
 	return h, nil
 }
 
+// DefaultRepositoryID is the repository identifier when none is configured.
+// It does not follow the base URL: adding or changing --opac-base-url later
+// would otherwise rename every record a harvester holds.
+const DefaultRepositoryID = "stacks"
+
 // repositoryID is the middle part of OAI identifiers.
 func (s *Server) repositoryID() string {
 	if s.cfg.RepositoryID != "" {
 		return s.cfg.RepositoryID
 	}
-	if u, err := url.Parse(s.cfg.BaseURL); err == nil && u.Hostname() != "" {
-		return u.Hostname()
-	}
-	return "stacks"
+	return DefaultRepositoryID
 }
 
 func (s *Server) oaiIdentifier(id int64) string {
@@ -262,6 +266,12 @@ func (s *Server) handleOAI(w http.ResponseWriter, r *http.Request) {
 	if oerr == nil {
 		var err error
 		oerr, err = s.oaiVerb(r, req, &body)
+		if errors.Is(err, errOAIBusy) {
+			// OAI-PMH's flow control: harvesters wait and retry.
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, "The repository is busy: try again in a moment.", http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil {
 			s.Logger.Error("oai", "verb", req.verb, "err", err)
 			http.Error(w, "The repository could not answer; the problem has been logged. Try again later.", http.StatusInternalServerError)
@@ -364,7 +374,7 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 			return &oaiError{"cannotDisseminateFormat", fmt.Sprintf("The metadata format %q is not served: use oai_dc or marc21.", req.args["metadataPrefix"])}, nil
 		}
 		var h catalog.HarvestRecord
-		err := s.DB.Read(ctx, func(tx *db.Tx) (err error) {
+		err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
 			h, err = catalog.FindHarvestRecord(tx, id)
 			return err
 		})
@@ -393,25 +403,46 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 		}
 		var page []catalog.HarvestRecord
 		var more bool
-		err := s.DB.Read(ctx, func(tx *db.Tx) (err error) {
+		err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
 			page, more, err = catalog.Harvest(tx, catalog.HarvestQuery{From: st.from, Until: st.until, AfterID: st.afterID, Limit: limit, WithRecords: records})
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		if len(page) == 0 {
-			if _, resumed := req.args["resumptionToken"]; resumed {
+		if _, resumed := req.args["resumptionToken"]; resumed && len(page) == 0 {
+			// The records after the token's were edited out of the list's dates
+			// since the last page: the list ends here. The schema wants at least
+			// one record a page, so the token's own record (live or deleted:
+			// deleted_records keeps it) is sent again, with the empty token that
+			// completes the list. A token whose record never was is not ours.
+			err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
+				h, err := catalog.FindHarvestRecord(tx, st.afterID)
+				page = []catalog.HarvestRecord{h}
+				return err
+			})
+			if stacks.ErrorCode(err) == stacks.ENOTFOUND {
 				return errBadToken, nil
+			} else if err != nil {
+				return nil, err
 			}
+			more = false
+		}
+		if len(page) == 0 {
 			return &oaiError{"noRecordsMatch", "No records match: the catalogue has none changed between from and until."}, nil
 		}
 		w.WriteString("<" + req.verb + ">\n")
 		for i := range page {
 			if records {
-				if err := s.oaiRecord(r, w, &page[i], st.prefix, prefs.Location); err != nil {
-					return nil, err
+				// One record that cannot be written (a source the export cannot
+				// read) is logged and left out: the rest of the page, and the
+				// harvest, go on.
+				var one oaiWriter
+				if err := s.oaiRecord(r, &one, &page[i], st.prefix, prefs.Location); err != nil {
+					s.Logger.Error("oai: record left out of a list", "record", page[i].ID, "format", st.prefix, "err", err)
+					continue
 				}
+				w.Write(one.Bytes())
 			} else {
 				s.oaiHeader(w, &page[i])
 			}
@@ -428,6 +459,23 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 		return nil, nil
 	}
 	return &oaiError{"badVerb", "Unknown verb."}, nil
+}
+
+// errOAIBusy is a read refused for lack of a heavy-read slot, or stopped at
+// its deadline: the answer is 503 with Retry-After.
+var errOAIBusy = errors.New("oai: busy")
+
+// oaiRead runs a harvest read as a catalogue search runs: on a heavy-read slot
+// (db.ReadHeavy), so that harvesters cannot take every read connection from the
+// desk, and within Config.OAITimeout.
+func (s *Server) oaiRead(ctx context.Context, fn func(*db.Tx) error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.OAITimeout)
+	defer cancel()
+	err := s.DB.ReadHeavy(ctx, fn)
+	if errors.Is(err, db.ErrBusy) || (err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		return fmt.Errorf("%w: %w", errOAIBusy, err)
+	}
+	return err
 }
 
 // oaiExists checks that an identifier names a record, live or deleted.

@@ -3,7 +3,10 @@ package opac_test
 import (
 	"context"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -11,11 +14,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/opac"
 )
 
 // validateOAI validates an answer with xmllint against the OAI-PMH 2.0 schema
@@ -106,17 +112,20 @@ func TestOAIValidates(t *testing.T) {
 	t.Run("ErrInvalidIsCaught", func(t *testing.T) {
 		// The validation is not vacuous: an answer with metadata that breaks its
 		// format's schema, and one missing its request, fail.
-		r, _ := e.oai(t, "verb=GetRecord&metadataPrefix=marc21&identifier=oai:stacks:"+id)
-		for _, broken := range []string{
-			strings.Replace(r.Body, `tag="245"`, `tag="24X5"`, 1),
-			regexp.MustCompile(`<request[^>]*>[^<]*</request>`).ReplaceAllString(r.Body, ""),
-			strings.Replace(r.Body, "<dc:title>", "<dc:titel>", 1) + strings.Replace(r.Body, "<datestamp>", "<datestamp>x", 1),
+		// Each case breaks one thing in one answer.
+		marc21, _ := e.oai(t, "verb=GetRecord&metadataPrefix=marc21&identifier=oai:stacks:"+id)
+		dc, _ := e.oai(t, "verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:stacks:"+id)
+		for _, tc := range []struct{ name, body, broken string }{
+			{"MARCTag", marc21.Body, strings.Replace(marc21.Body, `tag="245"`, `tag="24X5"`, 1)},
+			{"NoRequest", marc21.Body, regexp.MustCompile(`<request[^>]*>[^<]*</request>`).ReplaceAllString(marc21.Body, "")},
+			{"DCElement", dc.Body, strings.Replace(dc.Body, "<dc:title>", "<dc:titel>", 1)},
+			{"Datestamp", dc.Body, strings.Replace(dc.Body, "<datestamp>", "<datestamp>x", 1)},
 		} {
-			if broken == r.Body {
-				t.Fatal("the test's change did not apply")
+			if tc.broken == tc.body {
+				t.Fatalf("%s: the test's change did not apply", tc.name)
 			}
-			if validateOAI(t, broken) == nil {
-				t.Errorf("a broken answer validated:\n%s", broken)
+			if validateOAI(t, tc.broken) == nil {
+				t.Errorf("%s: a broken answer validated:\n%s", tc.name, tc.broken)
 			}
 		}
 	})
@@ -256,6 +265,351 @@ func TestOAIHarvest(t *testing.T) {
 		}
 		if code != "" || !found {
 			t.Errorf("the record edited today is not harvested from today (%s):\n%s", code, r.Body)
+		}
+	})
+}
+
+// TestOAIBusy: harvest reads run on the heavy-read slots, as searches do;
+// when every slot is taken the answer is 503 with Retry-After, and the desk
+// keeps its connections.
+func TestOAIBusy(t *testing.T) {
+	e := newEnv(t)
+	release := make(chan struct{})
+	busy := make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	defer func() { close(release); wg.Wait() }()
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := e.DB.ReadHeavy(context.Background(), func(*db.Tx) error { <-release; return nil })
+			if errors.Is(err, db.ErrBusy) {
+				busy <- struct{}{}
+			}
+		}()
+	}
+	<-busy // every slot is held now
+	id := strconv.FormatInt(e.recordOf(t, "I00010"), 10)
+	for _, q := range []string{"verb=ListRecords&metadataPrefix=marc21", "verb=ListIdentifiers&metadataPrefix=oai_dc",
+		"verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:stacks:" + id} {
+		r := e.get(t, e.client(), "/oai?"+q)
+		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s with every heavy-read slot taken: %d, Retry-After %q", q, r.Status, r.Header.Get("Retry-After"))
+		}
+	}
+}
+
+// TestOAIHostileValues: values that XML cannot carry as they are (written
+// before the catalogue refused them, or imported) are cleaned in both formats;
+// markup characters are escaped.
+func TestOAIHostileValues(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var bad, markup int64
+	err := e.DB.Write(ctx, func(tx *db.Tx) error {
+		var err error
+		if bad, err = catalog.CreateRecord(tx, stacks.System, catalog.RecordInput{Title: "Placeholder", Author: "X"}); err != nil {
+			return err
+		}
+		// As an old row or a hand-run statement could hold it.
+		if _, err = tx.Exec(`UPDATE records SET title = ?, author = ? WHERE id = ?`, "Bad \uFFFE title", "Nul\x01l", bad); err != nil {
+			return err
+		}
+		if markup, err = catalog.CreateRecord(tx, stacks.System, catalog.RecordInput{Title: `Tom & Jerry <b>]]></b>`, Author: `"Q" & <A>`}); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{bad, markup} {
+		for _, f := range []string{"marc21", "oai_dc"} {
+			q := "verb=GetRecord&metadataPrefix=" + f + "&identifier=oai:stacks:" + strconv.FormatInt(id, 10)
+			r, code := e.oai(t, q)
+			if code != "" {
+				t.Errorf("%s: %s", q, code)
+			}
+			if err := validateOAI(t, r.Body); err != nil {
+				t.Errorf("%s does not validate:\n%v\n%s", q, err, r.Body)
+			}
+			if strings.Contains(r.Body, "\uFFFE") || strings.Contains(r.Body, "<b>") || strings.Contains(r.Body, "]]>") {
+				t.Errorf("%s: a value is not cleaned or escaped:\n%s", q, r.Body)
+			}
+			if id == markup && !strings.Contains(r.Body, "Tom &amp; Jerry &lt;b&gt;") {
+				t.Errorf("%s: the title is not there, escaped:\n%s", q, r.Body)
+			}
+		}
+	}
+}
+
+// TestOAIDatestampCopies: a record's datestamp moves when a copy is added or
+// withdrawn (marc21 carries its copies), not when one is lent.
+func TestOAIDatestampCopies(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.Clock.Advance(time.Hour)
+	since := e.Clock.Now().UTC().Format(db.TimeFormat)
+	added, withdrawn, lent := e.recordOf(t, "I00001"), e.recordOf(t, "I00003"), e.recordOf(t, "I00005")
+	err := e.DB.Write(ctx, func(tx *db.Tx) error {
+		if _, err := catalog.AddItem(tx, stacks.System, added, catalog.ItemInput{Barcode: "N00001", ItemTypeCode: "BOOK", HomeBranchCode: "CEN"}); err != nil {
+			return fmt.Errorf("add: %w", err)
+		}
+		it, err := catalog.FindItemByBarcode(tx, "I00003")
+		if err != nil {
+			return fmt.Errorf("find: %w", err)
+		}
+		d, err := catalog.FindItemDetails(tx, it.ID)
+		if err != nil {
+			return fmt.Errorf("details: %w", err)
+		}
+		if err := catalog.UpdateItem(tx, stacks.System, it.ID, d.Input, catalog.StatusWithdrawn); err != nil {
+			return fmt.Errorf("withdraw: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.checkout(t, "P0001", "I00005")
+	r, code := e.oai(t, "verb=ListIdentifiers&metadataPrefix=marc21&from="+since)
+	var l oaiList
+	if err := xml.Unmarshal([]byte(r.Body), &l); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, h := range l.Headers {
+		got[h.Identifier] = true
+	}
+	for id, want := range map[int64]bool{added: true, withdrawn: true, lent: false} {
+		if ident := "oai:stacks:" + strconv.FormatInt(id, 10); got[ident] != want {
+			t.Errorf("%s harvested from %s: %v, want %v (code %q)", ident, since, got[ident], want, code)
+		}
+	}
+}
+
+// TestDeletedIDReserved: the id of a deleted record, the largest one included,
+// is never given to a new record, so its OAI identifier and permanent link
+// never name another book.
+func TestDeletedIDReserved(t *testing.T) {
+	e := newEnv(t)
+	deleted := e.deleteRecord(t)
+	var id int64
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		var err error
+		id, err = catalog.CreateRecord(tx, stacks.System, catalog.RecordInput{Title: "A new book", Author: "Somebody"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strconv.FormatInt(id, 10) == deleted {
+		t.Fatalf("the new record got the deleted record's id %s", deleted)
+	}
+	err = e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO records (id, title, author, isbn, publisher, subjects, created_at, updated_at)
+			VALUES (?, 'By hand', '', '', '', '', '2026-11-30T10:00:00Z', '2026-11-30T10:00:00Z')`, deleted)
+		return err
+	})
+	if err == nil {
+		t.Error("a statement run by hand reused a deleted record's id")
+	}
+	r, code := e.oai(t, "verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:stacks:"+deleted)
+	if code != "" || !strings.Contains(r.Body, `<header status="deleted">`) {
+		t.Errorf("the deleted record is no longer deleted (%q):\n%s", code, r.Body)
+	}
+}
+
+// TestOAIRepositoryID: identifiers do not follow the base URL, so setting it
+// after a first harvest renames nothing; --oai-repository-id sets them.
+func TestOAIRepositoryID(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name string
+		cfg  opac.Config
+		want string
+	}{
+		{"Default", opac.Config{DB: e.DB}, "oai:stacks:"},
+		{"BaseURLDoesNotRename", opac.Config{DB: e.DB, BaseURL: "https://catalogue.example.org"}, "oai:stacks:"},
+		{"Given", opac.Config{DB: e.DB, BaseURL: "https://catalogue.example.org", RepositoryID: "library.example.org"}, "oai:library.example.org:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(opac.New(tc.cfg))
+			defer srv.Close()
+			r := do(t, e.client(), mustRequest(t, srv.URL+"/oai?verb=ListIdentifiers&metadataPrefix=oai_dc"))
+			if !strings.Contains(r.Body, "<identifier>"+tc.want) {
+				t.Errorf("identifiers are not %s...:\n%.600s", tc.want, r.Body)
+			}
+		})
+	}
+}
+
+func mustRequest(t *testing.T, u string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// TestOAIResumedEmptyPage: when every record after a token's has been edited
+// out of the list's dates since the last page, the resumed list ends properly,
+// with a valid answer and an empty token, not badResumptionToken.
+func TestOAIResumedEmptyPage(t *testing.T) {
+	e := newEnv(t)
+	until := e.Clock.Now().UTC().Format(db.TimeFormat)
+	r, code := e.oai(t, "verb=ListRecords&metadataPrefix=oai_dc&until="+until)
+	var l oaiList
+	if err := xml.Unmarshal([]byte(r.Body), &l); err != nil || code != "" || l.TokenRec == "" {
+		t.Fatalf("first page: %q, %v, token %q", code, err, l.TokenRec)
+	}
+	last := l.Records[len(l.Records)-1].Header.Identifier
+	lastID, _ := strconv.ParseInt(strings.TrimPrefix(last, "oai:stacks:"), 10, 64)
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE records SET updated_at = '2027-01-01T00:00:00Z' WHERE id > ?`, lastID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, code = e.oai(t, "verb=ListRecords&resumptionToken="+url.QueryEscape(l.TokenRec))
+	if code != "" || !strings.Contains(r.Body, "<resumptionToken/>") {
+		t.Errorf("resumed list with nothing left: %q\n%s", code, r.Body)
+	}
+	if err := validateOAI(t, r.Body); err != nil {
+		t.Errorf("does not validate:\n%v\n%s", err, r.Body)
+	}
+	// A token naming a record that never was is not one of ours.
+	if _, code := e.oai(t, "verb=ListRecords&resumptionToken=MXxvYWlfZGN8fHw5OTk5OTk5"); code != "badResumptionToken" {
+		t.Errorf("a made-up token: %q", code)
+	}
+}
+
+// TestOAIPrivateFields: marc21 leaves out the library's private fields and the
+// copies' barcodes, as the patrons' pages do.
+func TestOAIPrivateFields(t *testing.T) {
+	e := newEnv(t)
+	id := e.recordOf(t, "I00010")
+	source := `<record xmlns="http://www.loc.gov/MARC21/slim"><leader>00000nam a2200000 a 4500</leader>` +
+		`<datafield tag="500" ind1=" " ind2=" "><subfield code="a">A public note.</subfield></datafield>` +
+		`<datafield tag="541" ind1="0" ind2=" "><subfield code="a">Private donor</subfield></datafield>` +
+		`<datafield tag="541" ind1="1" ind2=" "><subfield code="a">Public donor</subfield></datafield>` +
+		`<datafield tag="561" ind1="0" ind2=" "><subfield code="a">Private provenance</subfield></datafield>` +
+		`<datafield tag="583" ind1="0" ind2=" "><subfield code="a">Private action</subfield></datafield>` +
+		`<datafield tag="952" ind1=" " ind2=" "><subfield code="p">OLD123</subfield></datafield>` +
+		`<datafield tag="999" ind1=" " ind2=" "><subfield code="a">Local staff note</subfield></datafield>` +
+		`</record>`
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE records SET marc = ? WHERE id = ?`, source, id)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.oai(t, "verb=GetRecord&metadataPrefix=marc21&identifier=oai:stacks:"+strconv.FormatInt(id, 10))
+	for _, want := range []string{"A public note.", "Public donor", `<datafield tag="852"`} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("no %q:\n%s", want, r.Body)
+		}
+	}
+	for _, private := range []string{"Private donor", "Private provenance", "Private action", "Local staff note", "OLD123", "I00010", `code="p"`} {
+		if strings.Contains(r.Body, private) {
+			t.Errorf("%q is published:\n%s", private, r.Body)
+		}
+	}
+}
+
+// TestOAIEditsBetweenPages: records edited or added between two pages of a
+// harvest are neither lost nor sent twice (the token carries the last id, and
+// the list is in id order), and until leaves out records changed after it.
+func TestOAIEditsBetweenPages(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	until := e.Clock.Now().UTC().Format(db.TimeFormat)
+	var total int
+	if err := e.DB.Read(ctx, func(tx *db.Tx) error { return tx.QueryRow(`SELECT count(*) FROM records`).Scan(&total) }); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(time.Hour)
+	edit := func(id int64) {
+		t.Helper()
+		err := e.DB.Write(ctx, func(tx *db.Tx) error {
+			in, err := catalog.RecordInputOf(tx, id)
+			if err != nil {
+				return err
+			}
+			in.Title += " (edited)"
+			return catalog.UpdateRecord(tx, stacks.System, id, in)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	harvest := func(query string, between func(page int, l oaiList)) map[string]int {
+		t.Helper()
+		seen := map[string]int{}
+		for page := 0; ; page++ {
+			r, code := e.oai(t, query)
+			if code != "" {
+				t.Fatalf("page %d: %s", page, code)
+			}
+			var l oaiList
+			if err := xml.Unmarshal([]byte(r.Body), &l); err != nil {
+				t.Fatal(err)
+			}
+			for _, rec := range l.Records {
+				seen[rec.Header.Identifier]++
+			}
+			if l.TokenRec == "" {
+				return seen
+			}
+			if between != nil {
+				between(page, l)
+			}
+			query = "verb=ListRecords&resumptionToken=" + url.QueryEscape(l.TokenRec)
+		}
+	}
+
+	t.Run("Resumed", func(t *testing.T) {
+		var added int64
+		seen := harvest("verb=ListRecords&metadataPrefix=oai_dc", func(page int, l oaiList) {
+			if page != 0 {
+				return
+			}
+			// One record already sent and one still to come are edited, and a
+			// record is added, between the first and the second page.
+			sent, _ := strconv.ParseInt(strings.TrimPrefix(l.Records[0].Header.Identifier, "oai:stacks:"), 10, 64)
+			edit(sent)
+			edit(int64(total))
+			err := e.DB.Write(ctx, func(tx *db.Tx) (err error) {
+				added, err = catalog.CreateRecord(tx, stacks.System, catalog.RecordInput{Title: "Added mid-harvest", Author: "Late"})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+		if len(seen) != total+1 {
+			t.Errorf("harvested %d records, want %d and the one added", len(seen), total)
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("%s sent %d times", id, n)
+			}
+		}
+		if seen["oai:stacks:"+strconv.FormatInt(added, 10)] != 1 {
+			t.Error("the record added between pages was not harvested")
+		}
+	})
+	t.Run("UntilLeavesOutLater", func(t *testing.T) {
+		// The first record sent and the last were edited after until (above).
+		seen := harvest("verb=ListRecords&metadataPrefix=oai_dc&until="+until, nil)
+		if seen["oai:stacks:"+strconv.Itoa(total)] != 0 {
+			t.Errorf("a record edited after until %s was harvested", until)
+		}
+		if len(seen) == 0 || len(seen) >= total {
+			t.Errorf("harvested %d of %d records until %s", len(seen), total, until)
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -46,6 +47,13 @@ type Config struct {
 	SessionLifetime time.Duration
 	// SecureCookies marks the session cookie Secure (set when served over TLS).
 	SecureCookies bool
+	// TrustedProxies are the proxies in front of the site. A request from one
+	// of them is counted, for the sign-in throttle, under the address its
+	// X-Forwarded-For names (the last hop that is not a trusted proxy); any other
+	// request under its own address, whatever headers it sends. Empty: the
+	// header is never read. Behind a proxy without this, every patron shares the
+	// proxy's address, and twenty wrong PINs from anyone lock sign-in for all.
+	TrustedProxies []netip.Prefix
 	// Preferences, if set, is shared with the staff site, so that an
 	// administrator's change shows here at once; nil reads them per request.
 	Preferences *library.PreferenceCache
@@ -56,13 +64,17 @@ type Config struct {
 	// URL; empty: taken from each request.
 	BaseURL string
 	// RepositoryID is the repository identifier of OAI-PMH identifiers
-	// ("oai:<RepositoryID>:<record id>"); empty: the BaseURL's host, else
-	// "stacks".
+	// ("oai:<RepositoryID>:<record id>"); empty: DefaultRepositoryID, whatever
+	// the BaseURL, so that setting the BaseURL later renames nothing.
 	RepositoryID string
 	// AdminEmail is the address OAI-PMH's Identify gives for the repository's
 	// administrator (the protocol requires one); empty: an address under
 	// ".invalid", which a site should replace.
 	AdminEmail string
+	// OAITimeout bounds each OAI-PMH read of records (default 10 s); a read
+	// that runs over, or finds every heavy-read slot taken, is answered 503
+	// with Retry-After.
+	OAITimeout time.Duration
 	// OAIPageSize is how many records a ListRecords page holds (default 100, at
 	// most 1000); a ListIdentifiers page holds five times as many.
 	OAIPageSize int
@@ -88,6 +100,7 @@ const (
 	DefaultIdleTimeout     = 15 * time.Minute
 	DefaultSessionLifetime = 4 * time.Hour
 	DefaultSearchTimeout   = 2 * time.Second
+	DefaultOAITimeout      = 10 * time.Second
 )
 
 // CookieName is the patrons' session cookie: not the staff site's, so that the
@@ -108,6 +121,9 @@ func New(cfg Config) *Server {
 	if cfg.SearchTimeout <= 0 {
 		cfg.SearchTimeout = DefaultSearchTimeout
 	}
+	if cfg.OAITimeout <= 0 {
+		cfg.OAITimeout = DefaultOAITimeout
+	}
 	if cfg.OAIPageSize <= 0 || cfg.OAIPageSize > 1000 {
 		cfg.OAIPageSize = 100
 	}
@@ -116,7 +132,7 @@ func New(cfg Config) *Server {
 		prefs = library.NewPreferenceCache(false)
 	}
 	sm := scs.New()
-	sm.Store = &sessionStore{db: cfg.DB}
+	sm.Store = &db.SessionStore{DB: cfg.DB, Table: "opac_sessions"}
 	sm.Codec = sessionCodec{}
 	sm.Lifetime = cfg.SessionLifetime
 	// The idle timeout is a "seen" stamp refreshed at most once a minute
@@ -127,6 +143,9 @@ func New(cfg Config) *Server {
 	sm.Cookie.SameSite = http.SameSiteLaxMode
 	sm.Cookie.Secure = cfg.SecureCookies
 	sm.Cookie.Path = "/"
+	// A session cookie, without Max-Age or Expires: closing the browser on a
+	// shared library computer ends the sign-in, whatever the server's lifetime.
+	sm.Cookie.Persist = false
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
 		cfg.Logger.Error("opac session", "err", err, "path", r.URL.Path)
 		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
@@ -217,6 +236,8 @@ func (s *Server) Router() chi.Router {
 			r.Get("/account/fines", s.handleFines)
 			r.Get("/account/pin", s.handlePINForm)
 			r.Post("/account/pin", s.handlePINChange)
+			r.Get("/account/notices", s.handleNoticesForm)
+			r.Post("/account/notices", s.handleNoticesSave)
 		})
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)
@@ -228,7 +249,10 @@ func (s *Server) Router() chi.Router {
 const (
 	sessPatronID = "pid"
 	sessSeen     = "seen"
-	sessFlash    = "flash"
+	// sessPINGen is the patron's PIN generation at sign-in: a session whose
+	// generation is not the patron's (the PIN changed since) is ended.
+	sessPINGen = "pg"
+	sessFlash  = "flash"
 )
 
 // seenRefresh is how stale the "seen" stamp may get before a request rewrites it.
@@ -272,10 +296,17 @@ func (s *Server) loadPatron(next http.Handler) http.Handler {
 			p, err = patrons.FindByID(tx, pid)
 			return err
 		})
-		if stacks.ErrorCode(err) == stacks.ENOTFOUND {
+		stale := err == nil && s.Sessions.GetInt64(ctx, sessPINGen) != p.PINGeneration
+		if stacks.ErrorCode(err) == stacks.ENOTFOUND || stale {
+			// A patron deleted, or a PIN changed since this session signed in
+			// (at the desk, or on another device while this one had a request
+			// in flight that wrote its session back): sign in again.
 			if err := s.Sessions.Destroy(ctx); err != nil {
 				s.Error(w, r, err)
 				return
+			}
+			if stale {
+				s.flash(r, "info", "Your PIN was changed, so you were signed out. Please sign in again with the new PIN.")
 			}
 			next.ServeHTTP(w, r)
 			return

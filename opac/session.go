@@ -3,9 +3,6 @@ package opac
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,66 +10,6 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 )
-
-// sessionStore keeps patrons' sessions in the opac_sessions table (migration
-// 0011): not the staff sessions table, so that no patron token is ever looked up
-// as a staff session. Like the staff store it keeps the SHA-256 of each token,
-// never the token.
-type sessionStore struct {
-	db *db.DB
-}
-
-func tokenHash(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-// FindCtx implements scs.CtxStore.
-func (s *sessionStore) FindCtx(ctx context.Context, token string) (b []byte, found bool, err error) {
-	err = s.db.ReadOne(ctx, func(tx *db.Tx) error {
-		err := tx.QueryRow(`SELECT data FROM opac_sessions WHERE token_hash = ? AND expiry > ?`,
-			tokenHash(token), db.FormatTime(time.Now())).Scan(&b)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		found = err == nil
-		return err
-	})
-	return b, found, err
-}
-
-// CommitCtx implements scs.CtxStore.
-func (s *sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
-	return s.db.Write(ctx, func(tx *db.Tx) error {
-		_, err := tx.Exec(`INSERT INTO opac_sessions (token_hash, data, expiry) VALUES (?, ?, ?)
-			ON CONFLICT (token_hash) DO UPDATE SET data = excluded.data, expiry = excluded.expiry`,
-			tokenHash(token), b, db.FormatTime(expiry))
-		return err
-	})
-}
-
-// DeleteCtx implements scs.CtxStore.
-func (s *sessionStore) DeleteCtx(ctx context.Context, token string) error {
-	return s.db.Write(ctx, func(tx *db.Tx) error {
-		_, err := tx.Exec(`DELETE FROM opac_sessions WHERE token_hash = ?`, tokenHash(token))
-		return err
-	})
-}
-
-// Find implements scs.Store.
-func (s *sessionStore) Find(token string) ([]byte, bool, error) {
-	return s.FindCtx(context.Background(), token)
-}
-
-// Commit implements scs.Store.
-func (s *sessionStore) Commit(token string, b []byte, expiry time.Time) error {
-	return s.CommitCtx(context.Background(), token, b, expiry)
-}
-
-// Delete implements scs.Store.
-func (s *sessionStore) Delete(token string) error {
-	return s.DeleteCtx(context.Background(), token)
-}
 
 // endSessionsOf deletes every session signed in as patron pid, in tx: a changed
 // PIN signs the patron out everywhere else.

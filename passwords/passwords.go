@@ -13,6 +13,7 @@ package passwords
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ type Pool struct {
 
 	waiting  atomic.Int64
 	compared atomic.Int64
+	hashed   atomic.Int64
 	refused  atomic.Int64
 }
 
@@ -73,6 +75,35 @@ func (p *Pool) Compare(ctx context.Context, hash, password string) (bool, error)
 	p.compared.Add(1)
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil, nil
 }
+
+// Hash returns the bcrypt hash of password at cost, made in one of the pool's
+// slots: a new PIN or password costs as much CPU as a comparison, so it waits
+// its turn with them. It returns ErrBusy, without hashing, when the pool is full.
+func (p *Pool) Hash(ctx context.Context, password string, cost int) (string, error) {
+	if err := p.acquire(ctx); err != nil {
+		p.refused.Add(1)
+		return "", err
+	}
+	defer func() { <-p.slots }()
+	p.hashed.Add(1)
+	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(h), nil
+}
+
+// Hash hashes password at cost on the Default pool.
+func Hash(ctx context.Context, password string, cost int) (string, error) {
+	return Default.Hash(ctx, password, cost)
+}
+
+// Hashes is the number of hashes the pool has made: tests check that a refused
+// change made none.
+func (p *Pool) Hashes() int64 { return p.hashed.Load() }
+
+// Hashes is Default's count of hashes made.
+func Hashes() int64 { return Default.Hashes() }
 
 func (p *Pool) acquire(ctx context.Context) error {
 	select {

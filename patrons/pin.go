@@ -28,15 +28,37 @@ func SetPIN(tx *db.Tx, actor stacks.Actor, patronID int64, pin string) error {
 // HashPIN checks a new PIN (4 to 32 characters without spaces or the "|" that
 // SIP uses to end a field) and returns its bcrypt hash. It is slow on purpose.
 func HashPIN(pin string) (string, error) {
-	if len(pin) < 4 || len(pin) > 32 || strings.ContainsFunc(pin, func(r rune) bool { return r <= ' ' || r == '|' || r == 0x7f }) {
-		return "", stacks.FieldErrorf("pin", stacks.EINVALID, "Choose a PIN of 4 to 32 letters or digits, without spaces.")
+	if err := ValidatePIN(pin); err != nil {
+		return "", err
 	}
 	return staff.HashPassword(pin)
 }
 
+// ValidatePIN checks a new PIN without hashing it: 4 to 32 characters without
+// spaces or the "|" that SIP uses to end a field.
+func ValidatePIN(pin string) error {
+	if len(pin) < 4 || len(pin) > 32 || strings.ContainsFunc(pin, func(r rune) bool { return r <= ' ' || r == '|' || r == 0x7f }) {
+		return stacks.FieldErrorf("pin", stacks.EINVALID, "Choose a PIN of 4 to 32 letters or digits, without spaces.")
+	}
+	return nil
+}
+
+// HashPINOnPool checks a new PIN and hashes it on the bounded pool of package
+// passwords (passwords.ErrBusy when it is full), so that PIN changes from the
+// patrons' site cannot take every CPU. Call it only after the patron's current
+// PIN was checked.
+func HashPINOnPool(ctx context.Context, pin string) (string, error) {
+	if err := ValidatePIN(pin); err != nil {
+		return "", err
+	}
+	return passwords.Hash(ctx, pin, staff.BcryptCost)
+}
+
 // SetPINHash stores a PIN hashed by HashPIN, and audits the change (not the PIN).
+// It advances the patron's PINGeneration, which ends every patrons'-site
+// session signed in under the old PIN.
 func SetPINHash(tx *db.Tx, actor stacks.Actor, patronID int64, hash string) error {
-	res, err := tx.Exec(`UPDATE patrons SET pin_hash = ? WHERE id = ?`, hash, patronID)
+	res, err := tx.Exec(`UPDATE patrons SET pin_hash = ?, pin_generation = pin_generation + 1 WHERE id = ?`, hash, patronID)
 	if err != nil {
 		return fmt.Errorf("set the PIN of patron %d: %w", patronID, err)
 	}

@@ -54,12 +54,31 @@ func possibleCard(s string) bool {
 // patron's id. A failure runs the same statements whether the card exists or not,
 // and compares against a dummy hash when there is no PIN to compare.
 func (s *SignIn) Authenticate(ctx context.Context, card, pin, addr string) (int64, error) {
+	p, err := s.AuthenticatePatron(ctx, card, pin, addr)
+	return p.ID, err
+}
+
+// SignedIn is a patron who signed in: their id, and the generation of the PIN
+// they signed in with (Patron.PINGeneration), which their session keeps.
+type SignedIn struct {
+	ID            int64
+	PINGeneration int64
+}
+
+// AuthenticatePatron is Authenticate, returning the PIN's generation too, read
+// with the hash that was compared.
+func (s *SignIn) AuthenticatePatron(ctx context.Context, card, pin, addr string) (SignedIn, error) {
+	id, gen, err := s.authenticate(ctx, card, pin, addr)
+	return SignedIn{ID: id, PINGeneration: gen}, err
+}
+
+func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int64, int64, error) {
 	card = normalizeCard(card)
 	if card == "" || pin == "" {
-		return 0, stacks.Errorf(stacks.EINVALID, "Enter your card number and PIN.")
+		return 0, 0, stacks.Errorf(stacks.EINVALID, "Enter your card number and PIN.")
 	}
 	if len(pin) > 72 {
-		return 0, ErrSignIn
+		return 0, 0, ErrSignIn
 	}
 	cardKey := "card:" + card
 	if !possibleCard(card) {
@@ -71,16 +90,16 @@ func (s *SignIn) Authenticate(ctx context.Context, card, pin, addr string) (int6
 		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
 		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
 	if !ok {
-		return 0, errSignInBusy
+		return 0, 0, errSignInBusy
 	}
 	defer leave()
 
 	if err := s.DB.Read(ctx, func(tx *db.Tx) error { return s.checkLocked(tx, keys) }); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var (
-		id   int64
-		hash string
+		id, gen int64
+		hash    string
 	)
 	err := s.DB.Write(ctx, func(tx *db.Tx) error {
 		if err := s.checkLocked(tx, keys); err != nil {
@@ -89,7 +108,7 @@ func (s *SignIn) Authenticate(ctx context.Context, card, pin, addr string) (int6
 		if err := s.recordFailure(tx, keys); err != nil {
 			return fmt.Errorf("count sign-in attempt: %w", err)
 		}
-		err := tx.QueryRow(`SELECT id, pin_hash FROM patrons WHERE card = ?`, card).Scan(&id, &hash)
+		err := tx.QueryRow(`SELECT id, pin_hash, pin_generation FROM patrons WHERE card = ?`, card).Scan(&id, &hash, &gen)
 		if errors.Is(err, sql.ErrNoRows) {
 			id, hash = 0, ""
 			return nil
@@ -97,16 +116,16 @@ func (s *SignIn) Authenticate(ctx context.Context, card, pin, addr string) (int6
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// staff.CheckPassword compares an empty hash against a dummy one: the time
 	// taken does not tell which cards exist or have a PIN.
 	match, err := staff.CheckPassword(ctx, hash, pin)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if !match || id == 0 {
-		return 0, ErrSignIn
+		return 0, 0, ErrSignIn
 	}
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
 		if err := s.clearAttempt(tx, keys); err != nil {
@@ -115,9 +134,9 @@ func (s *SignIn) Authenticate(ctx context.Context, card, pin, addr string) (int6
 		return tx.Audit(stacks.Actor{Name: "opac:" + card}, "patron.signin", "patron", id, "from "+addr)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("record sign-in: %w", err)
+		return 0, 0, fmt.Errorf("record sign-in: %w", err)
 	}
-	return id, nil
+	return id, gen, nil
 }
 
 // CheckCurrentPIN checks a signed-in patron's current PIN (before a change),

@@ -63,6 +63,7 @@ func TestSignIn(t *testing.T) {
 	t.Run("ParallelGuessesCounted", func(t *testing.T) {
 		// Twenty guesses at once for one card: every one is counted before it is
 		// compared, so the lock holds however many arrive together.
+		before := passwords.Comparisons()
 		var wg sync.WaitGroup
 		for i := range 20 {
 			wg.Add(1)
@@ -77,7 +78,12 @@ func TestSignIn(t *testing.T) {
 			return tx.QueryRow(`SELECT failures FROM login_throttle WHERE key = 'card:P0004'`).Scan(&failures)
 		})
 		if failures > 5 {
-			t.Errorf("%d guesses compared for one card, want at most 5", failures)
+			t.Errorf("%d guesses counted for one card, want at most 5", failures)
+		}
+		// What was compared, not only what was counted: at least one guess,
+		// at most the five the lock allows.
+		if n := passwords.Comparisons() - before; n < 1 || n > 5 {
+			t.Errorf("%d PINs compared for twenty guesses at one card, want 1 to 5", n)
 		}
 	})
 	t.Run("CheckCurrentPIN", func(t *testing.T) {

@@ -47,6 +47,16 @@ func (c *conn) patronStatusResponse(v *patronView, err error, prefs library.Pref
 // patron or a wrong PIN), valid patron (BL), valid PIN (CQ, when one was sent), and
 // what the patron owes (BH, BV) when authorized.
 func (c *conn) patronIdentity(v *patronView) {
+	c.patronName(v)
+	if v.authorized() {
+		c.resp.field("BH", c.s.cfg.Currency)
+		c.resp.money("BV", v.standing.BalanceCents)
+	}
+}
+
+// patronName appends AE, BL and CQ: the part of patronIdentity that patron
+// enable's answer (26), which has no money fields, shares.
+func (c *conn) patronName(v *patronView) {
 	r := &c.resp
 	name := ""
 	if v.authorized() {
@@ -60,10 +70,6 @@ func (c *conn) patronIdentity(v *patronView) {
 		r.b = append(r.b, "CQ"...)
 		r.flag(v.pinOK)
 		r.b = append(r.b, '|')
-	}
-	if v.authorized() {
-		r.field("BH", c.s.cfg.Currency)
-		r.money("BV", v.standing.BalanceCents)
 	}
 }
 

@@ -374,9 +374,16 @@ func (c *conn) denied(ctx context.Context, m *Message) []byte {
 	prefs := c.preferences(ctx)
 	r := &c.resp
 	switch m.ID {
-	case "11":
-		r.start("12")
-		r.fixed("0NUN")
+	case "11", "29":
+		// 12 and 30 have the same form: ok 0, no renewal, magnetic media
+		// unknown, and desensitize N for a checkout, U for a renewal.
+		if m.ID == "11" {
+			r.start("12")
+			r.fixed("0NUN")
+		} else {
+			r.start("30")
+			r.fixed("0NUU")
+		}
 		r.date(c.now(), prefs.Location)
 		r.field("AO", c.account.Institution)
 		r.field("AA", m.Get("AA"))
@@ -392,15 +399,6 @@ func (c *conn) denied(ctx context.Context, m *Message) []byte {
 		r.field("AQ", "")
 		r.optional("CL", c.sortBins().Bin(OutcomeException))
 		r.field("CV", OutcomeException.alertType())
-	case "29":
-		r.start("30")
-		r.fixed("0NUU")
-		r.date(c.now(), prefs.Location)
-		r.field("AO", c.account.Institution)
-		r.field("AA", m.Get("AA"))
-		r.field("AB", m.Get("AB"))
-		r.field("AJ", "")
-		r.field("AH", "")
 	case "65":
 		r.start("66")
 		r.fixed("000000000")

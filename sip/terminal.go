@@ -90,19 +90,7 @@ func (c *conn) patronEnable(ctx context.Context, m *Message) {
 	r.date(now, prefs.Location)
 	r.field("AO", c.account.Institution)
 	r.field("AA", v.card)
-	name := ""
-	if v.authorized() {
-		name = v.p.Name()
-	}
-	r.field("AE", name)
-	r.b = append(r.b, "BL"...)
-	r.flag(v.p != nil)
-	r.b = append(r.b, '|')
-	if v.pinGiven {
-		r.b = append(r.b, "CQ"...)
-		r.flag(v.pinOK)
-		r.b = append(r.b, '|')
-	}
+	c.patronName(&v)
 	switch problem := v.problem(prefs, now); {
 	case err != nil:
 		r.field("AF", msgTryAgain)

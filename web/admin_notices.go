@@ -20,10 +20,12 @@ func (s *Server) adminNoticeRoutes(r chi.Router) {
 	r.Get("/notices/templates/{id}", s.handleAdminNoticeTemplate)
 	r.Post("/notices/templates/{id}", s.handleAdminNoticeTemplateSave)
 	r.Post("/notices/templates/{id}/reset", s.handleAdminNoticeTemplateReset)
+	r.Post("/notices/templates/{id}/preview", s.handleAdminNoticeTemplatePreview)
 	r.Get("/notices/settings", s.handleAdminNoticeSettings)
 	r.Post("/notices/settings", s.handleAdminNoticeSettingsSave)
 	r.Post("/notices/settings/test", s.handleAdminNoticeTest)
 	r.Post("/notices/rules", s.handleAdminNoticeRuleSave)
+	r.Post("/notices/resend-failed", s.handleAdminNoticeResendFailed)
 	r.Get("/notices/{id}", s.handleAdminNotice)
 	r.Post("/notices/{id}/resend", s.handleAdminNoticeResend)
 }
@@ -49,7 +51,7 @@ func (s *Server) handleAdminNotices(w http.ResponseWriter, r *http.Request) {
 	v := AdminNoticesView{Status: r.URL.Query().Get("status"), Relay: s.cfg.SMTP.Describe()}
 	v.Before, _ = strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
 	switch v.Status {
-	case "", notices.StatusPending, notices.StatusSent, notices.StatusFailed:
+	case "", notices.StatusPending, notices.StatusSent, notices.StatusFailed, notices.StatusCancelled:
 	default:
 		v.Status = ""
 	}
@@ -129,6 +131,31 @@ func (s *Server) handleAdminNoticeResend(w http.ResponseWriter, r *http.Request)
 	}
 	s.flash(r, "ok", msg)
 	http.Redirect(w, r, safeReturn(r, "/admin/notices"), http.StatusSeeOther)
+}
+
+// handleAdminNoticeResendFailed queues every failed message again, at once:
+// after the relay or its password is fixed.
+func (s *Server) handleAdminNoticeResendFailed(w http.ResponseWriter, r *http.Request) {
+	var n int
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+		n, err = notices.ResendFailed(tx, userFrom(r.Context()).Actor())
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var msg string
+	switch {
+	case n == 0:
+		msg = "No notice had failed: nothing to resend."
+	case s.cfg.NoticeSender == nil:
+		msg = strconv.Itoa(n) + " failed notices are queued again; no mail relay is configured, so email waits in the queue (printed notices are in the print batch)."
+	default:
+		msg = strconv.Itoa(n) + " failed notices are queued again: they go out within a few minutes."
+	}
+	s.flash(r, "ok", msg)
+	http.Redirect(w, r, "/admin/notices?status=pending", http.StatusSeeOther)
 }
 
 // AdminNoticeTemplatesView lists the templates.
@@ -238,6 +265,34 @@ func (s *Server) handleAdminNoticeTemplateSave(w http.ResponseWriter, r *http.Re
 	}
 	s.flash(r, "ok", "Template "+notices.TemplateLabel(key)+" saved: notices queued from now on use it.")
 	http.Redirect(w, r, "/admin/notices/templates/"+key, http.StatusSeeOther)
+}
+
+// handleAdminNoticeTemplatePreview answers the template page's live preview: the
+// preview of the fields as typed, as a fragment, saving nothing. A template that
+// does not work yet is answered 200 with the reason, so that the page shows it in
+// place of the preview.
+func (s *Server) handleAdminNoticeTemplatePreview(w http.ResponseWriter, r *http.Request) {
+	key := chi.URLParam(r, "id")
+	if _, ok := notices.DefaultTemplate(key); !ok {
+		s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no notice template %q.", key))
+		return
+	}
+	t := notices.Template{Key: key,
+		Subject: strings.TrimSpace(r.PostFormValue("subject")),
+		Text:    strings.ReplaceAll(r.PostFormValue("text"), "\r\n", "\n"),
+		HTML:    strings.ReplaceAll(r.PostFormValue("html"), "\r\n", "\n"),
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	out, err := notices.Preview(t, prefs.LibraryName)
+	if err != nil {
+		s.render(w, r, http.StatusOK, noticeTemplatePreview(nil, "The template does not work yet: "+stacks.ErrorMessage(err)))
+		return
+	}
+	s.render(w, r, http.StatusOK, noticeTemplatePreview(&out, ""))
 }
 
 func (s *Server) handleAdminNoticeTemplateReset(w http.ResponseWriter, r *http.Request) {

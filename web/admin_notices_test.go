@@ -99,6 +99,31 @@ func TestAdminNotices(t *testing.T) {
 		}
 	})
 
+	t.Run("ResendAllFailed", func(t *testing.T) {
+		e.exec(t, `UPDATE notice_messages SET status = 'failed', attempts = 13, last_error = '535 authentication failed'
+			WHERE id IN (SELECT id FROM notice_messages WHERE delivery = 'email' ORDER BY id LIMIT 2)`)
+		failed := e.count(t, `SELECT count(*) FROM notice_messages WHERE status = 'failed'`)
+		r := e.get(t, admin, "/admin/notices?status=failed")
+		mustContain(t, "the failed notices", r.Body, "Resend all failed ("+strconv.Itoa(failed)+")", `action="/admin/notices/resend-failed"`)
+		desk := e.deskClient(t)
+		if r := e.post(t, desk, "/admin/notices/resend-failed", nil); r.Status != http.StatusForbidden {
+			t.Errorf("desk resends all failed: %d", r.Status)
+		}
+		r = e.post(t, admin, "/admin/notices/resend-failed", nil)
+		if r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/admin/notices?status=pending" {
+			t.Fatalf("resend all failed: %d %s", r.Status, r.Header.Get("Location"))
+		}
+		if n := e.count(t, `SELECT count(*) FROM notice_messages WHERE status = 'failed'`); n != 0 {
+			t.Errorf("%d notices still failed", n)
+		}
+		if n := e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'notices.resend_failed' AND detail = ?`, strconv.Itoa(failed)+" notices"); n != 1 {
+			t.Error("the resend is not in the audit log")
+		}
+		if r := e.get(t, admin, "/admin/notices"); strings.Contains(r.Body, "Resend all failed") {
+			t.Error("the button shows with no failed notice")
+		}
+	})
+
 	t.Run("Templates", func(t *testing.T) {
 		r := e.get(t, admin, "/admin/notices/templates")
 		mustContain(t, "the templates", r.Body, "Due soon", "Overdue, final notice", "Digest")
@@ -119,6 +144,19 @@ func TestAdminNotices(t *testing.T) {
 		}
 		if n := e.count(t, `SELECT count(*) FROM notice_templates`); n != 0 {
 			t.Fatal("a preview saved the template")
+		}
+		// The live preview (the page's script asks for it as the fields change):
+		// the preview alone, or why there is none, saving nothing.
+		r = e.post(t, admin, "/admin/notices/templates/predue/preview", form)
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, "Soon: 2 for Alex") || strings.Contains(r.Body, "<html") {
+			t.Fatalf("live preview: %d %s", r.Status, r.Body)
+		}
+		r = e.post(t, admin, "/admin/notices/templates/predue/preview", adminWith(form, "subject", "{{.Nope}}"))
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, "does not work yet") {
+			t.Fatalf("live preview of a broken subject: %d %s", r.Status, r.Body)
+		}
+		if n := e.count(t, `SELECT count(*) FROM notice_templates`); n != 0 {
+			t.Fatal("a live preview saved the template")
 		}
 		if r := e.post(t, admin, "/admin/notices/templates/predue", adminWith(form, "action", "save")); r.Status != http.StatusSeeOther {
 			t.Fatalf("save: %d", r.Status)

@@ -85,6 +85,8 @@ func noticeStatus(m notices.Message) string {
 		return "Sent"
 	case m.Status == notices.StatusFailed:
 		return "Failed"
+	case m.Status == notices.StatusCancelled:
+		return "Not needed"
 	case m.Delivery == notices.DeliveryPrint:
 		return "To print"
 	case m.Attempts > 0:

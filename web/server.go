@@ -94,7 +94,7 @@ func New(cfg Config) *Server {
 		cfg.SearchTimeout = DefaultSearchTimeout
 	}
 	sm := scs.New()
-	sm.Store = &sessionStore{db: cfg.DB}
+	sm.Store = &db.SessionStore{DB: cfg.DB, Table: "sessions"}
 	sm.Codec = sessionCodec{}
 	sm.Lifetime = cfg.SessionLifetime
 	// scs's own IdleTimeout rewrites the session on every request (a durable commit

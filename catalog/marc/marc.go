@@ -270,6 +270,24 @@ func checkValue(s string) error {
 	return nil
 }
 
+// Clean returns s as valid UTF-8 without the characters XML forbids (U+FFFE,
+// C0 controls other than tab and newlines, ...), each bad byte or character
+// replaced with U+FFFD: for values that came from elsewhere on their way into
+// an XML export.
+func Clean(s string) string { return clean(s) }
+
+// Clean cleans every value of r in place (Clean), so that r can be written as
+// MARCXML whatever its values held.
+func (r *Record) Clean() {
+	for i := range r.Fields {
+		f := &r.Fields[i]
+		f.Value = clean(f.Value)
+		for j := range f.Subfields {
+			f.Subfields[j].Value = clean(f.Subfields[j].Value)
+		}
+	}
+}
+
 // clean makes s valid UTF-8 without characters XML forbids, replacing each bad
 // byte or character with U+FFFD. Readers apply it to every value.
 func clean(s string) string {

@@ -42,3 +42,50 @@ func TestHelp(t *testing.T) {
 		t.Errorf("unknown flag: exit %d, want 2", exitCode(err))
 	}
 }
+
+// TestSecretsNotInUsage: passwords given by environment variables are read after
+// the flags are parsed, never used as a flag's default: --help and a usage error
+// print the defaults, to a terminal or a log anyone may read.
+func TestSecretsNotInUsage(t *testing.T) {
+	secrets := map[string]string{
+		"STACKS_SMTP_PASSWORD": "smtp-s3cret-value",
+		"STACKS_SIP_PASSWORD":  "sip-s3cret-value",
+		"STACKS_PASSWORD":      "admin-s3cret-value",
+	}
+	for k, v := range secrets {
+		t.Setenv(k, v)
+	}
+	for _, c := range commands() {
+		prefix := []string{c.name}
+		switch c.name {
+		case "user", "sip-account":
+			prefix = append(prefix, "add")
+		case "notices":
+			prefix = append(prefix, "run")
+		}
+		for _, last := range []string{"--help", "--no-such-flag"} {
+			var out bytes.Buffer
+			err := run(context.Background(), append(append([]string{}, prefix...), last), &out, &out)
+			text := out.String()
+			if err != nil {
+				text += err.Error()
+			}
+			for k, v := range secrets {
+				if strings.Contains(text, v) {
+					t.Errorf("%s %s prints %s:\n%s", strings.Join(prefix, " "), last, k, text)
+				}
+			}
+		}
+	}
+
+	// The variable still gives the password.
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	f := registerSMTPFlags(fs)
+	if err := fs.Parse([]string{"--smtp-host", "mail.example.org", "--smtp-from", "x@example.org", "--smtp-user", "stacks"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config()
+	if err != nil || cfg.Password != secrets["STACKS_SMTP_PASSWORD"] {
+		t.Fatalf("config from the environment: %v, password %q", err, cfg.Password)
+	}
+}

@@ -30,7 +30,9 @@ func registerSMTPFlags(fs *flag.FlagSet) *smtpFlags {
 		"SMTP relay port (default 587, or 465 with --smtp-starttls tls) (STACKS_SMTP_PORT)")
 	fs.StringVar(&f.user, "smtp-user", env("STACKS_SMTP_USER", ""),
 		"user name to authenticate to the relay (AUTH PLAIN, only over TLS) (STACKS_SMTP_USER)")
-	fs.StringVar(&f.password, "smtp-password", env("STACKS_SMTP_PASSWORD", ""),
+	// No default from the environment: a flag's default is printed by --help
+	// and with every usage error. config reads STACKS_SMTP_PASSWORD.
+	fs.StringVar(&f.password, "smtp-password", "",
 		"password for --smtp-user; prefer --smtp-password-file, which ps does not show (STACKS_SMTP_PASSWORD)")
 	fs.StringVar(&f.passwordFile, "smtp-password-file", env("STACKS_SMTP_PASSWORD_FILE", ""),
 		"file holding the password for --smtp-user (its first line) (STACKS_SMTP_PASSWORD_FILE)")
@@ -51,6 +53,9 @@ func registerSMTPFlags(fs *flag.FlagSet) *smtpFlags {
 // SMTPConfig when no relay is set.
 func (f *smtpFlags) config() (notices.SMTPConfig, error) {
 	pw := f.password
+	if pw == "" {
+		pw = os.Getenv("STACKS_SMTP_PASSWORD")
+	}
 	if f.passwordFile != "" {
 		b, err := os.ReadFile(f.passwordFile)
 		if err != nil {
@@ -97,9 +102,9 @@ func runNotices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("notices run", "notices run [flags]",
 		"Does the notices' work once, as stacks serve does every minute: the daily run if it is\n"+
 			"due (after --at, local time, once per library day however often it starts; at once\n"+
-			"after downtime), the hold notices, then sends what is due through the relay. For\n"+
-			"CGI installs, from cron, e.g. every 10 minutes:\n"+
-			"  */10 * * * *  stacks notices run --db /var/lib/stacks/library.db --smtp-host ...\n"+
+			"after downtime that missed a day), the hold notices, then sends what is due through\n"+
+			"the relay. For CGI installs, from cron, e.g. every 10 minutes:\n"+
+			"  */10 * * * *  flock -n /var/lib/stacks/notices.lock stacks notices run --db /var/lib/stacks/library.db --smtp-host ...\n"+
 			"With --dry-run it prints what the daily run would queue and changes nothing.", stderr)
 	var dbf dbFlags
 	dbf.register(fs)
@@ -180,11 +185,11 @@ func runNotices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		total.Sent, total.Retry, total.Failed = total.Sent+r.Sent, total.Retry+r.Retry, total.Failed+r.Failed
-		if r.Sent+r.Retry+r.Failed < 100 {
+		total.Sent, total.Retry, total.Failed, total.Cancelled = total.Sent+r.Sent, total.Retry+r.Retry, total.Failed+r.Failed, total.Cancelled+r.Cancelled
+		if r.Total() < 100 {
 			break
 		}
 	}
-	fmt.Fprintf(stdout, "Email: %d sent, %d to retry, %d failed.\n", total.Sent, total.Retry, total.Failed)
+	fmt.Fprintf(stdout, "Email: %d sent, %d to retry, %d failed, %d no longer needed.\n", total.Sent, total.Retry, total.Failed, total.Cancelled)
 	return nil
 }

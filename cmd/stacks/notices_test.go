@@ -80,6 +80,9 @@ func TestNoticesRun(t *testing.T) {
 		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org"},
 		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org", "--smtp-from", "x@example.org", "--smtp-starttls", "maybe"},
 		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org", "--smtp-from", "x@example.org", "--smtp-starttls", "none", "--smtp-user", "u", "--smtp-password", "p"},
+		// Opportunistic STARTTLS would authenticate in clear to a relay (or a
+		// man in the middle) that offers no STARTTLS.
+		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org", "--smtp-from", "x@example.org", "--smtp-starttls", "opportunistic", "--smtp-user", "u", "--smtp-password", "p"},
 		{"notices", "run", "--db", path, "--smtp-host", "mail.example.org", "--smtp-from", "x@example.org", "--smtp-password-file", "/nonexistent"},
 	} {
 		if err := run(ctx, args, &out, &out); exitCode(err) != 2 {

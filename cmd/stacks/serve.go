@@ -112,7 +112,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	logFormat := fs.String("log-format", env("STACKS_LOG_FORMAT", "text"), "log format: text or json (STACKS_LOG_FORMAT)")
 	accessLog := fs.Bool("access-log", envBool("STACKS_ACCESS_LOG"), "log every request (STACKS_ACCESS_LOG)")
 	idle := fs.Duration("idle-timeout", envDuration("STACKS_IDLE_TIMEOUT", 30*time.Minute), "sign staff out after this long without a request (STACKS_IDLE_TIMEOUT)")
-	secure := fs.Bool("secure-cookies", envBool("STACKS_SECURE_COOKIES"), "mark the session cookie Secure: set this when users reach Stacks over HTTPS (STACKS_SECURE_COOKIES)")
+	secure := fs.Bool("secure-cookies", envBool("STACKS_SECURE_COOKIES"), "mark the staff session cookie Secure: set this when staff reach Stacks over HTTPS; the patrons' site has --opac-secure-cookies (STACKS_SECURE_COOKIES)")
 	metricsOn := fs.Bool("metrics", envBoolDefault("STACKS_METRICS", true), "serve Prometheus metrics at /metrics to administrators and --metrics-allow addresses (STACKS_METRICS)")
 	metricsAllow := fs.String("metrics-allow", env("STACKS_METRICS_ALLOW", ""), "comma-separated addresses or CIDRs that may read /metrics without signing in, e.g. 10.0.0.5,127.0.0.1/32; behind a proxy on this host, loopback is everyone (STACKS_METRICS_ALLOW)")
 	debugAddr := fs.String("debug-addr", env("STACKS_DEBUG_ADDR", ""), "serve Go's pprof profiles on this loopback address, e.g. 127.0.0.1:6060 (STACKS_DEBUG_ADDR)")
@@ -143,6 +143,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	smtpCfg, err := smtpf.config()
 	if err != nil {
+		return err
+	}
+	if _, err := opacf.config(opac.Config{}); err != nil {
 		return err
 	}
 	if *noticesAt != "" {
@@ -231,7 +234,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopSIP()
-	ocfg := opac.Config{DB: d, Logger: logger, SecureCookies: *secure, Preferences: prefs, SearchTimeout: *searchTimeout}
+	ocfg, err := opacf.config(opac.Config{DB: d, Logger: logger, Preferences: prefs, SearchTimeout: *searchTimeout})
+	if err != nil {
+		return err
+	}
 	if *accessLog {
 		ocfg.AccessLog = logger
 	}

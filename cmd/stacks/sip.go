@@ -213,7 +213,8 @@ Over TLS (stacks serve --sip-tls-addr), trusting a site's own certificate:
       --password kiosk status`, stderr)
 	addr := fs.String("addr", env("STACKS_SIP_CLIENT_ADDR", "127.0.0.1:6001"), "SIP2 server address (STACKS_SIP_CLIENT_ADDR)")
 	user := fs.String("user", env("STACKS_SIP_USER", ""), "SIP account username (STACKS_SIP_USER)")
-	password := fs.String("password", env("STACKS_SIP_PASSWORD", ""), "SIP account password (STACKS_SIP_PASSWORD)")
+	// No default from the environment: --help and usage errors print defaults.
+	password := fs.String("password", "", "SIP account password (STACKS_SIP_PASSWORD)")
 	institution := fs.String("institution", env("STACKS_SIP_INSTITUTION", ""), "institution ID sent as AO (STACKS_SIP_INSTITUTION)")
 	location := fs.String("location", "", "location code sent with the login (CP)")
 	checksum := fs.Bool("checksum", false, "use error detection: sequence numbers and checksums (AY, AZ)")
@@ -227,6 +228,9 @@ Over TLS (stacks serve --sip-tls-addr), trusting a site's own certificate:
 	tlsCfg, err := clientTLSConfig(*useTLS, *tlsCA, *tlsInsecure)
 	if err != nil {
 		return err
+	}
+	if *password == "" {
+		*password = os.Getenv("STACKS_SIP_PASSWORD")
 	}
 	if *user == "" || *password == "" {
 		return usageError{"sip-client needs --user and --password (a SIP account, e.g. kiosk / kiosk in the demo)"}

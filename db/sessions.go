@@ -1,0 +1,81 @@
+package db
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// SessionStore keeps scs sessions in a table of the library database (the staff
+// site's sessions, the patrons' site's opac_sessions: two tables, so that no
+// patron token is ever looked up as a staff session), so that they survive a
+// restart and every process (each CGI request is one) sees the same sessions. It
+// goes through the serialized writer and counts its statements like any other.
+//
+// It stores the SHA-256 of each token, never the token: the cookie holds the
+// token and each lookup hashes it. Whoever reads the database (a backup, a copy
+// left readable) finds no token that signs anyone in. A token is 32 random bytes,
+// so a plain hash, without salt or stretching, is enough.
+//
+// The table has token_hash (primary key), data and expiry columns.
+type SessionStore struct {
+	DB *DB
+	// Table is the table's name: a constant of the caller's, never input.
+	Table string
+}
+
+// SessionTokenHash is what a sessions table keeps of a session token.
+func SessionTokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// FindCtx implements scs.CtxStore.
+func (s *SessionStore) FindCtx(ctx context.Context, token string) (b []byte, found bool, err error) {
+	err = s.DB.ReadOne(ctx, func(tx *Tx) error {
+		err := tx.QueryRow(`SELECT data FROM `+s.Table+` WHERE token_hash = ? AND expiry > ?`,
+			SessionTokenHash(token), FormatTime(time.Now())).Scan(&b)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	return b, found, err
+}
+
+// CommitCtx implements scs.CtxStore.
+func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	return s.DB.Write(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(`INSERT INTO `+s.Table+` (token_hash, data, expiry) VALUES (?, ?, ?)
+			ON CONFLICT (token_hash) DO UPDATE SET data = excluded.data, expiry = excluded.expiry`,
+			SessionTokenHash(token), b, FormatTime(expiry))
+		return err
+	})
+}
+
+// DeleteCtx implements scs.CtxStore.
+func (s *SessionStore) DeleteCtx(ctx context.Context, token string) error {
+	return s.DB.Write(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(`DELETE FROM `+s.Table+` WHERE token_hash = ?`, SessionTokenHash(token))
+		return err
+	})
+}
+
+// Find implements scs.Store.
+func (s *SessionStore) Find(token string) ([]byte, bool, error) {
+	return s.FindCtx(context.Background(), token)
+}
+
+// Commit implements scs.Store.
+func (s *SessionStore) Commit(token string, b []byte, expiry time.Time) error {
+	return s.CommitCtx(context.Background(), token, b, expiry)
+}
+
+// Delete implements scs.Store.
+func (s *SessionStore) Delete(token string) error {
+	return s.DeleteCtx(context.Background(), token)
+}
