@@ -17,6 +17,8 @@ type HistoryLoan struct {
 	Title      string
 	Author     string
 	CallNumber string
+	// PatronID is 0 for an anonymised loan (issue 16: loans.patron_id NULL), and
+	// PatronCard and PatronName are then "".
 	PatronID   int64
 	PatronCard string
 	PatronName string
@@ -32,6 +34,10 @@ type HistoryLoan struct {
 	FineCents int64
 }
 
+// Anonymised reports whether the loan no longer names its patron (issue 16's
+// anonymisation sets loans.patron_id to NULL; a LEFT JOIN keeps the loan).
+func (h HistoryLoan) Anonymised() bool { return h.PatronID == 0 }
+
 // Current reports whether the item is still on this loan.
 func (h HistoryLoan) Current() bool { return h.ReturnedAt.IsZero() }
 
@@ -43,8 +49,8 @@ type History struct {
 }
 
 // ItemHistory returns an item's loans, newest first, at most limit of them (0 for
-// all), in one query. Privacy settings (anonymising returned loans) come with the
-// money and privacy issue (16); until then every loan is kept and shown.
+// all), in one query. An anonymised loan (issue 16) is listed without its
+// patron: see HistoryLoan.Anonymised.
 func ItemHistory(tx *db.Tx, itemID int64, limit int) (History, error) {
 	// The item's loans from the rollup's item_loans (migration 0012), and those not
 	// rolled up yet from the newest loans: an index on loans (item_id) would cost
@@ -54,7 +60,8 @@ func ItemHistory(tx *db.Tx, itemID int64, limit int) (History, error) {
 }
 
 // PatronHistory returns a patron's loans, current and returned, newest first, at
-// most limit of them (0 for all), in one query.
+// most limit of them (0 for all), in one query. Anonymised loans (issue 16) no
+// longer carry the patron's id, so they are not among them.
 func PatronHistory(tx *db.Tx, patronID int64, limit int) (History, error) {
 	return history(tx, "l.patron_id = ?1", patronID, limit)
 }
@@ -65,11 +72,11 @@ func history(tx *db.Tx, cond string, id int64, limit int) (History, error) {
 		n = limit + 1
 	}
 	rows, err := tx.Query(`SELECT l.id, i.id, i.barcode, r.id, r.title, r.author, i.call_number,
-			p.id, p.card, trim(p.first_name || ' ' || p.surname), b.name, coalesce(rb.name, ''),
+			coalesce(p.id, 0), coalesce(p.card, ''), coalesce(trim(p.first_name || ' ' || p.surname), ''), b.name, coalesce(rb.name, ''),
 			l.issued_at, l.due_at, l.returned_at, l.renewals,
 			coalesce((SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = l.patron_id AND g.loan_id = l.id AND g.kind = 'overdue'), 0)
 		FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id
-		JOIN patrons p ON p.id = l.patron_id JOIN branches b ON b.id = l.branch_id
+		LEFT JOIN patrons p ON p.id = l.patron_id JOIN branches b ON b.id = l.branch_id
 		LEFT JOIN branches rb ON rb.id = l.return_branch_id
 		WHERE `+cond+` ORDER BY l.issued_at DESC, l.id DESC LIMIT ?2`, id, n)
 	if err != nil {

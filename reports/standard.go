@@ -33,8 +33,10 @@ func circulationReport(tx *db.Tx, f Filter) (Result, error) {
 			` GROUP BY s.item_type_id) JOIN item_types t ON t.id = k ORDER BY t.name`
 	case "category":
 		label = "Patron category"
-		q = `SELECT c.name, n FROM (SELECT s.category_id AS k, sum(s.loans) AS n FROM loan_stats s` + w.String() +
-			` GROUP BY s.category_id) JOIN patron_categories c ON c.id = k ORDER BY c.name`
+		// Category 0: loans rolled up with no category (an anonymised loan
+		// without its category: see LoanCategory).
+		q = `SELECT coalesce(c.name, 'Unknown'), n FROM (SELECT s.category_id AS k, sum(s.loans) AS n FROM loan_stats s` + w.String() +
+			` GROUP BY s.category_id) LEFT JOIN patron_categories c ON c.id = k ORDER BY c.name IS NULL, c.name`
 	default:
 		label = "Month"
 		q = `SELECT printf('%04d-%02d', s.day / 10000, s.day / 100 % 100), sum(s.loans) FROM loan_stats s` + w.String() +
@@ -80,10 +82,10 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 	w.add(true, "l.returned_at IS NULL AND l.due_at < ?", now)
 	w.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
 	w.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
-	w.add(f.CategoryID != 0, "p.category_id = ?", f.CategoryID)
+	w.add(f.CategoryID != 0, LoanCategory+" = ?", f.CategoryID)
 	from := ` FROM loans l INDEXED BY loans_current_item JOIN items i ON i.id = l.item_id`
 	if f.CategoryID != 0 {
-		from += ` JOIN patrons p ON p.id = l.patron_id`
+		from += loanPatronJoin
 	}
 	res := Result{
 		Columns: []Column{{Name: "Due"}, {Name: "Days overdue", Numeric: true}, {Name: "Barcode"}, {Name: "Title"},
@@ -133,9 +135,9 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 	for k, id := range show {
 		list[k] = strconv.FormatInt(id, 10)
 	}
-	rows, err := tx.Query(`SELECT substr(l.due_at, 1, 10), `+days+`, i.barcode, r.title, i.call_number, b.name, p.card,
-			trim(p.first_name || ' ' || p.surname), p.email
-		FROM loans l JOIN items i ON i.id = l.item_id JOIN patrons p ON p.id = l.patron_id
+	rows, err := tx.Query(`SELECT substr(l.due_at, 1, 10), `+days+`, i.barcode, r.title, i.call_number, b.name, coalesce(p.card, ''),
+			coalesce(trim(p.first_name || ' ' || p.surname), 'Anonymised'), coalesce(p.email, '')
+		FROM loans l JOIN items i ON i.id = l.item_id`+loanPatronJoin+`
 		JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id
 		WHERE l.id IN (SELECT value FROM json_each(?))
 		ORDER BY l.due_at, i.barcode`, now, "["+strings.Join(list, ",")+"]")

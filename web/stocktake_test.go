@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"database/sql"
+	_ "modernc.org/sqlite"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -63,28 +65,51 @@ func TestStocktakeWithoutScript(t *testing.T) {
 	}
 }
 
-// TestHistoryPages: an item's and a patron's history list their loans and say
-// that the privacy settings are still to come.
+// TestHistoryPages: an item's and a patron's history list their loans; an
+// anonymised loan (no patron: issue 16) shows on the item's page as "Anonymised",
+// without a link to anyone, and leaves the patron's page.
 func TestHistoryPages(t *testing.T) {
 	e := newDemoEnv(t)
 	c := e.deskClient(t)
-	var itemID, patronID int64
+	var itemID, patronID, loanID int64
 	var barcode string
 	if err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
-		return tx.QueryRow(`SELECT l.item_id, l.patron_id, i.barcode FROM loans l JOIN items i ON i.id = l.item_id
-			WHERE l.returned_at IS NOT NULL LIMIT 1`).Scan(&itemID, &patronID, &barcode)
+		return tx.QueryRow(`SELECT l.id, l.item_id, l.patron_id, i.barcode FROM loans l JOIN items i ON i.id = l.item_id
+			WHERE l.returned_at IS NOT NULL
+			AND (SELECT count(*) FROM loans o WHERE o.item_id = l.item_id AND o.patron_id = l.patron_id) = 1 LIMIT 1`).Scan(&loanID, &itemID, &patronID, &barcode)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	item := e.get(t, c, "/items/"+strconv.FormatInt(itemID, 10)+"/history")
-	if item.Status != http.StatusOK || !strings.Contains(item.Body, "Circulation history of "+barcode) || !strings.Contains(item.Body, "issue 16") {
-		t.Errorf("item history: %d", item.Status)
+	itemURL := "/items/" + strconv.FormatInt(itemID, 10) + "/history"
+	patronURL := "/patrons/" + strconv.FormatInt(patronID, 10) + "/history"
+	item := e.get(t, c, itemURL)
+	if item.Status != http.StatusOK || !strings.Contains(item.Body, "Circulation history of "+barcode) ||
+		!strings.Contains(item.Body, `href="/patrons/`+strconv.FormatInt(patronID, 10)+`"`) || strings.Contains(item.Body, ">Anonymised<") {
+		t.Errorf("item history: %d, want the patron linked", item.Status)
 	}
-	p := e.get(t, c, "/patrons/"+strconv.FormatInt(patronID, 10)+"/history")
-	if p.Status != http.StatusOK || !strings.Contains(p.Body, barcode) || !strings.Contains(p.Body, "issue 16") {
-		t.Errorf("patron history: %d", p.Status)
+	p := e.get(t, c, patronURL)
+	if p.Status != http.StatusOK || !strings.Contains(p.Body, barcode) {
+		t.Errorf("patron history: %d, want %s listed", p.Status, barcode)
 	}
 	if r := e.get(t, c, "/items/999999/history"); r.Status != http.StatusNotFound {
 		t.Errorf("no such item: %d", r.Status)
+	}
+
+	// Anonymise the loan as issue 16 will (its patron gone from it).
+	raw, err := sql.Open("sqlite", e.DB.Path()+"?_pragma=foreign_keys(0)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE loans SET patron_id = -1 WHERE id = ?`, loanID); err != nil {
+		t.Fatal(err)
+	}
+	item = e.get(t, c, itemURL)
+	if item.Status != http.StatusOK || !strings.Contains(item.Body, ">Anonymised<") ||
+		strings.Contains(item.Body, `href="/patrons/`+strconv.FormatInt(patronID, 10)+`"`) {
+		t.Errorf("item history after anonymising: %d, want \"Anonymised\" and no link to the patron", item.Status)
+	}
+	if p := e.get(t, c, patronURL); p.Status != http.StatusOK || strings.Contains(p.Body, barcode) {
+		t.Errorf("patron history after anonymising: %d, still lists %s", p.Status, barcode)
 	}
 }
