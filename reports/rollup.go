@@ -130,8 +130,8 @@ func rollupBatch(tx *db.Tx, max int) (int, error) {
 	}
 	stmts := []string{
 		`INSERT INTO loan_stats (day, branch_id, item_type_id, category_id, loans)
-		SELECT CAST(replace(substr(l.issued_at, 1, 10), '-', '') AS INTEGER), l.branch_id, i.item_type_id, coalesce(`+LoanCategory+`, 0), count(*)
-		FROM loans l JOIN items i ON i.id = l.item_id`+loanPatronJoin+`
+		SELECT CAST(replace(substr(l.issued_at, 1, 10), '-', '') AS INTEGER), l.branch_id, i.item_type_id, coalesce(` + LoanCategory + `, 0), count(*)
+		FROM loans l JOIN items i ON i.id = l.item_id` + loanPatronJoin + `
 		WHERE l.id > ?1 AND l.id <= ?2
 		GROUP BY 1, 2, 3, 4
 		ON CONFLICT (day, branch_id, item_type_id, category_id) DO UPDATE SET loans = loans + excluded.loans`,
