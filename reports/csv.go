@@ -14,32 +14,69 @@ import (
 // - or @) gets a leading apostrophe, so that a title or a patron's name typed as
 // "=HYPERLINK(...)" opens as text; numeric columns are written as they are.
 func WriteCSV(w io.Writer, res Result) error {
-	cw := csv.NewWriter(w)
-	cw.UseCRLF = true
-	head := make([]string, len(res.Columns))
-	for i, c := range res.Columns {
-		head[i] = c.Name
-	}
-	if err := cw.Write(head); err != nil {
-		return err
-	}
-	rec := make([]string, len(res.Columns))
+	c := NewCSVWriter(w)
 	for _, row := range res.Rows {
-		for i := range rec {
-			rec[i] = ""
-			if i < len(row) {
-				rec[i] = row[i]
-				if !res.Columns[i].Numeric && strings.ContainsAny(firstByte(row[i]), "=+-@\t\r") {
-					rec[i] = "'" + row[i]
-				}
-			}
-		}
-		if err := cw.Write(rec); err != nil {
+		if err := c.Row(res.Columns, row); err != nil {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return c.Close(res.Columns)
+}
+
+// CSVWriter writes a report as CSV (as WriteCSV does) row by row, as the report
+// reads them: set Row as the report's Filter.Emit. The header row goes first,
+// with the first row or, for a report with none, at Close.
+type CSVWriter struct {
+	cw      *csv.Writer
+	started bool
+	rec     []string
+}
+
+// NewCSVWriter returns a CSVWriter on w.
+func NewCSVWriter(w io.Writer) *CSVWriter {
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	return &CSVWriter{cw: cw}
+}
+
+// Row writes one row of a report with the columns cols.
+func (c *CSVWriter) Row(cols []Column, row []string) error {
+	if err := c.header(cols); err != nil {
+		return err
+	}
+	c.rec = c.rec[:0]
+	for i, col := range cols {
+		v := ""
+		if i < len(row) {
+			v = row[i]
+			if !col.Numeric && strings.ContainsAny(firstByte(v), "=+-@\t\r") {
+				v = "'" + v
+			}
+		}
+		c.rec = append(c.rec, v)
+	}
+	return c.cw.Write(c.rec)
+}
+
+// Close writes the header row if no row was written, and flushes.
+func (c *CSVWriter) Close(cols []Column) error {
+	if err := c.header(cols); err != nil {
+		return err
+	}
+	c.cw.Flush()
+	return c.cw.Error()
+}
+
+func (c *CSVWriter) header(cols []Column) error {
+	if c.started {
+		return nil
+	}
+	c.started = true
+	head := make([]string, len(cols))
+	for i, col := range cols {
+		head[i] = col.Name
+	}
+	return c.cw.Write(head)
 }
 
 func firstByte(s string) string {

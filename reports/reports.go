@@ -50,6 +50,9 @@ type Result struct {
 	// Truncated: a listing report has more rows than PageRows and the page shows
 	// the first of them (the CSV file, asked for with Filter.All, has them all).
 	Truncated bool
+	// Page and Pages: a paged report's page (from 1) and how many there are, of
+	// PageRows rows each; zero for the reports that are not paged.
+	Page, Pages int
 	// RolledUpAt is, for a report that reads the rolled-up statistics, when they
 	// were last rolled up: loans issued after it are not counted yet. Zero for the
 	// reports that read the live tables.
@@ -77,6 +80,13 @@ type Filter struct {
 	Limit int
 	// All asks a listing report for every row (the CSV file), not the page's.
 	All bool
+	// Page is the page of a paged listing report (the overdue items), from 1;
+	// 0 is the first.
+	Page int
+	// Emit, when set with All, takes each row of a report that streams its rows
+	// (the overdue items) as it is read, instead of Result.Rows: the CSV file is
+	// written as the report runs. Reports that do not stream ignore it.
+	Emit func(cols []Column, row []string) error
 }
 
 // Filter fields, as form field names.
@@ -90,6 +100,7 @@ const (
 	FieldGroup    = "group"
 	FieldStatus   = "status"
 	FieldLimit    = "limit"
+	FieldPage     = "page"
 )
 
 // Definition describes one standard report.
@@ -300,6 +311,10 @@ func (d Definition) ParseFilter(v url.Values) (Filter, error) {
 		if !validOption(HoldStatusOptions, f.Status) {
 			return f, stacks.FieldErrorf(FieldStatus, stacks.EINVALID, "Choose queued, in transit, waiting, or all open holds.")
 		}
+	}
+	// The page of a paged report: a bad or missing number is the first page.
+	if n, err := strconv.Atoi(v.Get(FieldPage)); err == nil && n > 1 {
+		f.Page = n
 	}
 	if d.Uses(FieldLimit) {
 		f.Limit = 20

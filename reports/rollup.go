@@ -44,9 +44,76 @@ func Rollup(ctx context.Context, d *db.DB) (int, error) {
 		return total, fmt.Errorf("reports rollup: %w", err)
 	}
 	if t, err := db.ParseTime(at); err != nil || d.Now().Sub(t) > 2*RollupInterval {
-		return total, RefreshCollection(ctx, d)
+		if err := RefreshCollection(ctx, d); err != nil {
+			return total, err
+		}
+	}
+	// The same for the open loans, which only the background job prunes.
+	if err := d.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT open_loans_at FROM report_rollup WHERE id = 1`).Scan(&at)
+	}); err != nil {
+		return total, fmt.Errorf("reports rollup: %w", err)
+	}
+	if t, err := db.ParseTime(at); err != nil || d.Now().Sub(t) > 2*RollupInterval {
+		return total, PruneOpenLoans(ctx, d)
 	}
 	return total, nil
+}
+
+// PruneOpenLoans brings open_loans (migration 0012) up to date with the loans
+// rolled up: it drops the loans returned since, and takes the due date of the
+// renewed ones. The overdue report is right without it (it checks each loan it
+// reads from open_loans against loans), but reads every returned loan left in
+// open_loans. The loans are compared in a read transaction, so the desk's writes
+// go on meanwhile; the changes are written in one short write.
+func PruneOpenLoans(ctx context.Context, d *db.DB) error {
+	type change struct {
+		id       int64
+		old, due string
+		returned bool
+	}
+	var changes []change
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		rs, err := tx.Query(`SELECT o.loan_id, o.due_at, coalesce(l.due_at, ''), l.id IS NULL OR l.returned_at IS NOT NULL
+			FROM open_loans o LEFT JOIN loans l ON l.id = o.loan_id
+			WHERE l.id IS NULL OR l.returned_at IS NOT NULL OR l.due_at <> o.due_at`)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var c change
+			if err := rs.Scan(&c.id, &c.old, &c.due, &c.returned); err != nil {
+				return err
+			}
+			changes = append(changes, c)
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("prune the open loans: %w", err)
+	}
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		for _, c := range changes {
+			if _, err := tx.Exec(`DELETE FROM open_loans WHERE due_at = ? AND loan_id = ?`, c.old, c.id); err != nil {
+				return err
+			}
+			// Still open (renewed): under its new due date, unless it was
+			// returned since the read.
+			if !c.returned {
+				if _, err := tx.Exec(`INSERT OR IGNORE INTO open_loans (due_at, loan_id)
+					SELECT due_at, id FROM loans WHERE id = ? AND returned_at IS NULL`, c.id); err != nil {
+					return err
+				}
+			}
+		}
+		_, err := tx.Exec(`UPDATE report_rollup SET open_loans_at = ? WHERE id = 1`, db.FormatTime(tx.Now()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("prune the open loans: %w", err)
+	}
+	return nil
 }
 
 // RefreshCollection counts the collection by home branch and item type into
@@ -139,6 +206,7 @@ func rollupBatch(tx *db.Tx, max int) (int, error) {
 		SELECT CAST(strftime('%s', l.issued_at) AS INTEGER), l.id, i.record_id, l.branch_id, i.item_type_id
 		FROM loans l JOIN items i ON i.id = l.item_id WHERE l.id > ?1 AND l.id <= ?2`,
 		`INSERT INTO item_loans (item_id, loan_id) SELECT item_id, id FROM loans WHERE id > ?1 AND id <= ?2`,
+		`INSERT INTO open_loans (due_at, loan_id) SELECT due_at, id FROM loans WHERE id > ?1 AND id <= ?2 AND returned_at IS NULL`,
 		`UPDATE items SET last_borrowed_at = n.m
 		FROM (SELECT item_id, max(issued_at) AS m FROM loans WHERE id > ?1 AND id <= ?2 GROUP BY item_id) AS n
 		WHERE items.id = n.item_id AND (items.last_borrowed_at IS NULL OR items.last_borrowed_at < n.m)`,
@@ -176,6 +244,9 @@ func RunRollups(ctx context.Context, d *db.DB, interval time.Duration, logger *s
 			logger.Debug("reports rollup", "loans", n)
 		}
 		if err := RefreshCollection(ctx, d); err != nil && ctx.Err() == nil {
+			logger.Warn("reports rollup", "err", err)
+		}
+		if err := PruneOpenLoans(ctx, d); err != nil && ctx.Err() == nil {
 			logger.Warn("reports rollup", "err", err)
 		}
 		select {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -113,7 +114,13 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := ReportView{Def: def, Values: s.reportForm(r, def), Errors: FormErrors{}}
-	v.CSVURL = reportURL(def.Slug) + "/csv?" + v.Values.Encode()
+	csvQuery := url.Values{}
+	for k, vs := range v.Values {
+		if k != reports.FieldPage {
+			csvQuery[k] = vs
+		}
+	}
+	v.CSVURL = reportURL(def.Slug) + "/csv?" + csvQuery.Encode()
 	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
 		v.Choices, err = reports.ListChoices(tx)
 		return err
@@ -161,21 +168,63 @@ func (s *Server) handleReportCSV(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.All = true
+	name := def.Slug + "-" + s.DB.Now().UTC().Format("2006-01-02") + ".csv"
+	// A report that streams (the overdue items) hands each row to the file as it
+	// reads it: the headers go with the first row, and an error after that can
+	// only cut the file short (logged).
+	cw := reports.NewCSVWriter(w)
+	streamed := false
+	f.Emit = func(cols []reports.Column, row []string) error {
+		if !streamed {
+			streamed = true
+			csvHeaders(w, name)
+		}
+		return cw.Row(cols, row)
+	}
 	res, err := s.runReport(r.Context(), def, f)
-	if err != nil {
+	switch {
+	case err != nil && !streamed:
 		s.Error(w, r, err)
 		return
+	case err != nil:
+		s.Logger.Warn("write csv", "err", err, "path", r.URL.Path)
+		return
+	case !streamed:
+		csvHeaders(w, name)
 	}
-	writeCSV(w, r, s, def.Slug+"-"+s.DB.Now().UTC().Format("2006-01-02")+".csv", res)
+	for _, row := range res.Rows {
+		if err := cw.Row(res.Columns, row); err != nil {
+			s.Logger.Warn("write csv", "err", err, "path", r.URL.Path)
+			return
+		}
+	}
+	if err := cw.Close(res.Columns); err != nil {
+		s.Logger.Warn("write csv", "err", err, "path", r.URL.Path)
+	}
+}
+
+// csvHeaders are the headers of a CSV attachment named name.
+func csvHeaders(w http.ResponseWriter, name string) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8; header=present")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 }
 
 // writeCSV sends res as a CSV attachment named name.
 func writeCSV(w http.ResponseWriter, r *http.Request, s *Server, name string, res reports.Result) {
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8; header=present")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	csvHeaders(w, name)
 	if err := reports.WriteCSV(w, res); err != nil {
 		s.Logger.Warn("write csv", "err", err, "path", r.URL.Path)
 	}
+}
+
+// pageURL is the report's URL with its filters, at page n.
+func (v ReportView) pageURL(n int) string {
+	q := url.Values{}
+	for k, vs := range v.Values {
+		q[k] = vs
+	}
+	q.Set(reports.FieldPage, strconv.Itoa(n))
+	return reportURL(v.Def.Slug) + "?" + q.Encode()
 }
 
 // selected reports whether the form value of field is value.
