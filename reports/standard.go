@@ -97,6 +97,9 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 	}
 	// Days overdue: a loan due yesterday evening is 1 day overdue this morning.
 	days := `(CAST(julianday(?) - julianday(l.due_at) AS INTEGER) + 1)`
+	if f.All {
+		return overdueAll(tx, f, w, days, now, res)
+	}
 	q := `SELECT id, d FROM (
 		SELECT l.id, ` + days + ` AS d, l.due_at AS due, i.barcode AS bc FROM open_loans o JOIN loans l ON l.id = o.loan_id` + join +
 		w.and("o.due_at < ?") + `
@@ -125,19 +128,8 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 			ids.Close()
 			return Result{}, err
 		}
-		switch {
-		case d <= 7:
-			res.Chart[0].Value++
-		case d <= 14:
-			res.Chart[1].Value++
-		case d <= 30:
-			res.Chart[2].Value++
-		case d <= 90:
-			res.Chart[3].Value++
-		default:
-			res.Chart[4].Value++
-		}
-		if f.All || (res.Total >= first && res.Total < last) {
+		overdueBar(&res, d)
+		if res.Total >= first && res.Total < last {
 			show = append(show, id)
 		}
 		res.Total++
@@ -146,25 +138,74 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 	if err := ids.Err(); err != nil {
 		return Result{}, err
 	}
-	res.Truncated = !f.All && res.Total > PageRows
-	if !f.All {
-		res.Page, res.Pages = max(f.Page, 1), max((res.Total+PageRows-1)/PageRows, 1)
+	res.Truncated = res.Total > PageRows
+	res.Page, res.Pages = max(f.Page, 1), max((res.Total+PageRows-1)/PageRows, 1)
+	if len(show) == 0 {
+		return res, nil
 	}
-	// The details, a batch of loans at a time: the CSV file's rows go to Emit as
-	// they come, so a file of every overdue loan is never held whole.
-	for len(show) > 0 {
-		n := min(len(show), PageRows)
-		if err := overdueDetails(tx, now, days, show[:n], f, &res); err != nil {
-			return Result{}, err
-		}
-		show = show[n:]
-	}
-	return res, nil
+	err = overdueDetails(tx, now, days, show, &res)
+	return res, err
 }
 
-// overdueDetails reads the table rows of the loans ids (in report order) into
-// res, or passes them to f.Emit.
-func overdueDetails(tx *db.Tx, now, days string, ids []int64, f Filter, res *Result) error {
+// overdueBar counts a loan d days overdue in the report's chart.
+func overdueBar(res *Result, d int) {
+	switch {
+	case d <= 7:
+		res.Chart[0].Value++
+	case d <= 14:
+		res.Chart[1].Value++
+	case d <= 30:
+		res.Chart[2].Value++
+	case d <= 90:
+		res.Chart[3].Value++
+	default:
+		res.Chart[4].Value++
+	}
+}
+
+// overdueAll is the overdue report with every row (the CSV file): the loans and
+// their details in one pass, each row to f.Emit as it is read when it is set.
+func overdueAll(tx *db.Tx, f Filter, w where, days, now string, res Result) (Result, error) {
+	cols := `substr(l.due_at, 1, 10) AS due10, ` + days + ` AS d, i.barcode AS bc, r.title, i.call_number, b.name,
+		coalesce(p.card, '') AS c7, coalesce(trim(p.first_name || ' ' || p.surname), 'Anonymised') AS c8, coalesce(p.email, '') AS c9,
+		l.due_at AS due, l.id AS id`
+	join := ` JOIN items i ON i.id = l.item_id` + loanPatronJoin + `
+		JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id`
+	q := `SELECT due10, d, bc, title, call_number, name, c7, c8, c9 FROM (
+		SELECT ` + cols + ` FROM open_loans o JOIN loans l ON l.id = o.loan_id` + join + w.and("o.due_at < ?") + `
+		UNION ALL
+		SELECT ` + cols + ` FROM loans l` + join + w.and("l.id > (SELECT last_loan_id FROM report_rollup WHERE id = 1)") + `)
+		ORDER BY due, bc, id`
+	args := append([]any{now}, w.args...)
+	args = append(args, now, now)
+	args = append(args, w.args...)
+	rows, err := tx.Query(q, args...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var due, barcode, title, call, branch, card, name, email string
+		var d int
+		if err := rows.Scan(&due, &d, &barcode, &title, &call, &branch, &card, &name, &email); err != nil {
+			return Result{}, err
+		}
+		overdueBar(&res, d)
+		res.Total++
+		row := []string{due, itoa(d), barcode, title, call, branch, card, name, email}
+		if f.Emit != nil {
+			if err := f.Emit(res.Columns, row); err != nil {
+				return Result{}, err
+			}
+			continue
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, rows.Err()
+}
+
+// overdueDetails reads the table rows of the page's loans ids into res.
+func overdueDetails(tx *db.Tx, now, days string, ids []int64, res *Result) error {
 	list := make([]string, len(ids))
 	for k, id := range ids {
 		list[k] = strconv.FormatInt(id, 10)
@@ -185,14 +226,7 @@ func overdueDetails(tx *db.Tx, now, days string, ids []int64, f Filter, res *Res
 		if err := rows.Scan(&due, &d, &barcode, &title, &call, &branch, &card, &name, &email); err != nil {
 			return err
 		}
-		row := []string{due, itoa(d), barcode, title, call, branch, card, name, email}
-		if f.Emit != nil {
-			if err := f.Emit(res.Columns, row); err != nil {
-				return err
-			}
-			continue
-		}
-		res.Rows = append(res.Rows, row)
+		res.Rows = append(res.Rows, []string{due, itoa(d), barcode, title, call, branch, card, name, email})
 	}
 	return rows.Err()
 }
