@@ -97,11 +97,11 @@ INSERT INTO item_loans (item_id, loan_id) SELECT item_id, id FROM loans;
 -- removes the returned ones and takes renewed due dates. A renewal only moves a
 -- due date later, so a loan due before now is due before now here too.
 CREATE TABLE open_loans (
-    due_at  TEXT NOT NULL,
-    loan_id INTEGER NOT NULL,
-    PRIMARY KEY (due_at, loan_id)
-) WITHOUT ROWID;
-INSERT INTO open_loans (due_at, loan_id) SELECT due_at, id FROM loans WHERE returned_at IS NULL;
+    loan_id INTEGER PRIMARY KEY,
+    due_at  TEXT NOT NULL
+);
+INSERT INTO open_loans (loan_id, due_at) SELECT id, due_at FROM loans WHERE returned_at IS NULL;
+CREATE INDEX open_loans_due ON open_loans (due_at);
 ALTER TABLE report_rollup ADD COLUMN open_loans_at TEXT NOT NULL DEFAULT '';
 
 -- New patrons by day.

@@ -69,12 +69,11 @@ func Rollup(ctx context.Context, d *db.DB) (int, error) {
 func PruneOpenLoans(ctx context.Context, d *db.DB) error {
 	type change struct {
 		id       int64
-		old, due string
 		returned bool
 	}
 	var changes []change
 	err := d.Read(ctx, func(tx *db.Tx) error {
-		rs, err := tx.Query(`SELECT o.loan_id, o.due_at, coalesce(l.due_at, ''), l.id IS NULL OR l.returned_at IS NOT NULL
+		rs, err := tx.Query(`SELECT o.loan_id, l.id IS NULL OR l.returned_at IS NOT NULL
 			FROM open_loans o LEFT JOIN loans l ON l.id = o.loan_id
 			WHERE l.id IS NULL OR l.returned_at IS NOT NULL OR l.due_at <> o.due_at`)
 		if err != nil {
@@ -83,7 +82,7 @@ func PruneOpenLoans(ctx context.Context, d *db.DB) error {
 		defer rs.Close()
 		for rs.Next() {
 			var c change
-			if err := rs.Scan(&c.id, &c.old, &c.due, &c.returned); err != nil {
+			if err := rs.Scan(&c.id, &c.returned); err != nil {
 				return err
 			}
 			changes = append(changes, c)
@@ -95,14 +94,14 @@ func PruneOpenLoans(ctx context.Context, d *db.DB) error {
 	}
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		for _, c := range changes {
-			if _, err := tx.Exec(`DELETE FROM open_loans WHERE due_at = ? AND loan_id = ?`, c.old, c.id); err != nil {
+			if _, err := tx.Exec(`DELETE FROM open_loans WHERE loan_id = ?`, c.id); err != nil {
 				return err
 			}
 			// Still open (renewed): under its new due date, unless it was
 			// returned since the read.
 			if !c.returned {
-				if _, err := tx.Exec(`INSERT OR IGNORE INTO open_loans (due_at, loan_id)
-					SELECT due_at, id FROM loans WHERE id = ? AND returned_at IS NULL`, c.id); err != nil {
+				if _, err := tx.Exec(`INSERT INTO open_loans (loan_id, due_at)
+					SELECT id, due_at FROM loans WHERE id = ? AND returned_at IS NULL`, c.id); err != nil {
 					return err
 				}
 			}
@@ -206,7 +205,7 @@ func rollupBatch(tx *db.Tx, max int) (int, error) {
 		SELECT CAST(strftime('%s', l.issued_at) AS INTEGER), l.id, i.record_id, l.branch_id, i.item_type_id
 		FROM loans l JOIN items i ON i.id = l.item_id WHERE l.id > ?1 AND l.id <= ?2`,
 		`INSERT INTO item_loans (item_id, loan_id) SELECT item_id, id FROM loans WHERE id > ?1 AND id <= ?2`,
-		`INSERT INTO open_loans (due_at, loan_id) SELECT due_at, id FROM loans WHERE id > ?1 AND id <= ?2 AND returned_at IS NULL`,
+		`INSERT INTO open_loans (loan_id, due_at) SELECT id, due_at FROM loans WHERE id > ?1 AND id <= ?2 AND returned_at IS NULL`,
 		`UPDATE items SET last_borrowed_at = n.m
 		FROM (SELECT item_id, max(issued_at) AS m FROM loans WHERE id > ?1 AND id <= ?2 GROUP BY item_id) AS n
 		WHERE items.id = n.item_id AND (items.last_borrowed_at IS NULL OR items.last_borrowed_at < n.m)`,
