@@ -26,7 +26,7 @@ const lastActivity = `max(p.created_at, coalesce(p.anonymised_until, ''),
 	coalesce((SELECT max(a.at) FROM audit_log a WHERE a.object_type = 'patron' AND a.object_id = p.id), ''))`
 
 // purgeBlockers are the reasons a patron may not be purged, as one text column
-// ('' when there is none), for patron p.
+// (” when there is none), for patron p.
 const purgeBlockers = `trim(
 	CASE WHEN coalesce((SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id), 0) <> 0 THEN 'owes ' || printf('%.2f', (SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) / 100.0) || '; ' ELSE '' END ||
 	CASE WHEN EXISTS (SELECT 1 FROM loans l WHERE l.patron_id = p.id AND l.returned_at IS NULL) THEN 'has items checked out; ' ELSE '' END ||
