@@ -103,7 +103,9 @@ func TestPurgeInactive(t *testing.T) {
 			exec(t, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at) VALUES ((SELECT min(id) FROM records), ?, 1, ?, 0, 'cancelled', ?)`,
 				id, db.FormatTime(days(400)), db.FormatTime(days(390)))
 		}},
-		{"NewCard", func(id int64) { exec(t, d, `UPDATE patrons SET created_at = ? WHERE id = ?`, db.FormatTime(days(100)), id) }},
+		{"NewCard", func(id int64) {
+			exec(t, d, `UPDATE patrons SET created_at = ? WHERE id = ?`, db.FormatTime(days(100)), id)
+		}},
 	}
 	kept := map[string]int64{}
 	for i, c := range cases {
