@@ -116,7 +116,7 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 		return err
 	}
 	if blockers != "" {
-		return stacks.Errorf(stacks.EINVALID, "This patron cannot be deleted: they %s. Settle the account, check the items in and cancel the holds first.", strings.ReplaceAll(blockers, "; ", ", "))
+		return stacks.Errorf(stacks.EINVALID, "This patron cannot be deleted yet: the patron %s. Settle the account, check the items in and cancel the holds first.", strings.ReplaceAll(blockers, "; ", ", "))
 	}
 	loans, err := queryIDs(tx, `SELECT id FROM loans WHERE patron_id = ? AND returned_at IS NOT NULL`, id)
 	if err != nil {
