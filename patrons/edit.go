@@ -359,3 +359,17 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+// SetKeepHistory records whether the patron keeps their loan history (exempt
+// from anonymisation, package privacy): the patron's choice, made in My account
+// or at the desk on their behalf.
+func SetKeepHistory(tx *db.Tx, actor stacks.Actor, patronID int64, keep bool) error {
+	res, err := tx.Exec(`UPDATE patrons SET keep_history = ? WHERE id = ?`, keep, patronID)
+	if err != nil {
+		return fmt.Errorf("set keep history: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no patron %d.", patronID)
+	}
+	return tx.Audit(actor, "patron.keep_history", "patron", patronID, "keeps loan history: "+yesNo(keep))
+}
