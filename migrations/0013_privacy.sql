@@ -57,3 +57,7 @@ INSERT INTO preferences (name, value) VALUES
 -- The latest return among the patron's anonymised loans: their activity, for the
 -- purge of inactive patrons, once the loans no longer name them. NULL: none.
 ALTER TABLE patrons ADD COLUMN anonymised_until TEXT;
+
+-- The audit entries about one thing (a patron: their activity for the purge,
+-- their export, the scrub when they are purged), found without reading the log.
+CREATE INDEX audit_log_object ON audit_log (object_type, object_id, at);

@@ -3,6 +3,7 @@ package privacy
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -51,25 +52,44 @@ func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options)
 	var last int64
 	total := 0
 	for {
+		// First, on a read connection (the desk's writes go on meanwhile): the
+		// next chunk of patrons, and the audit entries that name them, found
+		// by reading the whole log.
 		var ids []int64
-		start := time.Now()
-		err := d.Write(ctx, func(tx *db.Tx) error {
+		var sc auditScrub
+		err := d.Read(ctx, func(tx *db.Tx) error {
 			var err error
-			ids, err = queryIDs(tx, find, cut, last, chunk)
+			if ids, err = queryIDs(tx, find, cut, last, chunk); err != nil {
+				return fmt.Errorf("find inactive patrons: %w", err)
+			}
+			sc, err = findAuditText(tx, ids)
+			return err
+		})
+		if err != nil || len(ids) == 0 {
+			return total, err
+		}
+		// Then a short write: each patron still inactive is purged, and the
+		// audit entries found (and any written since) are scrubbed.
+		start := time.Now()
+		purged := 0
+		err = d.Write(ctx, func(tx *db.Tx) error {
+			still, err := queryIDs(tx, `SELECT p.id FROM patrons p WHERE `+lastActivity+` < ?1 AND `+purgeBlockers+` = ''
+				AND p.id IN (SELECT value FROM json_each(?2)) ORDER BY p.id`, cut, jsonIDs(ids))
 			if err != nil {
 				return fmt.Errorf("find inactive patrons: %w", err)
 			}
-			for _, id := range ids {
+			for _, id := range still {
 				if err := purge(tx, opt.actor(), id, "inactive since before "+cut); err != nil {
 					return err
 				}
 			}
-			return nil
+			purged = len(still)
+			return sc.apply(tx)
 		})
 		if err != nil {
 			return total, err
 		}
-		total += len(ids)
+		total += purged
 		if len(ids) < chunk {
 			return total, nil
 		}
@@ -84,8 +104,25 @@ func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options)
 // Purge deletes patron id now, at staff's request (the patron asked to be
 // forgotten): refused, saying why, while they owe money, have items checked
 // out or open holds.
-func Purge(tx *db.Tx, actor stacks.Actor, id int64) error {
-	return purge(tx, actor, id, "at staff's request")
+//
+// The audit log is searched for the patron's card, name, email and phone
+// first, in a read transaction, so that the write transaction stays short.
+func Purge(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) error {
+	var sc auditScrub
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		sc, err = findAuditText(tx, []int64{id})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return d.Write(ctx, func(tx *db.Tx) error {
+		if err := purge(tx, actor, id, "at staff's request"); err != nil {
+			return err
+		}
+		return sc.apply(tx)
+	})
 }
 
 // PurgeBlockers says why patron id may not be purged ("" when they may).
@@ -102,12 +139,13 @@ func PurgeBlockers(tx *db.Tx, id int64) (string, error) {
 // anonymised (the statistics keep them), their ledger rows detached
 // (detachLedger), their closed holds, notices, notice preferences, patrons'
 // site sessions and sign-in and PIN lockouts deleted, and the audit log's
-// entries about them scrubbed of their name, card, email and phone (scrubAudit).
-// The audit log keeps one entry, "patron.purge", with the id only.
+// entries about them or their holds scrubbed (scrubAudit); the caller takes
+// their card, name, email and phone out of the rest of the log (auditScrub)
+// in the same transaction. The audit log keeps one entry, "patron.purge", with
+// the id only.
 func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
-	var card, surname, first, email, phone string
-	err := tx.QueryRow(`SELECT card, surname, first_name, email, phone FROM patrons WHERE id = ?`, id).
-		Scan(&card, &surname, &first, &email, &phone)
+	var card string
+	err := tx.QueryRow(`SELECT card FROM patrons WHERE id = ?`, id).Scan(&card)
 	if err != nil {
 		return notFound(err, id)
 	}
@@ -128,7 +166,7 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 	if err := detachLedger(tx, id); err != nil {
 		return err
 	}
-	if err := scrubAudit(tx, id, card, strings.TrimSpace(first+" "+surname), email, phone); err != nil {
+	if err := scrubAudit(tx, id); err != nil {
 		return err
 	}
 	for _, q := range []string{
@@ -170,27 +208,107 @@ func detachLedger(tx *db.Tx, patronID int64) error {
 	return nil
 }
 
-// scrubAudit takes a purged patron out of the audit log: the entries about
-// the patron and their holds keep their action and time, with the detail
-// replaced by "[purged]"; any other entry whose actor or detail names the
-// card, the full name, the email or the phone has that text replaced by
-// "[purged]".
-func scrubAudit(tx *db.Tx, id int64, card, name, email, phone string) error {
-	if _, err := tx.Exec(`UPDATE audit_log SET detail = '[purged]'
-		WHERE (object_type = 'patron' AND object_id = ?1)
-		   OR (object_type = 'hold' AND object_id IN (SELECT h.id FROM holds h WHERE h.patron_id = ?1))`, id); err != nil {
-		return fmt.Errorf("scrub the audit log: %w", err)
-	}
-	for _, s := range []string{card, name, email, phone} {
-		if strings.TrimSpace(s) == "" {
-			continue
-		}
-		if _, err := tx.Exec(`UPDATE audit_log SET actor = replace(actor, ?1, '[purged]'), detail = replace(detail, ?1, '[purged]')
-			WHERE instr(actor, ?1) > 0 OR instr(detail, ?1) > 0`, s); err != nil {
+// scrubAudit replaces with "[purged]" the detail of the audit entries about
+// purged patron id or their holds; each keeps its action and time.
+func scrubAudit(tx *db.Tx, id int64) error {
+	for _, q := range []string{
+		`UPDATE audit_log SET detail = '[purged]' WHERE object_type = 'patron' AND object_id = ?1`,
+		`UPDATE audit_log SET detail = '[purged]' WHERE object_type = 'hold' AND object_id IN (SELECT h.id FROM holds h WHERE h.patron_id = ?1)`,
+	} {
+		if _, err := tx.Exec(q, id); err != nil {
 			return fmt.Errorf("scrub the audit log: %w", err)
 		}
 	}
 	return nil
+}
+
+// auditScrub is what a purge takes out of the audit log besides the entries
+// about the patron: each of texts (cards, names, emails, phones) wherever an
+// entry's actor or detail holds it. ids are the entries found holding one when
+// the log was read, up to maxID; entries written after are checked again when
+// it is applied.
+type auditScrub struct {
+	texts []string
+	ids   []int64
+	maxID int64
+}
+
+// findAuditText reads, in tx, the card, full name, email and phone of each
+// patron of patronIDs, and the audit entries that hold any of them: one pass
+// over the whole log, which no index helps with, so on a read connection.
+func findAuditText(tx *db.Tx, patronIDs []int64) (auditScrub, error) {
+	var sc auditScrub
+	rows, err := tx.Query(`SELECT card, trim(first_name || ' ' || surname), email, phone FROM patrons
+		WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(patronIDs))
+	if err != nil {
+		return sc, fmt.Errorf("read purged patrons: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t [4]string
+		if err := rows.Scan(&t[0], &t[1], &t[2], &t[3]); err != nil {
+			return sc, err
+		}
+		for _, s := range t {
+			if strings.TrimSpace(s) != "" {
+				sc.texts = append(sc.texts, s)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return sc, err
+	}
+	if err := tx.QueryRow(`SELECT coalesce(max(id), 0) FROM audit_log`).Scan(&sc.maxID); err != nil {
+		return sc, err
+	}
+	if len(sc.texts) == 0 {
+		return sc, nil
+	}
+	match, args := sc.match()
+	sc.ids, err = queryIDs(tx, `SELECT id FROM audit_log WHERE id <= ?`+strconv.Itoa(len(args)+1)+` AND (`+match+`)`, append(args, sc.maxID)...)
+	return sc, err
+}
+
+// match is the condition "actor or detail holds one of the texts", with its
+// arguments ?1..?n.
+func (sc auditScrub) match() (string, []any) {
+	var terms []string
+	var args []any
+	for _, s := range sc.texts {
+		args = append(args, s)
+		n := strconv.Itoa(len(args))
+		terms = append(terms, "instr(actor, ?"+n+") > 0 OR instr(detail, ?"+n+") > 0")
+	}
+	return strings.Join(terms, " OR "), args
+}
+
+// apply replaces each text with "[purged]" in the entries found and in any
+// written since they were found, in tx.
+func (sc auditScrub) apply(tx *db.Tx) error {
+	if len(sc.texts) == 0 {
+		return nil
+	}
+	match, args := sc.match()
+	set, actorSet := "detail", "actor"
+	for i := range args {
+		n := strconv.Itoa(i + 1)
+		set = "replace(" + set + ", ?" + n + ", '[purged]')"
+		actorSet = "replace(" + actorSet + ", ?" + n + ", '[purged]')"
+	}
+	n := len(args)
+	args = append(args, jsonIDs(sc.ids), sc.maxID)
+	_, err := tx.Exec(`UPDATE audit_log SET actor = `+actorSet+`, detail = `+set+`
+		WHERE (id IN (SELECT value FROM json_each(?`+strconv.Itoa(n+1)+`)) OR id > ?`+strconv.Itoa(n+2)+`) AND (`+match+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("scrub the audit log: %w", err)
+	}
+	return nil
+}
+
+// jsonIDs is ids as a JSON array, for json_each.
+func jsonIDs(ids []int64) string {
+	b, _ := json.Marshal(ids)
+	return string(b)
 }
 
 func notFound(err error, id int64) error {

@@ -189,7 +189,7 @@ func TestPurgeByStaff(t *testing.T) {
 	d := mustOpenDemo(t)
 	admin := stacks.Actor{Name: "admin", StaffID: queryInt(t, d, `SELECT id FROM staff_users WHERE username = 'admin'`)}
 	purge := func(id int64) error {
-		return d.Write(ctx, func(tx *db.Tx) error { return privacy.Purge(tx, admin, id) })
+		return privacy.Purge(ctx, d, admin, id)
 	}
 	t.Run("ErrOwes", func(t *testing.T) {
 		err := purge(queryInt(t, d, `SELECT id FROM patrons WHERE card = 'P0002'`))

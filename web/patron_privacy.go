@@ -103,10 +103,7 @@ func (s *Server) handleAdminPatronPurge(w http.ResponseWriter, r *http.Request) 
 		http.Redirect(w, r, "/admin/patrons/"+fmt.Sprint(id)+"/purge", http.StatusSeeOther)
 		return
 	}
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return privacy.Purge(tx, userFrom(r.Context()).Actor(), id)
-	})
-	if err != nil {
+	if err := privacy.Purge(r.Context(), s.DB, userFrom(r.Context()).Actor(), id); err != nil {
 		s.Error(w, r, err)
 		return
 	}
