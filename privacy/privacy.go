@@ -42,6 +42,9 @@ type Options struct {
 	Pace float64
 	// Actor is who the audit log names (default stacks.System).
 	Actor stacks.Actor
+	// OnWrite, if set, is told how long each write transaction of the run took
+	// (benchmarks measure how long the desk may wait behind one).
+	OnWrite func(time.Duration)
 }
 
 func (o Options) chunk() int {
@@ -60,6 +63,9 @@ func (o Options) actor() stacks.Actor {
 
 // pause waits after a write that took d, so the desk's writes get their turn.
 func (o Options) pause(ctx context.Context, d time.Duration) {
+	if o.OnWrite != nil {
+		o.OnWrite(d)
+	}
 	if o.Pace <= 0 {
 		return
 	}

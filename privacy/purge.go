@@ -295,12 +295,20 @@ func (sc auditScrub) apply(tx *db.Tx) error {
 		set = "replace(" + set + ", ?" + n + ", '[purged]')"
 		actorSet = "replace(" + actorSet + ", ?" + n + ", '[purged]')"
 	}
-	n := len(args)
-	args = append(args, jsonIDs(sc.ids), sc.maxID)
-	_, err := tx.Exec(`UPDATE audit_log SET actor = `+actorSet+`, detail = `+set+`
-		WHERE (id IN (SELECT value FROM json_each(?`+strconv.Itoa(n+1)+`)) OR id > ?`+strconv.Itoa(n+2)+`) AND (`+match+`)`, args...)
-	if err != nil {
-		return fmt.Errorf("scrub the audit log: %w", err)
+	// Two statements, each reading by id: the entries found, and those
+	// written since.
+	next := "?" + strconv.Itoa(len(args)+1)
+	for _, q := range []struct {
+		where string
+		arg   any
+	}{
+		{`id IN (SELECT value FROM json_each(` + next + `))`, jsonIDs(sc.ids)},
+		{`id > ` + next, sc.maxID},
+	} {
+		_, err := tx.Exec(`UPDATE audit_log SET actor = `+actorSet+`, detail = `+set+` WHERE `+q.where+` AND (`+match+`)`, append(args, q.arg)...)
+		if err != nil {
+			return fmt.Errorf("scrub the audit log: %w", err)
+		}
 	}
 	return nil
 }
