@@ -15,8 +15,12 @@ import (
 //     is never both available, or on the shelf in any other way, and on loan);
 //   - item-on-loan-without-loan: an item with the status on_loan has a current loan;
 //   - item-several-current-loans: no item has more than one current loan;
-//   - loan-without-item, loan-without-patron: every loan names an item and a patron
-//     that exist;
+//   - loan-without-item, loan-without-patron: every loan names an item that exists,
+//     and a patron who exists unless it was anonymised;
+//   - loan-anonymised-current: only a returned loan is anonymised (package privacy):
+//     a current loan always names its patron, who owes its fines;
+//   - loan-anonymised-without-category: an anonymised loan keeps the category of its
+//     patron, so the statistics by patron category still count it;
 //   - loan-dates: a loan falls due, and is returned, no earlier than it was issued.
 func Check(tx *db.Tx) ([]stacks.Violation, error) {
 	return db.Violations(tx, []db.Invariant{
@@ -41,7 +45,15 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 			ORDER BY l.id`},
 		{Name: "loan-without-patron", Query: `SELECT printf('loan %d (item id %d, issued %s) names patron id %d, who does not exist',
 				l.id, l.item_id, l.issued_at, l.patron_id)
-			FROM loans l WHERE NOT EXISTS (SELECT 1 FROM patrons p WHERE p.id = l.patron_id)
+			FROM loans l WHERE l.patron_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM patrons p WHERE p.id = l.patron_id)
+			ORDER BY l.id`},
+		{Name: "loan-anonymised-current", Query: `SELECT printf('loan %d (item id %d, issued %s) is current but names no patron: only returned loans are anonymised',
+				l.id, l.item_id, l.issued_at)
+			FROM loans l WHERE l.patron_id IS NULL AND l.returned_at IS NULL
+			ORDER BY l.id`},
+		{Name: "loan-anonymised-without-category", Query: `SELECT printf('loan %d (item id %d, issued %s) is anonymised but keeps no patron category, so statistics by category miss it',
+				l.id, l.item_id, l.issued_at)
+			FROM loans l WHERE l.patron_id IS NULL AND l.patron_category_id IS NULL
 			ORDER BY l.id`},
 		{Name: "loan-dates", Query: `SELECT printf('loan %d (item id %d) was issued %s but is due %s and returned %s',
 				l.id, l.item_id, l.issued_at, l.due_at, coalesce(l.returned_at, '(not yet)'))

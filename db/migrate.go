@@ -2,11 +2,13 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stacks-ils/stacks/migrations"
 )
@@ -76,18 +78,89 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 		if m.Version <= current {
 			continue
 		}
-		err := db.Write(ctx, func(tx *Tx) error {
-			if _, err := tx.Exec(m.SQL); err != nil {
+		var err error
+		if m.ForeignKeysOff() {
+			err = db.migrateForeignKeysOff(ctx, m)
+		} else {
+			err = db.Write(ctx, func(tx *Tx) error {
+				if _, err := tx.Exec(m.SQL); err != nil {
+					return err
+				}
+				_, err := tx.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+					m.Version, m.Name, FormatTime(tx.Now()))
 				return err
-			}
-			_, err := tx.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.Version, m.Name, FormatTime(tx.Now()))
-			return err
-		})
+			})
+		}
 		if err != nil {
 			return applied, fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 		applied++
 	}
 	return applied, nil
+}
+
+// foreignKeysOffMarker, as the first line of a migration, runs it with foreign
+// keys off: the way SQLite rebuilds a table that others reference (create the
+// new table, copy, drop the old, rename), since DROP TABLE with foreign keys on
+// deletes every row first and fails on the references to them.
+const foreignKeysOffMarker = "-- stacks:foreign-keys-off"
+
+// ForeignKeysOff reports whether the migration must run with foreign keys off.
+func (m Migration) ForeignKeysOff() bool {
+	first, _, _ := strings.Cut(m.SQL, "\n")
+	return strings.TrimSpace(first) == foreignKeysOffMarker
+}
+
+// migrateForeignKeysOff applies m on the write connection with foreign keys off,
+// in one transaction, and commits only if PRAGMA foreign_key_check finds no
+// broken reference. SQLite ignores PRAGMA foreign_keys inside a transaction, so
+// it is set on the connection before BEGIN and set back after, whatever happens.
+// Holding the connection (the only write one) keeps every other write waiting.
+func (db *DB) migrateForeignKeysOff(ctx context.Context, m Migration) (err error) {
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return err
+	}
+	defer func() {
+		if _, ferr := conn.ExecContext(context.Background(), `PRAGMA foreign_keys = ON`); ferr != nil && err == nil {
+			err = fmt.Errorf("turn foreign keys back on: %w", ferr)
+		}
+	}()
+	sqltx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer sqltx.Rollback()
+	if _, err := sqltx.ExecContext(ctx, m.SQL); err != nil {
+		return err
+	}
+	rows, err := sqltx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return err
+	}
+	var broken []string
+	for rows.Next() {
+		var table, parent string
+		var rowid, fkid sql.NullInt64
+		if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
+			rows.Close()
+			return err
+		}
+		broken = append(broken, fmt.Sprintf("%s row %d names a %s that does not exist", table, rowid.Int64, parent))
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if len(broken) > 0 {
+		return fmt.Errorf("foreign key check after the migration: %s", strings.Join(broken, "; "))
+	}
+	if _, err := sqltx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.Version, m.Name, FormatTime(db.Now().UTC().Truncate(time.Second))); err != nil {
+		return err
+	}
+	return sqltx.Commit()
 }

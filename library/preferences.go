@@ -23,6 +23,12 @@ type Preferences struct {
 	// DeskIdleMinutes ends a Check out visit after the desk has been idle this long,
 	// so the next patron never sees the previous one; 0 never ends it.
 	DeskIdleMinutes int
+	// AnonymiseLoansAfterDays: a returned loan loses its patron this many days
+	// after its return (package privacy); 0 never.
+	AnonymiseLoansAfterDays int
+	// PurgeInactiveAfterYears: a patron with no activity for this many years, who
+	// owes nothing and has nothing out, is deleted (package privacy); 0 never.
+	PurgeInactiveAfterYears int
 	// Raw holds every preference by name, including ones this type does not name.
 	Raw map[string]string
 }
@@ -31,6 +37,11 @@ type Preferences struct {
 const (
 	DefaultDeskIdleMinutes = 5
 	MaxDeskIdleMinutes     = 240
+
+	// MaxAnonymiseLoansAfterDays and MaxPurgeInactiveAfterYears bound the
+	// privacy preferences (a hundred years: as good as never, but explicit).
+	MaxAnonymiseLoansAfterDays = 36500
+	MaxPurgeInactiveAfterYears = 100
 )
 
 // LoadPreferences reads every preference in one query.
@@ -57,6 +68,14 @@ func LoadPreferences(tx *db.Tx) (Preferences, error) {
 		case "desk_idle_minutes":
 			if n, err := strconv.Atoi(value); err == nil && n >= 0 && n <= MaxDeskIdleMinutes {
 				p.DeskIdleMinutes = n
+			}
+		case "anonymise_loans_after_days":
+			if n, err := strconv.Atoi(value); err == nil && n >= 0 && n <= MaxAnonymiseLoansAfterDays {
+				p.AnonymiseLoansAfterDays = n
+			}
+		case "purge_inactive_after_years":
+			if n, err := strconv.Atoi(value); err == nil && n >= 0 && n <= MaxPurgeInactiveAfterYears {
+				p.PurgeInactiveAfterYears = n
 			}
 		case "timezone":
 			if loc, err := time.LoadLocation(value); err == nil {

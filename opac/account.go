@@ -78,6 +78,7 @@ func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
 		now := tx.Now()
 		v.Today = now.In(prefs.Location).Format(db.DayFormat)
 		v.Problem = problem(me, now, prefs.Location)
+		v.KeepHistory = me.KeepHistory
 		loans, err := circulation.PatronLoans(tx, me.ID)
 		if err != nil {
 			return err
@@ -529,4 +530,24 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.Error(w, r, err)
 	}
+}
+
+// handleHistorySave stores the patron's choice to keep their loan history, or
+// not (patrons.SetKeepHistory, audited as opac:<card>).
+func (s *Server) handleHistorySave(w http.ResponseWriter, r *http.Request) {
+	me := patronFrom(r.Context())
+	keep := r.PostFormValue("keep_history") == "1"
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return patrons.SetKeepHistory(tx, actor(me), me.ID, keep)
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if keep {
+		s.flash(r, "ok", "The library will keep the list of what you borrow.")
+	} else {
+		s.flash(r, "ok", "The library will forget who borrowed an item some time after its return.")
+	}
+	http.Redirect(w, r, "/account", http.StatusSeeOther)
 }

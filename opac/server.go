@@ -238,6 +238,7 @@ func (s *Server) Router() chi.Router {
 			r.Post("/account/pin", s.handlePINChange)
 			r.Get("/account/notices", s.handleNoticesForm)
 			r.Post("/account/notices", s.handleNoticesSave)
+			r.Post("/account/history", s.handleHistorySave)
 		})
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)

@@ -18,7 +18,11 @@ import (
 //     written) below zero;
 //   - ledger-loan-patron: a charge for a loan is on the ledger of that loan's
 //     patron;
-//   - ledger-without-patron: every row belongs to a patron who exists.
+//   - ledger-without-patron: every row belongs to a patron who exists;
+//   - ledger-anonymised-loan: no row names an anonymised loan (package privacy
+//     takes the loan off the charge when it anonymises it, leaving the amount
+//     and the day, so balances do not change; a loan with a charge is not
+//     anonymised while its patron owes money).
 func Check(tx *db.Tx) ([]stacks.Violation, error) {
 	return db.Violations(tx, []db.Invariant{
 		{Name: "ledger-sign", Query: `SELECT printf('ledger row %d of patron %s (id %d) is a %s of %s; %s',
@@ -41,6 +45,11 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 			FROM ledger g JOIN loans l ON l.id = g.loan_id
 			LEFT JOIN patrons p ON p.id = g.patron_id LEFT JOIN patrons lp ON lp.id = l.patron_id
 			WHERE l.patron_id <> g.patron_id
+			ORDER BY g.id`},
+		{Name: "ledger-anonymised-loan", Query: `SELECT printf('ledger row %d of patron %s (id %d) names loan %d, which is anonymised: the charge would tell whose loan it was',
+				g.id, coalesce(p.card, '?'), g.patron_id, g.loan_id)
+			FROM ledger g JOIN loans l ON l.id = g.loan_id LEFT JOIN patrons p ON p.id = g.patron_id
+			WHERE l.patron_id IS NULL
 			ORDER BY g.id`},
 		{Name: "ledger-without-patron", Query: `SELECT printf('ledger row %d (%s of %s) names patron id %d, who does not exist',
 				g.id, g.kind, printf('%.2f', g.amount_cents / 100.0), g.patron_id)

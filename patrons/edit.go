@@ -26,6 +26,8 @@ type Input struct {
 	Notes          string
 	// DeskMessage is shown at check out until dismissed; "" for none.
 	DeskMessage string
+	// KeepHistory exempts the patron's loans from anonymisation (their choice).
+	KeepHistory bool
 }
 
 // Field limits: generous for real names and addresses, small enough that a pasted
@@ -198,10 +200,10 @@ func Create(tx *db.Tx, actor stacks.Actor, in Input) (*Patron, error) {
 	now := tx.Now()
 	expires := addMonths(localToday(now, r.tz), r.cardMonths)
 	res, err := tx.Exec(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
-		category_id, home_branch_id, expires_on, notes, desk_message, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		category_id, home_branch_id, expires_on, notes, desk_message, keep_history, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
-		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, db.FormatTime(now))
+		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, in.KeepHistory, db.FormatTime(now))
 	if db.IsUniqueViolation(err) {
 		return nil, errCardInUse(in.Card)
 	} else if err != nil {
@@ -234,8 +236,8 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		return nil, err
 	}
 	_, err = tx.Exec(`UPDATE patrons SET card = ?, surname = ?, first_name = ?, email = ?, phone = ?,
-		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ? WHERE id = ?`,
-		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, in.DeskMessage, id)
+		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ?, keep_history = ? WHERE id = ?`,
+		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, in.DeskMessage, in.KeepHistory, id)
 	if db.IsUniqueViolation(err) {
 		return nil, errCardInUse(in.Card)
 	} else if err != nil {
@@ -247,6 +249,7 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		{"email", old.Email, in.Email}, {"phone", old.Phone, in.Phone}, {"address", old.Address, in.Address},
 		{"category", old.CategoryCode, in.CategoryCode}, {"home branch", old.HomeBranchCode, in.HomeBranchCode},
 		{"notes", old.Notes, in.Notes}, {"desk message", old.DeskMessage, in.DeskMessage},
+		{"keeps loan history", yesNo(old.KeepHistory), yesNo(in.KeepHistory)},
 	} {
 		if c.was != c.is {
 			changes = append(changes, fmt.Sprintf("%s %q -> %q", c.name, c.was, c.is))
@@ -348,4 +351,25 @@ func SetBlock(tx *db.Tx, actor stacks.Actor, id int64, blocked bool, note string
 		return stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", id)
 	}
 	return tx.Audit(actor, action, "patron", id, note)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// SetKeepHistory records whether the patron keeps their loan history (exempt
+// from anonymisation, package privacy): the patron's choice, made in My account
+// or at the desk on their behalf.
+func SetKeepHistory(tx *db.Tx, actor stacks.Actor, patronID int64, keep bool) error {
+	res, err := tx.Exec(`UPDATE patrons SET keep_history = ? WHERE id = ?`, keep, patronID)
+	if err != nil {
+		return fmt.Errorf("set keep history: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no patron %d.", patronID)
+	}
+	return tx.Audit(actor, "patron.keep_history", "patron", patronID, "keeps loan history: "+yesNo(keep))
 }

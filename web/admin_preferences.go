@@ -20,7 +20,10 @@ type AdminPreferencesForm struct {
 	TimeZone   string
 	// DeskIdle is the minutes after which an idle Check out visit ends, "5".
 	DeskIdle string
-	Errors   FormErrors
+	// AnonymiseDays and PurgeYears are the privacy preferences, "0" for never.
+	AnonymiseDays string
+	PurgeYears    string
+	Errors        FormErrors
 }
 
 // adminMaxLibraryName keeps the name short enough for the page header.
@@ -38,18 +41,21 @@ func (s *Server) handleAdminPreferences(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	f := AdminPreferencesForm{
-		LibraryName: p.LibraryName,
-		FinesLimit:  formatMoney(p.FinesLimitCents),
-		TimeZone:    p.Location.String(),
-		DeskIdle:    strconv.Itoa(p.DeskIdleMinutes),
-		Errors:      FormErrors{},
+		LibraryName:   p.LibraryName,
+		FinesLimit:    formatMoney(p.FinesLimitCents),
+		TimeZone:      p.Location.String(),
+		DeskIdle:      strconv.Itoa(p.DeskIdleMinutes),
+		AnonymiseDays: strconv.Itoa(p.AnonymiseLoansAfterDays),
+		PurgeYears:    strconv.Itoa(p.PurgeInactiveAfterYears),
+		Errors:        FormErrors{},
 	}
 	s.render(w, r, http.StatusOK, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
 }
 
 // parse checks the posted preferences, filing a message beside each field in
-// error, and returns the fines limit in cents and the desk's idle minutes.
-func (f *AdminPreferencesForm) parse() (finesLimitCents int64, idleMinutes int) {
+// error, and returns the fines limit in cents, the desk's idle minutes, and
+// the privacy preferences.
+func (f *AdminPreferencesForm) parse() (finesLimitCents int64, idleMinutes, anonymiseDays, purgeYears int) {
 	if f.LibraryName == "" {
 		f.Errors["library_name"] = "Enter the library's name; it heads every page."
 	} else if utf8.RuneCountInString(f.LibraryName) > adminMaxLibraryName {
@@ -69,18 +75,28 @@ func (f *AdminPreferencesForm) parse() (finesLimitCents int64, idleMinutes int) 
 	if err != nil || idle < 0 || idle > library.MaxDeskIdleMinutes {
 		f.Errors["desk_idle"] = fmt.Sprintf("Enter a whole number of minutes from 0 to %d, for example 5 (0 keeps a visit open until staff finish it).", library.MaxDeskIdleMinutes)
 	}
-	return cents, idle
+	anon, err := strconv.Atoi(f.AnonymiseDays)
+	if err != nil || anon < 0 || anon > library.MaxAnonymiseLoansAfterDays {
+		f.Errors["anonymise_days"] = fmt.Sprintf("Enter a whole number of days from 0 to %d, for example 90 (0 keeps the loan history for ever).", library.MaxAnonymiseLoansAfterDays)
+	}
+	purge, err := strconv.Atoi(f.PurgeYears)
+	if err != nil || purge < 0 || purge > library.MaxPurgeInactiveAfterYears {
+		f.Errors["purge_years"] = fmt.Sprintf("Enter a whole number of years from 0 to %d, for example 3 (0 never deletes patrons).", library.MaxPurgeInactiveAfterYears)
+	}
+	return cents, idle, anon, purge
 }
 
 func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Request) {
 	f := AdminPreferencesForm{
-		LibraryName: strings.TrimSpace(r.PostFormValue("library_name")),
-		FinesLimit:  strings.TrimSpace(r.PostFormValue("fines_limit")),
-		TimeZone:    strings.TrimSpace(r.PostFormValue("timezone")),
-		DeskIdle:    strings.TrimSpace(r.PostFormValue("desk_idle")),
-		Errors:      FormErrors{},
+		LibraryName:   strings.TrimSpace(r.PostFormValue("library_name")),
+		FinesLimit:    strings.TrimSpace(r.PostFormValue("fines_limit")),
+		TimeZone:      strings.TrimSpace(r.PostFormValue("timezone")),
+		DeskIdle:      strings.TrimSpace(r.PostFormValue("desk_idle")),
+		AnonymiseDays: strings.TrimSpace(r.PostFormValue("anonymise_days")),
+		PurgeYears:    strings.TrimSpace(r.PostFormValue("purge_years")),
+		Errors:        FormErrors{},
 	}
-	limit, idle := f.parse()
+	limit, idle, anon, purge := f.parse()
 	if len(f.Errors) > 0 {
 		s.render(w, r, http.StatusUnprocessableEntity, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
 		return
@@ -91,13 +107,16 @@ func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Reque
 			{"fines_limit_cents", strconv.FormatInt(limit, 10)},
 			{"timezone", f.TimeZone},
 			{"desk_idle_minutes", strconv.Itoa(idle)},
+			{"anonymise_loans_after_days", strconv.Itoa(anon)},
+			{"purge_inactive_after_years", strconv.Itoa(purge)},
 		} {
 			if err := library.SetPreference(tx, p[0], p[1]); err != nil {
 				return err
 			}
 		}
 		return tx.Audit(userFrom(r.Context()).Actor(), "preferences.save", "preferences", 0,
-			fmt.Sprintf("library_name=%q fines_limit_cents=%d timezone=%q desk_idle_minutes=%d", f.LibraryName, limit, f.TimeZone, idle))
+			fmt.Sprintf("library_name=%q fines_limit_cents=%d timezone=%q desk_idle_minutes=%d anonymise_loans_after_days=%d purge_inactive_after_years=%d",
+				f.LibraryName, limit, f.TimeZone, idle, anon, purge))
 	})
 	if err != nil {
 		s.Error(w, r, err)

@@ -49,6 +49,9 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Post("/sip/{id}/active", s.handleAdminSIPActive)
 	r.Post("/sip/{id}/password", s.handleAdminSIPPassword)
 
+	r.Get("/patrons/{id}/purge", s.handleAdminPatronPurgeConfirm)
+	r.Post("/patrons/{id}/purge", s.handleAdminPatronPurge)
+
 	r.Get("/preferences", s.handleAdminPreferences)
 	r.Post("/preferences", s.handleAdminPreferencesSave)
 

@@ -508,14 +508,15 @@ func TestAdminPreferences(t *testing.T) {
 
 	t.Run("Save", func(t *testing.T) {
 		r := e.post(t, e.Admin, "/admin/preferences", url.Values{
-			"library_name": {"Riverside Public Library"}, "fines_limit": {"7.5"}, "timezone": {"Europe/London"}, "desk_idle": {"12"}})
+			"library_name": {"Riverside Public Library"}, "fines_limit": {"7.5"}, "timezone": {"Europe/London"}, "desk_idle": {"12"},
+			"anonymise_days": {"90"}, "purge_years": {"3"}})
 		if r.Status != http.StatusSeeOther || r.Location != "/admin/preferences" {
 			t.Fatalf("save preferences: %d to %q", r.Status, r.Location)
 		}
 		// The server caches preferences; the very next page shows the new name.
 		r = e.get(t, e.Admin, "/admin/preferences")
 		for _, want := range []string{`<span class="library">Riverside Public Library</span>`, "Preferences saved.",
-			`value="7.50"`, `value="Europe/London"`, `value="12"`} {
+			`value="7.50"`, `value="Europe/London"`, `value="12"`, `value="90"`, `value="3"`} {
 			if !strings.Contains(r.Body, want) {
 				t.Errorf("after saving, the page lacks %s", want)
 			}
@@ -531,7 +532,8 @@ func TestAdminPreferences(t *testing.T) {
 			p, err = library.LoadPreferences(tx)
 			return err
 		})
-		if p.FinesLimitCents != 750 || p.Location.String() != "Europe/London" || p.LibraryName != "Riverside Public Library" || p.DeskIdleMinutes != 12 {
+		if p.FinesLimitCents != 750 || p.Location.String() != "Europe/London" || p.LibraryName != "Riverside Public Library" || p.DeskIdleMinutes != 12 ||
+			p.AnonymiseLoansAfterDays != 90 || p.PurgeInactiveAfterYears != 3 {
 			t.Errorf("stored preferences %+v", p)
 		}
 		if n := e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'preferences.save'`); n != 1 {
@@ -541,11 +543,12 @@ func TestAdminPreferences(t *testing.T) {
 
 	t.Run("ErrInvalid", func(t *testing.T) {
 		r := e.post(t, e.Admin, "/admin/preferences", url.Values{
-			"library_name": {"  "}, "fines_limit": {"lots"}, "timezone": {"Mars/Olympus_Mons"}, "desk_idle": {"-3"}})
+			"library_name": {"  "}, "fines_limit": {"lots"}, "timezone": {"Mars/Olympus_Mons"}, "desk_idle": {"-3"},
+			"anonymise_days": {"-1"}, "purge_years": {"1000"}})
 		if r.Status != http.StatusUnprocessableEntity {
 			t.Fatalf("invalid preferences: %d, want 422", r.Status)
 		}
-		for _, field := range []string{"library_name", "fines_limit", "timezone", "desk_idle"} {
+		for _, field := range []string{"library_name", "fines_limit", "timezone", "desk_idle", "anonymise_days", "purge_years"} {
 			if adminFieldMsg(r.Body, field) == "" {
 				t.Errorf("no message beside %s", field)
 			}
@@ -555,7 +558,7 @@ func TestAdminPreferences(t *testing.T) {
 		}
 		adminCheckLabels(t, "refused preferences", r.Body)
 		if r := e.post(t, e.Admin, "/admin/preferences", url.Values{
-			"library_name": {"X"}, "fines_limit": {"1"}, "timezone": {"Local"}, "desk_idle": {"5"}}); r.Status != http.StatusUnprocessableEntity {
+			"library_name": {"X"}, "fines_limit": {"1"}, "timezone": {"Local"}, "desk_idle": {"5"}, "anonymise_days": {"0"}, "purge_years": {"0"}}); r.Status != http.StatusUnprocessableEntity {
 			t.Errorf("time zone Local: %d, want 422", r.Status)
 		}
 		if n := e.count(t, `SELECT count(*) FROM preferences WHERE name = 'library_name' AND value = 'Riverside Public Library'`); n != 1 {

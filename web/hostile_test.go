@@ -74,7 +74,8 @@ var formFields = map[string]url.Values{
 	"POST /admin/sip/{id}/active":           {"active": {"1"}},
 	"POST /admin/sip/{id}/password":         {"password": {"new-pass"}},
 	"POST /admin/sip/lockouts/clear":        {"key": {"login:kiosk|127.0.0.1"}},
-	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}},
+	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}, "anonymise_days": {"0"}, "purge_years": {"0"}},
+	"POST /admin/patrons/{id}/purge":        {"confirm": {"yes"}},
 
 	// Reports, stocktake and SQL reports (issue 19).
 	"POST /admin/sql-reports":                    {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
@@ -114,7 +115,7 @@ var queryParams = map[string][]string{
 func patronForm() url.Values {
 	return url.Values{"card": {"H0001"}, "surname": {"Hostile"}, "first_name": {"Harry"}, "email": {"h@example.org"},
 		"phone": {"555 0100"}, "address": {"1 Main Street"}, "category": {"ADULT"}, "home_branch": {"CEN"}, "notes": {"test"},
-		"desk_message": {"Has a parcel waiting."}}
+		"desk_message": {"Has a parcel waiting."}, "keep_history": {"1"}}
 }
 
 func recordForm() url.Values {

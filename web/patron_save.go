@@ -50,6 +50,7 @@ func patronInputFrom(r *http.Request) patrons.Input {
 		HomeBranchCode: r.PostFormValue("home_branch"),
 		Notes:          r.PostFormValue("notes"),
 		DeskMessage:    r.PostFormValue("desk_message"),
+		KeepHistory:    r.PostFormValue("keep_history") == "1",
 	}
 }
 
@@ -144,6 +145,7 @@ func (s *Server) handlePatronEdit(w http.ResponseWriter, r *http.Request) {
 			Card: p.Card, Surname: p.Surname, FirstName: p.FirstName, Email: p.Email, Phone: p.Phone,
 			Address: p.Address, CategoryCode: p.CategoryCode, HomeBranchCode: p.HomeBranchCode, Notes: p.Notes,
 			DeskMessage: p.DeskMessage,
+			KeepHistory: p.KeepHistory,
 		}}
 		return loadPatronChoices(tx, &v)
 	})

@@ -89,6 +89,8 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 			"/admin/calendar/days/":     `SELECT max(id) FROM closed_days`,
 			"/admin/sip/":               `SELECT id FROM sip_accounts WHERE username = 'kiosk'`,
 			"/admin/notices/":           `SELECT max(id) FROM notice_messages`,
+			// P0002 owes money: the purge is refused, and the page says why.
+			"/admin/patrons/": `SELECT id FROM patrons WHERE card = 'P0002'`,
 			// A slip is printed for a hold on the shelf.
 			"/holds/{id}/slip": `SELECT min(id) FROM holds WHERE status = 'waiting'`,
 		} {

@@ -41,9 +41,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("check", "check --db FILE",
 		"Checks a library database: SQLite's integrity_check and foreign_key_check, then\n"+
 			"the circulation invariants (no item both on the shelf and on loan, one current\n"+
-			"loan per item on loan, no loan without its item or patron, hold queues numbered\n"+
-			"1..n, trapped copies on the hold shelf or in transit to the pickup branch, no\n"+
-			"payment or waiver taking more than was owed). Every violation is listed, with\n"+
+			"loan per item on loan, no loan without its item or patron unless anonymised (and\n"+
+			"then returned, with its patron category kept), hold queues numbered 1..n, trapped\n"+
+			"copies on the hold shelf or in transit to the pickup branch, no payment or waiver\n"+
+			"taking more than was owed, no charge naming an anonymised loan). Every violation is listed, with\n"+
 			"the ids, barcodes and cards concerned; the exit status is 1 if there is any.\n"+
 			"Run it on a live database (it only reads), after a crash, or on a backup.", stderr)
 	path := fs.String("db", env("STACKS_DB", "stacks.db"), "SQLite database file (STACKS_DB)")

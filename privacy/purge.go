@@ -1,0 +1,327 @@
+package privacy
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// lastActivity is a patron p's last activity, from what the database records:
+// the card's creation; a loan issued or returned (and, once anonymised, the
+// latest return among them: anonymised_until); a hold placed or closed; a
+// charge, payment or waiver; and every audited change or event about the
+// patron (an edit, a card renewal, a PIN change, a block, a sign-in to the
+// patrons' site, a change of notice preferences).
+const lastActivity = `max(p.created_at, coalesce(p.anonymised_until, ''),
+	coalesce((SELECT max(max(l.issued_at, coalesce(l.returned_at, ''))) FROM loans l WHERE l.patron_id = p.id), ''),
+	coalesce((SELECT max(max(h.placed_at, coalesce(h.closed_at, ''))) FROM holds h WHERE h.patron_id = p.id), ''),
+	coalesce((SELECT max(g.created_at) FROM ledger g WHERE g.patron_id = p.id), ''),
+	coalesce((SELECT max(a.at) FROM audit_log a WHERE a.object_type = 'patron' AND a.object_id = p.id), ''))`
+
+// purgeBlockers are the reasons a patron may not be purged, as one text column
+// (” when there is none), for patron p.
+const purgeBlockers = `trim(
+	CASE WHEN coalesce((SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id), 0) <> 0 THEN 'owes ' || printf('%.2f', (SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) / 100.0) || '; ' ELSE '' END ||
+	CASE WHEN EXISTS (SELECT 1 FROM loans l WHERE l.patron_id = p.id AND l.returned_at IS NULL) THEN 'has items checked out; ' ELSE '' END ||
+	CASE WHEN EXISTS (SELECT 1 FROM holds h WHERE h.patron_id = p.id AND h.status IN ('queued', 'in_transit', 'waiting')) THEN 'has open holds; ' ELSE '' END, '; ')`
+
+// PurgeInactive deletes every patron whose last activity (lastActivity) is
+// before cutoff and who owes nothing, has nothing checked out and no open hold,
+// opt.Chunk patrons per write transaction. One audit entry per patron records
+// the purge by id only.
+func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options) (int, error) {
+	cut := db.FormatTime(cutoff.UTC())
+	find := `SELECT p.id FROM patrons p WHERE ` + lastActivity + ` < ?1 AND ` + purgeBlockers + ` = '' AND p.id > ?2 ORDER BY p.id LIMIT ?3`
+	if opt.DryRun {
+		var n int
+		err := d.Read(ctx, func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT count(*) FROM patrons p WHERE `+lastActivity+` < ?1 AND `+purgeBlockers+` = ''`, cut).Scan(&n)
+		})
+		return n, err
+	}
+	// A patron carries more rows than a loan: a tenth of the chunk each time.
+	chunk := max(1, opt.chunk()/10)
+	var last int64
+	total := 0
+	for {
+		// First, on a read connection (the desk's writes go on meanwhile): the
+		// next chunk of patrons, and the audit entries that name them, found
+		// by reading the whole log.
+		var ids []int64
+		var sc auditScrub
+		err := d.Read(ctx, func(tx *db.Tx) error {
+			var err error
+			if ids, err = queryIDs(tx, find, cut, last, chunk); err != nil {
+				return fmt.Errorf("find inactive patrons: %w", err)
+			}
+			sc, err = findAuditText(tx, ids)
+			return err
+		})
+		if err != nil || len(ids) == 0 {
+			return total, err
+		}
+		// Then a short write: each patron still inactive is purged, and the
+		// audit entries found (and any written since) are scrubbed.
+		start := time.Now()
+		purged := 0
+		err = d.Write(ctx, func(tx *db.Tx) error {
+			still, err := queryIDs(tx, `SELECT p.id FROM patrons p WHERE `+lastActivity+` < ?1 AND `+purgeBlockers+` = ''
+				AND p.id IN (SELECT value FROM json_each(?2)) ORDER BY p.id`, cut, jsonIDs(ids))
+			if err != nil {
+				return fmt.Errorf("find inactive patrons: %w", err)
+			}
+			for _, id := range still {
+				if err := purge(tx, opt.actor(), id, "inactive since before "+cut); err != nil {
+					return err
+				}
+			}
+			purged = len(still)
+			return sc.apply(tx)
+		})
+		if err != nil {
+			return total, err
+		}
+		total += purged
+		if len(ids) < chunk {
+			return total, nil
+		}
+		last = ids[len(ids)-1]
+		opt.pause(ctx, time.Since(start))
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+}
+
+// Purge deletes patron id now, at staff's request (the patron asked to be
+// forgotten): refused, saying why, while they owe money, have items checked
+// out or open holds.
+//
+// The audit log is searched for the patron's card, name, email and phone
+// first, in a read transaction, so that the write transaction stays short.
+func Purge(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) error {
+	var sc auditScrub
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		sc, err = findAuditText(tx, []int64{id})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return d.Write(ctx, func(tx *db.Tx) error {
+		if err := purge(tx, actor, id, "at staff's request"); err != nil {
+			return err
+		}
+		return sc.apply(tx)
+	})
+}
+
+// PurgeBlockers says why patron id may not be purged ("" when they may).
+func PurgeBlockers(tx *db.Tx, id int64) (string, error) {
+	var why string
+	err := tx.QueryRow(`SELECT `+purgeBlockers+` FROM patrons p WHERE p.id = ?`, id).Scan(&why)
+	if err != nil {
+		return "", notFound(err, id)
+	}
+	return why, nil
+}
+
+// purge deletes patron id and every row about them, in tx: their loans are
+// anonymised (the statistics keep them), their ledger rows detached
+// (detachLedger), their closed holds, notices, notice preferences, patrons'
+// site sessions and sign-in and PIN lockouts deleted, and the audit log's
+// entries about them or their holds scrubbed (scrubAudit); the caller takes
+// their card, name, email and phone out of the rest of the log (auditScrub)
+// in the same transaction. The audit log keeps one entry, "patron.purge", with
+// the id only.
+func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
+	var card string
+	err := tx.QueryRow(`SELECT card FROM patrons WHERE id = ?`, id).Scan(&card)
+	if err != nil {
+		return notFound(err, id)
+	}
+	blockers, err := PurgeBlockers(tx, id)
+	if err != nil {
+		return err
+	}
+	if blockers != "" {
+		return stacks.Errorf(stacks.EINVALID, "This patron cannot be deleted yet: the patron %s. Settle the account, check the items in and cancel the holds first.", strings.ReplaceAll(blockers, "; ", ", "))
+	}
+	loans, err := queryIDs(tx, `SELECT id FROM loans WHERE patron_id = ? AND returned_at IS NOT NULL`, id)
+	if err != nil {
+		return fmt.Errorf("find the patron's loans: %w", err)
+	}
+	if err := anonymiseLoans(tx, loans); err != nil {
+		return err
+	}
+	if err := detachLedger(tx, id); err != nil {
+		return err
+	}
+	if err := scrubAudit(tx, id); err != nil {
+		return err
+	}
+	for _, q := range []string{
+		// A checkin that trapped one of their holds keeps its row (statistics)
+		// without the hold.
+		`UPDATE checkins SET hold_id = NULL WHERE hold_id IN (SELECT id FROM holds WHERE patron_id = ?1)`,
+		`DELETE FROM holds WHERE patron_id = ?1`,
+		`DELETE FROM notice_items WHERE patron_id = ?1`,
+		`DELETE FROM notice_items WHERE message_id IN (SELECT id FROM notice_messages WHERE patron_id = ?1)`,
+		`DELETE FROM notice_messages WHERE patron_id = ?1`,
+		`DELETE FROM notice_preferences WHERE patron_id = ?1`,
+		// opac's session data is JSON with the patron's id under i.pid
+		// (opac.sessPatronID).
+		`DELETE FROM opac_sessions WHERE CASE WHEN json_valid(CAST(data AS TEXT)) THEN json_extract(CAST(data AS TEXT), '$.i.pid') END = ?1`,
+		`DELETE FROM sip_lockouts WHERE kind = 'pin' AND subject = ?2`,
+		`DELETE FROM login_throttle WHERE key = 'card:' || ?3`,
+		`DELETE FROM patrons WHERE id = ?1`,
+	} {
+		if _, err := tx.Exec(q, id, strconv.FormatInt(id, 10), card); err != nil {
+			return fmt.Errorf("purge patron %d: %w", id, err)
+		}
+	}
+	return tx.Audit(actor, "patron.purge", "patron", id, why)
+}
+
+// detachLedger holds the one decision about a purged patron's ledger rows. A
+// purged patron owes nothing (purge refuses otherwise), so their rows sum to
+// zero, but the payments among them are part of past days' cash-ups.
+//
+// On this branch ledger.patron_id is NOT NULL, so the rows are deleted: a past
+// day's payments total loses the purged patron's payments. Migration 0014
+// (issue 19's branch) makes ledger.patron_id nullable; with it, this function
+// must become `UPDATE ledger SET patron_id = NULL WHERE patron_id = ?`, which
+// keeps every amount and day and names no one (see docs/privacy.md).
+func detachLedger(tx *db.Tx, patronID int64) error {
+	if _, err := tx.Exec(`DELETE FROM ledger WHERE patron_id = ?`, patronID); err != nil {
+		return fmt.Errorf("detach the patron's ledger: %w", err)
+	}
+	return nil
+}
+
+// scrubAudit replaces with "[purged]" the detail of the audit entries about
+// purged patron id or their holds; each keeps its action and time.
+func scrubAudit(tx *db.Tx, id int64) error {
+	for _, q := range []string{
+		`UPDATE audit_log SET detail = '[purged]' WHERE object_type = 'patron' AND object_id = ?1`,
+		`UPDATE audit_log SET detail = '[purged]' WHERE object_type = 'hold' AND object_id IN (SELECT h.id FROM holds h WHERE h.patron_id = ?1)`,
+	} {
+		if _, err := tx.Exec(q, id); err != nil {
+			return fmt.Errorf("scrub the audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// auditScrub is what a purge takes out of the audit log besides the entries
+// about the patron: each of texts (cards, names, emails, phones) wherever an
+// entry's actor or detail holds it. ids are the entries found holding one when
+// the log was read, up to maxID; entries written after are checked again when
+// it is applied.
+type auditScrub struct {
+	texts []string
+	ids   []int64
+	maxID int64
+}
+
+// findAuditText reads, in tx, the card, full name, email and phone of each
+// patron of patronIDs, and the audit entries that hold any of them: one pass
+// over the whole log, which no index helps with, so on a read connection.
+func findAuditText(tx *db.Tx, patronIDs []int64) (auditScrub, error) {
+	var sc auditScrub
+	rows, err := tx.Query(`SELECT card, trim(first_name || ' ' || surname), email, phone FROM patrons
+		WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(patronIDs))
+	if err != nil {
+		return sc, fmt.Errorf("read purged patrons: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t [4]string
+		if err := rows.Scan(&t[0], &t[1], &t[2], &t[3]); err != nil {
+			return sc, err
+		}
+		for _, s := range t {
+			if strings.TrimSpace(s) != "" {
+				sc.texts = append(sc.texts, s)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return sc, err
+	}
+	if err := tx.QueryRow(`SELECT coalesce(max(id), 0) FROM audit_log`).Scan(&sc.maxID); err != nil {
+		return sc, err
+	}
+	if len(sc.texts) == 0 {
+		return sc, nil
+	}
+	match, args := sc.match()
+	sc.ids, err = queryIDs(tx, `SELECT id FROM audit_log WHERE id <= ?`+strconv.Itoa(len(args)+1)+` AND (`+match+`)`, append(args, sc.maxID)...)
+	return sc, err
+}
+
+// match is the condition "actor or detail holds one of the texts", with its
+// arguments ?1..?n.
+func (sc auditScrub) match() (string, []any) {
+	var terms []string
+	var args []any
+	for _, s := range sc.texts {
+		args = append(args, s)
+		n := strconv.Itoa(len(args))
+		terms = append(terms, "instr(actor, ?"+n+") > 0 OR instr(detail, ?"+n+") > 0")
+	}
+	return strings.Join(terms, " OR "), args
+}
+
+// apply replaces each text with "[purged]" in the entries found and in any
+// written since they were found, in tx.
+func (sc auditScrub) apply(tx *db.Tx) error {
+	if len(sc.texts) == 0 {
+		return nil
+	}
+	match, args := sc.match()
+	set, actorSet := "detail", "actor"
+	for i := range args {
+		n := strconv.Itoa(i + 1)
+		set = "replace(" + set + ", ?" + n + ", '[purged]')"
+		actorSet = "replace(" + actorSet + ", ?" + n + ", '[purged]')"
+	}
+	// Two statements, each reading by id: the entries found, and those
+	// written since.
+	next := "?" + strconv.Itoa(len(args)+1)
+	for _, q := range []struct {
+		where string
+		arg   any
+	}{
+		{`id IN (SELECT value FROM json_each(` + next + `))`, jsonIDs(sc.ids)},
+		{`id > ` + next, sc.maxID},
+	} {
+		_, err := tx.Exec(`UPDATE audit_log SET actor = `+actorSet+`, detail = `+set+` WHERE `+q.where+` AND (`+match+`)`, append(args, q.arg)...)
+		if err != nil {
+			return fmt.Errorf("scrub the audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// jsonIDs is ids as a JSON array, for json_each.
+func jsonIDs(ids []int64) string {
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
+
+func notFound(err error, id int64) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no patron %d; they may have been deleted already. Search for the patron again.", id)
+	}
+	return err
+}

@@ -1,0 +1,223 @@
+package privacy_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/privacy"
+)
+
+// person is what the gone-from-every-table test looks for.
+type person struct {
+	id                          int64
+	card, surname, email, phone string
+}
+
+// richPatron adds a patron inactive for four years with a row in every table
+// that can hold one about them: a returned loan with its checkin, a settled
+// charge, a fulfilled hold that a checkin trapped, notices and notice
+// preferences, a patrons'-site session, a PIN lockout, a sign-in throttle, and
+// audit entries that name them.
+func richPatron(tb testing.TB, d *db.DB, card, surname string) person {
+	tb.Helper()
+	old := days(4 * 366)
+	id := newPatron(tb, d, card, surname, old.AddDate(-1, 0, 0))
+	p := person{id: id, card: card, surname: surname}
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT email, phone FROM patrons WHERE id = ?`, id).Scan(&p.email, &p.phone)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	loan := addLoan(tb, d, id, old.AddDate(0, 0, -20), old)
+	ts := db.FormatTime(old)
+	exec(tb, d, `INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, description, created_at) VALUES (?, 'overdue', 150, ?, 'Overdue', ?)`, id, loan, ts)
+	exec(tb, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'payment', -150, 'Cash from '||?, ?)`, id, surname, ts)
+	rec := queryInt(tb, d, `SELECT r.id FROM records r JOIN items i ON i.record_id = r.id ORDER BY r.id LIMIT 1`)
+	hold := exec(tb, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at)
+		VALUES (?, ?, 1, ?, 0, 'fulfilled', ?)`, rec, id, ts, ts)
+	holdID, _ := hold.LastInsertId()
+	exec(tb, d, `INSERT INTO checkins (at, item_id, branch_id, actor, hold_id) VALUES (?, (SELECT min(id) FROM items), 1, 'desk', ?)`, ts, holdID)
+	msg := exec(tb, d, `INSERT INTO notice_messages (patron_id, delivery, branch_id, library_day, to_address, subject, body_text, body_html, status, next_attempt_at, created_at)
+		VALUES (?, 'email', 1, ?, ?, 'Your hold', 'Dear '||?||', card '||?, '<p>Dear '||?||'</p>', 'sent', ?, ?)`,
+		id, ts[:10], p.email, surname, card, surname, ts, ts)
+	msgID, _ := msg.LastInsertId()
+	exec(tb, d, `INSERT INTO notice_items (trigger, object_id, patron_id, library_day, created_at, delivery, message_id) VALUES ('hold_available', ?, ?, ?, ?, 'email', ?)`,
+		holdID, id, ts[:10], ts, msgID)
+	exec(tb, d, `INSERT INTO notice_preferences (patron_id, kind, delivery) VALUES (?, 'predue', 'print')`, id)
+	exec(tb, d, `INSERT INTO opac_sessions (token_hash, data, expiry) VALUES (?, ?, '2099-01-01T00:00:00Z')`,
+		"hash-"+card, fmt.Sprintf(`{"d":"2099-01-01T00:00:00Z","i":{"pid":%d}}`, id))
+	exec(tb, d, `INSERT INTO sip_lockouts (key, kind, subject, failures, window_start) VALUES (?, 'pin', ?, 2, ?)`, fmt.Sprintf("pin:%d", id), fmt.Sprint(id), ts)
+	exec(tb, d, `INSERT INTO login_throttle (key, failures, first_at) VALUES (?, 1, ?)`, "card:"+card, ts)
+	for _, a := range [][4]any{
+		{"desk", "patron.create", "patron", fmt.Sprintf("%s Quintessa %s, %s", card, surname, p.email)},
+		{"opac:" + card, "patron.signin", "patron", "from 192.0.2.1"},
+		{"desk", "hold.trap", "hold", "item I00001 for " + card},
+		{"desk", "checkout.override", "loan", "for Quintessa " + surname + " (" + card + "), phone " + p.phone},
+	} {
+		obj := id
+		if a[2] == "hold" {
+			obj = holdID
+		} else if a[2] == "loan" {
+			obj = loan
+		}
+		exec(tb, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, ?, ?, ?, ?, ?)`, ts, a[0], a[1], a[2], obj, a[3])
+	}
+	return p
+}
+
+func TestPurgeInactive(t *testing.T) {
+	d := mustOpenDemo(t)
+	cutoff := privacy.PurgeCutoff(testNow, 3)
+	eligible := richPatron(t, d, "X9100", "Zyxwvutsson")
+
+	// Each other patron is old and quiet like the eligible one, but for one
+	// reason to stay.
+	cases := []struct {
+		name  string
+		setup func(id int64)
+	}{
+		{"Owes", func(id int64) {
+			exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'fee', 100, 'Card', ?)`, id, db.FormatTime(days(2000)))
+		}},
+		{"CurrentLoan", func(id int64) { addLoan(t, d, id, days(1500), time.Time{}) }},
+		{"OpenHold", func(id int64) {
+			exec(t, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status) VALUES ((SELECT max(id) FROM records), ?, 1, ?, 1, 'queued')`, id, db.FormatTime(days(1500)))
+		}},
+		{"RecentReturn", func(id int64) { addLoan(t, d, id, days(300), days(280)) }},
+		{"RecentAnonymisedReturn", func(id int64) {
+			exec(t, d, `UPDATE patrons SET anonymised_until = ? WHERE id = ?`, db.FormatTime(days(200)), id)
+		}},
+		{"RecentPayment", func(id int64) {
+			exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'fee', 100, 'Card', ?)`, id, db.FormatTime(days(400)))
+			exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'payment', -100, 'Cash', ?)`, id, db.FormatTime(days(300)))
+		}},
+		{"RecentSignIn", func(id int64) {
+			exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id) VALUES (?, 'opac:x', 'patron.signin', 'patron', ?)`, db.FormatTime(days(30)), id)
+		}},
+		{"RecentHold", func(id int64) {
+			exec(t, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at) VALUES ((SELECT min(id) FROM records), ?, 1, ?, 0, 'cancelled', ?)`,
+				id, db.FormatTime(days(400)), db.FormatTime(days(390)))
+		}},
+		{"NewCard", func(id int64) {
+			exec(t, d, `UPDATE patrons SET created_at = ? WHERE id = ?`, db.FormatTime(days(100)), id)
+		}},
+	}
+	kept := map[string]int64{}
+	for i, c := range cases {
+		id := newPatron(t, d, fmt.Sprintf("X92%02d", i), "Stays"+c.name, days(2000))
+		c.setup(id)
+		kept[c.name] = id
+	}
+	mustCheck(t, d)
+
+	dry, err := privacy.PurgeInactive(ctx, d, cutoff, privacy.Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry != 1 {
+		t.Errorf("the dry run counts %d patrons, want 1", dry)
+	}
+	n, err := privacy.PurgeInactive(ctx, d, cutoff, privacy.Options{Chunk: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("purged %d patrons, want 1", n)
+	}
+	for name, id := range kept {
+		t.Run("Kept"+name, func(t *testing.T) {
+			if queryInt(t, d, `SELECT count(*) FROM patrons WHERE id = ?`, id) != 1 {
+				t.Errorf("patron %d was purged", id)
+			}
+		})
+	}
+	t.Run("GoneFromEveryTable", func(t *testing.T) { assertGone(t, d, eligible) })
+	if got := queryText(t, d, `SELECT detail FROM audit_log WHERE action = 'patron.purge' AND object_id = ?`, eligible.id); len(got) != 1 {
+		t.Errorf("purge audit entries %q, want one", got)
+	}
+	if n := queryInt(t, d, `SELECT count(*) FROM checkins WHERE loan_id IS NOT NULL AND loan_id IN (SELECT id FROM loans WHERE patron_id IS NULL)`); n == 0 {
+		t.Error("the purged patron's loan and its checkin are not kept for the statistics")
+	}
+	mustCheck(t, d)
+	if again, err := privacy.PurgeInactive(ctx, d, cutoff, privacy.Options{}); err != nil || again != 0 {
+		t.Errorf("a second purge: %d, %v; want 0, nil", again, err)
+	}
+}
+
+// assertGone enumerates the schema (every table, every column) and fails if a
+// column that references patrons, or is named patron_id, holds p's id, or if
+// any column holds p's card, surname, email or phone as text.
+func assertGone(t *testing.T, d *db.DB, p person) {
+	t.Helper()
+	tables := queryText(t, d, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if len(tables) < 20 {
+		t.Fatalf("only %d tables found: %v", len(tables), tables)
+	}
+	searched := 0
+	for _, table := range tables {
+		refs := map[string]bool{}
+		for _, col := range queryText(t, d, `SELECT "from" FROM pragma_foreign_key_list(?) WHERE "table" = 'patrons'`, table) {
+			refs[col] = true
+		}
+		for _, col := range queryText(t, d, `SELECT name FROM pragma_table_info(?)`, table) {
+			quoted := `"` + strings.ReplaceAll(table, `"`, `""`) + `"."` + strings.ReplaceAll(col, `"`, `""`) + `"`
+			from := ` FROM "` + strings.ReplaceAll(table, `"`, `""`) + `"`
+			if refs[col] || col == "patron_id" {
+				if n := queryInt(t, d, `SELECT count(*)`+from+` WHERE `+quoted+` = ?`, p.id); n != 0 {
+					t.Errorf("%s.%s holds the purged patron's id %d in %d rows", table, col, p.id, n)
+				}
+			}
+			for _, s := range []string{p.card, p.surname, p.email, p.phone} {
+				if n := queryInt(t, d, `SELECT count(*)`+from+` WHERE instr(CAST(`+quoted+` AS TEXT), ?) > 0`, s); n != 0 {
+					t.Errorf("%s.%s holds %q in %d rows", table, col, s, n)
+				}
+			}
+			searched++
+		}
+	}
+	if searched < 100 {
+		t.Errorf("searched only %d columns", searched)
+	}
+}
+
+func TestPurgeByStaff(t *testing.T) {
+	d := mustOpenDemo(t)
+	admin := stacks.Actor{Name: "admin", StaffID: queryInt(t, d, `SELECT id FROM staff_users WHERE username = 'admin'`)}
+	purge := func(id int64) error {
+		return privacy.Purge(ctx, d, admin, id)
+	}
+	t.Run("ErrOwes", func(t *testing.T) {
+		err := purge(queryInt(t, d, `SELECT id FROM patrons WHERE card = 'P0002'`))
+		if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "owes 12.50") {
+			t.Errorf("err = %v, want refused because they owe 12.50", err)
+		}
+	})
+	t.Run("ErrLoans", func(t *testing.T) {
+		id := newPatron(t, d, "X9301", "Borrower", days(10))
+		addLoan(t, d, id, days(3), time.Time{})
+		err := purge(id)
+		if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "checked out") {
+			t.Errorf("err = %v, want refused because of the loan", err)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		if err := purge(999999); stacks.ErrorCode(err) != stacks.ENOTFOUND {
+			t.Errorf("err = %v, want not found", err)
+		}
+	})
+	t.Run("OK", func(t *testing.T) {
+		// Active patrons too: staff purge on request, whatever the activity.
+		p := richPatron(t, d, "X9302", "Wolkenkratzer")
+		exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id) VALUES (?, 'opac:X9302', 'patron.signin', 'patron', ?)`, db.FormatTime(days(1)), p.id)
+		if err := purge(p.id); err != nil {
+			t.Fatal(err)
+		}
+		assertGone(t, d, p)
+		mustCheck(t, d)
+	})
+}

@@ -1,0 +1,205 @@
+package privacy_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// testNow is the day the tests run on.
+var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+var ctx = context.Background()
+
+// demoTemplate is a small demo library (50 titles, 20 patrons) created on
+// testNow once per test binary; each test works on its own copy.
+var demoTemplate struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// mustOpenDemo opens a copy of the small demo library.
+func mustOpenDemo(tb testing.TB) *db.DB {
+	tb.Helper()
+	demoTemplate.once.Do(func() {
+		dir, err := os.MkdirTemp("", "stacks-privacy-test-")
+		if err != nil {
+			demoTemplate.err = err
+			return
+		}
+		p := filepath.Join(dir, "demo.db")
+		d, err := db.Open(p, db.Options{Synchronous: "NORMAL"})
+		if err != nil {
+			demoTemplate.err = err
+			return
+		}
+		d.Now = func() time.Time { return testNow }
+		if _, err = d.Migrate(ctx); err == nil {
+			_, err = demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 20})
+		}
+		// Closing the last connection checkpoints the WAL into the file.
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		demoTemplate.path, demoTemplate.err = p, err
+	})
+	if demoTemplate.err != nil {
+		tb.Fatal(demoTemplate.err)
+	}
+	path := filepath.Join(tb.TempDir(), "stacks.db")
+	b, err := os.ReadFile(demoTemplate.path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	d, err := db.Open(path, db.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	d.Now = func() time.Time { return testNow }
+	return d
+}
+
+func exec(tb testing.TB, d *db.DB, q string, args ...any) sql.Result {
+	tb.Helper()
+	var res sql.Result
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		var err error
+		res, err = tx.Exec(q, args...)
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("%s: %v", q, err)
+	}
+	return res
+}
+
+func queryInt(tb testing.TB, d *db.DB, q string, args ...any) int64 {
+	tb.Helper()
+	var n int64
+	err := d.Read(ctx, func(tx *db.Tx) error { return tx.QueryRow(q, args...).Scan(&n) })
+	if err != nil {
+		tb.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// queryText returns every row of a one-column text query, in order.
+func queryText(tb testing.TB, d *db.DB, q string, args ...any) []string {
+	tb.Helper()
+	var out []string
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		rows, err := tx.Query(q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s sql.NullString
+			if err := rows.Scan(&s); err != nil {
+				return err
+			}
+			out = append(out, s.String)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		tb.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
+// newPatron adds a patron (Adult, Central) with the given card and surname and
+// returns the id.
+func newPatron(tb testing.TB, d *db.DB, card, surname string, created time.Time) int64 {
+	tb.Helper()
+	res := exec(tb, d, `INSERT INTO patrons (card, surname, first_name, email, phone, address, category_id, home_branch_id, expires_on, created_at)
+		VALUES (?, ?, 'Quintessa', lower(?) || '@example.org', '+44 7700 ' || substr(?, -6), '1 Mulberry Lane', 
+			(SELECT id FROM patron_categories WHERE code = 'ADULT' OR name = 'Adult' LIMIT 1), (SELECT id FROM branches WHERE code = 'CEN'), '2030-01-01', ?)`,
+		card, surname, surname, card, db.FormatTime(created))
+	id, err := res.LastInsertId()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return id
+}
+
+// freeItem returns the id of an available item nobody has borrowed, a new one
+// each call.
+func freeItem(tb testing.TB, d *db.DB) int64 {
+	tb.Helper()
+	return queryInt(tb, d, `SELECT i.id FROM items i JOIN item_types t ON t.id = i.item_type_id
+		WHERE i.status = 'available' AND t.not_for_loan = 0 AND NOT EXISTS (SELECT 1 FROM loans l WHERE l.item_id = i.id)
+		ORDER BY i.id DESC LIMIT 1`)
+}
+
+// addLoan records a loan of a new item to patron, issued at issued and returned
+// at returned (current when zero), and returns its id.
+func addLoan(tb testing.TB, d *db.DB, patron int64, issued, returned time.Time) int64 {
+	tb.Helper()
+	item := freeItem(tb, d)
+	var ret any
+	if !returned.IsZero() {
+		ret = db.FormatTime(returned)
+	} else {
+		exec(tb, d, `UPDATE items SET status = 'on_loan' WHERE id = ?`, item)
+	}
+	res := exec(tb, d, `INSERT INTO loans (item_id, patron_id, branch_id, issued_at, due_at, returned_at, return_branch_id)
+		VALUES (?, ?, (SELECT id FROM branches WHERE code = 'CEN'), ?, ?, ?, CASE WHEN ?5 IS NULL THEN NULL ELSE (SELECT id FROM branches WHERE code = 'CEN') END)`,
+		item, patron, db.FormatTime(issued), db.FormatTime(issued.AddDate(0, 0, 21)), ret)
+	id, err := res.LastInsertId()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !returned.IsZero() {
+		exec(tb, d, `INSERT INTO checkins (at, item_id, loan_id, branch_id, actor) VALUES (?, ?, ?, (SELECT id FROM branches WHERE code = 'CEN'), 'desk')`,
+			db.FormatTime(returned), item, id)
+	}
+	return id
+}
+
+// mustCheck runs every invariant `stacks check` runs and fails on any violation.
+func mustCheck(tb testing.TB, d *db.DB) {
+	tb.Helper()
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		for _, check := range []func(*db.Tx) ([]stacks.Violation, error){db.Check, circulation.Check, holds.Check, patrons.Check} {
+			vs, err := check(tx)
+			if err != nil {
+				return err
+			}
+			for _, v := range vs {
+				tb.Errorf("violation %s: %s", v.Check, v.Detail)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func days(n int) time.Time { return testNow.AddDate(0, 0, -n) }
+
+// TestMain removes the demo library template after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if demoTemplate.path != "" {
+		os.RemoveAll(filepath.Dir(demoTemplate.path))
+	}
+	os.Exit(code)
+}
