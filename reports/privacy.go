@@ -5,17 +5,11 @@ package reports
 // joins the loan (alias l) to its patron (alias p) with LEFT JOIN, so a loan
 // whose patron is gone still counts.
 //
-// INTEGRATOR (issue 16, migration 0013): anonymised loans have patron_id NULL and
-// keep their category in loans.patron_category_id. When 0013 is merged, change
-// this one constant to
-//
-//	coalesce(l.patron_category_id, p.category_id)
-//
-// and nothing else: the rollup into loan_stats (rollup.go) and the overdue
-// report's category filter (standard.go) both use it. Migration 0012's own
-// backfill of loan_stats runs before 0013 exists, so p.category_id is right
-// there.
-const LoanCategory = "p.category_id"
+// Anonymised loans (issue 16, migration 0013) have patron_id NULL and keep
+// their category in loans.patron_category_id, so they still count. Migration
+// 0012's own backfill of loan_stats runs before 0013 exists, and uses
+// p.category_id directly.
+const LoanCategory = "coalesce(l.patron_category_id, p.category_id)"
 
 // loanPatronJoin joins a loan (l) to its patron (p), keeping the loans that have
 // none (anonymised: issue 16).
