@@ -49,6 +49,17 @@ const (
 // card, surname, first_name, email, phone, address, category, home_branch, notes or
 // desk_message.
 func (in *Input) Validate() error {
+	if problems := in.Problems(); len(problems) > 0 {
+		return problems[0]
+	}
+	return nil
+}
+
+// Problems normalizes the fields as Validate does and returns every problem, at
+// most one per field: text that is not valid UTF-8 first, then the fields in the
+// form's order. A patron load names all of a row's problems at once; the form
+// shows the first (Validate).
+func (in *Input) Problems() []*stacks.Error {
 	in.Card = normalizeCard(in.Card)
 	in.Surname = strings.TrimSpace(in.Surname)
 	in.FirstName = strings.TrimSpace(in.FirstName)
@@ -60,48 +71,106 @@ func (in *Input) Validate() error {
 	in.Notes = strings.TrimSpace(in.Notes)
 	in.DeskMessage = strings.TrimSpace(in.DeskMessage)
 
+	var problems []*stacks.Error
+	invalid := map[string]bool{}
 	for _, f := range []struct{ field, value string }{
 		{"card", in.Card}, {"surname", in.Surname}, {"first_name", in.FirstName}, {"email", in.Email},
 		{"phone", in.Phone}, {"address", in.Address}, {"category", in.CategoryCode},
 		{"home_branch", in.HomeBranchCode}, {"notes", in.Notes}, {"desk_message", in.DeskMessage},
 	} {
 		if !utf8.ValidString(f.value) {
-			return stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains characters that are not valid text; type it again.")
+			invalid[f.field] = true
+			problems = append(problems, stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains characters that are not valid text; type it again."))
 		}
 	}
-	switch {
-	case in.Card == "":
-		return stacks.FieldErrorf("card", stacks.EINVALID, "Enter the card number printed on the patron's card.")
-	case len(in.Card) > maxCard || !validCard(in.Card):
-		return stacks.FieldErrorf("card", stacks.EINVALID, "A card number has 1 to %d letters, digits or hyphens (-), without spaces.", maxCard)
-	case in.Surname == "":
-		return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter the patron's surname.")
-	case utf8.RuneCountInString(in.Surname) > maxName || hasControl(in.Surname):
-		return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter a surname of at most %d characters on one line.", maxName)
-	case utf8.RuneCountInString(in.FirstName) > maxName || hasControl(in.FirstName):
-		return stacks.FieldErrorf("first_name", stacks.EINVALID, "Enter a first name of at most %d characters on one line.", maxName)
-	case in.Email != "" && (!strings.Contains(in.Email, "@") || strings.ContainsAny(in.Email, " \t\r\n") || hasControl(in.Email) || len(in.Email) > maxEmail):
-		return stacks.FieldErrorf("email", stacks.EINVALID, "Enter an e-mail address like name@example.org, or leave the field empty.")
-	case utf8.RuneCountInString(in.Phone) > maxPhone || hasControl(in.Phone):
-		return stacks.FieldErrorf("phone", stacks.EINVALID, "Enter a phone number of at most %d characters.", maxPhone)
-	case utf8.RuneCountInString(in.Address) > maxAddress:
-		return stacks.FieldErrorf("address", stacks.EINVALID, "Shorten the address to at most %d characters.", maxAddress)
-	case hasControlText(in.Address):
-		return stacks.FieldErrorf("address", stacks.EINVALID, "The address contains control characters that are not text; type it again.")
-	case in.CategoryCode == "":
-		return stacks.FieldErrorf("category", stacks.EINVALID, "Choose the patron's category.")
-	case in.HomeBranchCode == "":
-		return stacks.FieldErrorf("home_branch", stacks.EINVALID, "Choose the patron's home branch.")
-	case utf8.RuneCountInString(in.Notes) > maxNotes:
-		return stacks.FieldErrorf("notes", stacks.EINVALID, "Shorten the notes to at most %d characters.", maxNotes)
-	case hasControlText(in.Notes):
-		return stacks.FieldErrorf("notes", stacks.EINVALID, "The notes contain control characters that are not text; type them again.")
-	case utf8.RuneCountInString(in.DeskMessage) > maxDeskMessage:
-		return stacks.FieldErrorf("desk_message", stacks.EINVALID, "Shorten the message for the desk to at most %d characters; longer notes belong in Notes.", maxDeskMessage)
-	case hasControlText(in.DeskMessage):
-		return stacks.FieldErrorf("desk_message", stacks.EINVALID, "The message for the desk contains control characters that are not text; type it again.")
+	for _, check := range []struct {
+		field string
+		fn    func() *stacks.Error
+	}{
+		{"card", func() *stacks.Error {
+			switch {
+			case in.Card == "":
+				return stacks.FieldErrorf("card", stacks.EINVALID, "Enter the card number printed on the patron's card.")
+			case len(in.Card) > maxCard || !validCard(in.Card):
+				return stacks.FieldErrorf("card", stacks.EINVALID, "A card number has 1 to %d letters, digits or hyphens (-), without spaces.", maxCard)
+			}
+			return nil
+		}},
+		{"surname", func() *stacks.Error {
+			switch {
+			case in.Surname == "":
+				return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter the patron's surname.")
+			case utf8.RuneCountInString(in.Surname) > maxName || hasControl(in.Surname):
+				return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter a surname of at most %d characters on one line.", maxName)
+			}
+			return nil
+		}},
+		{"first_name", func() *stacks.Error {
+			if utf8.RuneCountInString(in.FirstName) > maxName || hasControl(in.FirstName) {
+				return stacks.FieldErrorf("first_name", stacks.EINVALID, "Enter a first name of at most %d characters on one line.", maxName)
+			}
+			return nil
+		}},
+		{"email", func() *stacks.Error {
+			if in.Email != "" && (!strings.Contains(in.Email, "@") || strings.ContainsAny(in.Email, " \t\r\n") || hasControl(in.Email) || len(in.Email) > maxEmail) {
+				return stacks.FieldErrorf("email", stacks.EINVALID, "Enter an e-mail address like name@example.org, or leave the field empty.")
+			}
+			return nil
+		}},
+		{"phone", func() *stacks.Error {
+			if utf8.RuneCountInString(in.Phone) > maxPhone || hasControl(in.Phone) {
+				return stacks.FieldErrorf("phone", stacks.EINVALID, "Enter a phone number of at most %d characters.", maxPhone)
+			}
+			return nil
+		}},
+		{"address", func() *stacks.Error {
+			switch {
+			case utf8.RuneCountInString(in.Address) > maxAddress:
+				return stacks.FieldErrorf("address", stacks.EINVALID, "Shorten the address to at most %d characters.", maxAddress)
+			case hasControlText(in.Address):
+				return stacks.FieldErrorf("address", stacks.EINVALID, "The address contains control characters that are not text; type it again.")
+			}
+			return nil
+		}},
+		{"category", func() *stacks.Error {
+			if in.CategoryCode == "" {
+				return stacks.FieldErrorf("category", stacks.EINVALID, "Choose the patron's category.")
+			}
+			return nil
+		}},
+		{"home_branch", func() *stacks.Error {
+			if in.HomeBranchCode == "" {
+				return stacks.FieldErrorf("home_branch", stacks.EINVALID, "Choose the patron's home branch.")
+			}
+			return nil
+		}},
+		{"notes", func() *stacks.Error {
+			switch {
+			case utf8.RuneCountInString(in.Notes) > maxNotes:
+				return stacks.FieldErrorf("notes", stacks.EINVALID, "Shorten the notes to at most %d characters.", maxNotes)
+			case hasControlText(in.Notes):
+				return stacks.FieldErrorf("notes", stacks.EINVALID, "The notes contain control characters that are not text; type them again.")
+			}
+			return nil
+		}},
+		{"desk_message", func() *stacks.Error {
+			switch {
+			case utf8.RuneCountInString(in.DeskMessage) > maxDeskMessage:
+				return stacks.FieldErrorf("desk_message", stacks.EINVALID, "Shorten the message for the desk to at most %d characters; longer notes belong in Notes.", maxDeskMessage)
+			case hasControlText(in.DeskMessage):
+				return stacks.FieldErrorf("desk_message", stacks.EINVALID, "The message for the desk contains control characters that are not text; type it again.")
+			}
+			return nil
+		}},
+	} {
+		if invalid[check.field] {
+			continue
+		}
+		if err := check.fn(); err != nil {
+			problems = append(problems, err)
+		}
 	}
-	return nil
+	return problems
 }
 
 func validCard(s string) bool {
