@@ -729,26 +729,11 @@ func writeRows(tx *db.Tx, actor stacks.Actor, res *LoadResult) error {
 	if err != nil {
 		return fmt.Errorf("prepare patron insert: %w", err)
 	}
-	// Each column is written only when the row changes it, so that a desk's edit
-	// of another field since the file was checked is kept.
-	upd, err := tx.Prepare(`UPDATE patrons SET
-		card = CASE WHEN ?1 THEN ?2 ELSE card END,
-		surname = CASE WHEN ?3 THEN ?4 ELSE surname END,
-		first_name = CASE WHEN ?5 THEN ?6 ELSE first_name END,
-		email = CASE WHEN ?7 THEN ?8 ELSE email END,
-		phone = CASE WHEN ?9 THEN ?10 ELSE phone END,
-		address = CASE WHEN ?11 THEN ?12 ELSE address END,
-		category_id = CASE WHEN ?13 THEN (SELECT id FROM patron_categories WHERE code = ?14) ELSE category_id END,
-		home_branch_id = CASE WHEN ?15 THEN (SELECT id FROM branches WHERE code = ?16) ELSE home_branch_id END,
-		notes = CASE WHEN ?17 THEN ?18 ELSE notes END,
-		expires_on = CASE WHEN ?19 THEN ?20 ELSE expires_on END,
-		external_id = CASE WHEN ?21 THEN ?22 ELSE external_id END,
-		pin_hash = CASE WHEN ?23 THEN ?24 ELSE pin_hash END,
-		pin_generation = pin_generation + ?23
-		WHERE id = ?25`)
-	if err != nil {
-		return fmt.Errorf("prepare patron update: %w", err)
-	}
+	// An update sets only the columns its row changes (so that a desk's edit of
+	// another field since the file was checked is kept, and indexes on unchanged
+	// columns are not touched); rows that change the same columns share a
+	// statement.
+	updates := map[string]*db.Stmt{}
 	audit, err := tx.Prepare(`INSERT INTO audit_log (at, staff_id, actor, action, object_type, object_id, detail)
 		VALUES (?, ?, ?, ?, 'patron', ?, ?)`)
 	if err != nil {
@@ -782,11 +767,27 @@ func writeRows(tx *db.Tx, actor stacks.Actor, res *LoadResult) error {
 				return fmt.Errorf("line %d: audit: %w", row.Line, err)
 			}
 		case "update":
-			s := row.set
-			r, err := upd.Exec(s["card"], in.Card, s["surname"], in.Surname, s["first_name"], in.FirstName,
-				s["email"], in.Email, s["phone"], in.Phone, s["address"], in.Address,
-				s["category"], in.CategoryCode, s["home_branch"], in.HomeBranchCode, s["notes"], in.Notes,
-				s["expires_on"], row.expires, s["external_id"], row.extID, row.pinHash != "", row.pinHash, row.patronID)
+			var sets []string
+			var args []any
+			for _, c := range updateColumns {
+				if row.set[c.name] {
+					sets = append(sets, c.sql)
+					args = append(args, c.value(row))
+				}
+			}
+			if row.pinHash != "" {
+				sets = append(sets, "pin_hash = ?, pin_generation = pin_generation + 1")
+				args = append(args, row.pinHash)
+			}
+			q := strings.Join(sets, ", ")
+			upd := updates[q]
+			if upd == nil {
+				if upd, err = tx.Prepare(`UPDATE patrons SET ` + q + ` WHERE id = ?`); err != nil {
+					return fmt.Errorf("prepare patron update: %w", err)
+				}
+				updates[q] = upd
+			}
+			r, err := upd.Exec(append(args, row.patronID)...)
 			if db.IsUniqueViolation(err) {
 				return stacks.Errorf(stacks.ECONFLICT, "Line %d: card %s or external id %q was given to another patron while the file was being checked. Nothing was imported; load the file again.", row.Line, in.Card, row.ExternalID)
 			} else if err != nil {
@@ -804,6 +805,24 @@ func writeRows(tx *db.Tx, actor stacks.Actor, res *LoadResult) error {
 	}
 	return tx.Audit(actor, "patron.load", "patron", 0, fmt.Sprintf("patron load of %d rows: %d created, %d updated, %d unchanged, %d bad rows skipped",
 		len(res.Rows), res.Created, res.Updated, res.Unchanged, res.Bad))
+}
+
+// updateColumns are the columns an update may set, with the value a row gives.
+var updateColumns = []struct {
+	name, sql string
+	value     func(*LoadRow) any
+}{
+	{"card", "card = ?", func(r *LoadRow) any { return r.in.Card }},
+	{"surname", "surname = ?", func(r *LoadRow) any { return r.in.Surname }},
+	{"first_name", "first_name = ?", func(r *LoadRow) any { return r.in.FirstName }},
+	{"email", "email = ?", func(r *LoadRow) any { return r.in.Email }},
+	{"phone", "phone = ?", func(r *LoadRow) any { return r.in.Phone }},
+	{"address", "address = ?", func(r *LoadRow) any { return r.in.Address }},
+	{"category", "category_id = (SELECT id FROM patron_categories WHERE code = ?)", func(r *LoadRow) any { return r.in.CategoryCode }},
+	{"home_branch", "home_branch_id = (SELECT id FROM branches WHERE code = ?)", func(r *LoadRow) any { return r.in.HomeBranchCode }},
+	{"notes", "notes = ?", func(r *LoadRow) any { return r.in.Notes }},
+	{"expires_on", "expires_on = ?", func(r *LoadRow) any { return r.expires }},
+	{"external_id", "external_id = ?", func(r *LoadRow) any { return r.extID }},
 }
 
 // codeIDs reads the ids of the category and branch codes inside the write
