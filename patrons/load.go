@@ -148,7 +148,7 @@ func (r *LoadResult) BadRows() []LoadRow {
 	return bad
 }
 
-// ErrBadRows is the code-carrying error a load returns when bad rows stopped it.
+// errBadRows is the error a load returns when bad rows stopped it.
 func errBadRows(n int) error {
 	rows := "rows have"
 	if n == 1 {
@@ -672,7 +672,7 @@ func codeList(m map[string]int64) string {
 	return strings.Join(codes, ", ")
 }
 
-// hashPINs hashes the good rows' PINs before the write transaction, on every CPU:
+// hashPINs hashes the good rows' PINs before the write transaction, on half the CPUs:
 // bcrypt is slow on purpose, and the write connection must not wait for it.
 func hashPINs(ctx context.Context, rows []LoadRow) error {
 	var todo []*LoadRow
@@ -688,7 +688,9 @@ func hashPINs(ctx context.Context, rows []LoadRow) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	for range runtime.GOMAXPROCS(0) {
+	// Half the CPUs (at least one): the desk and the self-check machines keep
+	// the others while a file of PINs is hashed.
+	for range max(1, runtime.GOMAXPROCS(0)/2) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -79,11 +79,11 @@ func BenchmarkLoadYearlyUpdate6000(b *testing.B) {
 		patrons.LoadOptions{Match: patrons.MatchExternalID})
 }
 
-// BenchmarkLoadCreatePINs1000: 1,000 new patrons with a PIN each, hashed at
+// BenchmarkLoadCreatePINs100: 100 new patrons with a PIN each, hashed at
 // the real bcrypt cost (outside the write transaction).
-func BenchmarkLoadCreatePINs1000(b *testing.B) {
+func BenchmarkLoadCreatePINs100(b *testing.B) {
 	old := staff.BcryptCost
 	staff.BcryptCost = bcrypt.DefaultCost
 	defer func() { staff.BcryptCost = old }()
-	benchLoad(b, 1000, nil, studentsCSV(1000, "CHILD", "2027-08-31", true), patrons.LoadOptions{})
+	benchLoad(b, 100, nil, studentsCSV(100, "CHILD", "2027-08-31", true), patrons.LoadOptions{})
 }
