@@ -26,6 +26,9 @@ type Input struct {
 	Notes          string
 	// DeskMessage is shown at check out until dismissed; "" for none.
 	DeskMessage string
+	// ExternalID is the patron's id in another system (a student number), which
+	// patron loads can match on; "" for none.
+	ExternalID string
 }
 
 // Field limits: generous for real names and addresses, small enough that a pasted
@@ -42,12 +45,14 @@ const (
 	// maxDeskMessage: a message for the desk is read aloud at the counter, in a
 	// sentence or two.
 	maxDeskMessage = 500
+	// maxExternalID: another system's identifier, a student or resident number.
+	maxExternalID = 64
 )
 
 // Validate trims the fields, upper-cases the card and the codes, and checks them.
 // The error, if any, is a *stacks.Error whose Field names the form field to fix:
-// card, surname, first_name, email, phone, address, category, home_branch, notes or
-// desk_message.
+// card, surname, first_name, email, phone, address, category, home_branch, notes,
+// desk_message or external_id.
 func (in *Input) Validate() error {
 	if problems := in.Problems(); len(problems) > 0 {
 		return problems[0]
@@ -70,6 +75,7 @@ func (in *Input) Problems() []*stacks.Error {
 	in.HomeBranchCode = strings.ToUpper(strings.TrimSpace(in.HomeBranchCode))
 	in.Notes = strings.TrimSpace(in.Notes)
 	in.DeskMessage = strings.TrimSpace(in.DeskMessage)
+	in.ExternalID = strings.TrimSpace(in.ExternalID)
 
 	var problems []*stacks.Error
 	invalid := map[string]bool{}
@@ -77,6 +83,7 @@ func (in *Input) Problems() []*stacks.Error {
 		{"card", in.Card}, {"surname", in.Surname}, {"first_name", in.FirstName}, {"email", in.Email},
 		{"phone", in.Phone}, {"address", in.Address}, {"category", in.CategoryCode},
 		{"home_branch", in.HomeBranchCode}, {"notes", in.Notes}, {"desk_message", in.DeskMessage},
+		{"external_id", in.ExternalID},
 	} {
 		if !utf8.ValidString(f.value) {
 			invalid[f.field] = true
@@ -159,6 +166,12 @@ func (in *Input) Problems() []*stacks.Error {
 				return stacks.FieldErrorf("desk_message", stacks.EINVALID, "Shorten the message for the desk to at most %d characters; longer notes belong in Notes.", maxDeskMessage)
 			case hasControlText(in.DeskMessage):
 				return stacks.FieldErrorf("desk_message", stacks.EINVALID, "The message for the desk contains control characters that are not text; type it again.")
+			}
+			return nil
+		}},
+		{"external_id", func() *stacks.Error {
+			if utf8.RuneCountInString(in.ExternalID) > maxExternalID || hasControl(in.ExternalID) {
+				return stacks.FieldErrorf("external_id", stacks.EINVALID, "An external id has at most %d characters on one line, or leave it empty.", maxExternalID)
 			}
 			return nil
 		}},
@@ -250,6 +263,18 @@ func lookupRefs(tx *db.Tx, in Input) (refs, error) {
 	return r, nil
 }
 
+// errInUse names the card or the external id another patron has, from the unique
+// index the statement violated.
+func errInUse(err error, in Input) error {
+	if strings.Contains(err.Error(), "external_id") {
+		return stacks.FieldErrorf("external_id", stacks.ECONFLICT, "External id %s is already another patron's. Check it, or search for that patron.", in.ExternalID)
+	}
+	return errCardInUse(in.Card)
+}
+
+// nullIfEmpty stores "" as NULL, for columns unique when set.
+func nullIfEmpty(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
 func errCardInUse(card string) error {
 	return stacks.FieldErrorf("card", stacks.ECONFLICT, "Card number %s is already in use by another patron. Check the card, or find that patron by searching for the card number.", card)
 }
@@ -267,12 +292,12 @@ func Create(tx *db.Tx, actor stacks.Actor, in Input) (*Patron, error) {
 	now := tx.Now()
 	expires := addMonths(localToday(now, r.tz), r.cardMonths)
 	res, err := tx.Exec(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
-		category_id, home_branch_id, expires_on, notes, desk_message, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		category_id, home_branch_id, expires_on, notes, desk_message, created_at, external_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
-		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, db.FormatTime(now))
+		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, db.FormatTime(now), nullIfEmpty(in.ExternalID))
 	if db.IsUniqueViolation(err) {
-		return nil, errCardInUse(in.Card)
+		return nil, errInUse(err, in)
 	} else if err != nil {
 		return nil, fmt.Errorf("insert patron: %w", err)
 	}
@@ -303,10 +328,11 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		return nil, err
 	}
 	_, err = tx.Exec(`UPDATE patrons SET card = ?, surname = ?, first_name = ?, email = ?, phone = ?,
-		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ? WHERE id = ?`,
-		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, in.DeskMessage, id)
+		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ?, external_id = ? WHERE id = ?`,
+		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, in.DeskMessage,
+		nullIfEmpty(in.ExternalID), id)
 	if db.IsUniqueViolation(err) {
-		return nil, errCardInUse(in.Card)
+		return nil, errInUse(err, in)
 	} else if err != nil {
 		return nil, fmt.Errorf("update patron %d: %w", id, err)
 	}
@@ -316,6 +342,7 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		{"email", old.Email, in.Email}, {"phone", old.Phone, in.Phone}, {"address", old.Address, in.Address},
 		{"category", old.CategoryCode, in.CategoryCode}, {"home branch", old.HomeBranchCode, in.HomeBranchCode},
 		{"notes", old.Notes, in.Notes}, {"desk message", old.DeskMessage, in.DeskMessage},
+		{"external id", old.ExternalID, in.ExternalID},
 	} {
 		if c.was != c.is {
 			changes = append(changes, fmt.Sprintf("%s %q -> %q", c.name, c.was, c.is))

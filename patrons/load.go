@@ -37,9 +37,6 @@ const (
 // MaxLoadRows bounds one load: a large school district's yearly file, with room.
 const MaxLoadRows = 100_000
 
-// maxExternalID bounds an identifier from another system.
-const maxExternalID = 64
-
 // LoadColumns are the columns a load understands, by their canonical name, each
 // with the header names that mean it (letter case, spaces and hyphens aside).
 // Koha's names (cardnumber, categorycode, branchcode, dateexpiry) are accepted, so
@@ -347,10 +344,9 @@ func checkDefaults(opt *LoadOptions) error {
 
 // snapPatron is an existing patron as a load compares it.
 type snapPatron struct {
-	id         int64
-	in         Input
-	expires    string
-	externalID string
+	id      int64
+	in      Input
+	expires string
 }
 
 // loadSnapshot is what the checks need from the database, read in one read
@@ -433,12 +429,12 @@ func readSnapshot(tx *db.Tx, cols loadColumns, records []loadRecord) (*loadSnaps
 	for rows.Next() {
 		p := &snapPatron{}
 		if err := rows.Scan(&p.id, &p.in.Card, &p.in.Surname, &p.in.FirstName, &p.in.Email, &p.in.Phone, &p.in.Address,
-			&p.in.CategoryCode, &p.in.HomeBranchCode, &p.expires, &p.in.Notes, &p.in.DeskMessage, &p.externalID); err != nil {
+			&p.in.CategoryCode, &p.in.HomeBranchCode, &p.expires, &p.in.Notes, &p.in.DeskMessage, &p.in.ExternalID); err != nil {
 			return nil, err
 		}
 		s.byCard[normalizeCard(p.in.Card)] = p
-		if p.externalID != "" {
-			s.byExternalID[p.externalID] = p
+		if p.in.ExternalID != "" {
+			s.byExternalID[p.in.ExternalID] = p
 		}
 	}
 	return s, rows.Err()
@@ -504,9 +500,11 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 	if rec.width != 0 {
 		problem("The row has %d cells where the header has %d: check for a missing comma or an unquoted comma in a cell.", rec.width, rec.want)
 	}
-	for name, i := range cols {
-		if i < len(rec.fields) && !utf8.ValidString(rec.fields[i]) {
-			problem("%s: the text is not UTF-8; save the file as \"CSV UTF-8\".", name)
+	notText := map[string]bool{}
+	for _, c := range LoadColumns {
+		if i, ok := cols[c.Name]; ok && i < len(rec.fields) && !utf8.ValidString(rec.fields[i]) {
+			notText[c.Name] = true
+			problem("%s: the text is not UTF-8; save the file as \"CSV UTF-8\".", c.Name)
 		}
 	}
 	cell := func(name string) (string, bool) { return cols.cell(rec.fields, name) }
@@ -534,9 +532,9 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 	// Start from the patron as stored (an update) or empty (a create), and lay the
 	// row's cells over it.
 	var in Input
-	var expires, oldExt string
+	var expires string
 	if old != nil {
-		in, expires, oldExt = old.in, old.expires, old.externalID
+		in, expires = old.in, old.expires
 		row.patronID = old.id
 	}
 	take := func(name string, field *string) {
@@ -558,8 +556,7 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 	take("category", &in.CategoryCode)
 	take("home_branch", &in.HomeBranchCode)
 	take("notes", &in.Notes)
-	newExt := oldExt
-	take("external_id", &newExt)
+	take("external_id", &in.ExternalID)
 	if old == nil {
 		if in.CategoryCode == "" {
 			in.CategoryCode = opt.DefaultCategory
@@ -573,7 +570,7 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 	}
 	// The patron form's checks, every one of them.
 	for _, e := range in.Problems() {
-		if old == nil && e.Field == "card" && !hasCard {
+		if notText[e.Field] || old == nil && e.Field == "card" && !hasCard {
 			continue // said above
 		}
 		problem("%s: %s", e.Field, e.Message)
@@ -601,14 +598,9 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 			expires = db.FormatDay(addMonths(s.today, months))
 		}
 	}
-	switch {
-	case newExt == "":
-	case !utf8.ValidString(newExt):
-	case utf8.RuneCountInString(newExt) > maxExternalID || hasControl(newExt):
-		problem("external_id: an external id has at most %d characters on one line.", maxExternalID)
-	default:
-		if other := s.byExternalID[newExt]; other != nil && (old == nil || other.id != old.id) {
-			problem("external_id: %s is already the external id of the patron with card %s.", newExt, other.in.Card)
+	if in.ExternalID != "" {
+		if other := s.byExternalID[in.ExternalID]; other != nil && (old == nil || other.id != old.id) {
+			problem("external_id: %s is already the external id of the patron with card %s.", in.ExternalID, other.in.Card)
 		}
 	}
 	if in.Card != "" && (old == nil || in.Card != normalizeCard(old.in.Card)) {
@@ -624,9 +616,9 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 	}
 	row.in = in
 	row.Card = in.Card
-	row.ExternalID = newExt
+	row.ExternalID = in.ExternalID
 	row.expires = expires
-	row.extID = sql.NullString{String: newExt, Valid: newExt != ""}
+	row.extID = nullIfEmpty(in.ExternalID)
 	if len(row.Problems) > 0 {
 		return
 	}
@@ -642,7 +634,7 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 		{"card", old.in.Card, in.Card}, {"surname", old.in.Surname, in.Surname}, {"first_name", old.in.FirstName, in.FirstName},
 		{"email", old.in.Email, in.Email}, {"phone", old.in.Phone, in.Phone}, {"address", old.in.Address, in.Address},
 		{"category", old.in.CategoryCode, in.CategoryCode}, {"home_branch", old.in.HomeBranchCode, in.HomeBranchCode},
-		{"notes", old.in.Notes, in.Notes}, {"expires_on", old.expires, expires}, {"external_id", old.externalID, newExt},
+		{"notes", old.in.Notes, in.Notes}, {"expires_on", old.expires, expires}, {"external_id", old.in.ExternalID, in.ExternalID},
 	} {
 		if c.was != c.is {
 			row.set[c.name] = true

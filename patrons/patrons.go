@@ -51,6 +51,9 @@ type Patron struct {
 	// session remembers the generation it signed in under and ends when the
 	// PIN changes, at the desk or on another device.
 	PINGeneration int64
+	// ExternalID is the patron's id in another system (a student number), ""
+	// for none; patron loads may match on it.
+	ExternalID string
 }
 
 // Name returns the name as staff say it: "Alex Reader".
@@ -99,7 +102,8 @@ const (
 const (
 	patronColumns = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
 	p.category_id, c.code, c.name, p.home_branch_id, b.code, b.name,
-	p.expires_on, p.blocked, p.block_note, p.notes, p.desk_message, p.created_at, p.pin_hash <> '', p.pin_generation`
+	p.expires_on, p.blocked, p.block_note, p.notes, p.desk_message, p.created_at, p.pin_hash <> '', p.pin_generation,
+	coalesce(p.external_id, '')`
 	patronFrom = `
 	FROM patrons p
 	JOIN patron_categories c ON c.id = p.category_id
@@ -114,7 +118,7 @@ func scanPatron(row interface{ Scan(...any) error }, extra ...any) (*Patron, err
 	var created db.Time
 	err := row.Scan(append([]any{&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
 		&p.CategoryID, &p.CategoryCode, &p.CategoryName, &p.HomeBranchID, &p.HomeBranchCode, &p.HomeBranchName,
-		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN, &p.PINGeneration}, extra...)...)
+		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN, &p.PINGeneration, &p.ExternalID}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

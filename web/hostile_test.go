@@ -109,7 +109,7 @@ var queryParams = map[string][]string{
 func patronForm() url.Values {
 	return url.Values{"card": {"H0001"}, "surname": {"Hostile"}, "first_name": {"Harry"}, "email": {"h@example.org"},
 		"phone": {"555 0100"}, "address": {"1 Main Street"}, "category": {"ADULT"}, "home_branch": {"CEN"}, "notes": {"test"},
-		"desk_message": {"Has a parcel waiting."}}
+		"desk_message": {"Has a parcel waiting."}, "external_id": {"ST-1"}}
 }
 
 func recordForm() url.Values {

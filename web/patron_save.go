@@ -48,6 +48,7 @@ func patronInputFrom(r *http.Request) patrons.Input {
 		Address:        r.PostFormValue("address"),
 		CategoryCode:   r.PostFormValue("category"),
 		HomeBranchCode: r.PostFormValue("home_branch"),
+		ExternalID:     r.PostFormValue("external_id"),
 		Notes:          r.PostFormValue("notes"),
 		DeskMessage:    r.PostFormValue("desk_message"),
 	}
@@ -143,7 +144,7 @@ func (s *Server) handlePatronEdit(w http.ResponseWriter, r *http.Request) {
 		v = PatronFormView{ID: p.ID, Name: p.Name(), In: patrons.Input{
 			Card: p.Card, Surname: p.Surname, FirstName: p.FirstName, Email: p.Email, Phone: p.Phone,
 			Address: p.Address, CategoryCode: p.CategoryCode, HomeBranchCode: p.HomeBranchCode, Notes: p.Notes,
-			DeskMessage: p.DeskMessage,
+			DeskMessage: p.DeskMessage, ExternalID: p.ExternalID,
 		}}
 		return loadPatronChoices(tx, &v)
 	})
