@@ -81,6 +81,10 @@ type LoadOptions struct {
 	// Defaults for new patrons whose row has no category, home branch or expiry.
 	// Without a default expiry, a new card is valid for its category's months.
 	DefaultCategory, DefaultBranch, DefaultExpiry string
+	// MaxPINs, when not 0, refuses a file that sets more PINs: bcrypt takes
+	// about a third of a second a PIN, longer than a web request should run for
+	// thousands.
+	MaxPINs int
 }
 
 // LoadRow is what a load did, or would do, with one row of the file.
@@ -197,6 +201,17 @@ func Load(ctx context.Context, d *db.DB, r io.Reader, opt LoadOptions) (*LoadRes
 		return res, nil
 	}
 
+	if opt.MaxPINs > 0 {
+		pins := 0
+		for _, row := range res.Rows {
+			if row.pin != "" && row.Action != "" {
+				pins++
+			}
+		}
+		if pins > opt.MaxPINs {
+			return res, stacks.Errorf(stacks.EINVALID, "The file sets %d PINs; here at most %d are set in one import, since each takes about a third of a second to protect. Nothing was imported. Use the command stacks patrons import, or leave the pin column out and set PINs at the desk.", pins, opt.MaxPINs)
+		}
+	}
 	hashStart := time.Now()
 	if err := hashPINs(ctx, res.Rows); err != nil {
 		return res, err

@@ -280,6 +280,19 @@ func TestExternalIDOnForm(t *testing.T) {
 	}
 }
 
+// TestLoadMaxPINs: a file setting more PINs than allowed is refused whole.
+func TestLoadMaxPINs(t *testing.T) {
+	d := mustOpenDB(t)
+	before := tableDump(t, d)
+	_, err := load(t, d, "card,surname,category,branch,pin\nN1,A,ADULT,CEN,1111\nN2,B,ADULT,CEN,2222\n", patrons.LoadOptions{MaxPINs: 1})
+	if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "The file sets 2 PINs") {
+		t.Fatalf("err %v", err)
+	}
+	if tableDump(t, d) != before {
+		t.Error("a refused file changed the database")
+	}
+}
+
 // TestLoadDuplicates: a card or external id on two rows makes both bad.
 func TestLoadDuplicates(t *testing.T) {
 	d := mustOpenDB(t)
