@@ -78,6 +78,7 @@ func TestLoadProblems(t *testing.T) {
 		{"BadEmail", "N1,Doe,Jo,ADULT,CEN,2027-08-31,jo.example.org,,,", "", []string{"email: Enter an e-mail address like name@example.org"}},
 		{"NoSurname", "N1,,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"surname: Enter the patron's surname."}},
 		{"LongSurname", "N1," + strings.Repeat("x", 101) + ",Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"surname: Enter a surname of at most 100 characters"}},
+		{"ControlChars", "N1,Do\x00e,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"surname: Enter a surname of at most 100 characters on one line"}},
 		{"LongPhone", "N1,Doe,Jo,ADULT,CEN,2027-08-31,," + strings.Repeat("5", 41) + ",,", "", []string{"phone: Enter a phone number of at most 40"}},
 		{"BadCard", "N 1,Doe,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"card: A card number has 1 to 32 letters, digits or hyphens"}},
 		{"NoCard", ",Doe,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"card: the row has no card number"}},
