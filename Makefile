@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search bench-reports screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: load load-quick desk-timing fuzz fuzz-short bench bench-search bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -116,6 +116,14 @@ bench:
 # runs, side by side (docs/performance.md). About a minute; not part of make test.
 bench-notices:
 	$(GO) test -run '^$$' -bench BenchmarkDailyRun -benchtime 1x -count 1 -timeout 20m -v ./notices/
+
+# bench-patron-import times patron loads (issue 16): 10,000 new patrons from one
+# CSV file, a school's yearly update of 6,000 students matched by student id, and
+# 100 PINs at bcrypt's real cost; each reports rows/s, how long the one write
+# transaction held the write connection, and the slowest write of a desk writing
+# every 10 ms meanwhile. Results: docs/performance.md.
+bench-patron-import:
+	$(GO) test -run '^$$' -bench BenchmarkLoad -benchtime 1x -count 3 -timeout 20m ./patrons/
 
 # bench-search times catalogue search on a 100,000-title demo catalogue
 # (STACKS_BENCH_TITLES changes the size). Not part of make test.

@@ -28,6 +28,9 @@ type Input struct {
 	DeskMessage string
 	// KeepHistory exempts the patron's loans from anonymisation (their choice).
 	KeepHistory bool
+	// ExternalID is the patron's id in another system (a student number), which
+	// patron loads can match on; "" for none.
+	ExternalID string
 }
 
 // Field limits: generous for real names and addresses, small enough that a pasted
@@ -44,13 +47,26 @@ const (
 	// maxDeskMessage: a message for the desk is read aloud at the counter, in a
 	// sentence or two.
 	maxDeskMessage = 500
+	// maxExternalID: another system's identifier, a student or resident number.
+	maxExternalID = 64
 )
 
 // Validate trims the fields, upper-cases the card and the codes, and checks them.
 // The error, if any, is a *stacks.Error whose Field names the form field to fix:
-// card, surname, first_name, email, phone, address, category, home_branch, notes or
-// desk_message.
+// card, surname, first_name, email, phone, address, category, home_branch, notes,
+// desk_message or external_id.
 func (in *Input) Validate() error {
+	if problems := in.Problems(); len(problems) > 0 {
+		return problems[0]
+	}
+	return nil
+}
+
+// Problems normalizes the fields as Validate does and returns every problem, at
+// most one per field: text that is not valid UTF-8 first, then the fields in the
+// form's order. A patron load names all of a row's problems at once; the form
+// shows the first (Validate).
+func (in *Input) Problems() []*stacks.Error {
 	in.Card = normalizeCard(in.Card)
 	in.Surname = strings.TrimSpace(in.Surname)
 	in.FirstName = strings.TrimSpace(in.FirstName)
@@ -61,49 +77,115 @@ func (in *Input) Validate() error {
 	in.HomeBranchCode = strings.ToUpper(strings.TrimSpace(in.HomeBranchCode))
 	in.Notes = strings.TrimSpace(in.Notes)
 	in.DeskMessage = strings.TrimSpace(in.DeskMessage)
+	in.ExternalID = strings.TrimSpace(in.ExternalID)
 
+	var problems []*stacks.Error
+	invalid := map[string]bool{}
 	for _, f := range []struct{ field, value string }{
 		{"card", in.Card}, {"surname", in.Surname}, {"first_name", in.FirstName}, {"email", in.Email},
 		{"phone", in.Phone}, {"address", in.Address}, {"category", in.CategoryCode},
 		{"home_branch", in.HomeBranchCode}, {"notes", in.Notes}, {"desk_message", in.DeskMessage},
+		{"external_id", in.ExternalID},
 	} {
 		if !utf8.ValidString(f.value) {
-			return stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains characters that are not valid text; type it again.")
+			invalid[f.field] = true
+			problems = append(problems, stacks.FieldErrorf(f.field, stacks.EINVALID, "This field contains characters that are not valid text; type it again."))
 		}
 	}
-	switch {
-	case in.Card == "":
-		return stacks.FieldErrorf("card", stacks.EINVALID, "Enter the card number printed on the patron's card.")
-	case len(in.Card) > maxCard || !validCard(in.Card):
-		return stacks.FieldErrorf("card", stacks.EINVALID, "A card number has 1 to %d letters, digits or hyphens (-), without spaces.", maxCard)
-	case in.Surname == "":
-		return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter the patron's surname.")
-	case utf8.RuneCountInString(in.Surname) > maxName || hasControl(in.Surname):
-		return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter a surname of at most %d characters on one line.", maxName)
-	case utf8.RuneCountInString(in.FirstName) > maxName || hasControl(in.FirstName):
-		return stacks.FieldErrorf("first_name", stacks.EINVALID, "Enter a first name of at most %d characters on one line.", maxName)
-	case in.Email != "" && (!strings.Contains(in.Email, "@") || strings.ContainsAny(in.Email, " \t\r\n") || hasControl(in.Email) || len(in.Email) > maxEmail):
-		return stacks.FieldErrorf("email", stacks.EINVALID, "Enter an e-mail address like name@example.org, or leave the field empty.")
-	case utf8.RuneCountInString(in.Phone) > maxPhone || hasControl(in.Phone):
-		return stacks.FieldErrorf("phone", stacks.EINVALID, "Enter a phone number of at most %d characters.", maxPhone)
-	case utf8.RuneCountInString(in.Address) > maxAddress:
-		return stacks.FieldErrorf("address", stacks.EINVALID, "Shorten the address to at most %d characters.", maxAddress)
-	case hasControlText(in.Address):
-		return stacks.FieldErrorf("address", stacks.EINVALID, "The address contains control characters that are not text; type it again.")
-	case in.CategoryCode == "":
-		return stacks.FieldErrorf("category", stacks.EINVALID, "Choose the patron's category.")
-	case in.HomeBranchCode == "":
-		return stacks.FieldErrorf("home_branch", stacks.EINVALID, "Choose the patron's home branch.")
-	case utf8.RuneCountInString(in.Notes) > maxNotes:
-		return stacks.FieldErrorf("notes", stacks.EINVALID, "Shorten the notes to at most %d characters.", maxNotes)
-	case hasControlText(in.Notes):
-		return stacks.FieldErrorf("notes", stacks.EINVALID, "The notes contain control characters that are not text; type them again.")
-	case utf8.RuneCountInString(in.DeskMessage) > maxDeskMessage:
-		return stacks.FieldErrorf("desk_message", stacks.EINVALID, "Shorten the message for the desk to at most %d characters; longer notes belong in Notes.", maxDeskMessage)
-	case hasControlText(in.DeskMessage):
-		return stacks.FieldErrorf("desk_message", stacks.EINVALID, "The message for the desk contains control characters that are not text; type it again.")
+	for _, check := range []struct {
+		field string
+		fn    func() *stacks.Error
+	}{
+		{"card", func() *stacks.Error {
+			switch {
+			case in.Card == "":
+				return stacks.FieldErrorf("card", stacks.EINVALID, "Enter the card number printed on the patron's card.")
+			case len(in.Card) > maxCard || !validCard(in.Card):
+				return stacks.FieldErrorf("card", stacks.EINVALID, "A card number has 1 to %d letters, digits or hyphens (-), without spaces.", maxCard)
+			}
+			return nil
+		}},
+		{"surname", func() *stacks.Error {
+			switch {
+			case in.Surname == "":
+				return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter the patron's surname.")
+			case utf8.RuneCountInString(in.Surname) > maxName || hasControl(in.Surname):
+				return stacks.FieldErrorf("surname", stacks.EINVALID, "Enter a surname of at most %d characters on one line.", maxName)
+			}
+			return nil
+		}},
+		{"first_name", func() *stacks.Error {
+			if utf8.RuneCountInString(in.FirstName) > maxName || hasControl(in.FirstName) {
+				return stacks.FieldErrorf("first_name", stacks.EINVALID, "Enter a first name of at most %d characters on one line.", maxName)
+			}
+			return nil
+		}},
+		{"email", func() *stacks.Error {
+			if in.Email != "" && (!strings.Contains(in.Email, "@") || strings.ContainsAny(in.Email, " \t\r\n") || hasControl(in.Email) || len(in.Email) > maxEmail) {
+				return stacks.FieldErrorf("email", stacks.EINVALID, "Enter an e-mail address like name@example.org, or leave the field empty.")
+			}
+			return nil
+		}},
+		{"phone", func() *stacks.Error {
+			if utf8.RuneCountInString(in.Phone) > maxPhone || hasControl(in.Phone) {
+				return stacks.FieldErrorf("phone", stacks.EINVALID, "Enter a phone number of at most %d characters.", maxPhone)
+			}
+			return nil
+		}},
+		{"address", func() *stacks.Error {
+			switch {
+			case utf8.RuneCountInString(in.Address) > maxAddress:
+				return stacks.FieldErrorf("address", stacks.EINVALID, "Shorten the address to at most %d characters.", maxAddress)
+			case hasControlText(in.Address):
+				return stacks.FieldErrorf("address", stacks.EINVALID, "The address contains control characters that are not text; type it again.")
+			}
+			return nil
+		}},
+		{"category", func() *stacks.Error {
+			if in.CategoryCode == "" {
+				return stacks.FieldErrorf("category", stacks.EINVALID, "Choose the patron's category.")
+			}
+			return nil
+		}},
+		{"home_branch", func() *stacks.Error {
+			if in.HomeBranchCode == "" {
+				return stacks.FieldErrorf("home_branch", stacks.EINVALID, "Choose the patron's home branch.")
+			}
+			return nil
+		}},
+		{"notes", func() *stacks.Error {
+			switch {
+			case utf8.RuneCountInString(in.Notes) > maxNotes:
+				return stacks.FieldErrorf("notes", stacks.EINVALID, "Shorten the notes to at most %d characters.", maxNotes)
+			case hasControlText(in.Notes):
+				return stacks.FieldErrorf("notes", stacks.EINVALID, "The notes contain control characters that are not text; type them again.")
+			}
+			return nil
+		}},
+		{"desk_message", func() *stacks.Error {
+			switch {
+			case utf8.RuneCountInString(in.DeskMessage) > maxDeskMessage:
+				return stacks.FieldErrorf("desk_message", stacks.EINVALID, "Shorten the message for the desk to at most %d characters; longer notes belong in Notes.", maxDeskMessage)
+			case hasControlText(in.DeskMessage):
+				return stacks.FieldErrorf("desk_message", stacks.EINVALID, "The message for the desk contains control characters that are not text; type it again.")
+			}
+			return nil
+		}},
+		{"external_id", func() *stacks.Error {
+			if utf8.RuneCountInString(in.ExternalID) > maxExternalID || hasControl(in.ExternalID) {
+				return stacks.FieldErrorf("external_id", stacks.EINVALID, "An external id has at most %d characters on one line, or leave it empty.", maxExternalID)
+			}
+			return nil
+		}},
+	} {
+		if invalid[check.field] {
+			continue
+		}
+		if err := check.fn(); err != nil {
+			problems = append(problems, err)
+		}
 	}
-	return nil
+	return problems
 }
 
 func validCard(s string) bool {
@@ -183,6 +265,18 @@ func lookupRefs(tx *db.Tx, in Input) (refs, error) {
 	return r, nil
 }
 
+// errInUse names the card or the external id another patron has, from the unique
+// index the statement violated.
+func errInUse(err error, in Input) error {
+	if strings.Contains(err.Error(), "external_id") {
+		return stacks.FieldErrorf("external_id", stacks.ECONFLICT, "External id %s is already another patron's. Check it, or search for that patron.", in.ExternalID)
+	}
+	return errCardInUse(in.Card)
+}
+
+// nullIfEmpty stores "" as NULL, for columns unique when set.
+func nullIfEmpty(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
 func errCardInUse(card string) error {
 	return stacks.FieldErrorf("card", stacks.ECONFLICT, "Card number %s is already in use by another patron. Check the card, or find that patron by searching for the card number.", card)
 }
@@ -200,12 +294,12 @@ func Create(tx *db.Tx, actor stacks.Actor, in Input) (*Patron, error) {
 	now := tx.Now()
 	expires := addMonths(localToday(now, r.tz), r.cardMonths)
 	res, err := tx.Exec(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
-		category_id, home_branch_id, expires_on, notes, desk_message, keep_history, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		category_id, home_branch_id, expires_on, notes, desk_message, keep_history, created_at, external_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
-		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, in.KeepHistory, db.FormatTime(now))
+		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, in.KeepHistory, db.FormatTime(now), nullIfEmpty(in.ExternalID))
 	if db.IsUniqueViolation(err) {
-		return nil, errCardInUse(in.Card)
+		return nil, errInUse(err, in)
 	} else if err != nil {
 		return nil, fmt.Errorf("insert patron: %w", err)
 	}
@@ -236,10 +330,11 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		return nil, err
 	}
 	_, err = tx.Exec(`UPDATE patrons SET card = ?, surname = ?, first_name = ?, email = ?, phone = ?,
-		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ?, keep_history = ? WHERE id = ?`,
-		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, in.DeskMessage, in.KeepHistory, id)
+		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ?, keep_history = ?, external_id = ? WHERE id = ?`,
+		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, in.DeskMessage, in.KeepHistory,
+		nullIfEmpty(in.ExternalID), id)
 	if db.IsUniqueViolation(err) {
-		return nil, errCardInUse(in.Card)
+		return nil, errInUse(err, in)
 	} else if err != nil {
 		return nil, fmt.Errorf("update patron %d: %w", id, err)
 	}
@@ -250,6 +345,7 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		{"category", old.CategoryCode, in.CategoryCode}, {"home branch", old.HomeBranchCode, in.HomeBranchCode},
 		{"notes", old.Notes, in.Notes}, {"desk message", old.DeskMessage, in.DeskMessage},
 		{"keeps loan history", yesNo(old.KeepHistory), yesNo(in.KeepHistory)},
+		{"external id", old.ExternalID, in.ExternalID},
 	} {
 		if c.was != c.is {
 			changes = append(changes, fmt.Sprintf("%s %q -> %q", c.name, c.was, c.is))

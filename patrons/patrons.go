@@ -54,6 +54,9 @@ type Patron struct {
 	// KeepHistory: the patron asked to keep their loan history; the
 	// anonymisation run passes over their loans (package privacy).
 	KeepHistory bool
+	// ExternalID is the patron's id in another system (a student number), ""
+	// for none; patron loads may match on it.
+	ExternalID string
 }
 
 // Name returns the name as staff say it: "Alex Reader".
@@ -102,7 +105,8 @@ const (
 const (
 	patronColumns = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
 	p.category_id, c.code, c.name, p.home_branch_id, b.code, b.name,
-	p.expires_on, p.blocked, p.block_note, p.notes, p.desk_message, p.created_at, p.pin_hash <> '', p.pin_generation, p.keep_history`
+	p.expires_on, p.blocked, p.block_note, p.notes, p.desk_message, p.created_at, p.pin_hash <> '', p.pin_generation, p.keep_history,
+	coalesce(p.external_id, '')`
 	patronFrom = `
 	FROM patrons p
 	JOIN patron_categories c ON c.id = p.category_id
@@ -117,7 +121,7 @@ func scanPatron(row interface{ Scan(...any) error }, extra ...any) (*Patron, err
 	var created db.Time
 	err := row.Scan(append([]any{&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
 		&p.CategoryID, &p.CategoryCode, &p.CategoryName, &p.HomeBranchID, &p.HomeBranchCode, &p.HomeBranchName,
-		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN, &p.PINGeneration, &p.KeepHistory}, extra...)...)
+		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN, &p.PINGeneration, &p.KeepHistory, &p.ExternalID}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

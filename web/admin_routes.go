@@ -30,6 +30,8 @@ func (s *Server) adminRoutes(r chi.Router) {
 
 	r.Get("/import", s.handleAdminImportForm)
 	r.Post("/import", s.handleAdminImport)
+	r.Get("/patrons/import", s.handleAdminPatronLoadForm)
+	r.Post("/patrons/import", s.handleAdminPatronLoad)
 
 	r.Get("/codes", s.handleAdminCodes)
 	r.Post("/codes/branch", s.handleAdminCodeAdd("branch"))

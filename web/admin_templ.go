@@ -39,7 +39,7 @@ func AdminIndexPage(p *Page) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Administration</h1><ul class=\"admin-index\"><li><a href=\"/admin/rules\">Circulation rules</a><p class=\"muted\">Loan periods, loan limits, renewals, fines and hold pickup days, by patron category, item type and branch.</p></li><li><a href=\"/admin/calendar\">Calendar</a><p class=\"muted\">The days each branch is closed every week, its closing time, and holidays.</p></li><li><a href=\"/admin/import\">Import MARC records</a><p class=\"muted\">Load a catalogue or new acquisitions from a MARC 21 file (ISO 2709 or MARCXML).</p></li><li><a href=\"/admin/codes\">Branches and types</a><p class=\"muted\">The branches, patron categories and item types, and new ones.</p></li><li><a href=\"/admin/staff\">Staff accounts</a><p class=\"muted\">Who may sign in, with which role and at which branch; new accounts, new passwords, deactivation.</p></li><li><a href=\"/admin/sip\">SIP accounts</a><p class=\"muted\">Self-check machines and sorters: their accounts, settings, when each was last seen, and lockouts.</p></li><li><a href=\"/admin/notices\">Notices</a><p class=\"muted\">The queue of email and printed notices, resending, the templates, the mail relay and when notices go out.</p></li><li><a href=\"/admin/preferences\">Preferences</a><p class=\"muted\">The library's name, the fines limit above which borrowing needs confirmation, and the time zone.</p></li><li><a href=\"/admin/sql-reports\">SQL reports</a><p class=\"muted\">Your own SELECT queries with parameters, run read-only with a time limit and a row cap.</p></li></ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Administration</h1><ul class=\"admin-index\"><li><a href=\"/admin/rules\">Circulation rules</a><p class=\"muted\">Loan periods, loan limits, renewals, fines and hold pickup days, by patron category, item type and branch.</p></li><li><a href=\"/admin/calendar\">Calendar</a><p class=\"muted\">The days each branch is closed every week, its closing time, and holidays.</p></li><li><a href=\"/admin/import\">Import MARC records</a><p class=\"muted\">Load a catalogue or new acquisitions from a MARC 21 file (ISO 2709 or MARCXML).</p></li><li><a href=\"/admin/patrons/import\">Import patrons</a><p class=\"muted\">Create and update patrons from a CSV file, such as a school's yearly list of students; check it first with a dry run.</p></li><li><a href=\"/admin/codes\">Branches and types</a><p class=\"muted\">The branches, patron categories and item types, and new ones.</p></li><li><a href=\"/admin/staff\">Staff accounts</a><p class=\"muted\">Who may sign in, with which role and at which branch; new accounts, new passwords, deactivation.</p></li><li><a href=\"/admin/sip\">SIP accounts</a><p class=\"muted\">Self-check machines and sorters: their accounts, settings, when each was last seen, and lockouts.</p></li><li><a href=\"/admin/notices\">Notices</a><p class=\"muted\">The queue of email and printed notices, resending, the templates, the mail relay and when notices go out.</p></li><li><a href=\"/admin/preferences\">Preferences</a><p class=\"muted\">The library's name, the fines limit above which borrowing needs confirmation, and the time zone.</p></li><li><a href=\"/admin/sql-reports\">SQL reports</a><p class=\"muted\">Your own SELECT queries with parameters, run read-only with a time limit and a row cap.</p></li></ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -80,7 +80,7 @@ func adminFieldError(errs FormErrors, field, id string) templ.Component {
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(id + "-error").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin.templ`, Line: 52, Col: 43}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin.templ`, Line: 56, Col: 43}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 			if templ_7745c5c3_Err != nil {
@@ -93,7 +93,7 @@ func adminFieldError(errs FormErrors, field, id string) templ.Component {
 			var templ_7745c5c3_Var5 string
 			templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(errs.Get(field))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin.templ`, Line: 52, Col: 63}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin.templ`, Line: 56, Col: 63}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 			if templ_7745c5c3_Err != nil {

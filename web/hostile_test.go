@@ -63,19 +63,21 @@ var formFields = map[string]url.Values{
 	"POST /admin/calendar/days":             {"day": {"2027-03-03"}, "description": {"Inventory"}, "branch_id": {"0"}},
 	"POST /admin/calendar/days/{id}/delete": {},
 	"POST /admin/import":                    {"branch": {"CEN"}, "item_type": {"BOOK"}, "generate": {"1"}},
-	"POST /admin/codes/branch":              {"code": {"NEWB"}, "name": {"New branch"}},
-	"POST /admin/codes/category":            {"code": {"NEWC"}, "name": {"New category"}},
-	"POST /admin/codes/item-type":           {"code": {"NEWT"}, "name": {"New type"}, "not_for_loan": {"1"}},
-	"POST /admin/staff":                     {"username": {"jo"}, "display_name": {"Jo"}, "password": {"pass-jo"}, "role": {"circulation"}, "branch": {"CEN"}},
-	"POST /admin/staff/{id}/active":         {"active": {"1"}},
-	"POST /admin/staff/{id}/password":       {"password": {"new-pass"}},
-	"POST /admin/sip":                       {"username": {"sorter"}, "password": {"pass-sorter"}, "institution": {"CEN"}, "branch": {"CEN"}},
-	"POST /admin/sip/{id}":                  {"institution": {"CEN"}, "branch": {"CEN"}, "checked_in_ok": {"1"}, "hold_items": {"title"}, "sort_bins_source": {"own"}, "sort_bins": {"hold=1,transfer=2"}, "allowed": {"11", "09"}, "contact_without_pin": {"1"}},
-	"POST /admin/sip/{id}/active":           {"active": {"1"}},
-	"POST /admin/sip/{id}/password":         {"password": {"new-pass"}},
-	"POST /admin/sip/lockouts/clear":        {"key": {"login:kiosk|127.0.0.1"}},
-	"POST /admin/preferences":               {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}, "anonymise_days": {"0"}, "purge_years": {"0"}},
-	"POST /admin/patrons/{id}/purge":        {"confirm": {"yes"}},
+	"POST /admin/patrons/import": {"match": {"card"}, "skip_bad": {"1"}, "clear_empty": {"1"}, "default_category": {"ADULT"},
+		"default_branch": {"CEN"}, "default_expiry": {"2027-08-31"}, "action": {"dry-run"}},
+	"POST /admin/codes/branch":        {"code": {"NEWB"}, "name": {"New branch"}},
+	"POST /admin/codes/category":      {"code": {"NEWC"}, "name": {"New category"}},
+	"POST /admin/codes/item-type":     {"code": {"NEWT"}, "name": {"New type"}, "not_for_loan": {"1"}},
+	"POST /admin/staff":               {"username": {"jo"}, "display_name": {"Jo"}, "password": {"pass-jo"}, "role": {"circulation"}, "branch": {"CEN"}},
+	"POST /admin/staff/{id}/active":   {"active": {"1"}},
+	"POST /admin/staff/{id}/password": {"password": {"new-pass"}},
+	"POST /admin/sip":                 {"username": {"sorter"}, "password": {"pass-sorter"}, "institution": {"CEN"}, "branch": {"CEN"}},
+	"POST /admin/sip/{id}":            {"institution": {"CEN"}, "branch": {"CEN"}, "checked_in_ok": {"1"}, "hold_items": {"title"}, "sort_bins_source": {"own"}, "sort_bins": {"hold=1,transfer=2"}, "allowed": {"11", "09"}, "contact_without_pin": {"1"}},
+	"POST /admin/sip/{id}/active":     {"active": {"1"}},
+	"POST /admin/sip/{id}/password":   {"password": {"new-pass"}},
+	"POST /admin/sip/lockouts/clear":  {"key": {"login:kiosk|127.0.0.1"}},
+	"POST /admin/preferences":         {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}, "anonymise_days": {"0"}, "purge_years": {"0"}},
+	"POST /admin/patrons/{id}/purge":  {"confirm": {"yes"}},
 
 	// Reports, stocktake and SQL reports (issue 19).
 	"POST /admin/sql-reports":                    {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
@@ -115,7 +117,7 @@ var queryParams = map[string][]string{
 func patronForm() url.Values {
 	return url.Values{"card": {"H0001"}, "surname": {"Hostile"}, "first_name": {"Harry"}, "email": {"h@example.org"},
 		"phone": {"555 0100"}, "address": {"1 Main Street"}, "category": {"ADULT"}, "home_branch": {"CEN"}, "notes": {"test"},
-		"desk_message": {"Has a parcel waiting."}, "keep_history": {"1"}}
+		"desk_message": {"Has a parcel waiting."}, "keep_history": {"1"}, "external_id": {"ST-1"}}
 }
 
 func recordForm() url.Values {

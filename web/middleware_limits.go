@@ -14,7 +14,8 @@ import (
 const (
 	maxFormBody = 1 << 20
 
-	// uploadPath is the MARC upload, exempt from maxFormBody.
+	// uploadPath is the MARC upload, exempt from maxFormBody (as is the patron
+	// load's, patronUploadPath, with its own limit maxPatronUpload).
 	uploadPath = "/admin/import"
 	// uploadReadTimeout and uploadWriteTimeout replace the server's 60 s read and
 	// write timeouts for an administrator's MARC upload: 100 MB takes minutes on a
@@ -41,7 +42,7 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.Method == http.MethodPost && r.URL.Path == uploadPath {
+		if r.Method == http.MethodPost && (r.URL.Path == uploadPath || r.URL.Path == patronUploadPath) {
 			r.Body = &uploadBody{ReadCloser: r.Body, w: w}
 			next.ServeHTTP(w, r)
 			return

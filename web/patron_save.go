@@ -48,6 +48,7 @@ func patronInputFrom(r *http.Request) patrons.Input {
 		Address:        r.PostFormValue("address"),
 		CategoryCode:   r.PostFormValue("category"),
 		HomeBranchCode: r.PostFormValue("home_branch"),
+		ExternalID:     r.PostFormValue("external_id"),
 		Notes:          r.PostFormValue("notes"),
 		DeskMessage:    r.PostFormValue("desk_message"),
 		KeepHistory:    r.PostFormValue("keep_history") == "1",
@@ -145,7 +146,7 @@ func (s *Server) handlePatronEdit(w http.ResponseWriter, r *http.Request) {
 			Card: p.Card, Surname: p.Surname, FirstName: p.FirstName, Email: p.Email, Phone: p.Phone,
 			Address: p.Address, CategoryCode: p.CategoryCode, HomeBranchCode: p.HomeBranchCode, Notes: p.Notes,
 			DeskMessage: p.DeskMessage,
-			KeepHistory: p.KeepHistory,
+			KeepHistory: p.KeepHistory, ExternalID: p.ExternalID,
 		}}
 		return loadPatronChoices(tx, &v)
 	})

@@ -314,13 +314,16 @@ func TestPatronEdit(t *testing.T) {
 	mustContain(t, "the edit form", r.Body, `action="`+page+`"`, `value="P0003"`, `value="Waiting"`, `value="casey.waiting@example.org"`, ">Save changes</button>")
 
 	f := url.Values{"card": {"P0003"}, "surname": {"Waiting"}, "first_name": {"Casey"}, "email": {"casey@example.net"},
-		"phone": {"555-0103"}, "address": {"14 Library Lane"}, "category": {"ADULT"}, "home_branch": {"WES"}}
+		"phone": {"555-0103"}, "address": {"14 Library Lane"}, "category": {"ADULT"}, "home_branch": {"WES"}, "external_id": {"ST-0003"}}
 	r = e.post(t, c, page, f)
 	if r.Status != http.StatusSeeOther || r.Location != page {
 		t.Fatalf("save: %d to %q", r.Status, r.Location)
 	}
 	r = e.get(t, c, page)
-	mustContain(t, "the page after editing", r.Body, "The changes to Casey Waiting are saved.", "casey@example.net", "Westside (WES)")
+	mustContain(t, "the page after editing", r.Body, "The changes to Casey Waiting are saved.", "casey@example.net", "Westside (WES)",
+		"<dt>External id</dt><dd>ST-0003</dd>")
+	r = e.get(t, c, page+"/edit")
+	mustContain(t, "the edit form after editing", r.Body, `value="ST-0003"`)
 
 	f.Set("email", "not an address")
 	r = e.post(t, c, page, f)

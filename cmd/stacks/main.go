@@ -30,6 +30,7 @@ func commands() []command {
 		{"import", "import MARC 21 records (ISO 2709 or MARCXML)", runImport},
 		{"export", "export the catalogue as MARC 21", runExport},
 		{"user", "manage staff accounts (user add)", runUser},
+		{"patrons", "load patrons from a CSV file (patrons import)", runPatrons},
 		{"sip-account", "manage the accounts self-check machines and sorters log in with (sip-account add, list, set)", runSIPAccount},
 		{"cgi", "serve one request as a CGI program (automatic when GATEWAY_INTERFACE is set)", runCGI},
 		{"sip-client", "test a SIP2 connection: log in, send messages, print the exchange", runSIPClient},

@@ -1,0 +1,862 @@
+package patrons
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Patron loads: a CSV file of patrons (a school's students, a council's residents)
+// creates and updates patrons in one write transaction. The file is read and every
+// row checked first, against a read snapshot, so that the write transaction only
+// writes: the desk waits for the import's writes, not for its parsing, its checks
+// or the hashing of PINs.
+
+// Match modes: which column finds the patron a row is about.
+const (
+	MatchCard       = "card"
+	MatchExternalID = "external_id"
+)
+
+// MaxLoadRows bounds one load: a large school district's yearly file, with room.
+const MaxLoadRows = 100_000
+
+// LoadColumns are the columns a load understands, by their canonical name, each
+// with the header names that mean it (letter case, spaces and hyphens aside).
+// Koha's names (cardnumber, categorycode, branchcode, dateexpiry) are accepted, so
+// a file exported for Koha loads as it is.
+var LoadColumns = []struct {
+	Name    string
+	Aliases []string
+	Help    string
+}{
+	{"card", []string{"cardnumber", "card", "card_number"}, "card number (letters, digits, hyphens)"},
+	{"external_id", []string{"external_id", "externalid", "student_id", "studentid"}, "the patron's id in another system, e.g. a student number"},
+	{"surname", []string{"surname", "last_name", "lastname", "family_name"}, "required for a new patron"},
+	{"first_name", []string{"first_name", "firstname", "given_name"}, ""},
+	{"category", []string{"category", "categorycode", "category_code"}, "patron category code, e.g. ADULT"},
+	{"home_branch", []string{"home_branch", "branch", "branchcode", "branch_code"}, "home branch code, e.g. CEN"},
+	{"expires_on", []string{"expires_on", "dateexpiry", "expiry", "expires"}, "card expiry, YYYY-MM-DD"},
+	{"email", []string{"email", "e_mail"}, ""},
+	{"phone", []string{"phone", "telephone"}, ""},
+	{"address", []string{"address"}, ""},
+	{"notes", []string{"notes", "borrowernotes"}, ""},
+	{"pin", []string{"pin"}, "initial PIN for self-check, 4 to 32 characters"},
+}
+
+// clearable are the columns an empty cell may clear (LoadOptions.ClearEmpty); the
+// others are required and stay as they are.
+var clearable = map[string]bool{"first_name": true, "email": true, "phone": true, "address": true, "notes": true, "external_id": true}
+
+// LoadOptions say how to load a file.
+type LoadOptions struct {
+	Actor stacks.Actor
+	// Match is MatchCard (default) or MatchExternalID.
+	Match string
+	// DryRun checks every row and says what would happen, and writes nothing.
+	DryRun bool
+	// SkipBad imports the good rows when some are bad; otherwise one bad row
+	// stops the whole file.
+	SkipBad bool
+	// ClearEmpty: an empty cell clears the field of a patron it updates (only
+	// first name, email, phone, address, notes and external id); otherwise an
+	// empty cell leaves the field as it is.
+	ClearEmpty bool
+	// Defaults for new patrons whose row has no category, home branch or expiry.
+	// Without a default expiry, a new card is valid for its category's months.
+	DefaultCategory, DefaultBranch, DefaultExpiry string
+	// MaxPINs, when not 0, refuses a file that sets more PINs: bcrypt takes
+	// about a third of a second a PIN, longer than a web request should run for
+	// thousands.
+	MaxPINs int
+}
+
+// LoadRow is what a load did, or would do, with one row of the file.
+type LoadRow struct {
+	// Line is the row's line in the file (the header is line 1).
+	Line int
+	// Card and ExternalID are as the row gives them (or the patron has them).
+	Card, ExternalID string
+	// Action is "create", "update" or "unchanged"; "" for a bad row.
+	Action string
+	// Changes names the fields an update changes.
+	Changes []string
+	// Problems lists everything wrong with the row; empty for a good one.
+	Problems []string
+
+	in        Input
+	patronID  int64
+	expires   string
+	extID     sql.NullString
+	pin       string
+	pinHash   string
+	set       map[string]bool
+	auditText string
+}
+
+// Key names the row for people: its card, or its external id.
+func (r LoadRow) Key() string {
+	switch {
+	case r.Card != "" && r.ExternalID != "":
+		return r.Card + " / " + r.ExternalID
+	case r.Card != "":
+		return r.Card
+	}
+	return r.ExternalID
+}
+
+// LoadResult is the outcome of a load.
+type LoadResult struct {
+	// Columns are the recognised columns, by canonical name, in the file's order;
+	// Unknown the headers that mean nothing to Stacks (their cells are not read).
+	Columns, Unknown []string
+	Rows             []LoadRow
+	// Created, Updated, Unchanged and Bad count the rows.
+	Created, Updated, Unchanged, Bad int
+	// Imported: the good rows were written (false for a dry run, or when bad rows
+	// stopped the load).
+	Imported bool
+	// CheckTime is reading and checking the file; HashTime hashing its PINs;
+	// WriteTime the one write transaction, from asking for the write connection
+	// to the durable commit: at most this long, a desk's write waits behind it.
+	CheckTime, HashTime, WriteTime time.Duration
+}
+
+// BadRows returns the rows with problems.
+func (r *LoadResult) BadRows() []LoadRow {
+	var bad []LoadRow
+	for _, row := range r.Rows {
+		if len(row.Problems) > 0 {
+			bad = append(bad, row)
+		}
+	}
+	return bad
+}
+
+// errBadRows is the error a load returns when bad rows stopped it.
+func errBadRows(n int) error {
+	rows := "rows have"
+	if n == 1 {
+		rows = "row has"
+	}
+	return stacks.Errorf(stacks.EINVALID, "%d %s problems, listed with their line numbers; nothing was imported. Correct the file and load it again, or import only the good rows.", n, rows)
+}
+
+// Load reads a CSV file of patrons and creates or updates them in one write
+// transaction. A file that cannot be read as CSV, or whose header lacks the
+// column rows are matched on, is refused with an EINVALID error and no rows. Bad
+// rows are listed in the result with every problem; unless opt.SkipBad, any bad
+// row means nothing is written and the error says so.
+func Load(ctx context.Context, d *db.DB, r io.Reader, opt LoadOptions) (*LoadResult, error) {
+	start := time.Now()
+	if opt.Match == "" {
+		opt.Match = MatchCard
+	}
+	if opt.Match != MatchCard && opt.Match != MatchExternalID {
+		return nil, stacks.FieldErrorf("match", stacks.EINVALID, "Match rows on the card number (card) or the external id (external_id), not %q.", opt.Match)
+	}
+	res := &LoadResult{}
+	cols, records, err := readLoadFile(r, res)
+	if err != nil {
+		return res, err
+	}
+	if err := checkDefaults(&opt); err != nil {
+		return res, err
+	}
+	if !cols.has(opt.Match) {
+		return res, stacks.Errorf(stacks.EINVALID, "The file has no %s column, which rows are matched on. Add it to the header row (%s), or match on the other column.",
+			opt.Match, strings.Join(aliasesOf(opt.Match), ", "))
+	}
+	var snap *loadSnapshot
+	err = d.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		snap, err = readSnapshot(tx, cols, records)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	planRows(res, cols, records, snap, opt)
+	res.CheckTime = time.Since(start)
+	if res.Bad > 0 && !opt.SkipBad {
+		return res, errBadRows(res.Bad)
+	}
+	if opt.DryRun {
+		return res, nil
+	}
+
+	if opt.MaxPINs > 0 {
+		pins := 0
+		for _, row := range res.Rows {
+			if row.pin != "" && row.Action != "" {
+				pins++
+			}
+		}
+		if pins > opt.MaxPINs {
+			return res, stacks.Errorf(stacks.EINVALID, "The file sets %d PINs; here at most %d are set in one import, since each takes about a third of a second to protect. Nothing was imported. Use the command stacks patrons import, or leave the pin column out and set PINs at the desk.", pins, opt.MaxPINs)
+		}
+	}
+	hashStart := time.Now()
+	if err := hashPINs(ctx, res.Rows); err != nil {
+		return res, err
+	}
+	res.HashTime = time.Since(hashStart)
+
+	writeStart := time.Now()
+	err = d.Write(ctx, func(tx *db.Tx) error { return writeRows(tx, opt.Actor, res) })
+	res.WriteTime = time.Since(writeStart)
+	if err != nil {
+		return res, err
+	}
+	res.Imported = true
+	return res, nil
+}
+
+// loadColumns maps canonical column names to their index in a record.
+type loadColumns map[string]int
+
+func (c loadColumns) has(name string) bool { _, ok := c[name]; return ok }
+
+// cell returns a record's cell for a column, and whether the file has the column.
+func (c loadColumns) cell(rec []string, name string) (string, bool) {
+	i, ok := c[name]
+	if !ok || i >= len(rec) {
+		return "", ok
+	}
+	return strings.TrimSpace(rec[i]), true
+}
+
+func aliasesOf(name string) []string {
+	for _, c := range LoadColumns {
+		if c.Name == name {
+			return c.Aliases
+		}
+	}
+	return nil
+}
+
+// headerName normalizes a header cell: "Card Number" and "card-number" are
+// card_number.
+func headerName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(s)
+}
+
+// loadRecord is one data row and its line.
+type loadRecord struct {
+	line   int
+	fields []string
+	// width, when not 0: the row has this many cells, and the header has want.
+	width, want int
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// readLoadFile reads the header and every row (RFC 4180; a UTF-8 byte order mark,
+// as Excel writes, is skipped).
+func readLoadFile(r io.Reader, res *LoadResult) (loadColumns, []loadRecord, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if b, err := br.Peek(3); err == nil && bytes.Equal(b, utf8BOM) {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, nil, stacks.Errorf(stacks.EINVALID, "The file is empty. Its first row names the columns: card, surname, first_name, category, home_branch, ...")
+	} else if err != nil {
+		return nil, nil, csvError(err)
+	}
+	cols := loadColumns{}
+	alias := map[string]string{}
+	for _, c := range LoadColumns {
+		for _, a := range c.Aliases {
+			alias[a] = c.Name
+		}
+	}
+	for i, h := range header {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\uFEFF")
+		}
+		if !utf8.ValidString(h) {
+			return nil, nil, stacks.Errorf(stacks.EINVALID, "The header row is not UTF-8 text. Save the file as \"CSV UTF-8\" and load it again.")
+		}
+		name, ok := alias[headerName(h)]
+		if !ok {
+			res.Unknown = append(res.Unknown, strings.TrimSpace(h))
+			continue
+		}
+		if _, dup := cols[name]; dup {
+			return nil, nil, stacks.Errorf(stacks.EINVALID, "The header row names the %s column twice (column %d is %q). Keep one and load the file again.", name, i+1, h)
+		}
+		cols[name] = i
+		res.Columns = append(res.Columns, name)
+	}
+	var records []loadRecord
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, nil, csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(records) >= MaxLoadRows {
+			return nil, nil, stacks.Errorf(stacks.EINVALID, "The file has more than %d rows. Split it and load the parts one after the other.", MaxLoadRows)
+		}
+		lr := loadRecord{line: line, fields: rec}
+		if len(rec) != len(header) {
+			lr.width, lr.want = len(rec), len(header)
+		}
+		records = append(records, lr)
+	}
+	if len(records) == 0 {
+		return nil, nil, stacks.Errorf(stacks.EINVALID, "The file has a header row but no patrons.")
+	}
+	return cols, records, nil
+}
+
+// csvError says where a file stops being CSV.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return stacks.Errorf(stacks.EINVALID, "Line %d is not valid CSV: %s. A cell holding a comma, a quote or a line break is written between double quotes, with each quote inside doubled (\"\"). Nothing was imported.", pe.Line, pe.Err)
+	}
+	return fmt.Errorf("read the patron file: %w", err)
+}
+
+// checkDefaults normalizes the default codes and expiry.
+func checkDefaults(opt *LoadOptions) error {
+	opt.DefaultCategory = strings.ToUpper(strings.TrimSpace(opt.DefaultCategory))
+	opt.DefaultBranch = strings.ToUpper(strings.TrimSpace(opt.DefaultBranch))
+	opt.DefaultExpiry = strings.TrimSpace(opt.DefaultExpiry)
+	if opt.DefaultExpiry != "" {
+		if _, err := time.Parse(db.DayFormat, opt.DefaultExpiry); err != nil {
+			return stacks.FieldErrorf("default_expiry", stacks.EINVALID, "Give the default expiry as YYYY-MM-DD (e.g. 2027-08-31), not %q.", opt.DefaultExpiry)
+		}
+	}
+	return nil
+}
+
+// snapPatron is an existing patron as a load compares it.
+type snapPatron struct {
+	id      int64
+	in      Input
+	expires string
+}
+
+// loadSnapshot is what the checks need from the database, read in one read
+// transaction: codes, the library's today, and the patrons the file names.
+type loadSnapshot struct {
+	categories   map[string]int64
+	cardMonths   map[string]int
+	branches     map[string]int64
+	today        time.Time
+	byCard       map[string]*snapPatron
+	byExternalID map[string]*snapPatron
+}
+
+func readSnapshot(tx *db.Tx, cols loadColumns, records []loadRecord) (*loadSnapshot, error) {
+	s := &loadSnapshot{categories: map[string]int64{}, cardMonths: map[string]int{}, branches: map[string]int64{},
+		byCard: map[string]*snapPatron{}, byExternalID: map[string]*snapPatron{}}
+	rows, err := tx.Query(`SELECT code, id, card_months FROM patron_categories`)
+	if err != nil {
+		return nil, fmt.Errorf("read patron categories: %w", err)
+	}
+	for rows.Next() {
+		var code string
+		var id int64
+		var months int
+		if err := rows.Scan(&code, &id, &months); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		s.categories[code], s.cardMonths[code] = id, months
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = tx.Query(`SELECT code, id FROM branches`)
+	if err != nil {
+		return nil, fmt.Errorf("read branches: %w", err)
+	}
+	for rows.Next() {
+		var code string
+		var id int64
+		if err := rows.Scan(&code, &id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		s.branches[code] = id
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var tz sql.NullString
+	if err := tx.QueryRow(`SELECT ` + timezoneSQL).Scan(&tz); err != nil {
+		return nil, fmt.Errorf("read the time zone: %w", err)
+	}
+	s.today = localToday(tx.Now(), tz)
+
+	// The patrons the file names, by card or external id, in one statement.
+	cards, extIDs := []string{}, []string{}
+	for _, rec := range records {
+		if c, ok := cols.cell(rec.fields, "card"); ok && c != "" {
+			cards = append(cards, c, normalizeCard(c))
+		}
+		if x, ok := cols.cell(rec.fields, "external_id"); ok && x != "" {
+			extIDs = append(extIDs, x)
+		}
+	}
+	cj, _ := json.Marshal(cards)
+	xj, _ := json.Marshal(extIDs)
+	rows, err = tx.Query(`SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
+		c.code, b.code, p.expires_on, p.notes, p.desk_message, coalesce(p.external_id, '')
+		FROM patrons p
+		JOIN patron_categories c ON c.id = p.category_id
+		JOIN branches b ON b.id = p.home_branch_id
+		WHERE p.card IN (SELECT value FROM json_each(?)) OR p.external_id IN (SELECT value FROM json_each(?))`, string(cj), string(xj))
+	if err != nil {
+		return nil, fmt.Errorf("read the patrons the file names: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		p := &snapPatron{}
+		if err := rows.Scan(&p.id, &p.in.Card, &p.in.Surname, &p.in.FirstName, &p.in.Email, &p.in.Phone, &p.in.Address,
+			&p.in.CategoryCode, &p.in.HomeBranchCode, &p.expires, &p.in.Notes, &p.in.DeskMessage, &p.in.ExternalID); err != nil {
+			return nil, err
+		}
+		s.byCard[normalizeCard(p.in.Card)] = p
+		if p.in.ExternalID != "" {
+			s.byExternalID[p.in.ExternalID] = p
+		}
+	}
+	return s, rows.Err()
+}
+
+// planRows checks every row and decides what it does.
+func planRows(res *LoadResult, cols loadColumns, records []loadRecord, s *loadSnapshot, opt LoadOptions) {
+	res.Rows = make([]LoadRow, len(records))
+	cardLines := map[string][]int{}
+	extLines := map[string][]int{}
+	for i, rec := range records {
+		row := &res.Rows[i]
+		row.Line = rec.line
+		planRow(row, cols, rec, s, opt)
+		if row.in.Card != "" {
+			cardLines[row.in.Card] = append(cardLines[row.in.Card], i)
+		}
+		if row.extID.Valid {
+			extLines[row.extID.String] = append(extLines[row.extID.String], i)
+		}
+	}
+	// A card or an external id twice in the file: every row that has it is bad,
+	// since which one should win is the librarian's call.
+	dup := func(what string, lines map[string][]int) {
+		for key, idx := range lines {
+			if len(idx) < 2 {
+				continue
+			}
+			for _, i := range idx {
+				var others []string
+				for _, j := range idx {
+					if j != i {
+						others = append(others, strconv.Itoa(res.Rows[j].Line))
+					}
+				}
+				res.Rows[i].Problems = append(res.Rows[i].Problems,
+					fmt.Sprintf("%s %s is also on line %s: keep one row per patron.", what, key, strings.Join(others, ", ")))
+			}
+		}
+	}
+	dup("card", cardLines)
+	dup("external id", extLines)
+	for i := range res.Rows {
+		row := &res.Rows[i]
+		switch {
+		case len(row.Problems) > 0:
+			row.Action = ""
+			res.Bad++
+		case row.Action == "create":
+			res.Created++
+		case row.Action == "update":
+			res.Updated++
+		default:
+			res.Unchanged++
+		}
+	}
+}
+
+// planRow checks one row against the snapshot: what it would create or change,
+// or every problem it has.
+func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, opt LoadOptions) {
+	problem := func(format string, args ...any) { row.Problems = append(row.Problems, fmt.Sprintf(format, args...)) }
+	if rec.width != 0 {
+		problem("The row has %d cells where the header has %d: check for a missing comma or an unquoted comma in a cell.", rec.width, rec.want)
+	}
+	notText := map[string]bool{}
+	for _, c := range LoadColumns {
+		if i, ok := cols[c.Name]; ok && i < len(rec.fields) && !utf8.ValidString(rec.fields[i]) {
+			notText[c.Name] = true
+			problem("%s: the text is not UTF-8; save the file as \"CSV UTF-8\".", c.Name)
+		}
+	}
+	cell := func(name string) (string, bool) { return cols.cell(rec.fields, name) }
+	card, hasCard := cell("card")
+	ext, _ := cell("external_id")
+	row.Card, row.ExternalID = normalizeCard(card), ext
+
+	// Find the patron the row is about.
+	var old *snapPatron
+	switch opt.Match {
+	case MatchCard:
+		if card == "" {
+			problem("card: the row has no card number, which rows are matched on.")
+			return
+		}
+		old = s.byCard[normalizeCard(card)]
+	case MatchExternalID:
+		if ext == "" {
+			problem("external_id: the row has no external id, which rows are matched on.")
+			return
+		}
+		old = s.byExternalID[ext]
+	}
+
+	// Start from the patron as stored (an update) or empty (a create), and lay the
+	// row's cells over it.
+	var in Input
+	var expires string
+	if old != nil {
+		in, expires = old.in, old.expires
+		row.patronID = old.id
+	}
+	take := func(name string, field *string) {
+		v, ok := cell(name)
+		switch {
+		case !ok:
+		case v != "":
+			*field = v
+		case old != nil && opt.ClearEmpty && clearable[name]:
+			*field = ""
+		}
+	}
+	take("card", &in.Card)
+	take("surname", &in.Surname)
+	take("first_name", &in.FirstName)
+	take("email", &in.Email)
+	take("phone", &in.Phone)
+	take("address", &in.Address)
+	take("category", &in.CategoryCode)
+	take("home_branch", &in.HomeBranchCode)
+	take("notes", &in.Notes)
+	take("external_id", &in.ExternalID)
+	if old == nil {
+		if in.CategoryCode == "" {
+			in.CategoryCode = opt.DefaultCategory
+		}
+		if in.HomeBranchCode == "" {
+			in.HomeBranchCode = opt.DefaultBranch
+		}
+	}
+	if !hasCard && old == nil {
+		problem("card: a new patron needs a card number; add a card column to the file.")
+	}
+	// The patron form's checks, every one of them.
+	for _, e := range in.Problems() {
+		if notText[e.Field] || old == nil && e.Field == "card" && !hasCard {
+			continue // said above
+		}
+		problem("%s: %s", e.Field, e.Message)
+	}
+	if in.CategoryCode != "" {
+		if _, ok := s.categories[in.CategoryCode]; !ok {
+			problem("category: there is no patron category %q; the codes are %s.", in.CategoryCode, codeList(s.categories))
+		}
+	}
+	if in.HomeBranchCode != "" {
+		if _, ok := s.branches[in.HomeBranchCode]; !ok {
+			problem("home_branch: there is no branch with code %q; the codes are %s.", in.HomeBranchCode, codeList(s.branches))
+		}
+	}
+	if v, _ := cell("expires_on"); v != "" {
+		if t, err := time.Parse(db.DayFormat, v); err != nil {
+			problem("expires_on: %q is not a date; write it as YYYY-MM-DD, e.g. 2027-08-31.", v)
+		} else {
+			expires = db.FormatDay(t)
+		}
+	} else if old == nil {
+		if opt.DefaultExpiry != "" {
+			expires = opt.DefaultExpiry
+		} else if months, ok := s.cardMonths[in.CategoryCode]; ok {
+			expires = db.FormatDay(addMonths(s.today, months))
+		}
+	}
+	if in.ExternalID != "" {
+		if other := s.byExternalID[in.ExternalID]; other != nil && (old == nil || other.id != old.id) {
+			problem("external_id: %s is already the external id of the patron with card %s.", in.ExternalID, other.in.Card)
+		}
+	}
+	if in.Card != "" && (old == nil || in.Card != normalizeCard(old.in.Card)) {
+		if other := s.byCard[in.Card]; other != nil && (old == nil || other.id != old.id) {
+			problem("card: card number %s is already in use by another patron (%s %s).", in.Card, other.in.FirstName, other.in.Surname)
+		}
+	}
+	if pin, _ := cell("pin"); pin != "" {
+		if err := ValidatePIN(pin); err != nil {
+			problem("pin: %s", stacks.ErrorMessage(err))
+		}
+		row.pin = pin
+	}
+	row.in = in
+	row.Card = in.Card
+	row.ExternalID = in.ExternalID
+	row.expires = expires
+	row.extID = nullIfEmpty(in.ExternalID)
+	if len(row.Problems) > 0 {
+		return
+	}
+	if old == nil {
+		row.Action = "create"
+		row.auditText = fmt.Sprintf("card %s, %s %s, %s at %s, expires %s (patron load)", in.Card, in.FirstName, in.Surname,
+			in.CategoryCode, in.HomeBranchCode, expires)
+		return
+	}
+	row.set = map[string]bool{}
+	var changes []string
+	for _, c := range []struct{ name, was, is string }{
+		{"card", old.in.Card, in.Card}, {"surname", old.in.Surname, in.Surname}, {"first_name", old.in.FirstName, in.FirstName},
+		{"email", old.in.Email, in.Email}, {"phone", old.in.Phone, in.Phone}, {"address", old.in.Address, in.Address},
+		{"category", old.in.CategoryCode, in.CategoryCode}, {"home_branch", old.in.HomeBranchCode, in.HomeBranchCode},
+		{"notes", old.in.Notes, in.Notes}, {"expires_on", old.expires, expires}, {"external_id", old.in.ExternalID, in.ExternalID},
+	} {
+		if c.was != c.is {
+			row.set[c.name] = true
+			row.Changes = append(row.Changes, c.name)
+			changes = append(changes, fmt.Sprintf("%s %q -> %q", strings.ReplaceAll(c.name, "_", " "), c.was, c.is))
+		}
+	}
+	if row.pin != "" {
+		row.Changes = append(row.Changes, "pin")
+		changes = append(changes, "PIN set")
+	}
+	if len(row.Changes) == 0 {
+		row.Action = "unchanged"
+		return
+	}
+	row.Action = "update"
+	row.auditText = strings.Join(changes, "; ") + " (patron load)"
+}
+
+// codeList lists codes for a message: "ADULT, CHILD, STAFF".
+func codeList(m map[string]int64) string {
+	codes := make([]string, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	return strings.Join(codes, ", ")
+}
+
+// hashPINs hashes the good rows' PINs before the write transaction, on half the CPUs:
+// bcrypt is slow on purpose, and the write connection must not wait for it.
+func hashPINs(ctx context.Context, rows []LoadRow) error {
+	var todo []*LoadRow
+	for i := range rows {
+		if rows[i].pin != "" && len(rows[i].Problems) == 0 && (rows[i].Action == "create" || rows[i].Action == "update") {
+			todo = append(todo, &rows[i])
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	work := make(chan *LoadRow)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	// Half the CPUs (at least one): the desk and the self-check machines keep
+	// the others while a file of PINs is hashed.
+	for range max(1, runtime.GOMAXPROCS(0)/2) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for row := range work {
+				h, err := HashPIN(row.pin)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("line %d: hash the PIN: %w", row.Line, err)
+					}
+					mu.Unlock()
+					continue
+				}
+				row.pinHash = h
+			}
+		}()
+	}
+	for _, row := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- row
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// writeRows writes the good rows in the caller's transaction, with one audit
+// entry per patron and one for the load.
+func writeRows(tx *db.Tx, actor stacks.Actor, res *LoadResult) error {
+	ins, err := tx.Prepare(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
+		category_id, home_branch_id, expires_on, notes, created_at, external_id, pin_hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("prepare patron insert: %w", err)
+	}
+	// An update sets only the columns its row changes (so that a desk's edit of
+	// another field since the file was checked is kept, and indexes on unchanged
+	// columns are not touched); rows that change the same columns share a
+	// statement.
+	updates := map[string]*db.Stmt{}
+	audit, err := tx.Prepare(`INSERT INTO audit_log (at, staff_id, actor, action, object_type, object_id, detail)
+		VALUES (?, ?, ?, ?, 'patron', ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("prepare audit: %w", err)
+	}
+	now := db.FormatTime(tx.Now())
+	var staffID sql.NullInt64
+	if actor.StaffID != 0 {
+		staffID = sql.NullInt64{Int64: actor.StaffID, Valid: true}
+	}
+	cats, branches, err := codeIDs(tx)
+	if err != nil {
+		return err
+	}
+	for i := range res.Rows {
+		row := &res.Rows[i]
+		in := row.in
+		switch row.Action {
+		case "create":
+			r, err := ins.Exec(in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
+				cats[in.CategoryCode], branches[in.HomeBranchCode], row.expires, in.Notes, now, row.extID, row.pinHash)
+			if db.IsUniqueViolation(err) {
+				return stacks.Errorf(stacks.ECONFLICT, "Line %d: card %s or external id %q was taken by a patron added while the file was being checked. Nothing was imported; load the file again.", row.Line, in.Card, row.ExternalID)
+			} else if err != nil {
+				return fmt.Errorf("line %d: insert patron: %w", row.Line, err)
+			}
+			if row.patronID, err = r.LastInsertId(); err != nil {
+				return fmt.Errorf("line %d: insert patron: %w", row.Line, err)
+			}
+			if _, err := audit.Exec(now, staffID, actor.Name, "patron.create", row.patronID, row.auditText); err != nil {
+				return fmt.Errorf("line %d: audit: %w", row.Line, err)
+			}
+		case "update":
+			var sets []string
+			var args []any
+			for _, c := range updateColumns {
+				if row.set[c.name] {
+					sets = append(sets, c.sql)
+					args = append(args, c.value(row))
+				}
+			}
+			if row.pinHash != "" {
+				sets = append(sets, "pin_hash = ?, pin_generation = pin_generation + 1")
+				args = append(args, row.pinHash)
+			}
+			q := strings.Join(sets, ", ")
+			upd := updates[q]
+			if upd == nil {
+				if upd, err = tx.Prepare(`UPDATE patrons SET ` + q + ` WHERE id = ?`); err != nil {
+					return fmt.Errorf("prepare patron update: %w", err)
+				}
+				updates[q] = upd
+			}
+			r, err := upd.Exec(append(args, row.patronID)...)
+			if db.IsUniqueViolation(err) {
+				return stacks.Errorf(stacks.ECONFLICT, "Line %d: card %s or external id %q was given to another patron while the file was being checked. Nothing was imported; load the file again.", row.Line, in.Card, row.ExternalID)
+			} else if err != nil {
+				return fmt.Errorf("line %d: update patron %d: %w", row.Line, row.patronID, err)
+			}
+			if n, err := r.RowsAffected(); err != nil {
+				return fmt.Errorf("line %d: update patron %d: %w", row.Line, row.patronID, err)
+			} else if n == 0 {
+				return stacks.Errorf(stacks.ECONFLICT, "Line %d: the patron with card %s was removed while the file was being checked. Nothing was imported; load the file again.", row.Line, in.Card)
+			}
+			if _, err := audit.Exec(now, staffID, actor.Name, "patron.update", row.patronID, row.auditText); err != nil {
+				return fmt.Errorf("line %d: audit: %w", row.Line, err)
+			}
+		}
+	}
+	return tx.Audit(actor, "patron.load", "patron", 0, fmt.Sprintf("patron load of %d rows: %d created, %d updated, %d unchanged, %d bad rows skipped",
+		len(res.Rows), res.Created, res.Updated, res.Unchanged, res.Bad))
+}
+
+// updateColumns are the columns an update may set, with the value a row gives.
+var updateColumns = []struct {
+	name, sql string
+	value     func(*LoadRow) any
+}{
+	{"card", "card = ?", func(r *LoadRow) any { return r.in.Card }},
+	{"surname", "surname = ?", func(r *LoadRow) any { return r.in.Surname }},
+	{"first_name", "first_name = ?", func(r *LoadRow) any { return r.in.FirstName }},
+	{"email", "email = ?", func(r *LoadRow) any { return r.in.Email }},
+	{"phone", "phone = ?", func(r *LoadRow) any { return r.in.Phone }},
+	{"address", "address = ?", func(r *LoadRow) any { return r.in.Address }},
+	{"category", "category_id = (SELECT id FROM patron_categories WHERE code = ?)", func(r *LoadRow) any { return r.in.CategoryCode }},
+	{"home_branch", "home_branch_id = (SELECT id FROM branches WHERE code = ?)", func(r *LoadRow) any { return r.in.HomeBranchCode }},
+	{"notes", "notes = ?", func(r *LoadRow) any { return r.in.Notes }},
+	{"expires_on", "expires_on = ?", func(r *LoadRow) any { return r.expires }},
+	{"external_id", "external_id = ?", func(r *LoadRow) any { return r.extID }},
+}
+
+// codeIDs reads the ids of the category and branch codes inside the write
+// transaction (a code removed since the check fails the insert, as it should).
+func codeIDs(tx *db.Tx) (cats, branches map[string]any, err error) {
+	cats, branches = map[string]any{}, map[string]any{}
+	for _, t := range []struct {
+		sql string
+		m   map[string]any
+	}{{`SELECT code, id FROM patron_categories`, cats}, {`SELECT code, id FROM branches`, branches}} {
+		rows, err := tx.Query(t.sql)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read codes: %w", err)
+		}
+		for rows.Next() {
+			var code string
+			var id int64
+			if err := rows.Scan(&code, &id); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			t.m[code] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return cats, branches, nil
+}

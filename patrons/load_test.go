@@ -1,0 +1,376 @@
+package patrons_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+func load(t *testing.T, d *db.DB, csv string, opt patrons.LoadOptions) (*patrons.LoadResult, error) {
+	t.Helper()
+	if opt.Actor.Name == "" {
+		opt.Actor = desk
+	}
+	return patrons.Load(context.Background(), d, strings.NewReader(csv), opt)
+}
+
+// tableDump is every patron row and the audit log, to compare before and after.
+func tableDump(t *testing.T, d *db.DB) string {
+	t.Helper()
+	var b strings.Builder
+	read(t, d, func(tx *db.Tx) error {
+		for _, q := range []string{
+			`SELECT id, card, surname, first_name, email, phone, address, category_id, home_branch_id, expires_on, notes,
+				coalesce(external_id, '-'), pin_hash, pin_generation FROM patrons ORDER BY id`,
+			`SELECT id, action, object_id, detail, '', '', '', '', '', '', '', '', '', '' FROM audit_log ORDER BY id`,
+		} {
+			rows, err := tx.Query(q)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				v := make([]any, 14)
+				p := make([]any, 14)
+				for i := range v {
+					p[i] = &v[i]
+				}
+				if err := rows.Scan(p...); err != nil {
+					rows.Close()
+					return err
+				}
+				fmt.Fprintln(&b, v...)
+			}
+			rows.Close()
+		}
+		return nil
+	})
+	return b.String()
+}
+
+func countPatrons(t *testing.T, d *db.DB, where string, args ...any) int {
+	t.Helper()
+	var n int
+	read(t, d, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT count(*) FROM patrons WHERE `+where, args...).Scan(&n)
+	})
+	return n
+}
+
+// TestLoadProblems: each kind of problem is named on its row, with the row's
+// line, and a row with several problems lists them all.
+func TestLoadProblems(t *testing.T) {
+	d := mustOpenDB(t)
+	header := "cardnumber,surname,firstname,categorycode,branchcode,dateexpiry,email,phone,student_id,pin\n"
+	tests := []struct {
+		name  string
+		row   string
+		match string
+		want  []string
+	}{
+		{"UnknownCategory", "N1,Doe,Jo,PIRATE,CEN,2027-08-31,,,,", "", []string{`category: there is no patron category "PIRATE"; the codes are ADULT, CHILD, STAFF`}},
+		{"UnknownBranch", "N1,Doe,Jo,ADULT,MARS,2027-08-31,,,,", "", []string{`home_branch: there is no branch with code "MARS"; the codes are CEN, EAS, WES`}},
+		{"BadDate", "N1,Doe,Jo,ADULT,CEN,31/08/2027,,,,", "", []string{`expires_on: "31/08/2027" is not a date; write it as YYYY-MM-DD`}},
+		{"BadEmail", "N1,Doe,Jo,ADULT,CEN,2027-08-31,jo.example.org,,,", "", []string{"email: Enter an e-mail address like name@example.org"}},
+		{"NoSurname", "N1,,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"surname: Enter the patron's surname."}},
+		{"LongSurname", "N1," + strings.Repeat("x", 101) + ",Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"surname: Enter a surname of at most 100 characters"}},
+		{"ControlChars", "N1,Do\x00e,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"surname: Enter a surname of at most 100 characters on one line"}},
+		{"LongPhone", "N1,Doe,Jo,ADULT,CEN,2027-08-31,," + strings.Repeat("5", 41) + ",,", "", []string{"phone: Enter a phone number of at most 40"}},
+		{"BadCard", "N 1,Doe,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"card: A card number has 1 to 32 letters, digits or hyphens"}},
+		{"NoCard", ",Doe,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{"card: the row has no card number"}},
+		{"CardInUse", "P0001,Doe,Jo,ADULT,CEN,2027-08-31,,,S1,", patrons.MatchExternalID, []string{"card: card number P0001 is already in use by another patron (Alex Reader)"}},
+		{"NoExternalID", "N1,Doe,Jo,ADULT,CEN,2027-08-31,,,,", patrons.MatchExternalID, []string{"external_id: the row has no external id"}},
+		{"LongExternalID", "N1,Doe,Jo,ADULT,CEN,2027-08-31,,," + strings.Repeat("9", 65) + ",", "", []string{"external_id: An external id has at most 64 characters"}},
+		{"ShortPIN", "N1,Doe,Jo,ADULT,CEN,2027-08-31,,,,12", "", []string{"pin: Choose a PIN of 4 to 32"}},
+		{"InvalidUTF8", "N1,Do\xffe,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{`surname: the text is not UTF-8; save the file as "CSV UTF-8"`}},
+		{"WrongWidth", "N1,Doe,Jo,ADULT,CEN", "", []string{"The row has 5 cells where the header has 10"}},
+		{"Several", "N1,,Jo,PIRATE,MARS,tomorrow,nope,,,", "", []string{"surname:", "category: there is no", "home_branch: there is no", "expires_on:", "email:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := tableDump(t, d)
+			res, err := load(t, d, header+tt.row+"\n", patrons.LoadOptions{Match: tt.match})
+			if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "nothing was imported") {
+				t.Fatalf("err = %v, want bad rows", err)
+			}
+			bad := res.BadRows()
+			if len(bad) != 1 || bad[0].Line != 2 {
+				t.Fatalf("bad rows %+v, want line 2", bad)
+			}
+			got := strings.Join(bad[0].Problems, "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("problems lack %q:\n%s", w, got)
+				}
+			}
+			if len(bad[0].Problems) != len(tt.want) {
+				t.Errorf("%d problems, want %d:\n%s", len(bad[0].Problems), len(tt.want), got)
+			}
+			if after := tableDump(t, d); after != before {
+				t.Error("a refused load changed the database")
+			}
+		})
+	}
+}
+
+// TestLoadFileErrors: a file that is not CSV, lacks the match column, repeats a
+// column or has no rows is refused as a whole.
+func TestLoadFileErrors(t *testing.T) {
+	d := mustOpenDB(t)
+	tests := []struct {
+		name, csv, match, want string
+	}{
+		{"Empty", "", "", "The file is empty"},
+		{"HeaderOnly", "card,surname\n", "", "no patrons"},
+		{"NoMatchColumn", "surname,first_name\nDoe,Jo\n", "", "The file has no card column"},
+		{"NoExternalIDColumn", "card,surname\nN1,Doe\n", patrons.MatchExternalID, "The file has no external_id column"},
+		{"DuplicateColumn", "card,cardnumber,surname\nN1,N1,Doe\n", "", "names the card column twice"},
+		{"BadQuote", "card,surname\nN1,\"Doe\nN2,Roe\n", "", "is not valid CSV"},
+		{"BareQuote", "card,surname\nN1,Do\"e\n", "", "Line 2 is not valid CSV"},
+		{"BadMatch", "card,surname\nN1,Doe\n", "name", "Match rows on the card number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, d, tt.csv, patrons.LoadOptions{Match: tt.match})
+			if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), tt.want) {
+				t.Fatalf("err = %v (%s), want %q", err, stacks.ErrorMessage(err), tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadHeader: headers are matched by name in any case and under Koha's
+// names; a byte order mark and quoted cells are read; unknown columns are
+// reported.
+func TestLoadHeader(t *testing.T) {
+	d := mustOpenDB(t)
+	csv := "\uFEFFCardNumber,Last Name,FIRSTNAME,CategoryCode,BranchCode,DateExpiry,Shoe Size,Address\r\n" +
+		"n100,\"O'Hara, Jr\",Sam,child,eas,2027-08-31,42,\"1 Main St\r\nFlat 2\"\r\n"
+	res, err := load(t, d, csv, patrons.LoadOptions{})
+	if err != nil {
+		t.Fatalf("load: %v %+v", err, res)
+	}
+	if fmt.Sprint(res.Unknown) != "[Shoe Size]" {
+		t.Errorf("unknown columns %v", res.Unknown)
+	}
+	if res.Created != 1 || !res.Imported {
+		t.Fatalf("result %+v", res)
+	}
+	p := mustFindByCard(t, d, "N100")
+	if p.Surname != "O'Hara, Jr" || p.FirstName != "Sam" || p.CategoryCode != "CHILD" || p.HomeBranchCode != "EAS" ||
+		p.ExpiresOn.Format("2006-01-02") != "2027-08-31" || p.Address != "1 Main St\nFlat 2" {
+		t.Errorf("patron %+v", p)
+	}
+}
+
+// TestLoadCreateAndUpdate: by card and by external id, a row creates a patron
+// when none matches and updates only the columns the file has when one does.
+func TestLoadCreateAndUpdate(t *testing.T) {
+	t.Run("ByCard", func(t *testing.T) {
+		d := mustOpenDB(t)
+		before := mustFindByCard(t, d, "P0001")
+		res, err := load(t, d, "card,category,dateexpiry,email\nP0001,STAFF,2028-01-31,\nN1,ADULT,,n1@example.org\n",
+			patrons.LoadOptions{DefaultBranch: "WES"})
+		// N1 has no surname: a new patron needs one.
+		if err == nil || len(res.BadRows()) != 1 || res.BadRows()[0].Line != 3 {
+			t.Fatalf("err %v, bad %+v", err, res.BadRows())
+		}
+		res, err = load(t, d, "card,surname,category,dateexpiry,email\nP0001,,STAFF,2028-01-31,\nN1,Newby,ADULT,,n1@example.org\n",
+			patrons.LoadOptions{DefaultBranch: "WES"})
+		if err != nil || res.Created != 1 || res.Updated != 1 {
+			t.Fatalf("err %v, result %+v", err, res)
+		}
+		after := mustFindByCard(t, d, "P0001")
+		if after.CategoryCode != "STAFF" || after.ExpiresOn.Format("2006-01-02") != "2028-01-31" ||
+			after.Email != before.Email || after.Surname != before.Surname || after.Phone != before.Phone {
+			t.Errorf("updated %+v from %+v", after, before)
+		}
+		n1 := mustFindByCard(t, d, "N1")
+		// No expiry: the category's 12 months from the demo's today (2026-11-30).
+		if n1.HomeBranchCode != "WES" || n1.ExpiresOn.Format("2006-01-02") != "2027-11-30" || n1.Email != "n1@example.org" {
+			t.Errorf("created %+v", n1)
+		}
+		var audits int
+		read(t, d, func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT count(*) FROM audit_log WHERE action IN ('patron.create', 'patron.update', 'patron.load') AND detail LIKE '%load%'`).Scan(&audits)
+		})
+		if audits != 3 {
+			t.Errorf("%d audit entries, want one per patron and one for the load", audits)
+		}
+		// The same file again changes nothing.
+		res, err = load(t, d, "card,surname,category,dateexpiry,email\nP0001,,STAFF,2028-01-31,\nN1,Newby,ADULT,,n1@example.org\n",
+			patrons.LoadOptions{DefaultBranch: "WES"})
+		if err != nil || res.Unchanged != 2 || res.Created+res.Updated != 0 {
+			t.Errorf("second load: %v %+v", err, res)
+		}
+	})
+	t.Run("ClearEmpty", func(t *testing.T) {
+		d := mustOpenDB(t)
+		if _, err := load(t, d, "card,email,phone\nP0001,,\n", patrons.LoadOptions{ClearEmpty: true}); err != nil {
+			t.Fatal(err)
+		}
+		if p := mustFindByCard(t, d, "P0001"); p.Email != "" || p.Phone != "" {
+			t.Errorf("not cleared: %q %q", p.Email, p.Phone)
+		}
+	})
+	t.Run("ByExternalID", func(t *testing.T) {
+		d := mustOpenDB(t)
+		// Give P0002 an external id, then update it by that id with a new card.
+		if _, err := load(t, d, "card,student_id\nP0002,S-17\n", patrons.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := load(t, d, "student_id,card,surname,category,branch\nS-17,P0002X,,CHILD,\nS-18,N18,Kid,CHILD,EAS\n",
+			patrons.LoadOptions{Match: patrons.MatchExternalID})
+		if err != nil || res.Created != 1 || res.Updated != 1 {
+			t.Fatalf("err %v, result %+v", err, res)
+		}
+		if countPatrons(t, d, `card = 'P0002X' AND external_id = 'S-17' AND surname = 'Owing'`) != 1 {
+			t.Error("P0002 not updated by its external id")
+		}
+		if countPatrons(t, d, `card = 'N18' AND external_id = 'S-18'`) != 1 {
+			t.Error("S-18 not created")
+		}
+		// An external id another patron has is refused.
+		_, err = load(t, d, "card,student_id\nP0001,S-17\n", patrons.LoadOptions{})
+		if err == nil {
+			t.Error("a second patron took external id S-17")
+		}
+	})
+	t.Run("PIN", func(t *testing.T) {
+		d := mustOpenDB(t)
+		if _, err := load(t, d, "card,surname,category,branch,pin\nN1,Pin,ADULT,CEN,2468\nP0001,,,,9753\n", patrons.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for card, pin := range map[string]string{"N1": "2468", "P0001": "9753"} {
+			p := mustFindByCard(t, d, card)
+			var hash string
+			read(t, d, func(tx *db.Tx) (err error) { hash, err = patrons.PINHash(tx, p.ID); return err })
+			if ok, err := patrons.CheckPIN(context.Background(), hash, pin); !ok || err != nil {
+				t.Errorf("%s: PIN %s does not match (%v)", card, pin, err)
+			}
+		}
+	})
+}
+
+// TestExternalIDOnForm: the patron form's Create and Update keep an external
+// id, and refuse one another patron has.
+func TestExternalIDOnForm(t *testing.T) {
+	d := mustOpenDB(t)
+	err := write(d, func(tx *db.Tx) error {
+		_, err := patrons.Create(tx, desk, patrons.Input{Card: "X1", Surname: "Ext", CategoryCode: "ADULT", HomeBranchCode: "CEN", ExternalID: " ST-9 "})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := mustFindByCard(t, d, "X1"); p.ExternalID != "ST-9" {
+		t.Fatalf("external id %q", p.ExternalID)
+	}
+	p1 := mustFindByCard(t, d, "P0001")
+	err = write(d, func(tx *db.Tx) error {
+		_, err := patrons.Update(tx, desk, p1.ID, patrons.Input{Card: p1.Card, Surname: p1.Surname, CategoryCode: p1.CategoryCode,
+			HomeBranchCode: p1.HomeBranchCode, ExternalID: "ST-9"})
+		return err
+	})
+	if stacks.ErrorCode(err) != stacks.ECONFLICT || stacks.ErrorField(err) != "external_id" {
+		t.Errorf("a second patron with ST-9: %v", err)
+	}
+}
+
+// TestLoadMaxPINs: a file setting more PINs than allowed is refused whole.
+func TestLoadMaxPINs(t *testing.T) {
+	d := mustOpenDB(t)
+	before := tableDump(t, d)
+	_, err := load(t, d, "card,surname,category,branch,pin\nN1,A,ADULT,CEN,1111\nN2,B,ADULT,CEN,2222\n", patrons.LoadOptions{MaxPINs: 1})
+	if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "The file sets 2 PINs") {
+		t.Fatalf("err %v", err)
+	}
+	if tableDump(t, d) != before {
+		t.Error("a refused file changed the database")
+	}
+}
+
+// TestLoadDuplicates: a card or external id on two rows makes both bad.
+func TestLoadDuplicates(t *testing.T) {
+	d := mustOpenDB(t)
+	res, err := load(t, d, "card,surname,category,branch,external_id\nN1,A,ADULT,CEN,X1\nN2,B,ADULT,CEN,X1\nn1,C,ADULT,CEN,\n", patrons.LoadOptions{})
+	if err == nil {
+		t.Fatal("duplicates loaded")
+	}
+	bad := res.BadRows()
+	if len(bad) != 3 {
+		t.Fatalf("bad rows %+v", bad)
+	}
+	if !strings.Contains(strings.Join(bad[0].Problems, " "), "card N1 is also on line 4") ||
+		!strings.Contains(strings.Join(bad[0].Problems, " "), "external id X1 is also on line 3") {
+		t.Errorf("line 2 problems %v", bad[0].Problems)
+	}
+}
+
+// TestLoadDryRun: a dry run says what it would do and writes nothing.
+func TestLoadDryRun(t *testing.T) {
+	d := mustOpenDB(t)
+	before := tableDump(t, d)
+	res, err := load(t, d, "card,surname,category,branch,pin\nN1,New,ADULT,CEN,2468\nP0001,Renamed,,,\nP0003,,,,\nN2,,NOPE,CEN,\n",
+		patrons.LoadOptions{DryRun: true, SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Imported || res.Created != 1 || res.Updated != 1 || res.Unchanged != 1 || res.Bad != 1 {
+		t.Errorf("result %+v", res)
+	}
+	if res.Rows[1].Action != "update" || fmt.Sprint(res.Rows[1].Changes) != "[surname]" {
+		t.Errorf("row 3: %+v", res.Rows[1])
+	}
+	if after := tableDump(t, d); after != before {
+		t.Error("the dry run changed the database")
+	}
+}
+
+// TestLoadBadRows: by default one bad row stops the file; with SkipBad the good
+// rows are written and the bad one named.
+func TestLoadBadRows(t *testing.T) {
+	d := mustOpenDB(t)
+	csv := "card,surname,category,branch\nN1,Good,ADULT,CEN\nN2,Bad,NOPE,CEN\nN3,Good,CHILD,EAS\n"
+	before := tableDump(t, d)
+	res, err := load(t, d, csv, patrons.LoadOptions{})
+	if err == nil || res.Imported || res.Bad != 1 {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if after := tableDump(t, d); after != before {
+		t.Fatal("a file with a bad row changed the database")
+	}
+	res, err = load(t, d, csv, patrons.LoadOptions{SkipBad: true})
+	if err != nil || !res.Imported || res.Created != 2 || res.Bad != 1 || res.BadRows()[0].Card != "N2" {
+		t.Fatalf("skip bad: err %v, result %+v", err, res)
+	}
+	if countPatrons(t, d, `card IN ('N1', 'N3')`) != 2 || countPatrons(t, d, `card = 'N2'`) != 0 {
+		t.Error("skip bad did not import the good rows only")
+	}
+}
+
+// TestLoadOneTransaction: a failure at the last row, inside the write, undoes
+// every row before it.
+func TestLoadOneTransaction(t *testing.T) {
+	d := mustOpenDB(t)
+	mustExec(t, d, `CREATE TRIGGER fail_last BEFORE INSERT ON patrons WHEN NEW.card = 'Z9999'
+		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`)
+	var b strings.Builder
+	b.WriteString("card,surname,category,branch\nP0001,Changed,,\n")
+	for i := range 500 {
+		fmt.Fprintf(&b, "T%04d,Row,ADULT,CEN\n", i)
+	}
+	b.WriteString("Z9999,Last,ADULT,CEN\n")
+	before := tableDump(t, d)
+	res, err := load(t, d, b.String(), patrons.LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "injected failure") || res.Imported {
+		t.Fatalf("err %v", err)
+	}
+	if after := tableDump(t, d); after != before {
+		t.Error("a load that failed at its last row left rows behind")
+	}
+}
