@@ -15,7 +15,8 @@
 # coverage"). Tried and dropped: an empty corpus for every run, to make make
 # test's time independent of earlier runs. From the seeds alone nearly every input
 # is new, and minimizing them (the whole-file MARC seeds above all) cost more than
-# the baseline of a kept corpus, which stops growing once the small parsers' code
+# the baseline of a kept corpus (FuzzReadISO2709: 83 s instead of 8 to 17 s for
+# 10,000 inputs on the shared machine), which stops growing once the parsers' code
 # is covered (under 350 inputs a target here). `go clean -fuzzcache` empties it.
 # A crasher is written to testdata/fuzz/FuzzX/ in the package, where `go test`
 # runs it as a seed from then on.
