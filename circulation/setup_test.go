@@ -12,10 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/staff"
 )
 
 // testNow is a Monday morning at Central: 21 days later is an open Monday.
@@ -151,6 +154,9 @@ func copyFile(tb testing.TB, from, to string) {
 }
 
 func TestMain(m *testing.M) {
+	// demo.Create hashes the desk's and the administrator's passwords: at bcrypt's
+	// real cost that is seconds a hash under the race detector, for every template.
+	staff.BcryptCost = bcrypt.MinCost
 	code := m.Run()
 	if templates.dir != "" {
 		os.RemoveAll(templates.dir)

@@ -10,11 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/staff"
 )
 
 // testNow is a Monday morning.
@@ -91,6 +94,9 @@ func demoTemplate(tb testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	// demo.Create hashes the desk's and the administrator's passwords: at bcrypt's
+	// real cost that is seconds a hash under the race detector, for every template.
+	staff.BcryptCost = bcrypt.MinCost
 	code := m.Run()
 	if template.dir != "" {
 		os.RemoveAll(template.dir)

@@ -43,7 +43,6 @@ type Suite struct {
 	db      string
 	started time.Time
 	demo    string
-	notes   []string
 	// sections in order, each a heading, text and table rows
 	sections []*section
 }
