@@ -2,6 +2,7 @@ package reports_test
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -135,5 +136,54 @@ func TestOverduePagesAndStream(t *testing.T) {
 	}})
 	if len(res.Rows) != 0 || res.Total != n || !slices.EqualFunc(streamed, whole.Rows, slices.Equal[[]string]) {
 		t.Errorf("streamed %d rows (%d collected besides), want the file's %d", len(streamed), len(res.Rows), len(whole.Rows))
+	}
+}
+
+// TestMostBorrowedBothWays: most borrowed titles counts the same as the loans
+// themselves whichever way it reads them: in title order (every loan, an
+// open-ended period) or in time order (one day's loans).
+func TestMostBorrowedBothWays(t *testing.T) {
+	d, _ := mustDemo(t)
+	for _, tc := range []struct {
+		name     string
+		from, to string
+	}{
+		{"AllTime", "", ""},
+		{"OneDay", "2026-11-20", "2026-11-20"},
+		{"Year", "2025-12-01", "2026-11-30"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, d, "most-borrowed", url.Values{"from": {tc.from}, "to": {tc.to}, "limit": {"10"}})
+			var want []string
+			if err := d.Read(context.Background(), func(tx *db.Tx) error {
+				lo, hi := "0000", "9999"
+				if tc.from != "" {
+					lo, hi = tc.from, tc.to+"T99"
+				}
+				rows, err := tx.Query(`SELECT count(*) FROM loans l JOIN items i ON i.id = l.item_id
+					WHERE l.issued_at >= ? AND l.issued_at < ? GROUP BY i.record_id ORDER BY 1 DESC LIMIT 10`, lo, hi)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					var n string
+					if err := rows.Scan(&n); err != nil {
+						return err
+					}
+					want = append(want, n)
+				}
+				return rows.Err()
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range res.Rows {
+				got = append(got, r[3])
+			}
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("loans of the top titles %v, the loans give %v", got, want)
+			}
+		})
 	}
 }
