@@ -25,7 +25,7 @@ func runPrivacy(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case "export":
 		return runPrivacyExport(ctx, args[1:], stdout, stderr)
 	case "-h", "--help":
-		fmt.Fprintln(stdout, privacyUsage+"\n\nRun \"stacks privacy run --help\" or \"stacks privacy export --help\" for their flags.")
+		fmt.Fprintln(stdout, "Usage: stacks privacy run [--dry-run]\n       stacks privacy export --card CARD [--out FILE]\n\nRun \"stacks privacy run --help\" or \"stacks privacy export --help\" for their flags.")
 		return nil
 	}
 	return usageError{privacyUsage}
