@@ -229,54 +229,45 @@ func returnLost(tx *db.Tx, actor stacks.Actor, it *itemWithLoan) (string, error)
 	if err != nil {
 		return "", err
 	}
-	rows, err := tx.Query(`SELECT id, kind FROM ledger WHERE loan_id = ? AND kind IN ('lost', 'processing') ORDER BY id`, it.LoanID)
+	rows, err := tx.Query(`SELECT id, kind, amount_cents FROM ledger WHERE loan_id = ? AND kind IN ('lost', 'processing') ORDER BY id`, it.LoanID)
 	if err != nil {
 		return "", fmt.Errorf("bill of loan %d: %w", it.LoanID, err)
 	}
-	type line struct {
-		id   int64
-		kind string
-	}
-	var lines []line
+	var rs []patrons.Reversal
+	var kept int64
+	billed := false
 	for rows.Next() {
-		var l line
-		if err := rows.Scan(&l.id, &l.kind); err != nil {
+		var id, amount int64
+		var kind string
+		if err := rows.Scan(&id, &kind, &amount); err != nil {
 			rows.Close()
 			return "", err
 		}
-		lines = append(lines, l)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	var refunded, voided, kept int64
-	desc := fmt.Sprintf("%s (%s) returned", it.Title, it.Barcode)
-	for _, l := range lines {
+		billed = true
 		mode := rule.LostReturn
-		if l.kind == patrons.KindProcessing {
+		if kind == patrons.KindProcessing {
 			mode = LostReturnNone
 			if rule.LostReturnFee == LostFeeRefund {
 				mode = LostReturnRefund
 			}
 		}
 		if mode == LostReturnNone {
-			var amount int64
-			if err := tx.QueryRow(`SELECT amount_cents FROM ledger WHERE id = ?`, l.id).Scan(&amount); err != nil {
-				return "", err
-			}
 			kept += amount
 			continue
 		}
-		r, err := patrons.ReverseCharge(tx, actor, l.id, mode == LostReturnRefund, desc)
-		if err != nil {
-			return "", err
-		}
-		refunded += r.CreditedCents
-		voided += r.VoidedCents
+		rs = append(rs, patrons.Reversal{ChargeID: id, CreditPaid: mode == LostReturnRefund})
 	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	done, err := patrons.ReverseCharges(tx, actor, it.LoanPatronID, rs, fmt.Sprintf("%s (%s) returned", it.Title, it.Barcode))
+	if err != nil {
+		return "", err
+	}
+	refunded, voided := done.CreditedCents, done.VoidedCents
 	msg := "Lost item returned"
-	if len(lines) == 0 {
+	if !billed {
 		msg += ": it had no bill."
 	} else {
 		var parts []string

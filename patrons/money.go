@@ -232,65 +232,78 @@ func Refund(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, method, 
 		id, formatCents(cents), method, formatCents(balance), formatCents(balance+cents)))
 }
 
-// Reversal is what ReverseCharge did to one charge.
+// Reversal asks to reverse one charge: void its unpaid part and, if CreditPaid,
+// give its paid part back as credit.
 type Reversal struct {
-	// VoidedCents is the unpaid part cancelled; CreditedCents the paid part given
-	// back as credit.
+	ChargeID   int64
+	CreditPaid bool
+}
+
+// Reversed is what ReverseCharges did: the unpaid parts cancelled (voids) and the
+// paid parts given back as credit.
+type Reversed struct {
 	VoidedCents, CreditedCents int64
 }
 
-// ReverseCharge cancels the unpaid part of charge chargeID (a void) and, if
-// creditPaid, gives the paid part back as credit. A charge already reversed is
-// not reversed again. No audit entry: the caller (a lost item's return) audits.
-func ReverseCharge(tx *db.Tx, actor stacks.Actor, chargeID int64, creditPaid bool, description string) (Reversal, error) {
-	var patronID sql.NullInt64
-	var kind string
-	var amount, reversed int64
-	err := tx.QueryRow(`SELECT patron_id, kind, amount_cents,
-			coalesce((SELECT -sum(v.amount_cents) FROM ledger v WHERE v.reverses_id = g.id), 0)
-		FROM ledger g WHERE id = ?`, chargeID).Scan(&patronID, &kind, &amount, &reversed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Reversal{}, stacks.Errorf(stacks.ENOTFOUND, "There is no ledger line %d.", chargeID)
-	} else if err != nil {
-		return Reversal{}, fmt.Errorf("reverse line %d: %w", chargeID, err)
+// ReverseCharges reverses charges of one patron, as a lost item's return does.
+// What each charge still owes is read once, before any reversal is written, so a
+// credit given back for one line does not count as paying the next. A charge
+// already reversed is not reversed again. No audit entry: the caller audits.
+func ReverseCharges(tx *db.Tx, actor stacks.Actor, patronID int64, rs []Reversal, description string) (Reversed, error) {
+	var out Reversed
+	if len(rs) == 0 {
+		return out, nil
 	}
-	if !IsCharge(kind) || !patronID.Valid {
-		return Reversal{}, stacks.Errorf(stacks.EINVALID, "Ledger line %d is not a charge that can be reversed.", chargeID)
-	}
-	if reversed >= amount {
-		return Reversal{}, nil
-	}
-	open, _, err := OpenCharges(tx, patronID.Int64)
+	open, _, err := OpenCharges(tx, patronID)
 	if err != nil {
-		return Reversal{}, err
+		return out, err
 	}
-	var outstanding int64
+	outstanding := make(map[int64]int64, len(open))
 	for _, c := range open {
-		if c.ID == chargeID {
-			outstanding = c.OutstandingCents
-		}
-	}
-	var r Reversal
-	r.VoidedCents = min(outstanding, amount-reversed)
-	if creditPaid {
-		r.CreditedCents = amount - reversed - r.VoidedCents
+		outstanding[c.ID] = c.OutstandingCents
 	}
 	now := db.FormatTime(tx.Now())
-	for _, line := range []struct {
-		kind  string
-		cents int64
-		what  string
-	}{{KindVoid, r.VoidedCents, "Voided"}, {KindCredit, r.CreditedCents, "Credited"}} {
-		if line.cents <= 0 {
+	for _, r := range rs {
+		var owner sql.NullInt64
+		var kind string
+		var amount, reversed int64
+		err := tx.QueryRow(`SELECT patron_id, kind, amount_cents,
+				coalesce((SELECT -sum(v.amount_cents) FROM ledger v WHERE v.reverses_id = g.id), 0)
+			FROM ledger g WHERE id = ?`, r.ChargeID).Scan(&owner, &kind, &amount, &reversed)
+		if errors.Is(err, sql.ErrNoRows) {
+			return out, stacks.Errorf(stacks.ENOTFOUND, "There is no ledger line %d.", r.ChargeID)
+		} else if err != nil {
+			return out, fmt.Errorf("reverse line %d: %w", r.ChargeID, err)
+		}
+		if !IsCharge(kind) || owner.Int64 != patronID || !owner.Valid {
+			return out, stacks.Errorf(stacks.EINVALID, "Ledger line %d is not a charge of patron %d that can be reversed.", r.ChargeID, patronID)
+		}
+		if reversed >= amount {
 			continue
 		}
-		if _, err := tx.Exec(`INSERT INTO ledger (patron_id, kind, amount_cents, description, staff_id, created_at, reverses_id, loan_id)
-			SELECT patron_id, ?, ?, ?, ?, ?, id, loan_id FROM ledger WHERE id = ?`,
-			line.kind, -line.cents, line.what+": "+description, nullID(actor.StaffID), now, chargeID); err != nil {
-			return Reversal{}, fmt.Errorf("reverse line %d: %w", chargeID, err)
+		void := min(outstanding[r.ChargeID], amount-reversed)
+		var credit int64
+		if r.CreditPaid {
+			credit = amount - reversed - void
 		}
+		for _, line := range []struct {
+			kind  string
+			cents int64
+			what  string
+		}{{KindVoid, void, "Voided"}, {KindCredit, credit, "Credited"}} {
+			if line.cents <= 0 {
+				continue
+			}
+			if _, err := tx.Exec(`INSERT INTO ledger (patron_id, kind, amount_cents, description, staff_id, created_at, reverses_id, loan_id)
+				SELECT patron_id, ?, ?, ?, ?, ?, id, loan_id FROM ledger WHERE id = ?`,
+				line.kind, -line.cents, line.what+": "+description, nullID(actor.StaffID), now, r.ChargeID); err != nil {
+				return out, fmt.Errorf("reverse line %d: %w", r.ChargeID, err)
+			}
+		}
+		out.VoidedCents += void
+		out.CreditedCents += credit
 	}
-	return r, nil
+	return out, nil
 }
 
 // ChargeType is a configured kind of manual charge.
