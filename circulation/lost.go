@@ -55,21 +55,32 @@ func scanLostLoan(row interface{ Scan(...any) error }) (lostLoan, error) {
 	return l, err
 }
 
+// findCurrentLoan reads a current loan of patronID (any patron if 0) for billing.
+func findCurrentLoan(tx *db.Tx, patronID, loanID int64) (lostLoan, error) {
+	l, err := scanLostLoan(tx.QueryRow(lostLoanSelect+` WHERE l.id = ? AND l.returned_at IS NULL AND (? = 0 OR l.patron_id = ?)`,
+		loanID, patronID, patronID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return lostLoan{}, stacks.Errorf(stacks.ENOTFOUND, "That is not a current loan of this patron; it may have been checked in a moment ago. Reload the page.")
+	} else if err != nil {
+		return lostLoan{}, fmt.Errorf("find loan %d: %w", loanID, err)
+	}
+	return l, nil
+}
+
 // DeclareLost declares a current loan lost, from the patron's loans: the item's
 // status becomes lost and the patron is billed the replacement cost (the item's
 // price, else its type's default) and the rule's processing fee.
-func (s *Service) DeclareLost(ctx context.Context, actor stacks.Actor, loanID int64) (LostBill, error) {
+// The loan must be patronID's (0 skips the check).
+func (s *Service) DeclareLost(ctx context.Context, actor stacks.Actor, patronID, loanID int64) (LostBill, error) {
 	prefs, err := s.prefs(ctx)
 	if err != nil {
 		return LostBill{}, err
 	}
 	var bill LostBill
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		l, err := scanLostLoan(tx.QueryRow(lostLoanSelect+` WHERE l.id = ? AND l.returned_at IS NULL`, loanID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return stacks.Errorf(stacks.ENOTFOUND, "Loan %d is not a current loan; it may have been checked in a moment ago.", loanID)
-		} else if err != nil {
-			return fmt.Errorf("find loan %d: %w", loanID, err)
+		l, err := findCurrentLoan(tx, patronID, loanID)
+		if err != nil {
+			return err
 		}
 		if l.LostAt.Valid {
 			return stacks.Errorf(stacks.ECONFLICT, "%s (%s) is already declared lost.", l.Title, l.Barcode)
@@ -127,13 +138,12 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 // loan stays current, but its overdue fine stops counting now and the daily job
 // never declares it lost. When the item is found, a normal check-in closes the
 // claim. A lost loan cannot be claimed (its bill is already made).
-func (s *Service) ClaimReturned(ctx context.Context, actor stacks.Actor, loanID int64) error {
+// The loan must be patronID's (0 skips the check).
+func (s *Service) ClaimReturned(ctx context.Context, actor stacks.Actor, patronID, loanID int64) error {
 	return s.DB.Write(ctx, func(tx *db.Tx) error {
-		l, err := scanLostLoan(tx.QueryRow(lostLoanSelect+` WHERE l.id = ? AND l.returned_at IS NULL`, loanID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return stacks.Errorf(stacks.ENOTFOUND, "Loan %d is not a current loan; it may have been checked in a moment ago.", loanID)
-		} else if err != nil {
-			return fmt.Errorf("find loan %d: %w", loanID, err)
+		l, err := findCurrentLoan(tx, patronID, loanID)
+		if err != nil {
+			return err
 		}
 		switch {
 		case l.LostAt.Valid:

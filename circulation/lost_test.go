@@ -67,7 +67,7 @@ func TestDeclareLostBill(t *testing.T) {
 			e.exec(`UPDATE item_types SET default_price_cents = ? WHERE id = (SELECT item_type_id FROM items WHERE barcode = 'I00001')`, tc.typeDefault)
 			e.exec(`UPDATE circ_rules SET processing_fee_cents = ?`, tc.fee)
 			loan := e.mustCheckout("P0001", "I00001").Loan
-			bill, err := e.svc.DeclareLost(context.Background(), e.desk, loan.ID)
+			bill, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestDeclareLostBill(t *testing.T) {
 				t.Errorf("%d lost bill notices for a bill of %d", got, bill.Total())
 			}
 			// Declaring it again bills nothing more.
-			_, err = e.svc.DeclareLost(context.Background(), e.desk, loan.ID)
+			_, err = e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID)
 			wantCode(t, err, stacks.ECONFLICT)
 			if got := e.balance("P0001"); got != tc.wantReplacement+tc.wantProc {
 				t.Errorf("balance after a second declaration %d", got)
@@ -129,7 +129,7 @@ func TestLostReturn(t *testing.T) {
 			e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
 			e.exec(`UPDATE circ_rules SET processing_fee_cents = 500, lost_return = ?, lost_return_fee = ?`, tc.lostReturn, tc.fee)
 			loan := e.mustCheckout("P0001", "I00001").Loan
-			if _, err := e.svc.DeclareLost(context.Background(), e.desk, loan.ID); err != nil {
+			if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
 				t.Fatal(err)
 			}
 			if tc.payLost > 0 {
@@ -177,7 +177,7 @@ func TestPayLinesAndRefund(t *testing.T) {
 	e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
 	e.exec(`UPDATE circ_rules SET processing_fee_cents = 500, lost_return = 'refund', lost_return_fee = 'kept'`)
 	loan := e.mustCheckout("P0001", "I00001").Loan
-	if _, err := e.svc.DeclareLost(context.Background(), e.desk, loan.ID); err != nil {
+	if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
 		t.Fatal(err)
 	}
 	lost, fee := e.lineOf(loan.ID, "lost"), e.lineOf(loan.ID, "processing")
@@ -271,10 +271,10 @@ func TestClaimsReturned(t *testing.T) {
 	// Due 21 Dec; claimed on 28 Dec.
 	claimDay := at("2026-12-28 12:00")
 	e.clock.Set(claimDay)
-	if err := e.svc.ClaimReturned(context.Background(), e.desk, claimed.ID); err != nil {
+	if err := e.svc.ClaimReturned(context.Background(), e.desk, e.patronID("P0001"), claimed.ID); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, e.svc.ClaimReturned(context.Background(), e.desk, claimed.ID), stacks.ECONFLICT)
+	wantCode(t, e.svc.ClaimReturned(context.Background(), e.desk, e.patronID("P0001"), claimed.ID), stacks.ECONFLICT)
 	atClaim := e.mustCheckin("I00002").FineCents
 	e.exec(`UPDATE circ_rules SET lost_after_days = 10`)
 	e.clock.Set(at("2027-01-04 12:00"))

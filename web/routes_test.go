@@ -74,6 +74,7 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 			"/admin/calendar/days/":     `SELECT max(id) FROM closed_days`,
 			"/admin/sip/":               `SELECT id FROM sip_accounts WHERE username = 'kiosk'`,
 			"/admin/notices/":           `SELECT max(id) FROM notice_messages`,
+			"/receipts/":                `SELECT min(id) FROM ledger WHERE kind = 'payment'`,
 			// A slip is printed for a hold on the shelf.
 			"/holds/{id}/slip": `SELECT min(id) FROM holds WHERE status = 'waiting'`,
 		} {

@@ -180,6 +180,7 @@ func (s *Server) Router() chi.Router {
 			s.transferRoutes(r)
 			s.recordEditRoutes(r)
 			s.noticeRoutes(r)
+			s.moneyRoutes(r)
 			r.Route("/admin", func(r chi.Router) {
 				r.Use(s.requireAdmin)
 				s.adminRoutes(r)
