@@ -108,7 +108,7 @@ type Scheduler struct {
 	// tells what they did. Each must be idempotent: a run repeated after a crash
 	// or by cron (stacks daily) does nothing twice. A failed job is logged and the
 	// others and the notices still run.
-	Jobs   []DailyJob
+	Jobs []DailyJob
 	// At is the local time of the daily run, "HH:MM"; "" reads the preference.
 	At       string
 	Interval time.Duration

@@ -28,9 +28,9 @@ type PatronView struct {
 	// The values of the page's forms: defaults, or what was typed into a form the
 	// server refused. Errors holds its message, keyed "pay_amount", "pay_note",
 	// "waive_amount", "waive_reason", "block_note", "unblock_note" or "pin_pin".
-	PayAmount   string
-	PayNote     string
-	PayMethod   string
+	PayAmount string
+	PayNote   string
+	PayMethod string
 	// PayLines are the open charges ticked in a refused payment form.
 	PayLines     map[int64]bool
 	RefundAmount string
@@ -44,10 +44,10 @@ type PatronView struct {
 	ChargeTypes []patrons.ChargeType
 	// ClaimsReturned counts the loans the patron ever claimed to have returned.
 	ClaimsReturned int
-	WaiveAmount string
-	WaiveReason string
-	BlockNote   string
-	Errors      FormErrors
+	WaiveAmount    string
+	WaiveReason    string
+	BlockNote      string
+	Errors         FormErrors
 
 	// Loans and Holds are the sections circulation adds to the page, rendered after
 	// the facts and before the ledger when set; loadPatronView is where to set them,
@@ -349,9 +349,9 @@ func patronStatus(p *patrons.Patron, now time.Time) string {
 
 // ledgerKinds are the ledger's kinds as staff read them.
 var ledgerKinds = map[string]string{
-	patrons.KindOverdue: "Overdue fine",
-	patrons.KindLost:    "Lost item",
-	patrons.KindFee:     "Fee",
+	patrons.KindOverdue:    "Overdue fine",
+	patrons.KindLost:       "Lost item",
+	patrons.KindFee:        "Fee",
 	patrons.KindPayment:    "Payment",
 	patrons.KindWaiver:     "Waiver",
 	patrons.KindProcessing: "Processing fee",
