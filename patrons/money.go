@@ -43,26 +43,36 @@ type OpenCharge struct {
 
 // OpenCharges returns the patron's charges with something still owed, oldest first,
 // and the credit left over after every charge is paid (0 unless the patron is in
-// credit). Three statements whatever the length of the ledger.
+// credit). One statement when the patron has charges, two when not.
 func OpenCharges(tx *db.Tx, patronID int64) (open []OpenCharge, credit int64, err error) {
+	// The pool: credit not tied to a line. Payments and waivers less what they
+	// allocated, credits, less refunds handed back.
+	const pool = `(SELECT coalesce(sum(CASE
+			WHEN y.kind IN ('payment', 'waiver') THEN -y.amount_cents
+				- coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a WHERE a.payment_id = y.id), 0)
+			WHEN y.kind IN ('credit', 'refund') THEN -y.amount_cents
+			ELSE 0 END), 0)
+		FROM ledger y WHERE y.patron_id = ?)`
 	rows, err := tx.Query(`SELECT g.id, g.kind, g.amount_cents, coalesce(g.loan_id, 0), g.description,
 			coalesce(s.display_name, ''), g.created_at, coalesce(g.payment_method, ''), coalesce(g.reverses_id, 0),
 			coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a WHERE a.charge_id = g.id), 0),
-			coalesce((SELECT sum(v.amount_cents) FROM ledger v WHERE v.reverses_id = g.id AND v.kind = 'void'), 0)
+			coalesce((SELECT sum(v.amount_cents) FROM ledger v WHERE v.reverses_id = g.id AND v.kind = 'void'), 0),
+			`+pool+`
 		FROM ledger g LEFT JOIN staff_users s ON s.id = g.staff_id
 		WHERE g.patron_id = ? AND g.kind IN ('overdue', 'lost', 'processing', 'fee', 'manual')
-		ORDER BY g.id`, patronID)
+		ORDER BY g.id`, patronID, patronID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open charges of patron %d: %w", patronID, err)
 	}
 	defer rows.Close()
 	var all []OpenCharge
+	var left int64
 	for rows.Next() {
 		var c OpenCharge
 		var at db.Time
 		var allocated, voided int64
 		if err := rows.Scan(&c.ID, &c.Kind, &c.AmountCents, &c.LoanID, &c.Description, &c.StaffName, &at,
-			&c.PaymentMethod, &c.ReversesID, &allocated, &voided); err != nil {
+			&c.PaymentMethod, &c.ReversesID, &allocated, &voided, &left); err != nil {
 			return nil, 0, fmt.Errorf("open charges of patron %d: %w", patronID, err)
 		}
 		c.CreatedAt = at.Time
@@ -72,30 +82,22 @@ func OpenCharges(tx *db.Tx, patronID int64) (open []OpenCharge, credit int64, er
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("open charges of patron %d: %w", patronID, err)
 	}
-	// The pool: credit not tied to a line. Payments and waivers less what they
-	// allocated, credits, less refunds handed back.
-	var pool int64
-	err = tx.QueryRow(`SELECT coalesce(sum(CASE
-			WHEN g.kind IN ('payment', 'waiver') THEN -g.amount_cents
-				- coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a WHERE a.payment_id = g.id), 0)
-			WHEN g.kind = 'credit' THEN -g.amount_cents
-			WHEN g.kind = 'refund' THEN -g.amount_cents
-			ELSE 0 END), 0)
-		FROM ledger g WHERE g.patron_id = ?`, patronID).Scan(&pool)
-	if err != nil {
-		return nil, 0, fmt.Errorf("credit of patron %d: %w", patronID, err)
+	if len(all) == 0 {
+		if err := tx.QueryRow(`SELECT `+pool, patronID).Scan(&left); err != nil {
+			return nil, 0, fmt.Errorf("credit of patron %d: %w", patronID, err)
+		}
 	}
 	for _, c := range all {
-		take := min(pool, c.OutstandingCents)
+		take := min(left, c.OutstandingCents)
 		if take > 0 {
 			c.OutstandingCents -= take
-			pool -= take
+			left -= take
 		}
 		if c.OutstandingCents > 0 {
 			open = append(open, c)
 		}
 	}
-	return open, max(0, pool), nil
+	return open, max(0, left), nil
 }
 
 // PayRequest is a payment taken at the desk.

@@ -74,7 +74,7 @@ func (v *PatronView) Owes() bool { return v.Standing.BalanceCents > 0 }
 // loadPatronView reads what the patron page shows, in tx: eight statements (the
 // patron with their standing, ledger, loans, holds, the branches to pick up
 // holds at, the notices, the charge types and the count of claims returned), and
-// two more for the open lines when the patron owes.
+// one more for the open lines when the patron owes.
 func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error) {
 	p, standing, err := patrons.FindWithStanding(tx, id)
 	if err != nil {
