@@ -168,7 +168,7 @@ func PayLines(tx *db.Tx, actor stacks.Actor, req PayRequest) (int64, error) {
 		}
 		return 0, stacks.FieldErrorf("amount", stacks.EINVALID, "%s %s %s; take at most that amount.", name, what, formatCents(limit))
 	}
-	description := "Payment (" + req.Method + ")"
+	description := "Payment"
 	if note != "" {
 		description += ": " + note
 	}
@@ -219,7 +219,7 @@ func Refund(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, method, 
 	if cents > -balance {
 		return 0, stacks.FieldErrorf("amount", stacks.EINVALID, "%s has %s in credit; refund at most that amount.", name, formatCents(-balance))
 	}
-	description := "Refund (" + method + ")"
+	description := "Refund"
 	if note != "" {
 		description += ": " + note
 	}

@@ -219,7 +219,7 @@ func (s *Server) handlePatronPay(w http.ResponseWriter, r *http.Request) {
 			return "", err
 		}
 		owed, err := owedAfter(tx, id)
-		return fmt.Sprintf("Payment of %s (%s) recorded; receipt %d. %s", formatMoney(cents), method, pid, owed), err
+		return fmt.Sprintf("Payment of %s recorded. %s Receipt %d (%s).", formatMoney(cents), owed, pid, methodLabel(method)), err
 	})
 }
 
@@ -236,7 +236,7 @@ func (s *Server) handlePatronRefund(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Refund of %s (%s) recorded; receipt %d.", formatMoney(cents), method, rid), nil
+		return fmt.Sprintf("Refund of %s recorded. Receipt %d (%s).", formatMoney(cents), rid, methodLabel(method)), nil
 	})
 }
 
