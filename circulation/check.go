@@ -16,7 +16,6 @@ import (
 //     lost when the loan is declared lost;
 //   - lost-loan-not-billed: a current loan declared lost has its item lost, and a
 //     loan declared lost whose item has a replacement cost has a lost line;
-//   - loan-lost-and-claimed: no loan is both lost and claimed returned;
 //   - item-on-loan-without-loan: an item with the status on_loan has a current loan;
 //   - item-several-current-loans: no item has more than one current loan;
 //   - loan-without-item, loan-without-patron: every loan names an item and a patron
@@ -38,10 +37,6 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 			  AND ((l.returned_at IS NULL AND i.status <> 'lost')
 			    OR ((i.price_cents > 0 OR t.default_price_cents > 0)
 			        AND NOT EXISTS (SELECT 1 FROM ledger g WHERE g.loan_id = l.id AND g.kind = 'lost')))
-			ORDER BY l.id`},
-		{Name: "loan-lost-and-claimed", Query: `SELECT printf('loan %d (item id %d) is both declared lost (%s) and claimed returned (%s)',
-				l.id, l.item_id, l.lost_at, l.claimed_returned_at)
-			FROM loans l WHERE l.lost_at IS NOT NULL AND l.claimed_returned_at IS NOT NULL
 			ORDER BY l.id`},
 		{Name: "item-on-loan-without-loan", Query: `SELECT printf('item %s (id %d) has the status on_loan, but no current loan', i.barcode, i.id)
 			FROM items i

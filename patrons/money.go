@@ -487,6 +487,9 @@ type CashUpEntry struct {
 // day, YYYY-MM-DD, in loc), in one statement. It reads no patron beyond the card,
 // so the totals of a day never change when a patron is purged.
 func FindCashUp(tx *db.Tx, branchID int64, day string, loc *time.Location) (CashUp, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
 	d, err := time.ParseInLocation(db.DayFormat, day, loc)
 	if err != nil {
 		return CashUp{}, stacks.FieldErrorf("day", stacks.EINVALID, "Enter the day as YYYY-MM-DD.")
