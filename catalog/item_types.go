@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/stacks-ils/stacks"
@@ -25,4 +27,40 @@ func CreateItemType(tx *db.Tx, actor stacks.Actor, code, name string, notForLoan
 	}
 	id, _ := res.LastInsertId()
 	return id, tx.Audit(actor, "item_type.create", "item_type", id, code)
+}
+
+// ItemTypePrices returns the item types' default replacement costs (billed for a
+// lost item whose own price is 0), by code.
+func ItemTypePrices(tx *db.Tx) (map[string]int64, error) {
+	rows, err := tx.Query(`SELECT code, default_price_cents FROM item_types`)
+	if err != nil {
+		return nil, fmt.Errorf("item type prices: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var code string
+		var cents int64
+		if err := rows.Scan(&code, &cents); err != nil {
+			return nil, err
+		}
+		out[code] = cents
+	}
+	return out, rows.Err()
+}
+
+// SetItemTypePrice sets the default replacement cost of the item type with code.
+func SetItemTypePrice(tx *db.Tx, actor stacks.Actor, code string, cents int64) error {
+	if cents < 0 {
+		return stacks.FieldErrorf("item_type_price", stacks.EINVALID, "The replacement cost cannot be negative.")
+	}
+	var id int64
+	err := tx.QueryRow(`UPDATE item_types SET default_price_cents = ? WHERE code = ? RETURNING id`, cents, code).Scan(&id)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return stacks.FieldErrorf("item_type_price_type", stacks.EINVALID, "Choose an item type from the list.")
+		}
+		return fmt.Errorf("set item type price: %w", err)
+	}
+	return tx.Audit(actor, "item_type.price", "item_type", id, fmt.Sprintf("%s %s", code, stacks.FormatMoney(cents)))
 }

@@ -12,7 +12,10 @@ import (
 //
 // The invariants:
 //   - loan-item-not-on-loan: a current loan's item has the status on_loan (an item
-//     is never both available, or on the shelf in any other way, and on loan);
+//     is never both available, or on the shelf in any other way, and on loan), or
+//     lost when the loan is declared lost;
+//   - lost-loan-not-billed: a current loan declared lost has its item lost, and a
+//     loan declared lost whose item has a replacement cost has a lost line;
 //   - item-on-loan-without-loan: an item with the status on_loan has a current loan;
 //   - item-several-current-loans: no item has more than one current loan;
 //   - loan-without-item, loan-without-patron: every loan names an item that exists,
@@ -27,8 +30,18 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 		{Name: "loan-item-not-on-loan", Query: `SELECT printf('item %s (id %d) has the status %s, but loan %d to patron %s (id %d) issued %s is current',
 				i.barcode, i.id, i.status, l.id, coalesce(p.card, '?'), l.patron_id, l.issued_at)
 			FROM loans l JOIN items i ON i.id = l.item_id LEFT JOIN patrons p ON p.id = l.patron_id
-			WHERE l.returned_at IS NULL AND i.status <> 'on_loan'
+			WHERE l.returned_at IS NULL AND i.status <> 'on_loan' AND NOT (i.status = 'lost' AND l.lost_at IS NOT NULL)
 			ORDER BY i.id, l.id`},
+		{Name: "lost-loan-not-billed", Query: `SELECT printf('loan %d of item %s (id %d) was declared lost %s, but %s',
+				l.id, i.barcode, i.id, l.lost_at,
+				CASE WHEN l.returned_at IS NULL AND i.status <> 'lost' THEN 'the item has the status ' || i.status
+				     ELSE 'the patron was never billed its replacement cost' END)
+			FROM loans l JOIN items i ON i.id = l.item_id JOIN item_types t ON t.id = i.item_type_id
+			WHERE l.lost_at IS NOT NULL
+			  AND ((l.returned_at IS NULL AND i.status <> 'lost')
+			    OR ((i.price_cents > 0 OR t.default_price_cents > 0)
+			        AND NOT EXISTS (SELECT 1 FROM ledger g WHERE g.loan_id = l.id AND g.kind = 'lost')))
+			ORDER BY l.id`},
 		{Name: "item-on-loan-without-loan", Query: `SELECT printf('item %s (id %d) has the status on_loan, but no current loan', i.barcode, i.id)
 			FROM items i
 			WHERE i.status = 'on_loan' AND NOT EXISTS (SELECT 1 FROM loans l WHERE l.item_id = i.id AND l.returned_at IS NULL)

@@ -46,6 +46,9 @@ type CheckinResult struct {
 	FineCents  int64
 	// FoundLost: the item had been marked lost or missing.
 	FoundLost bool
+	// Message tells the desk what the return of a lost, missing or claimed-returned
+	// item did ("Lost item returned: 25.00 refunded ..."); empty otherwise.
+	Message string
 	// Withdrawn: the item is withdrawn and must not go back on the shelf.
 	Withdrawn bool
 	// TransferTo is set when the item must travel to another branch (its home).
@@ -84,11 +87,11 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		res.PatronID, res.PatronName, res.PatronCard = it.LoanPatronID, it.BorrowerName, it.BorrowerCard
 		res.DueAt = it.LoanDue.Time
 		res.Overdue = now.After(it.LoanDue.Time)
-		fine, err := closeLoan(tx, req.Actor, it, here, loc)
+		fine, msg, err := closeLoan(tx, req.Actor, it, here, loc)
 		if err != nil {
 			return err
 		}
-		res.FineCents = fine
+		res.FineCents, res.Message = fine, msg
 	}
 
 	switch it.Status {
@@ -99,6 +102,9 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		}
 	default:
 		res.FoundLost = it.Status == catalog.StatusLost || it.Status == catalog.StatusMissing
+		if res.FoundLost && res.Message == "" {
+			res.Message = "Item marked " + catalog.StatusLabel(it.Status) + " found: it is back in circulation."
+		}
 		res.Hold, res.TransferTo, err = placeItem(tx, req.Actor, &it.Item, here, loc)
 		if err != nil {
 			return err
@@ -120,9 +126,9 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		holdID = sql.NullInt64{Int64: res.Hold.HoldID, Valid: true}
 		inTransit = res.Hold.InTransit
 	}
-	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit).Scan(&res.ID)
+	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message).Scan(&res.ID)
 	if err != nil {
 		return fmt.Errorf("record checkin: %w", err)
 	}
@@ -174,7 +180,7 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 			coalesce(l.patron_id, 0), coalesce(lp.first_name || ' ' || lp.surname, ''), coalesce(lp.card, ''), l.due_at,
 			c.fine_cents, i.status = 'withdrawn', coalesce(c.transfer_to_id, 0), coalesce(tb.code, ''), coalesce(tb.name, ''),
 			coalesce(c.hold_id, 0), c.hold_in_transit, coalesce(hp.first_name || ' ' || hp.surname, ''), coalesce(hp.card, ''),
-			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by
+			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by, c.message
 		FROM checkins c
 		JOIN items i ON i.id = c.item_id
 		JOIN records r ON r.id = i.record_id
@@ -201,7 +207,7 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		var hold holds.Trap
 		if err := rows.Scan(&c.ID, &at, &c.Barcode, &c.Title, &c.Author, &c.CallNumber, &c.WasOnLoan,
 			&c.PatronID, &c.PatronName, &c.PatronCard, &due, &c.FineCents, &c.Withdrawn, &transferID, &transferCode, &transferName,
-			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy); err != nil {
+			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy, &c.Message); err != nil {
 			return nil, err
 		}
 		c.At = at.Time

@@ -173,7 +173,7 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 
 	// Go ahead: first undo what the confirmations allow.
 	if it.LoanID != 0 {
-		fine, err := closeLoan(tx, req.Actor, it, req.Actor.BranchID, loc)
+		fine, _, err := closeLoan(tx, req.Actor, it, req.Actor.BranchID, loc)
 		if err != nil {
 			return err
 		}
@@ -227,25 +227,36 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 }
 
 // closeLoan ends the current loan of it, returned at branchID now, and charges the
-// overdue fine by the rule. It returns the fine.
-func closeLoan(tx *db.Tx, actor stacks.Actor, it *itemWithLoan, branchID int64, loc *time.Location) (int64, error) {
+// overdue fine by the rule (counted until the loan was declared lost or claimed
+// returned, if it was). A lost loan's bill is refunded or voided by the rule. It
+// returns the fine and, for a lost or claimed-returned loan, what the desk is told.
+func closeLoan(tx *db.Tx, actor stacks.Actor, it *itemWithLoan, branchID int64, loc *time.Location) (fine int64, msg string, err error) {
 	now := tx.Now()
 	if _, err := tx.Exec(`UPDATE loans SET returned_at = ?, return_branch_id = ? WHERE id = ?`,
 		db.FormatTime(now), branchID, it.LoanID); err != nil {
-		return 0, fmt.Errorf("close loan %d: %w", it.LoanID, err)
+		return 0, "", fmt.Errorf("close loan %d: %w", it.LoanID, err)
 	}
-	if !now.After(it.LoanDue.Time) {
-		return 0, nil
+	switch {
+	case it.LoanLostAt.Valid:
+		if msg, err = returnLost(tx, actor, it); err != nil {
+			return 0, "", err
+		}
+	case it.LoanClaimedAt.Valid:
+		msg = "Claimed returned item found: the claim is closed."
 	}
-	fine, late, err := overdueFine(tx, it, now, loc)
+	end := it.fineEnd(now)
+	if !end.After(it.LoanDue.Time) {
+		return 0, msg, nil
+	}
+	fine, late, err := overdueFine(tx, it, end, loc)
 	if err != nil || fine == 0 {
-		return 0, err
+		return 0, msg, err
 	}
 	desc := fmt.Sprintf("Overdue: %s (%s), %s late", it.Title, it.Barcode, late)
 	if err := patrons.Charge(tx, actor, it.LoanPatronID, "overdue", fine, it.LoanID, desc); err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return fine, nil
+	return fine, msg, nil
 }
 
 // overdueFine computes the fine for it's loan returned at when, by the rule of the

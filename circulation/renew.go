@@ -35,6 +35,8 @@ const (
 	RenewCardExpired = "card_expired"
 	RenewTooMany     = "too_many"
 	RenewOnHold      = "on_hold"
+	// RenewLost: the loan is declared lost or claimed returned.
+	RenewLost = "lost"
 )
 
 // RenewRequest asks to renew some or all of a patron's loans.
@@ -123,7 +125,7 @@ func (s *Service) RenewItem(ctx context.Context, actor stacks.Actor, barcode str
 func currentLoanItems(tx *db.Tx, patronID int64) ([]*itemWithLoan, error) {
 	rows, err := tx.Query(`SELECT `+catalog.ItemColumns+`,
 			l.id, l.patron_id, l.branch_id, l.due_at, l.issued_at, l.renewals,
-			p.category_id, p.card, p.first_name || ' ' || p.surname`+catalog.ItemFrom+`
+			p.category_id, p.card, p.first_name || ' ' || p.surname, l.lost_at, l.claimed_returned_at`+catalog.ItemFrom+`
 		JOIN loans l ON l.item_id = i.id AND l.returned_at IS NULL
 		JOIN patrons p ON p.id = l.patron_id
 		WHERE l.patron_id = ?
@@ -136,7 +138,7 @@ func currentLoanItems(tx *db.Tx, patronID int64) ([]*itemWithLoan, error) {
 	for rows.Next() {
 		var it itemWithLoan
 		dest := append(it.ItemScanDest(), &it.LoanID, &it.LoanPatronID, &it.LoanBranchID, &it.LoanDue, &it.LoanIssued,
-			&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName)
+			&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName, &it.LoanLostAt, &it.LoanClaimedAt)
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
@@ -155,6 +157,12 @@ func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *it
 		r.Refusal = code
 		r.Message = fmt.Sprintf(format, args...)
 		return r, nil
+	}
+	if it.LoanLostAt.Valid {
+		return refuse(RenewLost, "%s cannot be renewed: it is declared lost.", it.Title)
+	}
+	if it.LoanClaimedAt.Valid {
+		return refuse(RenewLost, "%s cannot be renewed: the patron claims to have returned it.", it.Title)
 	}
 	if p.Blocked {
 		return refuse(RenewBlocked, "%s cannot be renewed: %s is blocked by staff (%s).", it.Title, p.Name(), p.BlockNote)
@@ -214,5 +222,6 @@ func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *it
 
 func loanOf(it *itemWithLoan) Loan {
 	return Loan{ID: it.LoanID, ItemID: it.ID, Barcode: it.Barcode, RecordID: it.RecordID, Title: it.Title, Author: it.Author,
-		CallNumber: it.CallNumber, PatronID: it.LoanPatronID, IssuedAt: it.LoanIssued.Time, DueAt: it.LoanDue.Time, Renewals: it.LoanRenewals}
+		CallNumber: it.CallNumber, PatronID: it.LoanPatronID, IssuedAt: it.LoanIssued.Time, DueAt: it.LoanDue.Time, Renewals: it.LoanRenewals,
+		LostAt: it.LoanLostAt.Time, ClaimedAt: it.LoanClaimedAt.Time}
 }

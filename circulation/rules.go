@@ -36,7 +36,34 @@ type Rule struct {
 	// FineCapCents caps the fine for one loan; 0 means no cap.
 	FineCapCents   int64
 	HoldPickupDays int
+
+	// LostAfterDays is how many days past due the daily job declares a loan lost;
+	// 0 means never.
+	LostAfterDays int
+	// ProcessingFeeCents is billed with a lost item's replacement cost.
+	ProcessingFeeCents int64
+	// LostReturn is what the return of a lost item does to its replacement cost:
+	// LostReturnRefund, LostReturnVoid or LostReturnNone.
+	LostReturn string
+	// LostReturnFee is what it does to the processing fee: LostFeeKept or
+	// LostFeeRefund.
+	LostReturnFee string
 }
+
+// What the return of a lost item does to its bill (Rule.LostReturn and
+// Rule.LostReturnFee).
+const (
+	// LostReturnRefund voids what is unpaid and credits what was paid.
+	LostReturnRefund = "refund"
+	// LostReturnVoid voids what is unpaid; what was paid is kept.
+	LostReturnVoid = "void"
+	// LostReturnNone leaves the bill as it is.
+	LostReturnNone = "none"
+	// LostFeeKept keeps the processing fee.
+	LostFeeKept = "kept"
+	// LostFeeRefund treats the processing fee as LostReturnRefund does.
+	LostFeeRefund = "refund"
+)
 
 // Specificity orders matching rules: more named fields first; among equals a named
 // branch beats a named patron category, which beats a named item type (Koha's
@@ -87,13 +114,30 @@ func (r *Rule) Validate() error {
 		return stacks.FieldErrorf("fine_cap", stacks.EINVALID, "The fine cap cannot be negative (0 means no cap).")
 	case r.HoldPickupDays < 1 || r.HoldPickupDays > 365:
 		return stacks.FieldErrorf("hold_pickup_days", stacks.EINVALID, "Hold pickup days must be between 1 and 365.")
+	case r.LostAfterDays < 0 || r.LostAfterDays > 3650:
+		return stacks.FieldErrorf("lost_after_days", stacks.EINVALID, "Days overdue until lost must be between 0 (never) and 3650.")
+	case r.ProcessingFeeCents < 0:
+		return stacks.FieldErrorf("processing_fee", stacks.EINVALID, "The processing fee cannot be negative.")
+	}
+	if r.LostReturn == "" {
+		r.LostReturn = LostReturnRefund
+	}
+	if r.LostReturnFee == "" {
+		r.LostReturnFee = LostFeeKept
+	}
+	if r.LostReturn != LostReturnRefund && r.LostReturn != LostReturnVoid && r.LostReturn != LostReturnNone {
+		return stacks.FieldErrorf("lost_return", stacks.EINVALID, "Choose what a lost item's return does: refund, void or nothing.")
+	}
+	if r.LostReturnFee != LostFeeKept && r.LostReturnFee != LostFeeRefund {
+		return stacks.FieldErrorf("lost_return_fee", stacks.EINVALID, "Choose whether the processing fee is kept or refunded.")
 	}
 	return nil
 }
 
 const ruleColumns = `r.id, coalesce(r.patron_category_id, 0), coalesce(r.item_type_id, 0), coalesce(r.branch_id, 0),
 	coalesce(pc.name, ''), coalesce(it.name, ''), coalesce(b.name, ''),
-	r.loan_period, r.loan_unit, r.max_loans, r.renewals, r.fine_cents, r.grace_periods, r.fine_cap_cents, r.hold_pickup_days`
+	r.loan_period, r.loan_unit, r.max_loans, r.renewals, r.fine_cents, r.grace_periods, r.fine_cap_cents, r.hold_pickup_days,
+	r.lost_after_days, r.processing_fee_cents, r.lost_return, r.lost_return_fee`
 
 const ruleFrom = ` FROM circ_rules r
 	LEFT JOIN patron_categories pc ON pc.id = r.patron_category_id
@@ -104,7 +148,8 @@ func scanRule(row interface{ Scan(...any) error }) (Rule, error) {
 	var r Rule
 	err := row.Scan(&r.ID, &r.PatronCategoryID, &r.ItemTypeID, &r.BranchID,
 		&r.PatronCategoryName, &r.ItemTypeName, &r.BranchName,
-		&r.LoanPeriod, &r.LoanUnit, &r.MaxLoans, &r.Renewals, &r.FineCents, &r.GracePeriods, &r.FineCapCents, &r.HoldPickupDays)
+		&r.LoanPeriod, &r.LoanUnit, &r.MaxLoans, &r.Renewals, &r.FineCents, &r.GracePeriods, &r.FineCapCents, &r.HoldPickupDays,
+		&r.LostAfterDays, &r.ProcessingFeeCents, &r.LostReturn, &r.LostReturnFee)
 	return r, err
 }
 
@@ -166,19 +211,23 @@ func SaveRule(tx *db.Tx, actor stacks.Actor, r Rule) (Rule, error) {
 	if r.ID == 0 {
 		var res sql.Result
 		res, err = tx.Exec(`INSERT INTO circ_rules (patron_category_id, item_type_id, branch_id, loan_period, loan_unit,
-			max_loans, renewals, fine_cents, grace_periods, fine_cap_cents, hold_pickup_days)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			max_loans, renewals, fine_cents, grace_periods, fine_cap_cents, hold_pickup_days,
+			lost_after_days, processing_fee_cents, lost_return, lost_return_fee)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			nullID(r.PatronCategoryID), nullID(r.ItemTypeID), nullID(r.BranchID), r.LoanPeriod, r.LoanUnit,
-			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays)
+			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays,
+			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee)
 		if err == nil {
 			r.ID, _ = res.LastInsertId()
 		}
 	} else {
 		_, err = tx.Exec(`UPDATE circ_rules SET patron_category_id = ?, item_type_id = ?, branch_id = ?, loan_period = ?,
-			loan_unit = ?, max_loans = ?, renewals = ?, fine_cents = ?, grace_periods = ?, fine_cap_cents = ?, hold_pickup_days = ?
+			loan_unit = ?, max_loans = ?, renewals = ?, fine_cents = ?, grace_periods = ?, fine_cap_cents = ?, hold_pickup_days = ?,
+			lost_after_days = ?, processing_fee_cents = ?, lost_return = ?, lost_return_fee = ?
 			WHERE id = ?`,
 			nullID(r.PatronCategoryID), nullID(r.ItemTypeID), nullID(r.BranchID), r.LoanPeriod, r.LoanUnit,
-			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays, r.ID)
+			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays,
+			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, r.ID)
 	}
 	if db.IsUniqueViolation(err) {
 		return Rule{}, stacks.Errorf(stacks.ECONFLICT, "A rule for this patron category, item type and branch already exists; edit that one instead.")

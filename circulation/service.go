@@ -117,6 +117,10 @@ type Loan struct {
 	Renewals   int
 	// RenewalsAllowed is the rule's limit, where known.
 	RenewalsAllowed int
+	// LostAt is set on a loan declared lost, ClaimedAt on one the patron claims
+	// to have returned.
+	LostAt    time.Time
+	ClaimedAt time.Time
 }
 
 // Overdue reports whether the loan is past due at now.
@@ -163,16 +167,34 @@ type itemWithLoan struct {
 	BorrowerCategory int64
 	BorrowerCard     string
 	BorrowerName     string
+	// LoanLostAt and LoanClaimedAt are set on a loan declared lost or claimed
+	// returned: its fine stops there.
+	LoanLostAt    db.NullTime
+	LoanClaimedAt db.NullTime
+}
+
+// fineEnd is when the loan's lateness stops counting: the return (now), or
+// earlier when the loan was declared lost or claimed returned.
+func (it *itemWithLoan) fineEnd(now time.Time) time.Time {
+	end := now
+	if it.LoanLostAt.Valid && it.LoanLostAt.Time.Before(end) {
+		end = it.LoanLostAt.Time
+	}
+	if it.LoanClaimedAt.Valid && it.LoanClaimedAt.Time.Before(end) {
+		end = it.LoanClaimedAt.Time
+	}
+	return end
 }
 
 // findItemWithLoan reads an item by barcode with its current loan, in one query.
 func findItemWithLoan(tx *db.Tx, barcode string) (*itemWithLoan, error) {
 	var it itemWithLoan
 	dest := append(it.ItemScanDest(), &it.LoanID, &it.LoanPatronID, &it.LoanBranchID, &it.LoanDue, &it.LoanIssued,
-		&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName)
+		&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName, &it.LoanLostAt, &it.LoanClaimedAt)
 	err := tx.QueryRow(`SELECT `+catalog.ItemColumns+`,
 			coalesce(l.id, 0), coalesce(l.patron_id, 0), coalesce(l.branch_id, 0), l.due_at, l.issued_at, coalesce(l.renewals, 0),
-			coalesce(p.category_id, 0), coalesce(p.card, ''), coalesce(p.first_name || ' ' || p.surname, '')`+catalog.ItemFrom+`
+			coalesce(p.category_id, 0), coalesce(p.card, ''), coalesce(p.first_name || ' ' || p.surname, ''),
+			l.lost_at, l.claimed_returned_at`+catalog.ItemFrom+`
 		LEFT JOIN loans l ON l.item_id = i.id AND l.returned_at IS NULL
 		LEFT JOIN patrons p ON p.id = l.patron_id
 		WHERE i.barcode = ?`, barcode).Scan(dest...)

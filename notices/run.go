@@ -399,7 +399,8 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 	var out []Item
 
 	// Loans: due within the reminder window (open days, so a generous calendar
-	// window first) or overdue, with the notices they already had for their
+	// window first) or overdue, and neither declared lost (its bill is the notice)
+	// nor claimed returned, with the notices they already had for their
 	// current due date (a renewal starts again: a reminder, then overdue 1).
 	horizon := now.AddDate(0, 0, 2*maxPredue+14)
 	rows, err := tx.Query(`SELECT l.id, l.patron_id, l.branch_id, b.name, l.due_at, i.item_type_id, p.category_id,
@@ -411,7 +412,7 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 		JOIN records r ON r.id = i.record_id
 		JOIN patrons p ON p.id = l.patron_id
 		JOIN branches b ON b.id = l.branch_id
-		WHERE l.returned_at IS NULL AND l.due_at < ?
+		WHERE l.returned_at IS NULL AND l.due_at < ? AND l.lost_at IS NULL AND l.claimed_returned_at IS NULL
 		ORDER BY l.id`, db.FormatTime(horizon))
 	if err != nil {
 		return nil, fmt.Errorf("find loans for notices: %w", err)

@@ -63,6 +63,38 @@ func DailyDue(ctx context.Context, d *db.DB, at string) (bool, error) {
 	return due, err
 }
 
+// DailyJob is work done once a library day before the daily notices.
+type DailyJob struct {
+	// Name names the job in logs, such as "lost items".
+	Name string
+	// Run does the job and says what it did, in a line for the log.
+	Run func(ctx context.Context, d *db.DB) (string, error)
+}
+
+// RunJobs runs each job in order, logging what each did; a failed job is logged
+// and does not stop the others. It returns the first error, if any.
+func RunJobs(ctx context.Context, d *db.DB, jobs []DailyJob, logger *slog.Logger) error {
+	var first error
+	for _, j := range jobs {
+		start := time.Now()
+		did, err := j.Run(ctx, d)
+		if err != nil {
+			err = fmt.Errorf("daily job %s: %w", j.Name, err)
+			if first == nil {
+				first = err
+			}
+			if logger != nil {
+				logger.Warn("daily job failed", "job", j.Name, "err", err)
+			}
+			continue
+		}
+		if logger != nil {
+			logger.Info("daily job", "job", j.Name, "did", did, "took", time.Since(start).Round(time.Millisecond))
+		}
+	}
+	return first
+}
+
 // Scheduler does the notices' work in a running server: the daily run once a
 // day at At (and at once after downtime that missed one), and, every Interval,
 // composing new hold notices and sending what is due. It holds no state of its
@@ -71,6 +103,12 @@ func DailyDue(ctx context.Context, d *db.DB, at string) (bool, error) {
 type Scheduler struct {
 	DB     *db.DB
 	Sender Sender
+	// Jobs are the other daily jobs (long overdues to lost, the privacy purge),
+	// run in order before the daily notices when those are due, so that a notice
+	// tells what they did. Each must be idempotent: a run repeated after a crash
+	// or by cron (stacks daily) does nothing twice. A failed job is logged and the
+	// others and the notices still run.
+	Jobs []DailyJob
 	// At is the local time of the daily run, "HH:MM"; "" reads the preference.
 	At       string
 	Interval time.Duration
@@ -84,6 +122,7 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		return err
 	}
 	if due {
+		RunJobs(ctx, s.DB, s.Jobs, s.Logger)
 		start := time.Now()
 		res, err := RunDaily(ctx, s.DB, RunOptions{})
 		if err != nil {

@@ -216,6 +216,16 @@ func ledgerKind(kind string) string {
 		return "Payment"
 	case patrons.KindWaiver:
 		return "Written off"
+	case patrons.KindProcessing:
+		return "Processing fee"
+	case patrons.KindManual:
+		return "Charge"
+	case patrons.KindVoid:
+		return "Cancelled"
+	case patrons.KindCredit:
+		return "Credit"
+	case patrons.KindRefund:
+		return "Refund"
 	}
 	return kind
 }

@@ -9,16 +9,26 @@ import (
 // violation found (none is nil). `stacks check` runs it.
 //
 // A patron's balance is the sum of their ledger rows; nothing else stores it, so
-// "the ledger balances" means that each row is what Charge, Pay and Waive would
-// have written:
-//   - ledger-sign: a charge (overdue, lost, fee) is more than zero, a payment or
-//     waiver less than zero;
+// "the ledger balances" means that each row is what Charge, PayLines, Waive,
+// Refund and ReverseCharge would have written:
+//   - ledger-sign: a charge (overdue, lost, processing, fee, manual) or a refund is
+//     more than zero, a payment, waiver, void or credit less than zero;
 //   - ledger-overpaid: no payment or waiver took more than was owed, that is,
 //     brought the patron's running balance (the rows in the order they were
 //     written) below zero;
+//   - ledger-refund-over-credit: no refund handed back more than the patron's
+//     credit (brought the running balance above zero);
 //   - ledger-loan-patron: a charge for a loan is on the ledger of that loan's
 //     patron;
-//   - ledger-without-patron: every row belongs to a patron who exists;
+//   - ledger-without-patron: every row belongs to a patron who exists (a row whose
+//     patron was purged has no patron, and is settled history);
+//   - ledger-allocation: a payment's allocations add up to at most its amount, each
+//     to a charge of the same patron, and no charge is paid more than its amount;
+//   - ledger-reversal: a void or credit reverses a charge of the same patron, and
+//     the reversals of a charge add up to at most its amount;
+//   - ledger-desk: a payment or refund with a method names the desk's branch, and
+//     only payments and refunds have a method;
+//   - lost-loan-billed-once: a loan has at most one lost and one processing line.
 //   - ledger-anonymised-loan: no row names an anonymised loan (package privacy
 //     takes the loan off the charge when it anonymises it, leaving the amount
 //     and the day, so balances do not change; a loan with a charge is not
@@ -27,18 +37,26 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 	return db.Violations(tx, []db.Invariant{
 		{Name: "ledger-sign", Query: `SELECT printf('ledger row %d of patron %s (id %d) is a %s of %s; %s',
 				g.id, coalesce(p.card, '?'), g.patron_id, g.kind, printf('%.2f', g.amount_cents / 100.0),
-				CASE WHEN g.kind IN ('payment', 'waiver') THEN 'payments and waivers are negative' ELSE 'charges are positive' END)
+				CASE WHEN g.kind IN ('payment', 'waiver', 'void', 'credit') THEN 'payments, waivers, voids and credits are negative' ELSE 'charges and refunds are positive' END)
 			FROM ledger g LEFT JOIN patrons p ON p.id = g.patron_id
-			WHERE (g.kind IN ('payment', 'waiver') AND g.amount_cents >= 0)
-			   OR (g.kind NOT IN ('payment', 'waiver') AND g.amount_cents <= 0)
+			WHERE (g.kind IN ('payment', 'waiver', 'void', 'credit') AND g.amount_cents >= 0)
+			   OR (g.kind NOT IN ('payment', 'waiver', 'void', 'credit') AND g.amount_cents <= 0)
 			ORDER BY g.id`},
 		{Name: "ledger-overpaid", Query: `SELECT printf('ledger row %d, a %s of %s, brought the balance of patron %s (id %d) to %s; a payment or waiver may take at most what is owed',
 				r.id, r.kind, printf('%.2f', -r.amount_cents / 100.0), coalesce(p.card, '?'), r.patron_id, printf('%.2f', r.running / 100.0))
 			FROM (SELECT id, patron_id, kind, amount_cents,
 					sum(amount_cents) OVER (PARTITION BY patron_id ORDER BY id ROWS UNBOUNDED PRECEDING) AS running
-				FROM ledger) r
+				FROM ledger WHERE patron_id IS NOT NULL) r
 			LEFT JOIN patrons p ON p.id = r.patron_id
 			WHERE r.kind IN ('payment', 'waiver') AND r.running < 0
+			ORDER BY r.id`},
+		{Name: "ledger-refund-over-credit", Query: `SELECT printf('ledger row %d, a refund of %s, brought the balance of patron %s (id %d) to %s; a refund may hand back at most the credit',
+				r.id, printf('%.2f', r.amount_cents / 100.0), coalesce(p.card, '?'), r.patron_id, printf('%.2f', r.running / 100.0))
+			FROM (SELECT id, patron_id, kind, amount_cents,
+					sum(amount_cents) OVER (PARTITION BY patron_id ORDER BY id ROWS UNBOUNDED PRECEDING) AS running
+				FROM ledger WHERE patron_id IS NOT NULL) r
+			LEFT JOIN patrons p ON p.id = r.patron_id
+			WHERE r.kind = 'refund' AND r.running > 0
 			ORDER BY r.id`},
 		{Name: "ledger-loan-patron", Query: `SELECT printf('ledger row %d charges patron %s (id %d) for loan %d, which is a loan to patron %s (id %d)',
 				g.id, coalesce(p.card, '?'), g.patron_id, g.loan_id, coalesce(lp.card, '?'), l.patron_id)
@@ -53,7 +71,40 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 			ORDER BY g.id`},
 		{Name: "ledger-without-patron", Query: `SELECT printf('ledger row %d (%s of %s) names patron id %d, who does not exist',
 				g.id, g.kind, printf('%.2f', g.amount_cents / 100.0), g.patron_id)
-			FROM ledger g WHERE NOT EXISTS (SELECT 1 FROM patrons p WHERE p.id = g.patron_id)
+			FROM ledger g WHERE g.patron_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM patrons p WHERE p.id = g.patron_id)
 			ORDER BY g.id`},
+		{Name: "ledger-allocation", Query: `SELECT printf('payment %d (%s, %s) allocates %s to charges%s', y.id, y.kind,
+				printf('%.2f', -y.amount_cents / 100.0), printf('%.2f', sum(a.amount_cents) / 100.0),
+				CASE WHEN max(c.patron_id IS NOT y.patron_id) THEN ' of another patron' WHEN max(c.kind NOT IN ('overdue', 'lost', 'processing', 'fee', 'manual')) THEN ' and to lines that are not charges' ELSE ', more than it paid' END)
+			FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id JOIN ledger c ON c.id = a.charge_id
+			GROUP BY y.id
+			HAVING sum(a.amount_cents) > -y.amount_cents OR max(c.patron_id IS NOT y.patron_id)
+			    OR max(c.kind NOT IN ('overdue', 'lost', 'processing', 'fee', 'manual')) OR y.kind NOT IN ('payment', 'waiver')
+			UNION ALL
+			SELECT printf('charge %d (%s of %s) is paid %s by allocations, more than its amount', c.id, c.kind,
+				printf('%.2f', c.amount_cents / 100.0), printf('%.2f', sum(a.amount_cents) / 100.0))
+			FROM ledger_allocations a JOIN ledger c ON c.id = a.charge_id
+			GROUP BY c.id HAVING sum(a.amount_cents) > c.amount_cents`},
+		{Name: "ledger-reversal", Query: `SELECT printf('ledger row %d (%s of %s) reverses row %d, %s', v.id, v.kind,
+				printf('%.2f', -v.amount_cents / 100.0), coalesce(v.reverses_id, 0),
+				CASE WHEN v.reverses_id IS NULL THEN 'which is missing' WHEN c.id IS NULL THEN 'which does not exist'
+				     WHEN c.patron_id IS NOT v.patron_id THEN 'a line of another patron' ELSE 'which is not a charge' END)
+			FROM ledger v LEFT JOIN ledger c ON c.id = v.reverses_id
+			WHERE v.kind IN ('void', 'credit') AND (c.id IS NULL OR c.patron_id IS NOT v.patron_id
+				OR c.kind NOT IN ('overdue', 'lost', 'processing', 'fee', 'manual'))
+			UNION ALL
+			SELECT printf('charge %d (%s of %s) is reversed %s, more than its amount', c.id, c.kind,
+				printf('%.2f', c.amount_cents / 100.0), printf('%.2f', -sum(v.amount_cents) / 100.0))
+			FROM ledger v JOIN ledger c ON c.id = v.reverses_id
+			GROUP BY c.id HAVING -sum(v.amount_cents) > c.amount_cents`},
+		{Name: "ledger-desk", Query: `SELECT printf('ledger row %d (%s of %s) %s', g.id, g.kind, printf('%.2f', abs(g.amount_cents) / 100.0),
+				CASE WHEN g.kind NOT IN ('payment', 'refund') THEN 'has a payment method, but only payments and refunds have one'
+				     ELSE 'has a payment method but no desk branch' END)
+			FROM ledger g
+			WHERE g.payment_method IS NOT NULL AND (g.kind NOT IN ('payment', 'refund') OR g.branch_id IS NULL)
+			ORDER BY g.id`},
+		{Name: "lost-loan-billed-once", Query: `SELECT printf('loan %d has %d %s lines; a lost loan is billed once', loan_id, count(*), kind)
+			FROM ledger WHERE kind IN ('lost', 'processing') AND loan_id IS NOT NULL
+			GROUP BY loan_id, kind HAVING count(*) > 1`},
 	})
 }

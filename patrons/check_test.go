@@ -51,10 +51,10 @@ func TestCheckInvariants(t *testing.T) {
 	}{
 		{"ErrChargeNegative", []string{
 			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (` + p1 + `, 'fee', -300, ` + when + `)`,
-		}, "ledger-sign", []string{"of patron P0001 (id", "is a fee of -3.00; charges are positive"}},
+		}, "ledger-sign", []string{"of patron P0001 (id", "is a fee of -3.00; charges and refunds are positive"}},
 		{"ErrPaymentPositive", []string{
 			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (` + p2 + `, 'payment', 200, ` + when + `)`,
-		}, "ledger-sign", []string{"is a payment of 2.00; payments and waivers are negative"}},
+		}, "ledger-sign", []string{"is a payment of 2.00; payments, waivers, voids and credits are negative"}},
 		{"ErrOverpaid", []string{
 			// P0002 owes 12.50.
 			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (` + p2 + `, 'payment', -2000, ` + when + `)`,
@@ -71,6 +71,29 @@ func TestCheckInvariants(t *testing.T) {
 		{"ErrWithoutPatron", []string{
 			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at) VALUES (765432, 'fee', 100, ` + when + `)`,
 		}, "ledger-without-patron", []string{"names patron id 765432"}},
+		{"ErrRefundOverCredit", []string{
+			// P0001 owes nothing: a refund hands back money they never had in credit.
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, payment_method, branch_id) VALUES (` + p1 + `, 'refund', 300, ` + when + `, 'cash', 1)`,
+		}, "ledger-refund-over-credit", []string{"a refund of 3.00, brought the balance of patron P0001", "to 3.00"}},
+		{"ErrAllocationOverPayment", []string{
+			`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at) VALUES (900001, ` + p2 + `, 'fee', 1000, ` + when + `)`,
+			`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at, payment_method, branch_id) VALUES (900002, ` + p2 + `, 'payment', -100, ` + when + `, 'card', 1)`,
+			`INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (900002, 900001, 400)`,
+		}, "ledger-allocation", []string{"payment 900002 (payment, 1.00) allocates 4.00 to charges, more than it paid"}},
+		{"ErrReversalOfAnotherPatron", []string{
+			`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at) VALUES (900001, ` + p2 + `, 'fee', 1000, ` + when + `)`,
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, reverses_id) VALUES (` + p2 + `, 'void', -1000, ` + when + `, 900001)`,
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, reverses_id) VALUES (` + p1 + `, 'void', -100, ` + when + `, 900001)`,
+		}, "ledger-reversal", []string{"reverses row 900001, a line of another patron", "charge 900001 (fee of 10.00) is reversed 11.00"}},
+		{"ErrMethodWithoutDesk", []string{
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, payment_method) VALUES (` + p2 + `, 'payment', -100, ` + when + `, 'cash')`,
+		}, "ledger-desk", []string{"has a payment method but no desk branch"}},
+		{"ErrLostBilledTwice", []string{
+			`INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, created_at)
+				SELECT patron_id, 'lost', 900, id, ` + when + ` FROM loans WHERE id = (SELECT min(id) FROM loans)`,
+			`INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, created_at)
+				SELECT patron_id, 'lost', 900, id, ` + when + ` FROM loans WHERE id = (SELECT min(id) FROM loans)`,
+		}, "lost-loan-billed-once", []string{"lost lines; a lost loan is billed once"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := mustOpenDB(t)
@@ -94,6 +117,19 @@ func TestCheckInvariants(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckPurgedRows: a settled row whose patron was purged (patron_id NULL, as
+// the privacy purge leaves it) breaks no invariant.
+func TestCheckPurgedRows(t *testing.T) {
+	d := mustOpenDB(t)
+	corrupt(t, d,
+		`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at) VALUES (900001, NULL, 'fee', 500, '2026-11-30T10:00:00Z')`,
+		`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at, payment_method, branch_id) VALUES (900002, NULL, 'payment', -500, '2026-11-30T10:00:00Z', 'cash', 1)`,
+		`INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (900002, 900001, 500)`)
+	if vs := ledgerCheck(t, d); len(vs) != 0 {
+		t.Fatalf("purged rows: %v", vs)
 	}
 }
 

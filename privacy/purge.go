@@ -194,15 +194,12 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 
 // detachLedger holds the one decision about a purged patron's ledger rows. A
 // purged patron owes nothing (purge refuses otherwise), so their rows sum to
-// zero, but the payments among them are part of past days' cash-ups.
-//
-// On this branch ledger.patron_id is NOT NULL, so the rows are deleted: a past
-// day's payments total loses the purged patron's payments. Migration 0014
-// (issue 19's branch) makes ledger.patron_id nullable; with it, this function
-// must become `UPDATE ledger SET patron_id = NULL WHERE patron_id = ?`, which
-// keeps every amount and day and names no one (see docs/privacy.md).
+// zero, but the payments and refunds among them are part of past days'
+// cash-ups: the rows stay, with every amount, method, desk and day, and name
+// no one (ledger.patron_id NULL, migration 0014). Allocations and reversals
+// link rows to rows, not to the patron, and stay with them.
 func detachLedger(tx *db.Tx, patronID int64) error {
-	if _, err := tx.Exec(`DELETE FROM ledger WHERE patron_id = ?`, patronID); err != nil {
+	if _, err := tx.Exec(`UPDATE ledger SET patron_id = NULL, description = '' WHERE patron_id = ?`, patronID); err != nil {
 		return fmt.Errorf("detach the patron's ledger: %w", err)
 	}
 	return nil

@@ -142,6 +142,10 @@ func (c *conn) checkin(ctx context.Context, m *Message) {
 	case res.TransferTo != nil:
 		outcome = OutcomeTransfer
 	}
+	if err == nil && message == "" && res.Message != "" {
+		// A lost item's refund, a claim closed: the same words as the desk.
+		message = res.Message
+	}
 
 	ok := err == nil
 	if ok && !res.WasOnLoan && !c.account.Settings.CheckedInOK {

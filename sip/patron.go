@@ -222,7 +222,7 @@ func outstandingCharges(ledger []patrons.LedgerEntry, balance int64) []string {
 		if balance <= 0 {
 			break
 		}
-		if e.AmountCents <= 0 {
+		if e.AmountCents <= 0 || !patrons.IsCharge(e.Kind) {
 			continue
 		}
 		amount := min(e.AmountCents, balance)

@@ -17,6 +17,10 @@ type AdminCodesView struct {
 	// Categories come with how long their cards are valid (a renewal adds as much).
 	Categories []patrons.Category
 	ItemTypes  []library.Named
+	// ItemTypePrices are the item types' default replacement costs, by code.
+	ItemTypePrices map[string]int64
+	// ChargeTypes are the configured manual charges.
+	ChargeTypes []patrons.ChargeType
 	// Typed holds what was typed into a refused form, by field id ("branch",
 	// "branch_name", "category", ...); Errors the message, by the same ids.
 	Typed  map[string]string
@@ -32,7 +36,13 @@ func (s *Server) renderAdminCodes(w http.ResponseWriter, r *http.Request, status
 		if v.Categories, err = patrons.ListCategories(tx); err != nil {
 			return err
 		}
-		_, v.ItemTypes, err = library.ListScopes(tx)
+		if _, v.ItemTypes, err = library.ListScopes(tx); err != nil {
+			return err
+		}
+		if v.ItemTypePrices, err = catalog.ItemTypePrices(tx); err != nil {
+			return err
+		}
+		v.ChargeTypes, err = patrons.ChargeTypes(tx)
 		return err
 	})
 	if err != nil {
@@ -86,5 +96,63 @@ func (s *Server) adminCodeAdd(w http.ResponseWriter, r *http.Request, kind strin
 		"category":  "Patron category added. Circulation rules may now be set for it.",
 		"item-type": "Item type added. Circulation rules may now be set for it.",
 	}[kind])
+	http.Redirect(w, r, "/admin/codes", http.StatusSeeOther)
+}
+
+// handleAdminItemTypePrice sets an item type's default replacement cost.
+func (s *Server) handleAdminItemTypePrice(w http.ResponseWriter, r *http.Request) {
+	code, amount := r.PostFormValue("item_type"), r.PostFormValue("price")
+	s.adminCodesWrite(w, r, map[string]string{"item_type_price_type": code, "item_type_price": amount},
+		"Replacement cost saved.", func(tx *db.Tx, actor stacks.Actor) error {
+			cents, ok := parseMoney(amount)
+			if !ok {
+				return stacks.FieldErrorf("item_type_price", stacks.EINVALID, "Enter the replacement cost, like 25.00.")
+			}
+			return catalog.SetItemTypePrice(tx, actor, code, cents)
+		})
+}
+
+// handleAdminChargeType adds or changes a manual charge type.
+func (s *Server) handleAdminChargeType(w http.ResponseWriter, r *http.Request) {
+	code, desc, amount := r.PostFormValue("code"), r.PostFormValue("description"), r.PostFormValue("default")
+	s.adminCodesWrite(w, r, map[string]string{"charge_type": code, "charge_type_description": desc, "charge_type_default": amount},
+		"Charge type saved.", func(tx *db.Tx, actor stacks.Actor) error {
+			cents := int64(0)
+			if amount != "" {
+				var ok bool
+				if cents, ok = parseMoney(amount); !ok {
+					return stacks.FieldErrorf("default", stacks.EINVALID, "Enter the default amount, like 2.00, or 0 for none.")
+				}
+			}
+			return patrons.SaveChargeType(tx, actor, patrons.ChargeType{Code: code, Description: desc, DefaultCents: cents})
+		})
+}
+
+// adminCodesWrite runs one of the codes page's money forms: a refused field shows
+// the page again (422) with typed values back and the message keyed by the
+// form's field ids; success flashes ok and goes back to the page.
+func (s *Server) adminCodesWrite(w http.ResponseWriter, r *http.Request, typed map[string]string, ok string,
+	do func(tx *db.Tx, actor stacks.Actor) error) {
+	err := s.DB.Write(r.Context(), func(tx *db.Tx) error { return do(tx, userFrom(r.Context()).Actor()) })
+	if f := stacks.ErrorField(err); err != nil && f != "" {
+		s.renderAdminCodes(w, r, http.StatusUnprocessableEntity, func(v *AdminCodesView) {
+			for k, val := range typed {
+				v.Typed[k] = val
+			}
+			key := f
+			switch f {
+			case "code":
+				key = "charge_type"
+			case "description", "default":
+				key = "charge_type_" + f
+			}
+			v.Errors[key] = stacks.ErrorMessage(err)
+		})
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.flash(r, "ok", ok)
 	http.Redirect(w, r, "/admin/codes", http.StatusSeeOther)
 }

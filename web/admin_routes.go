@@ -37,6 +37,8 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Post("/codes/branch", s.handleAdminCodeAdd("branch"))
 	r.Post("/codes/category", s.handleAdminCodeAdd("category"))
 	r.Post("/codes/item-type", s.handleAdminCodeAdd("item-type"))
+	r.Post("/codes/item-type-price", s.handleAdminItemTypePrice)
+	r.Post("/codes/charge-type", s.handleAdminChargeType)
 
 	r.Get("/staff", s.handleAdminStaff)
 	r.Post("/staff", s.handleAdminStaffCreate)

@@ -30,6 +30,13 @@ type AdminRuleForm struct {
 	FineCap        string
 	HoldPickupDays string
 
+	// Lost items: days overdue until lost (0 never), the processing fee, what a
+	// return does to the replacement cost and to the fee.
+	LostAfterDays string
+	ProcessingFee string
+	LostReturn    string
+	LostReturnFee string
+
 	// The choices of the scope selects.
 	Categories []library.Named
 	ItemTypes  []library.Named
@@ -66,6 +73,10 @@ func newAdminRuleForm(r circulation.Rule) AdminRuleForm {
 		GracePeriods:     strconv.Itoa(r.GracePeriods),
 		FineCap:          formatMoney(r.FineCapCents),
 		HoldPickupDays:   strconv.Itoa(r.HoldPickupDays),
+		LostAfterDays:    strconv.Itoa(r.LostAfterDays),
+		ProcessingFee:    formatMoney(r.ProcessingFeeCents),
+		LostReturn:       r.LostReturn,
+		LostReturnFee:    r.LostReturnFee,
 		Errors:           FormErrors{},
 	}
 }
@@ -86,9 +97,13 @@ func parseAdminRuleForm(r *http.Request, id int64) (AdminRuleForm, circulation.R
 		GracePeriods:   strings.TrimSpace(r.PostFormValue("grace_periods")),
 		FineCap:        strings.TrimSpace(r.PostFormValue("fine_cap")),
 		HoldPickupDays: strings.TrimSpace(r.PostFormValue("hold_pickup_days")),
+		LostAfterDays:  strings.TrimSpace(r.PostFormValue("lost_after_days")),
+		ProcessingFee:  strings.TrimSpace(r.PostFormValue("processing_fee")),
+		LostReturn:     r.PostFormValue("lost_return"),
+		LostReturnFee:  r.PostFormValue("lost_return_fee"),
 		Errors:         FormErrors{},
 	}
-	rule := circulation.Rule{ID: id, LoanUnit: f.LoanUnit}
+	rule := circulation.Rule{ID: id, LoanUnit: f.LoanUnit, LostReturn: f.LostReturn, LostReturnFee: f.LostReturnFee}
 
 	choice := func(name, what string) int64 {
 		n, err := strconv.ParseInt(r.PostFormValue(name), 10, 64)
@@ -125,6 +140,14 @@ func parseAdminRuleForm(r *http.Request, id int64) (AdminRuleForm, circulation.R
 	}
 	rule.FineCents = money("fine", f.Fine, "0.25")
 	rule.FineCapCents = money("fine_cap", f.FineCap, "5.00 (0 for no cap)")
+	// The lost item fields are new: a form without them (an old page still open)
+	// means none.
+	if f.LostAfterDays != "" {
+		rule.LostAfterDays = whole("lost_after_days", f.LostAfterDays, "60 (0 for never)")
+	}
+	if f.ProcessingFee != "" {
+		rule.ProcessingFeeCents = money("processing_fee", f.ProcessingFee, "5.00")
+	}
 	return f, rule
 }
 

@@ -33,7 +33,13 @@ var formFields = map[string]url.Values{
 	"POST /checkin/clear":                   {},
 	"POST /patrons":                         patronForm(),
 	"POST /patrons/{id}":                    patronForm(),
-	"POST /patrons/{id}/pay":                {"amount": {"0.50"}, "note": {"cash"}},
+	"POST /patrons/{id}/pay":                {"amount": {"0.50"}, "note": {"cash"}, "method": {"cash"}, "line": {"1"}},
+	"POST /patrons/{id}/refund":             {"amount": {"0.50"}, "method": {"card"}, "note": {"returned book"}},
+	"POST /patrons/{id}/charge":             {"type": {"CARD"}, "amount": {"2.00"}, "note": {"new card"}},
+	"POST /patrons/{id}/lost":               {"loan_id": {"1"}},
+	"POST /patrons/{id}/claim-returned":     {"loan_id": {"1"}},
+	"POST /admin/codes/item-type-price":     {"item_type": {"BOOK"}, "price": {"25.00"}},
+	"POST /admin/codes/charge-type":         {"code": {"LAMINATE"}, "description": {"Lamination"}, "default": {"1.00"}},
 	"POST /patrons/{id}/waive":              {"amount": {"0.50"}, "reason": {"goodwill"}},
 	"POST /patrons/{id}/block":              {"note": {"lost card reported"}},
 	"POST /patrons/{id}/unblock":            {"note": {"card found"}},
@@ -112,6 +118,8 @@ var queryParams = map[string][]string{
 	"GET /records/{id}/hold": {"item"},
 	"GET /admin/notices":     {"status", "before"},
 	"GET /notices/print":     {"branch"},
+	"GET /cashup":            {"day", "branch"},
+	"GET /claims-returned":   {"branch"},
 }
 
 func patronForm() url.Values {
@@ -132,7 +140,8 @@ func itemForm() url.Values {
 func ruleForm() url.Values {
 	return url.Values{"patron_category_id": {"0"}, "item_type_id": {"0"}, "branch_id": {"3"}, "loan_period": {"14"},
 		"loan_unit": {"days"}, "max_loans": {"10"}, "renewals": {"2"}, "fine": {"0.20"}, "grace_periods": {"1"},
-		"fine_cap": {"5.00"}, "hold_pickup_days": {"7"}}
+		"fine_cap": {"5.00"}, "hold_pickup_days": {"7"}, "lost_after_days": {"60"}, "processing_fee": {"5.00"},
+		"lost_return": {"refund"}, "lost_return_fee": {"kept"}}
 }
 
 func withField(v url.Values, k, value string) url.Values {

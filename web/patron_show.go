@@ -28,12 +28,26 @@ type PatronView struct {
 	// The values of the page's forms: defaults, or what was typed into a form the
 	// server refused. Errors holds its message, keyed "pay_amount", "pay_note",
 	// "waive_amount", "waive_reason", "block_note", "unblock_note" or "pin_pin".
-	PayAmount   string
-	PayNote     string
-	WaiveAmount string
-	WaiveReason string
-	BlockNote   string
-	Errors      FormErrors
+	PayAmount string
+	PayNote   string
+	PayMethod string
+	// PayLines are the open charges ticked in a refused payment form.
+	PayLines     map[int64]bool
+	RefundAmount string
+	ChargeType   string
+	ChargeAmount string
+	ChargeNote   string
+
+	// Open are the charges still owed on, oldest first, for paying chosen lines.
+	Open []patrons.OpenCharge
+	// ChargeTypes are the configured manual charges.
+	ChargeTypes []patrons.ChargeType
+	// ClaimsReturned counts the loans the patron ever claimed to have returned.
+	ClaimsReturned int
+	WaiveAmount    string
+	WaiveReason    string
+	BlockNote      string
+	Errors         FormErrors
 
 	// Loans and Holds are the sections circulation adds to the page, rendered after
 	// the facts and before the ledger when set; loadPatronView is where to set them,
@@ -57,9 +71,10 @@ func (v *PatronView) RenewDue() bool { return v.Patron.ExpiresWithin(v.Now, rene
 // Owes reports whether the patron owes anything.
 func (v *PatronView) Owes() bool { return v.Standing.BalanceCents > 0 }
 
-// loadPatronView reads what the patron page shows, in tx: six statements (the
+// loadPatronView reads what the patron page shows, in tx: eight statements (the
 // patron with their standing, ledger, loans, holds, the branches to pick up
-// holds at, and the notices).
+// holds at, the notices, the charge types and the count of claims returned), and
+// one more for the open lines when the patron owes.
 func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error) {
 	p, standing, err := patrons.FindWithStanding(tx, id)
 	if err != nil {
@@ -71,6 +86,18 @@ func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error)
 	}
 	if v.Owes() {
 		v.PayAmount = formatMoney(v.Standing.BalanceCents)
+		if v.Open, _, err = patrons.OpenCharges(tx, id); err != nil {
+			return PatronView{}, err
+		}
+	}
+	if v.Standing.BalanceCents < 0 {
+		v.RefundAmount = formatMoney(-v.Standing.BalanceCents)
+	}
+	if v.ChargeTypes, err = patrons.ChargeTypes(tx); err != nil {
+		return PatronView{}, err
+	}
+	if v.ClaimsReturned, err = circulation.ClaimsReturnedCount(tx, id); err != nil {
+		return PatronView{}, err
 	}
 	loans, err := circulation.PatronLoans(tx, id)
 	if err != nil {
@@ -169,19 +196,67 @@ func owedAfter(tx *db.Tx, id int64) (string, error) {
 	return formatMoney(bal) + " is still owed.", nil
 }
 
+// handlePatronPay takes a payment by a method, for the ticked lines (none: the
+// oldest first), and offers its receipt.
 func (s *Server) handlePatronPay(w http.ResponseWriter, r *http.Request) {
-	amount, note := r.PostFormValue("amount"), r.PostFormValue("note")
-	keep := func(v *PatronView) { v.PayAmount, v.PayNote = amount, note }
+	amount, note, method := r.PostFormValue("amount"), r.PostFormValue("note"), r.PostFormValue("method")
+	lines, linesOK := formIDs(r, "line")
+	ticked := map[int64]bool{}
+	for _, id := range lines {
+		ticked[id] = true
+	}
+	keep := func(v *PatronView) { v.PayAmount, v.PayNote, v.PayMethod, v.PayLines = amount, note, method, ticked }
 	s.patronAction(w, r, "pay", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
 		cents, ok := parseMoney(amount)
 		if !ok {
 			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount paid, like 5.00.")
 		}
-		if err := patrons.Pay(tx, actor, id, cents, note); err != nil {
+		if !linesOK {
+			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Tick the lines to pay again; the form sent a line that is not one.")
+		}
+		pid, err := patrons.PayLines(tx, actor, patrons.PayRequest{PatronID: id, Cents: cents, Method: method, ChargeIDs: lines, Note: note})
+		if err != nil {
 			return "", err
 		}
 		owed, err := owedAfter(tx, id)
-		return fmt.Sprintf("Payment of %s recorded. %s", formatMoney(cents), owed), err
+		return fmt.Sprintf("Payment of %s recorded. %s Receipt %d (%s).", formatMoney(cents), owed, pid, methodLabel(method)), err
+	})
+}
+
+// handlePatronRefund hands back a patron's credit by a method.
+func (s *Server) handlePatronRefund(w http.ResponseWriter, r *http.Request) {
+	amount, method := r.PostFormValue("amount"), r.PostFormValue("method")
+	keep := func(v *PatronView) { v.RefundAmount = amount }
+	s.patronAction(w, r, "refund", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		cents, ok := parseMoney(amount)
+		if !ok {
+			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount to refund, like 5.00.")
+		}
+		rid, err := patrons.Refund(tx, actor, id, cents, method, r.PostFormValue("note"))
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Refund of %s recorded. Receipt %d (%s).", formatMoney(cents), rid, methodLabel(method)), nil
+	})
+}
+
+// handlePatronCharge adds a manual charge of a configured type.
+func (s *Server) handlePatronCharge(w http.ResponseWriter, r *http.Request) {
+	code, amount, note := r.PostFormValue("type"), r.PostFormValue("amount"), r.PostFormValue("note")
+	keep := func(v *PatronView) { v.ChargeType, v.ChargeAmount, v.ChargeNote = code, amount, note }
+	s.patronAction(w, r, "charge", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+		var cents int64
+		if amount != "" {
+			var ok bool
+			if cents, ok = parseMoney(amount); !ok || cents <= 0 {
+				return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount, like 2.00, or leave it empty for the type's default.")
+			}
+		}
+		if _, err := patrons.ChargeManual(tx, actor, id, code, cents, note); err != nil {
+			return "", err
+		}
+		bal, err := patrons.Balance(tx, id)
+		return fmt.Sprintf("Charge added; %s is owed now.", formatMoney(bal)), err
 	})
 }
 
@@ -274,11 +349,16 @@ func patronStatus(p *patrons.Patron, now time.Time) string {
 
 // ledgerKinds are the ledger's kinds as staff read them.
 var ledgerKinds = map[string]string{
-	patrons.KindOverdue: "Overdue fine",
-	patrons.KindLost:    "Lost item",
-	patrons.KindFee:     "Fee",
-	patrons.KindPayment: "Payment",
-	patrons.KindWaiver:  "Waiver",
+	patrons.KindOverdue:    "Overdue fine",
+	patrons.KindLost:       "Lost item",
+	patrons.KindFee:        "Fee",
+	patrons.KindPayment:    "Payment",
+	patrons.KindWaiver:     "Waiver",
+	patrons.KindProcessing: "Processing fee",
+	patrons.KindManual:     "Charge",
+	patrons.KindVoid:       "Void",
+	patrons.KindCredit:     "Credit",
+	patrons.KindRefund:     "Refund",
 }
 
 func ledgerKind(kind string) string {

@@ -183,8 +183,8 @@ func TestPatronPage(t *testing.T) {
 				t.Fatalf("GET %s: Server-Timing %q", path, r.Header.Get("Server-Timing"))
 			}
 			// Session, user, and the page's own three.
-			if n, _ := strconv.Atoi(m[1]); n > 8 {
-				t.Errorf("GET %s ran %d SQL statements, want at most 8 (session, user, patron with standing, ledger, loans, holds, branches, notices)", path, n)
+			if n, _ := strconv.Atoi(m[1]); n > 11 {
+				t.Errorf("GET %s ran %d SQL statements, want at most 11 (session, user, patron with standing, ledger, loans, holds, branches, notices, charge types, claims returned, open lines)", path, n)
 			}
 		}
 	})
@@ -196,7 +196,7 @@ func TestPatronFines(t *testing.T) {
 	page := e.patronPath(t, "P0002")
 
 	t.Run("PayPart", func(t *testing.T) {
-		r := e.post(t, c, page+"/pay", url.Values{"amount": {"5.00"}, "note": {"cash"}})
+		r := e.post(t, c, page+"/pay", url.Values{"amount": {"5.00"}, "note": {"cash"}, "method": {"cash"}})
 		if r.Status != http.StatusSeeOther || r.Location != page {
 			t.Fatalf("pay 5.00: %d to %q, want 303 to the patron page", r.Status, r.Location)
 		}
@@ -206,7 +206,7 @@ func TestPatronFines(t *testing.T) {
 	})
 
 	t.Run("ErrPayTooMuch", func(t *testing.T) {
-		r := e.post(t, c, page+"/pay", url.Values{"amount": {"20.00"}})
+		r := e.post(t, c, page+"/pay", url.Values{"amount": {"20.00"}, "method": {"cash"}})
 		if r.Status != http.StatusUnprocessableEntity {
 			t.Fatalf("pay 20.00 of 7.50: %d, want 422", r.Status)
 		}
@@ -216,8 +216,15 @@ func TestPatronFines(t *testing.T) {
 		mustContain(t, "the refused payment", r.Body, `value="20.00"`, `aria-describedby="pay_amount-error"`)
 	})
 
+	t.Run("ErrPayWithoutMethod", func(t *testing.T) {
+		r := e.post(t, c, page+"/pay", url.Values{"amount": {"1.00"}})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(fieldError(r.Body, "pay_method"), "cash, card or other") {
+			t.Fatalf("pay without a method: %d, want 422 with a message beside the method", r.Status)
+		}
+	})
+
 	t.Run("ErrPayNotAnAmount", func(t *testing.T) {
-		r := e.post(t, c, page+"/pay", url.Values{"amount": {"five"}})
+		r := e.post(t, c, page+"/pay", url.Values{"amount": {"five"}, "method": {"cash"}})
 		if r.Status != http.StatusUnprocessableEntity || fieldError(r.Body, "pay_amount") == "" {
 			t.Fatalf("pay five: %d, want 422 with a message beside the amount", r.Status)
 		}
@@ -243,7 +250,7 @@ func TestPatronFines(t *testing.T) {
 	})
 
 	t.Run("PayRest", func(t *testing.T) {
-		if r := e.post(t, c, page+"/pay", url.Values{"amount": {"5"}}); r.Status != http.StatusSeeOther {
+		if r := e.post(t, c, page+"/pay", url.Values{"amount": {"5"}, "method": {"card"}}); r.Status != http.StatusSeeOther {
 			t.Fatalf("pay the rest: %d", r.Status)
 		}
 		r := e.get(t, c, page)

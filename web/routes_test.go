@@ -91,6 +91,7 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 			"/admin/notices/":           `SELECT max(id) FROM notice_messages`,
 			// P0002 owes money: the purge is refused, and the page says why.
 			"/admin/patrons/": `SELECT id FROM patrons WHERE card = 'P0002'`,
+			"/receipts/":      `SELECT min(id) FROM ledger WHERE kind = 'payment'`,
 			// A slip is printed for a hold on the shelf.
 			"/holds/{id}/slip": `SELECT min(id) FROM holds WHERE status = 'waiting'`,
 		} {

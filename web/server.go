@@ -181,6 +181,7 @@ func (s *Server) Router() chi.Router {
 			s.recordEditRoutes(r)
 			s.reportRoutes(r)
 			s.noticeRoutes(r)
+			s.moneyRoutes(r)
 			r.Route("/admin", func(r chi.Router) {
 				r.Use(s.requireAdmin)
 				s.adminRoutes(r)

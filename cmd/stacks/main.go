@@ -36,6 +36,7 @@ func commands() []command {
 		{"sip-client", "test a SIP2 connection: log in, send messages, print the exchange", runSIPClient},
 		{"load", "load-test a server on this machine: check-out/check-in by N desks or SIP2 terminals", runLoad},
 		{"notices", "notices run: the daily notices and email sending, once (cron for CGI installs; --dry-run)", runNotices},
+		{"daily", "the daily jobs (long overdues to lost, privacy), then notices run, once (cron for CGI installs)", runDaily},
 		{"privacy", "privacy run: anonymise old loan history and purge inactive patrons (--dry-run); privacy export --card: a patron's data as JSON", runPrivacy},
 		{"check", "verify a database: SQLite integrity and the circulation invariants", runCheck},
 		{"backup", "write a consistent copy of a live database to a new file", runBackup},

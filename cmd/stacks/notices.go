@@ -92,6 +92,19 @@ func sender(c notices.SMTPConfig) notices.Sender {
 }
 
 func runNotices(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runNoticesWith(ctx, "notices run", args, stdout, stderr, nil)
+}
+
+// runNoticesWith is stacks notices run (name "notices run") or, with the daily
+// jobs run first, stacks daily (name "daily").
+func runNoticesWith(ctx context.Context, name string, args []string, stdout, stderr io.Writer, jobs []notices.DailyJob) error {
+	if name == "daily" && len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
+		fmt.Fprintln(stdout, "Usage: stacks daily [flags]\n\nRuns every daily job (long overdues declared lost, ...), then what\n"+
+			"stacks notices run does, with its flags (see stacks notices run --help). Each job is\n"+
+			"idempotent: from cron once a day, e.g.\n"+
+			"  30 6 * * *  flock -n /var/lib/stacks/notices.lock stacks daily --db /var/lib/stacks/library.db --smtp-host ...")
+		return nil
+	}
 	if len(args) == 0 || args[0] != "run" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprintln(stdout, "Usage: stacks notices run [flags]\n\nRun \"stacks notices run --help\" for its flags.")
@@ -99,7 +112,7 @@ func runNotices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return usageError{"usage: stacks notices run [flags] (see stacks notices run --help)"}
 	}
-	fs := newFlagSet("notices run", "notices run [flags]",
+	fs := newFlagSet(name, name+" [flags]",
 		"Does the notices' work once, as stacks serve does every minute: the daily run if it is\n"+
 			"due (after --at, local time, once per library day however often it starts; at once\n"+
 			"after downtime that missed a day), the hold notices, then sends what is due through\n"+
@@ -136,6 +149,15 @@ func runNotices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer d.Close()
 
+	if !*dry && len(jobs) > 0 {
+		for _, j := range jobs {
+			did, err := j.Run(ctx, d)
+			if err != nil {
+				return fmt.Errorf("daily job %s: %w", j.Name, err)
+			}
+			fmt.Fprintf(stdout, "%s: %s.\n", j.Name, did)
+		}
+	}
 	if *dry {
 		res, err := notices.RunDaily(ctx, d, notices.RunOptions{DryRun: true})
 		if err != nil {

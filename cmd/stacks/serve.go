@@ -259,7 +259,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer func() { stopBG(); <-rolled }()
 	if *noticesOn {
 		logger.Info("notices", "email", smtpCfg.Describe())
-		sched := &notices.Scheduler{DB: d, Sender: sender(smtpCfg), At: *noticesAt, Interval: *noticesEvery, Logger: logger}
+		sched := &notices.Scheduler{DB: d, Sender: sender(smtpCfg), At: *noticesAt, Interval: *noticesEvery, Logger: logger, Jobs: dailyJobs()}
 		done := make(chan struct{})
 		go func() { sched.Run(bg); close(done) }()
 		// The scheduler stops before the database closes.

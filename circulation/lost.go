@@ -1,0 +1,406 @@
+package circulation
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/notices"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// A lost loan stays current (returned_at NULL) with lost_at set and its item's
+// status lost, until the item comes back or is written off: the patron owes the
+// bill, the loan's history names the patron, and the check-in that finds the item
+// reverses the bill by the rule. A claimed-returned loan likewise stays current,
+// with claimed_returned_at set and the item on loan: its fine stops counting at the
+// claim, and the daily job does not make it lost.
+
+// LostBill is what declaring a loan lost charged.
+type LostBill struct {
+	LoanID           int64
+	PatronID         int64
+	Title            string
+	Barcode          string
+	ReplacementCents int64
+	ProcessingCents  int64
+}
+
+// Total is the whole bill.
+func (b LostBill) Total() int64 { return b.ReplacementCents + b.ProcessingCents }
+
+// lostLoan is a current loan with what billing it needs.
+type lostLoan struct {
+	LoanID, PatronID, ItemID, CategoryID, ItemTypeID, BranchID int64
+	Title, Barcode                                             string
+	PriceCents, DefaultPriceCents                              int64
+	Due                                                        db.Time
+	LostAt, ClaimedAt                                          db.NullTime
+}
+
+const lostLoanSelect = `SELECT l.id, l.patron_id, i.id, p.category_id, i.item_type_id, l.branch_id, r.title, i.barcode,
+		i.price_cents, t.default_price_cents, l.due_at, l.lost_at, l.claimed_returned_at
+	FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id
+	JOIN item_types t ON t.id = i.item_type_id JOIN patrons p ON p.id = l.patron_id`
+
+func scanLostLoan(row interface{ Scan(...any) error }) (lostLoan, error) {
+	var l lostLoan
+	err := row.Scan(&l.LoanID, &l.PatronID, &l.ItemID, &l.CategoryID, &l.ItemTypeID, &l.BranchID, &l.Title, &l.Barcode,
+		&l.PriceCents, &l.DefaultPriceCents, &l.Due, &l.LostAt, &l.ClaimedAt)
+	return l, err
+}
+
+// findCurrentLoan reads a current loan of patronID (any patron if 0) for billing.
+func findCurrentLoan(tx *db.Tx, patronID, loanID int64) (lostLoan, error) {
+	l, err := scanLostLoan(tx.QueryRow(lostLoanSelect+` WHERE l.id = ? AND l.returned_at IS NULL AND (? = 0 OR l.patron_id = ?)`,
+		loanID, patronID, patronID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return lostLoan{}, stacks.Errorf(stacks.ENOTFOUND, "That is not a current loan of this patron; it may have been checked in a moment ago. Reload the page.")
+	} else if err != nil {
+		return lostLoan{}, fmt.Errorf("find loan %d: %w", loanID, err)
+	}
+	return l, nil
+}
+
+// DeclareLost declares a current loan lost, from the patron's loans: the item's
+// status becomes lost and the patron is billed the replacement cost (the item's
+// price, else its type's default) and the rule's processing fee.
+// The loan must be patronID's (0 skips the check).
+func (s *Service) DeclareLost(ctx context.Context, actor stacks.Actor, patronID, loanID int64) (LostBill, error) {
+	prefs, err := s.prefs(ctx)
+	if err != nil {
+		return LostBill{}, err
+	}
+	var bill LostBill
+	err = s.DB.Write(ctx, func(tx *db.Tx) error {
+		l, err := findCurrentLoan(tx, patronID, loanID)
+		if err != nil {
+			return err
+		}
+		if l.LostAt.Valid {
+			return stacks.Errorf(stacks.ECONFLICT, "%s (%s) is already declared lost.", l.Title, l.Barcode)
+		}
+		rule, err := ResolveRule(tx, l.CategoryID, l.ItemTypeID, l.BranchID)
+		if err != nil {
+			return err
+		}
+		bill, err = billLost(tx, actor, l, rule, prefs.Location, "declared lost by staff")
+		return err
+	})
+	return bill, err
+}
+
+// billLost marks l lost and bills it by rule, and queues the patron's notice.
+func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Location, why string) (LostBill, error) {
+	bill := LostBill{LoanID: l.LoanID, PatronID: l.PatronID, Title: l.Title, Barcode: l.Barcode,
+		ReplacementCents: l.PriceCents, ProcessingCents: rule.ProcessingFeeCents}
+	if bill.ReplacementCents <= 0 {
+		bill.ReplacementCents = l.DefaultPriceCents
+	}
+	res, err := tx.Exec(`UPDATE loans SET lost_at = ? WHERE id = ? AND lost_at IS NULL AND returned_at IS NULL`,
+		db.FormatTime(tx.Now()), l.LoanID)
+	if err != nil {
+		return LostBill{}, fmt.Errorf("mark loan %d lost: %w", l.LoanID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return LostBill{}, stacks.Errorf(stacks.ECONFLICT, "%s (%s) is already declared lost or checked in.", l.Title, l.Barcode)
+	}
+	if err := catalog.SetItemStatus(tx, l.ItemID, catalog.StatusLost); err != nil {
+		return LostBill{}, err
+	}
+	if bill.ReplacementCents > 0 {
+		desc := fmt.Sprintf("Lost: %s (%s), replacement cost", l.Title, l.Barcode)
+		if err := patrons.Charge(tx, actor, l.PatronID, patrons.KindLost, bill.ReplacementCents, l.LoanID, desc); err != nil {
+			return LostBill{}, err
+		}
+	}
+	if bill.ProcessingCents > 0 {
+		desc := fmt.Sprintf("Lost: %s (%s), processing fee", l.Title, l.Barcode)
+		if err := patrons.Charge(tx, actor, l.PatronID, patrons.KindProcessing, bill.ProcessingCents, l.LoanID, desc); err != nil {
+			return LostBill{}, err
+		}
+	}
+	if bill.Total() > 0 {
+		if err := notices.QueueLostBill(tx, l.LoanID, bill.Total(), loc); err != nil {
+			return LostBill{}, err
+		}
+	}
+	return bill, tx.Audit(actor, "loan.lost", "loan", l.LoanID, fmt.Sprintf("%s (%s) %s: replacement %s, processing %s",
+		l.Title, l.Barcode, why, formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents)))
+}
+
+// ClaimReturned records that the patron says they returned a loan's item: the
+// loan stays current, but its overdue fine stops counting now and the daily job
+// never declares it lost. When the item is found, a normal check-in closes the
+// claim. A lost loan cannot be claimed (its bill is already made).
+// The loan must be patronID's (0 skips the check).
+func (s *Service) ClaimReturned(ctx context.Context, actor stacks.Actor, patronID, loanID int64) error {
+	return s.DB.Write(ctx, func(tx *db.Tx) error {
+		l, err := findCurrentLoan(tx, patronID, loanID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case l.LostAt.Valid:
+			return stacks.Errorf(stacks.ECONFLICT, "%s (%s) is declared lost and billed; check it in if it is found.", l.Title, l.Barcode)
+		case l.ClaimedAt.Valid:
+			return stacks.Errorf(stacks.ECONFLICT, "%s (%s) is already claimed returned.", l.Title, l.Barcode)
+		}
+		if _, err := tx.Exec(`UPDATE loans SET claimed_returned_at = ? WHERE id = ?`, db.FormatTime(tx.Now()), loanID); err != nil {
+			return fmt.Errorf("claim loan %d returned: %w", loanID, err)
+		}
+		return tx.Audit(actor, "loan.claimed_returned", "loan", loanID, fmt.Sprintf("%s (%s)", l.Title, l.Barcode))
+	})
+}
+
+// ClaimedLoan is a current loan the patron claims to have returned.
+type ClaimedLoan struct {
+	LoanID     int64
+	PatronID   int64
+	PatronName string
+	PatronCard string
+	Barcode    string
+	Title      string
+	BranchName string
+	DueAt      time.Time
+	ClaimedAt  time.Time
+}
+
+// ClaimedReturned lists the open claims, oldest first, of loans issued at branchID
+// (0 for every branch), in one query.
+func ClaimedReturned(tx *db.Tx, branchID int64, limit int) ([]ClaimedLoan, error) {
+	rows, err := tx.Query(`SELECT l.id, l.patron_id, p.first_name || ' ' || p.surname, p.card, i.barcode, r.title, b.name,
+			l.due_at, l.claimed_returned_at
+		FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id
+		JOIN patrons p ON p.id = l.patron_id JOIN branches b ON b.id = l.branch_id
+		WHERE l.claimed_returned_at IS NOT NULL AND l.returned_at IS NULL AND (? = 0 OR l.branch_id = ?)
+		ORDER BY l.claimed_returned_at, l.id LIMIT ?`, branchID, branchID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("claims returned: %w", err)
+	}
+	defer rows.Close()
+	var out []ClaimedLoan
+	for rows.Next() {
+		var c ClaimedLoan
+		var due, at db.Time
+		if err := rows.Scan(&c.LoanID, &c.PatronID, &c.PatronName, &c.PatronCard, &c.Barcode, &c.Title, &c.BranchName, &due, &at); err != nil {
+			return nil, err
+		}
+		c.DueAt, c.ClaimedAt = due.Time, at.Time
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ClaimsReturnedCount counts the claims a patron ever made (open or closed): staff
+// watch for a patron who claims often.
+func ClaimsReturnedCount(tx *db.Tx, patronID int64) (int, error) {
+	var n int
+	err := tx.QueryRow(`SELECT count(*) FROM loans WHERE patron_id = ? AND claimed_returned_at IS NOT NULL`, patronID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("claims returned of patron %d: %w", patronID, err)
+	}
+	return n, nil
+}
+
+// MarkMissing marks an item that is not on the shelf where it should be as
+// missing. An item on loan, on the hold shelf or in transit cannot be.
+func (s *Service) MarkMissing(ctx context.Context, actor stacks.Actor, barcode string) error {
+	barcode, err := catalog.NormalizeBarcode(barcode)
+	if err != nil {
+		return err
+	}
+	return s.DB.Write(ctx, func(tx *db.Tx) error {
+		it, err := findItemWithLoan(tx, barcode)
+		if err != nil {
+			return err
+		}
+		if it.LoanID != 0 || it.Status != catalog.StatusAvailable {
+			return stacks.FieldErrorf("barcode", stacks.ECONFLICT, "%s (%s) is %s, not on the shelf; only an available item can be marked missing.",
+				it.Title, it.Barcode, catalog.StatusLabel(it.Status))
+		}
+		if err := catalog.SetItemStatus(tx, it.ID, catalog.StatusMissing); err != nil {
+			return err
+		}
+		return tx.Audit(actor, "item.missing", "item", it.ID, it.Barcode)
+	})
+}
+
+// returnLost applies the rule to the bill of a lost loan whose item came back:
+// the replacement cost is refunded, voided or left, the processing fee kept or
+// refunded. It returns what the desk is told.
+func returnLost(tx *db.Tx, actor stacks.Actor, it *itemWithLoan) (string, error) {
+	rule, err := ResolveRule(tx, it.BorrowerCategory, it.ItemTypeID, it.LoanBranchID)
+	if err != nil {
+		return "", err
+	}
+	rows, err := tx.Query(`SELECT id, kind, amount_cents FROM ledger WHERE loan_id = ? AND kind IN ('lost', 'processing') ORDER BY id`, it.LoanID)
+	if err != nil {
+		return "", fmt.Errorf("bill of loan %d: %w", it.LoanID, err)
+	}
+	var rs []patrons.Reversal
+	var kept int64
+	billed := false
+	for rows.Next() {
+		var id, amount int64
+		var kind string
+		if err := rows.Scan(&id, &kind, &amount); err != nil {
+			rows.Close()
+			return "", err
+		}
+		billed = true
+		mode := rule.LostReturn
+		if kind == patrons.KindProcessing {
+			mode = LostReturnNone
+			if rule.LostReturnFee == LostFeeRefund {
+				mode = LostReturnRefund
+			}
+		}
+		if mode == LostReturnNone {
+			kept += amount
+			continue
+		}
+		rs = append(rs, patrons.Reversal{ChargeID: id, CreditPaid: mode == LostReturnRefund})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	done, err := patrons.ReverseCharges(tx, actor, it.LoanPatronID, rs, fmt.Sprintf("%s (%s) returned", it.Title, it.Barcode))
+	if err != nil {
+		return "", err
+	}
+	refunded, voided := done.CreditedCents, done.VoidedCents
+	msg := "Lost item returned"
+	if !billed {
+		msg += ": it had no bill."
+	} else {
+		var parts []string
+		if refunded > 0 {
+			parts = append(parts, formatMoney(refunded)+" refunded to "+it.BorrowerName+"'s account as credit")
+		}
+		if voided > 0 {
+			parts = append(parts, formatMoney(voided)+" unpaid cancelled")
+		}
+		if kept > 0 {
+			parts = append(parts, formatMoney(kept)+" still charged")
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "the bill stays as it was")
+		}
+		msg += ": " + joinParts(parts) + "."
+	}
+	return msg, tx.Audit(actor, "loan.lost_returned", "loan", it.LoanID, msg)
+}
+
+func joinParts(parts []string) string {
+	out := ""
+	for i, p := range parts {
+		switch {
+		case i == 0:
+		case i == len(parts)-1:
+			out += " and "
+		default:
+			out += ", "
+		}
+		out += p
+	}
+	return out
+}
+
+// AgeLostResult is what one run of the lost-aging job did.
+type AgeLostResult struct {
+	Declared int
+	Billed   int64
+}
+
+// AgeLost is the daily job that declares long-overdue loans lost: a current loan,
+// not lost and not claimed returned, due more than its rule's LostAfterDays ago
+// (a rule with 0 never does). It works in chunks of chunk loans, one write
+// transaction each, and is idempotent: a loan declared lost is not selected again,
+// so a repeated or interrupted run bills nobody twice.
+func AgeLost(ctx context.Context, d *db.DB, loc *time.Location, chunk int) (AgeLostResult, error) {
+	if chunk <= 0 {
+		chunk = 200
+	}
+	var res AgeLostResult
+	// The smallest positive LostAfterDays bounds the candidates: a loan due more
+	// recently than that is lost under no rule.
+	var minDays sql.NullInt64
+	if err := d.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT min(lost_after_days) FROM circ_rules WHERE lost_after_days > 0`).Scan(&minDays)
+	}); err != nil {
+		return res, fmt.Errorf("lost aging: %w", err)
+	}
+	if !minDays.Valid {
+		return res, nil
+	}
+	var after int64 // loans are visited in id order, each once per run
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		var more bool
+		err := d.Write(ctx, func(tx *db.Tx) error {
+			now := tx.Now()
+			cutoff := now.AddDate(0, 0, -int(minDays.Int64))
+			rows, err := tx.Query(lostLoanSelect+`
+				WHERE l.returned_at IS NULL AND l.lost_at IS NULL AND l.claimed_returned_at IS NULL
+				  AND l.due_at < ? AND l.id > ?
+				ORDER BY l.id LIMIT ?`, db.FormatTime(cutoff), after, chunk)
+			if err != nil {
+				return err
+			}
+			var batch []lostLoan
+			for rows.Next() {
+				l, err := scanLostLoan(rows)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				batch = append(batch, l)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			more = len(batch) == chunk
+			rules := map[[3]int64]Rule{}
+			for _, l := range batch {
+				after = l.LoanID
+				key := [3]int64{l.CategoryID, l.ItemTypeID, l.BranchID}
+				rule, ok := rules[key]
+				if !ok {
+					if rule, err = ResolveRule(tx, l.CategoryID, l.ItemTypeID, l.BranchID); err != nil {
+						if stacks.ErrorCode(err) == stacks.ECONFLICT {
+							continue // no rule: nothing says when it is lost
+						}
+						return err
+					}
+					rules[key] = rule
+				}
+				if rule.LostAfterDays == 0 || !l.Due.Time.Before(now.AddDate(0, 0, -rule.LostAfterDays)) {
+					continue
+				}
+				bill, err := billLost(tx, stacks.System, l, rule, loc, fmt.Sprintf("%d days overdue", rule.LostAfterDays))
+				if err != nil {
+					return err
+				}
+				res.Declared++
+				res.Billed += bill.Total()
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("lost aging: %w", err)
+		}
+		if !more {
+			return res, nil
+		}
+	}
+}

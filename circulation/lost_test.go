@@ -1,0 +1,390 @@
+package circulation_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// checkMoney fails the test on any violation of the circulation or ledger
+// invariants that stacks check runs.
+func (e *env) checkMoney() {
+	e.tb.Helper()
+	err := e.d.Read(context.Background(), func(tx *db.Tx) error {
+		for _, check := range []func(*db.Tx) ([]stacks.Violation, error){circulation.Check, patrons.Check} {
+			vs, err := check(tx)
+			if err != nil {
+				return err
+			}
+			for _, v := range vs {
+				e.tb.Errorf("violation: %s", v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+}
+
+// pay takes a payment of cents for the chosen lines (none: oldest first).
+func (e *env) pay(card string, cents int64, method string, lines ...int64) (int64, error) {
+	var id int64
+	err := e.d.Write(context.Background(), func(tx *db.Tx) (err error) {
+		id, err = patrons.PayLines(tx, e.desk, patrons.PayRequest{PatronID: e.patronID(card), Cents: cents, Method: method, ChargeIDs: lines})
+		return err
+	})
+	return id, err
+}
+
+// lineOf returns the id of the loan's ledger line of kind.
+func (e *env) lineOf(loanID int64, kind string) int64 {
+	e.tb.Helper()
+	return e.queryInt(`SELECT id FROM ledger WHERE loan_id = ? AND kind = ?`, loanID, kind)
+}
+
+// TestDeclareLostBill: the bill is the item's price, else its type's default, plus
+// the rule's processing fee; a zero part writes no line.
+func TestDeclareLostBill(t *testing.T) {
+	for _, tc := range []struct {
+		name                      string
+		price, typeDefault, fee   int64
+		wantReplacement, wantProc int64
+	}{
+		{"ItemPrice", 2500, 1800, 500, 2500, 500},
+		{"TypeDefault", 0, 1800, 0, 1800, 0},
+		{"FeeOnly", 0, 0, 300, 0, 300},
+		{"Nothing", 0, 0, 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.exec(`UPDATE items SET price_cents = ? WHERE barcode = 'I00001'`, tc.price)
+			e.exec(`UPDATE item_types SET default_price_cents = ? WHERE id = (SELECT item_type_id FROM items WHERE barcode = 'I00001')`, tc.typeDefault)
+			e.exec(`UPDATE circ_rules SET processing_fee_cents = ?`, tc.fee)
+			loan := e.mustCheckout("P0001", "I00001").Loan
+			bill, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bill.ReplacementCents != tc.wantReplacement || bill.ProcessingCents != tc.wantProc {
+				t.Errorf("bill %+v, want replacement %d, processing %d", bill, tc.wantReplacement, tc.wantProc)
+			}
+			if got := e.balance("P0001"); got != tc.wantReplacement+tc.wantProc {
+				t.Errorf("balance %d, want %d", got, tc.wantReplacement+tc.wantProc)
+			}
+			if got := e.queryInt(`SELECT count(*) FROM ledger WHERE loan_id = ? AND kind = 'lost'`, loan.ID); (got == 1) != (tc.wantReplacement > 0) {
+				t.Errorf("%d lost lines", got)
+			}
+			if got := e.queryInt(`SELECT count(*) FROM ledger WHERE loan_id = ? AND kind = 'processing'`, loan.ID); (got == 1) != (tc.wantProc > 0) {
+				t.Errorf("%d processing lines", got)
+			}
+			if s := e.itemStatus("I00001"); s != "lost" {
+				t.Errorf("item %s, want lost", s)
+			}
+			if got := e.queryInt(`SELECT count(*) FROM notice_items WHERE trigger = 'lost_bill' AND object_id = ?`, loan.ID); (got == 1) != (bill.Total() > 0) {
+				t.Errorf("%d lost bill notices for a bill of %d", got, bill.Total())
+			}
+			// Declaring it again bills nothing more.
+			_, err = e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID)
+			wantCode(t, err, stacks.ECONFLICT)
+			if got := e.balance("P0001"); got != tc.wantReplacement+tc.wantProc {
+				t.Errorf("balance after a second declaration %d", got)
+			}
+			e.checkMoney()
+		})
+	}
+}
+
+// TestLostReturn: the return of a lost item refunds, voids or keeps its bill by
+// the rule, depending on what was paid; the desk is told.
+func TestLostReturn(t *testing.T) {
+	// I00001 costs 25.00, the processing fee is 5.00: the bill is 30.00.
+	for _, tc := range []struct {
+		name        string
+		lostReturn  string
+		fee         string
+		payLost     int64 // paid on the lost line before the return
+		payFee      int64 // paid on the processing line
+		wantBalance int64
+		wantVoid    int64
+		wantCredit  int64
+		wantMessage []string
+	}{
+		{"RefundUnpaid", "refund", "kept", 0, 0, 500, 2500, 0, []string{"Lost item returned", "25.00 unpaid cancelled", "5.00 still charged"}},
+		{"RefundUnpaidFeeToo", "refund", "refund", 0, 0, 0, 3000, 0, []string{"30.00 unpaid cancelled"}},
+		{"RefundPaid", "refund", "kept", 2500, 500, -2500, 0, 2500, []string{"25.00 refunded to Alex Reader's account as credit", "5.00 still charged"}},
+		{"RefundPartlyPaid", "refund", "refund", 1000, 0, -1000, 2000, 1000, []string{"10.00 refunded", "20.00 unpaid cancelled"}},
+		{"VoidUnpaid", "void", "kept", 0, 0, 500, 2500, 0, []string{"25.00 unpaid cancelled"}},
+		{"VoidPaidKeepsPayment", "void", "kept", 2500, 500, 0, 0, 0, []string{"5.00 still charged"}},
+		{"VoidPartlyPaid", "void", "kept", 1000, 0, 500, 1500, 0, []string{"15.00 unpaid cancelled"}},
+		{"None", "none", "kept", 0, 0, 3000, 0, 0, []string{"30.00 still charged"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+			e.exec(`UPDATE circ_rules SET processing_fee_cents = 500, lost_return = ?, lost_return_fee = ?`, tc.lostReturn, tc.fee)
+			loan := e.mustCheckout("P0001", "I00001").Loan
+			if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
+				t.Fatal(err)
+			}
+			if tc.payLost > 0 {
+				if _, err := e.pay("P0001", tc.payLost, patrons.MethodCash, e.lineOf(loan.ID, "lost")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.payFee > 0 {
+				if _, err := e.pay("P0001", tc.payFee, patrons.MethodCard, e.lineOf(loan.ID, "processing")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Back before it falls due: no overdue fine muddles the sums.
+			e.clock.Set(at("2026-12-05 12:00"))
+			r := e.mustCheckin("I00001")
+			wantContains(t, r.Message, tc.wantMessage...)
+			if !r.FoundLost || r.FineCents != 0 {
+				t.Errorf("result %+v", r)
+			}
+			if got := e.balance("P0001"); got != tc.wantBalance {
+				t.Errorf("balance %d, want %d", got, tc.wantBalance)
+			}
+			if got := -e.queryInt(`SELECT sum(amount_cents) FROM ledger WHERE loan_id = ? AND kind = 'void'`, loan.ID); got != tc.wantVoid {
+				t.Errorf("voided %d, want %d", got, tc.wantVoid)
+			}
+			if got := -e.queryInt(`SELECT sum(amount_cents) FROM ledger WHERE loan_id = ? AND kind = 'credit'`, loan.ID); got != tc.wantCredit {
+				t.Errorf("credited %d, want %d", got, tc.wantCredit)
+			}
+			if s := e.itemStatus("I00001"); s != "available" {
+				t.Errorf("item %s, want available", s)
+			}
+			// The running list shows the message again.
+			if got := e.queryString(`SELECT message FROM checkins WHERE id = ?`, r.ID); got != r.Message {
+				t.Errorf("checkin row message %q, want %q", got, r.Message)
+			}
+			e.checkMoney()
+		})
+	}
+}
+
+// TestPayLinesAndRefund: a payment pays the chosen lines, never more than they
+// owe; a credit is refunded by a method, never more than the credit.
+func TestPayLinesAndRefund(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 500, lost_return = 'refund', lost_return_fee = 'kept'`)
+	loan := e.mustCheckout("P0001", "I00001").Loan
+	if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
+		t.Fatal(err)
+	}
+	lost, fee := e.lineOf(loan.ID, "lost"), e.lineOf(loan.ID, "processing")
+	for _, tc := range []struct {
+		name    string
+		cents   int64
+		method  string
+		lines   []int64
+		wantErr string
+		balance int64
+	}{
+		{"ErrMoreThanTheLine", 600, "cash", []int64{fee}, stacks.EINVALID, 3000},
+		{"ErrMethod", 100, "cheque", []int64{fee}, stacks.EINVALID, 3000},
+		{"FeeLine", 500, "cash", []int64{fee}, "", 2500},
+		{"ErrFeeLineNoLongerOpen", 100, "cash", []int64{fee}, stacks.EINVALID, 2500},
+		{"PartOfLost", 1000, "card", []int64{lost}, "", 1500},
+		{"Oldest", 1500, "other", nil, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.pay("P0001", tc.cents, tc.method, tc.lines...)
+			if tc.wantErr != "" {
+				wantCode(t, err, tc.wantErr)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.balance("P0001"); got != tc.balance {
+				t.Errorf("balance %d, want %d", got, tc.balance)
+			}
+		})
+	}
+	// The item comes back: 25.00 paid is credited; refund it in cash.
+	e.clock.Set(at("2026-12-05 12:00"))
+	e.mustCheckin("I00001")
+	if got := e.balance("P0001"); got != -2500 {
+		t.Fatalf("balance %d after the return, want -2500", got)
+	}
+	refund := func(cents int64) error {
+		return e.d.Write(context.Background(), func(tx *db.Tx) error {
+			_, err := patrons.Refund(tx, e.desk, e.patronID("P0001"), cents, patrons.MethodCash, "")
+			return err
+		})
+	}
+	wantCode(t, refund(2600), stacks.EINVALID)
+	if err := refund(2500); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.balance("P0001"); got != 0 {
+		t.Errorf("balance %d after the refund, want 0", got)
+	}
+	wantCode(t, refund(1), stacks.EINVALID)
+
+	// The cash-up of Central on the day of the payments: what each method took;
+	// on the day of the return, the refund paid out in cash.
+	var c patrons.CashUp
+	err := e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		c, err = patrons.FindCashUp(tx, 1, "2026-11-30", mustUTC())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]int64{"cash": {500, 0}, "card": {1000, 0}, "other": {1500, 0}}
+	for _, m := range c.Totals {
+		if w := want[m.Method]; m.TakenCents != w[0] || m.PaidOutCents != w[1] {
+			t.Errorf("cash-up %s: taken %d, paid out %d; want %v", m.Method, m.TakenCents, m.PaidOutCents, w)
+		}
+	}
+	if c.NetCents != 3000 || len(c.Entries) != 3 {
+		t.Errorf("cash-up of 30 Nov: net %d, %d entries", c.NetCents, len(c.Entries))
+	}
+	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		c, err = patrons.FindCashUp(tx, 1, "2026-12-05", mustUTC())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NetCents != -2500 || c.Totals[0].PaidOutCents != 2500 {
+		t.Errorf("cash-up of 5 Dec: %+v", c)
+	}
+	e.checkMoney()
+}
+
+// TestClaimsReturned: a claimed loan's fine stops at the claim; the daily job does
+// not make it lost; finding it closes the claim.
+func TestClaimsReturned(t *testing.T) {
+	e := newEnv(t)
+	claimed := e.mustCheckout("P0001", "I00001").Loan
+	e.mustCheckout("P0001", "I00002")
+	e.mustCheckout("P0001", "I00003")
+	// Due 21 Dec; claimed on 28 Dec.
+	claimDay := at("2026-12-28 12:00")
+	e.clock.Set(claimDay)
+	if err := e.svc.ClaimReturned(context.Background(), e.desk, e.patronID("P0001"), claimed.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, e.svc.ClaimReturned(context.Background(), e.desk, e.patronID("P0001"), claimed.ID), stacks.ECONFLICT)
+	atClaim := e.mustCheckin("I00002").FineCents
+	e.exec(`UPDATE circ_rules SET lost_after_days = 10`)
+	e.clock.Set(at("2027-01-04 12:00"))
+	later := e.mustCheckin("I00003").FineCents
+	if atClaim <= 0 || later <= atClaim {
+		t.Fatalf("fines %d at the claim and %d later: the test needs them to grow", atClaim, later)
+	}
+	res, err := circulation.AgeLost(context.Background(), e.d, mustUTC(), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.queryString(`SELECT coalesce(lost_at, '') FROM loans WHERE id = ?`, claimed.ID) != "" {
+		t.Errorf("the daily job declared a claimed loan lost (%+v)", res)
+	}
+	var n int
+	var list []circulation.ClaimedLoan
+	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		if n, err = circulation.ClaimsReturnedCount(tx, e.patronID("P0001")); err != nil {
+			return err
+		}
+		list, err = circulation.ClaimedReturned(tx, 1, 100)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || len(list) != 1 || list[0].LoanID != claimed.ID || list[0].PatronCard != "P0001" {
+		t.Errorf("claims: count %d, list %+v", n, list)
+	}
+	before := e.balance("P0001")
+	r := e.mustCheckin("I00001")
+	wantContains(t, r.Message, "claim is closed")
+	if r.FineCents != atClaim {
+		t.Errorf("fine of the claimed loan %d, want %d (counted until the claim)", r.FineCents, atClaim)
+	}
+	if got := e.balance("P0001"); got != before+atClaim {
+		t.Errorf("balance %d, want %d", got, before+atClaim)
+	}
+	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		list, err = circulation.ClaimedReturned(tx, 0, 100)
+		return err
+	})
+	if err != nil || len(list) != 0 {
+		t.Errorf("open claims after the return: %+v (%v)", list, err)
+	}
+	e.checkMoney()
+}
+
+// TestAgeLost: the daily job declares loans lost after the rule's days, in chunks,
+// once: a second run bills nobody again.
+func TestAgeLost(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 1200 WHERE barcode IN ('I00001', 'I00002', 'I00003')`)
+	e.exec(`UPDATE circ_rules SET lost_after_days = 30, processing_fee_cents = 100`)
+	var loans []int64
+	for _, b := range []string{"I00001", "I00002", "I00003"} {
+		loans = append(loans, e.mustCheckout("P0001", b).Loan.ID)
+	}
+	// Due 21 Dec: on 19 Jan (29 days) nothing of P0001's is lost, on 21 Jan it is.
+	e.clock.Set(at("2027-01-19 12:00"))
+	if _, err := circulation.AgeLost(context.Background(), e.d, mustUTC(), 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.balance("P0001"); got != 0 {
+		t.Fatalf("balance %d before 30 days", got)
+	}
+	e.clock.Set(at("2027-01-21 12:00"))
+	first, err := circulation.AgeLost(context.Background(), e.d, mustUTC(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.balance("P0001"); got != 3*1300 {
+		t.Errorf("balance %d, want %d", got, 3*1300)
+	}
+	for _, id := range loans {
+		if e.queryString(`SELECT coalesce(lost_at, '') FROM loans WHERE id = ?`, id) == "" {
+			t.Errorf("loan %d not lost", id)
+		}
+	}
+	lines := e.queryInt(`SELECT count(*) FROM ledger`)
+	again, err := circulation.AgeLost(context.Background(), e.d, mustUTC(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Declared != 0 || e.queryInt(`SELECT count(*) FROM ledger`) != lines || first.Declared < 3 {
+		t.Errorf("first run %+v, second run %+v", first, again)
+	}
+	if got := e.balance("P0001"); got != 3*1300 {
+		t.Errorf("balance %d after the second run", got)
+	}
+	e.checkMoney()
+}
+
+// TestMarkMissing: a missing item is found at check-in and is available again.
+func TestMarkMissing(t *testing.T) {
+	e := newEnv(t)
+	if err := e.svc.MarkMissing(context.Background(), e.desk, "I00004"); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.itemStatus("I00004"); s != "missing" {
+		t.Fatalf("status %s", s)
+	}
+	e.mustCheckout("P0001", "I00005")
+	wantCode(t, e.svc.MarkMissing(context.Background(), e.desk, "I00005"), stacks.ECONFLICT)
+	r := e.mustCheckin("I00004")
+	wantContains(t, r.Message, "Missing", "back in circulation")
+	if s := e.itemStatus("I00004"); s != "available" {
+		t.Errorf("status %s after check-in", s)
+	}
+	e.checkMoney()
+}
+
+func mustUTC() *time.Location { return time.UTC }

@@ -1,0 +1,216 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/patrons"
+)
+
+// moneyRoutes mounts the ledger pages of the desk: the printable receipt of a
+// payment or refund, the cash-up of a desk's day, and the claims-returned list.
+// The patron page's money actions (pay, refund, charge, lost, claim) are in
+// patronRoutes.
+func (s *Server) moneyRoutes(r chi.Router) {
+	r.Get("/receipts/{id}", s.handleReceipt)
+	r.Get("/cashup", s.handleCashUp)
+	r.Get("/claims-returned", s.handleClaimsReturned)
+}
+
+func i64toa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// methodLabel is a payment method as staff read it.
+func methodLabel(m string) string {
+	switch m {
+	case patrons.MethodCash:
+		return "Cash"
+	case patrons.MethodCard:
+		return "Card"
+	case patrons.MethodOther:
+		return "Other"
+	}
+	return m
+}
+
+// formIDs reads the positive ids posted under name; ok is false if one is not.
+func formIDs(r *http.Request, name string) (ids []int64, ok bool) {
+	for _, raw := range r.PostForm[name] {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, false
+		}
+		ids = append(ids, n)
+	}
+	return ids, true
+}
+
+// loanAction runs a patron page loan button (Declare lost, Claims returned) on
+// the loan in the form's "loan_id" and goes back to the patron page with what
+// happened.
+func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patronID, loanID int64) (string, error)) {
+	id, err := patronID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	loanID, err := strconv.ParseInt(r.PostFormValue("loan_id"), 10, 64)
+	if err != nil || loanID <= 0 {
+		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "That is not a loan of this patron; reload the page and try again."))
+		return
+	}
+	msg, err := do(id, loanID)
+	switch {
+	case err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL:
+		s.Error(w, r, err)
+		return
+	case err != nil:
+		s.flash(r, "error", stacks.ErrorMessage(err))
+	default:
+		s.flash(r, "ok", msg)
+	}
+	http.Redirect(w, r, patronURL(id), http.StatusSeeOther)
+}
+
+// handlePatronDeclareLost declares a loan lost and bills the patron by the rule.
+func (s *Server) handlePatronDeclareLost(w http.ResponseWriter, r *http.Request) {
+	s.loanAction(w, r, func(patronID, loanID int64) (string, error) {
+		bill, err := s.Circ.DeclareLost(r.Context(), userFrom(r.Context()).Actor(), patronID, loanID)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
+			bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents)), nil
+	})
+}
+
+// handlePatronClaimReturned records that the patron says a loan was returned.
+func (s *Server) handlePatronClaimReturned(w http.ResponseWriter, r *http.Request) {
+	s.loanAction(w, r, func(patronID, loanID int64) (string, error) {
+		if err := s.Circ.ClaimReturned(r.Context(), userFrom(r.Context()).Actor(), patronID, loanID); err != nil {
+			return "", err
+		}
+		return "Claim recorded: the loan stops accruing fines and is listed under Claims returned until the item is found.", nil
+	})
+}
+
+// handleReceipt shows the printable receipt of a payment or refund.
+func (s *Server) handleReceipt(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "There is no receipt at "+r.URL.Path+". Open it from the patron's ledger.")
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var rc patrons.Receipt
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		rc, err = patrons.FindReceipt(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, ReceiptPage(s.page(r, "Receipt "+i64toa(id), "patrons"), prefs.LibraryName, rc, prefs.Location))
+}
+
+// CashUpView is one desk's day.
+type CashUpView struct {
+	Library  string
+	Branches []library.Branch
+	Branch   library.Branch
+	CashUp   patrons.CashUp
+}
+
+// handleCashUp shows the cash-up of a branch's desk for a day (today and the
+// staff member's branch by default), printable.
+func (s *Server) handleCashUp(w http.ResponseWriter, r *http.Request) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	day := r.URL.Query().Get("day")
+	var v CashUpView
+	v.Library = prefs.LibraryName
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		if day == "" {
+			day = tx.Now().In(prefs.Location).Format(db.DayFormat)
+		}
+		bs, err := library.ListBranches(tx)
+		if err != nil {
+			return err
+		}
+		v.Branches = bs
+		want := r.URL.Query().Get("branch")
+		for _, b := range bs {
+			if (want == "" && b.ID == userFrom(r.Context()).Actor().BranchID) || (want != "" && b.Code == want) {
+				v.Branch = b
+			}
+		}
+		if v.Branch.ID == 0 {
+			if want != "" || len(bs) == 0 {
+				return stacks.Errorf(stacks.ENOTFOUND, "There is no branch %q; choose one from the list.", want)
+			}
+			v.Branch = bs[0]
+		}
+		v.CashUp, err = patrons.FindCashUp(tx, v.Branch.ID, day, prefs.Location)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, CashUpPage(s.page(r, "Cash-up", "patrons"), v, prefs.Location))
+}
+
+// ClaimsView lists the open claims returned.
+type ClaimsView struct {
+	Branches []library.Branch
+	Branch   string
+	Claims   []circulation.ClaimedLoan
+}
+
+// handleClaimsReturned lists the loans patrons claim to have returned, oldest
+// claim first, filtered by the branch that issued them.
+func (s *Server) handleClaimsReturned(w http.ResponseWriter, r *http.Request) {
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := ClaimsView{Branch: r.URL.Query().Get("branch")}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
+		bs, err := library.ListBranches(tx)
+		if err != nil {
+			return err
+		}
+		v.Branches = bs
+		var branchID int64
+		for _, b := range bs {
+			if b.Code == v.Branch {
+				branchID = b.ID
+			}
+		}
+		if v.Branch != "" && branchID == 0 {
+			return stacks.Errorf(stacks.ENOTFOUND, "There is no branch %q; choose one from the list.", v.Branch)
+		}
+		v.Claims, err = circulation.ClaimedReturned(tx, branchID, 500)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, ClaimsReturnedPage(s.page(r, "Claims returned", "patrons"), v, prefs.Location))
+}

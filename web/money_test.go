@@ -1,0 +1,139 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestMoneyDesk walks the ledger at the desk through the staff site: declare a
+// loan lost, pay the chosen line by card, print its receipt, check the item in (its
+// message and statements), refund the credit, and see both in the cash-up.
+func TestMoneyDesk(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	e.exec(t, `UPDATE items SET price_cents = 2500 WHERE barcode = 'I00003'`)
+	e.exec(t, `UPDATE circ_rules SET processing_fee_cents = 500, lost_return = 'refund', lost_return_fee = 'kept'`)
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+	e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}})
+	patron := e.patronPath(t, "P0001")
+	loan := e.count(t, `SELECT l.id FROM loans l JOIN items i ON i.id = l.item_id WHERE i.barcode = 'I00003' AND l.returned_at IS NULL`)
+
+	r := e.get(t, c, patron)
+	if !strings.Contains(r.Body, ">Declare lost</button>") || !strings.Contains(r.Body, ">Claims returned</button>") {
+		t.Fatal("the patron's loans offer no Declare lost or Claims returned")
+	}
+	r = e.post(t, c, patron+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("declare lost: %d\n%s", r.Status, r.Body)
+	}
+	r = e.get(t, c, patron)
+	for _, want := range []string{"declared lost: billed 30.00", "Lost item", "Processing fee", "30.00</strong> owed", `name="line"`} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("the patron page after declaring lost does not show %q", want)
+		}
+	}
+	lost := e.count(t, `SELECT id FROM ledger WHERE loan_id = ? AND kind = 'lost'`, loan)
+
+	// More than the chosen line owes is refused beside the amount.
+	r = e.post(t, c, patron+"/pay", url.Values{"amount": {"26.00"}, "method": {"card"}, "line": {strconv.Itoa(lost)}})
+	if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "owes on the chosen lines 25.00") {
+		t.Fatalf("overpaying a line: %d", r.Status)
+	}
+	r = e.post(t, c, patron+"/pay", url.Values{"amount": {"25.00"}, "method": {"card"}, "line": {strconv.Itoa(lost)}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("pay: %d\n%s", r.Status, r.Body)
+	}
+	payment := e.count(t, `SELECT max(id) FROM ledger WHERE kind = 'payment'`)
+	r = e.get(t, c, "/receipts/"+strconv.Itoa(payment))
+	for _, want := range []string{"Payment receipt", "Card", "Lost: ", "25.00", "Still owed: 5.00"} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("the receipt does not show %q", want)
+		}
+	}
+
+	r = e.post(t, c, "/checkin", url.Values{"barcode": {"I00003"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("checkin: %d", r.Status)
+	}
+	t.Logf("POST /checkin of a lost item: %d SQL statements", sqlCount(t, r))
+	r = e.get(t, c, "/checkin")
+	if !strings.Contains(r.Body, "Lost item returned: 25.00 refunded to Alex Reader&#39;s account as credit and 5.00 still charged.") {
+		t.Errorf("the check-in does not tell what the return did:\n%s", r.Body)
+	}
+	// A normal return after it: the hot path is unchanged.
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+	e.post(t, c, "/checkout", url.Values{"barcode": {"I00004"}})
+	r = e.post(t, c, "/checkin", url.Values{"barcode": {"I00004"}})
+	if n := sqlCount(t, r); n > 8 {
+		t.Errorf("POST /checkin of an ordinary loan ran %d SQL statements, want at most 8 (as before lost items)", n)
+	} else {
+		t.Logf("POST /checkin of an ordinary loan: %d SQL statements", n)
+	}
+
+	// 25.00 - 5.00 = 20.00 in credit: refund it in cash.
+	r = e.get(t, c, patron)
+	if !strings.Contains(r.Body, "20.00</strong> in credit") || !strings.Contains(r.Body, "Refund credit") {
+		t.Fatal("the patron page shows no credit to refund")
+	}
+	r = e.post(t, c, patron+"/refund", url.Values{"amount": {"20.00"}, "method": {"cash"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("refund: %d\n%s", r.Status, r.Body)
+	}
+
+	r = e.get(t, c, "/cashup")
+	for _, want := range []string{"Cash-up: Central", "25.00", "20.00", "Refund", "5.00</strong>"} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("the cash-up does not show %q", want)
+		}
+	}
+	if r := e.get(t, c, "/cashup?day=2001-01-01&branch=CEN"); r.Status != 200 || !strings.Contains(r.Body, "No payments or refunds") {
+		t.Errorf("an empty day: %d", r.Status)
+	}
+	if r := e.get(t, c, "/cashup?day=yesterday"); r.Status != http.StatusBadRequest && r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("a malformed day: %d", r.Status)
+	}
+
+	// A manual charge of a configured type, at its default.
+	r = e.post(t, c, patron+"/charge", url.Values{"type": {"CARD"}, "amount": {""}, "note": {""}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("charge: %d\n%s", r.Status, r.Body)
+	}
+	if got := e.count(t, `SELECT amount_cents FROM ledger WHERE kind = 'manual' AND charge_type = 'CARD'`); got != 200 {
+		t.Errorf("manual charge %d, want the default 200", got)
+	}
+}
+
+// TestClaimsReturnedPages: a claim from the patron's loans shows in the patron's
+// count and on the claims list, by branch.
+func TestClaimsReturnedPages(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+	e.post(t, c, "/checkout", url.Values{"barcode": {"I00005"}})
+	patron := e.patronPath(t, "P0001")
+	loan := e.count(t, `SELECT l.id FROM loans l JOIN items i ON i.id = l.item_id WHERE i.barcode = 'I00005' AND l.returned_at IS NULL`)
+	if r := e.post(t, c, patron+"/claim-returned", url.Values{"loan_id": {strconv.Itoa(loan)}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("claim: %d", r.Status)
+	}
+	r := e.get(t, c, patron)
+	if !strings.Contains(r.Body, "<dt>Claims returned</dt><dd>1</dd>") || !strings.Contains(r.Body, "claimed returned") {
+		t.Error("the patron page does not show the claim")
+	}
+	if r := e.get(t, c, "/claims-returned?branch=CEN"); !strings.Contains(r.Body, "I00005") {
+		t.Error("the claims list of Central does not show I00005")
+	}
+	if r := e.get(t, c, "/claims-returned?branch=EAS"); strings.Contains(r.Body, "I00005") {
+		t.Error("the claims list of Eastside shows a Central loan")
+	}
+	// Another patron's loan id is refused.
+	other := e.patronPath(t, "P0003")
+	if r := e.post(t, c, other+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("declaring another patron's loan lost: %d", r.Status)
+	}
+	if n := e.count(t, `SELECT count(*) FROM loans WHERE id = ? AND lost_at IS NOT NULL`, loan); n != 0 {
+		t.Error("a loan was declared lost from another patron's page")
+	}
+}
