@@ -56,10 +56,10 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var current int
+	var current, count int
 	// The check reads through the read pool, so that an up-to-date database costs
 	// one query and no write connection.
-	err = db.read.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current)
+	err = db.read.QueryRowContext(ctx, `SELECT coalesce(max(version), 0), count(*) FROM schema_migrations`).Scan(&current, &count)
 	if err != nil {
 		if !strings.Contains(err.Error(), "no such table") {
 			return 0, fmt.Errorf("read schema version: %w", err)
@@ -73,9 +73,43 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 	if n := len(ms); n > 0 && current > ms[n-1].Version {
 		return 0, fmt.Errorf("the database is at schema version %d, newer than this program knows (%d): use a newer stacks binary", current, ms[n-1].Version)
 	}
-	applied := 0
+	// A database normally holds every version up to its newest. One that does not
+	// was migrated by a build that lacked a migration numbered below its newest
+	// (two branches, each with its own number, landing in the other order): the
+	// missing ones are applied too, in order, rather than skipped for ever.
+	done := map[int]bool{}
+	below := 0
 	for _, m := range ms {
 		if m.Version <= current {
+			below++
+		}
+	}
+	if count != below {
+		rows, err := db.read.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+		if err != nil {
+			return 0, fmt.Errorf("read schema versions: %w", err)
+		}
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return 0, fmt.Errorf("read schema versions: %w", err)
+			}
+			done[v] = true
+		}
+		if err := rows.Close(); err != nil {
+			return 0, fmt.Errorf("read schema versions: %w", err)
+		}
+	} else {
+		for _, m := range ms {
+			if m.Version <= current {
+				done[m.Version] = true
+			}
+		}
+	}
+	applied := 0
+	for _, m := range ms {
+		if done[m.Version] {
 			continue
 		}
 		var err error
