@@ -134,7 +134,7 @@ func recordForm() url.Values {
 }
 
 func itemForm() url.Values {
-	return url.Values{"barcode": {"H00001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"FIC H"}, "price": {"9.99"}}
+	return url.Values{"barcode": {"H00001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"FIC H"}, "location": {"Adult fiction"}, "price": {"9.99"}}
 }
 
 func ruleForm() url.Values {

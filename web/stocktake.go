@@ -22,8 +22,8 @@ type StocktakeStartView struct {
 	// choice of a location instead of a call number range.
 	Locations []reports.BranchLocations
 	Input     url.Values
-	Errors   FormErrors
-	Recent   []reports.Stocktake
+	Errors    FormErrors
+	Recent    []reports.Stocktake
 }
 
 func (s *Server) renderStocktakeStart(w http.ResponseWriter, r *http.Request, status int, v StocktakeStartView) {
