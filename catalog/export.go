@@ -19,13 +19,13 @@ const (
 )
 
 type exportCopy struct {
-	barcode, home, current, itemType, callNumber string
-	priceCents                                   int64
+	barcode, home, current, itemType, callNumber, location string
+	priceCents                                             int64
 }
 
 // Export writes every record of the catalogue as MARC 21, with its copies as Koha
-// 952 fields ($a home branch, $b current branch, $o call number, $p barcode, $y
-// item type, $g price), reading in batches. An imported record is written from its
+// 952 fields ($a home branch, $b current branch, $c shelving location, $o call
+// number, $p barcode, $y item type, $g price), reading in batches. An imported record is written from its
 // kept source record (its own holdings fields replaced by the current copies); a
 // record made or edited by hand gets its title, author, ISBN, publication and
 // subject fields from the catalogue. Importing the export gives the same records.
@@ -77,7 +77,7 @@ func Export(ctx context.Context, d *db.DB, w io.Writer, format string) (int, err
 			if err := rows.Err(); err != nil || len(batch) == 0 {
 				return err
 			}
-			irows, err := tx.Query(`SELECT i.record_id, i.barcode, hb.code, cb.code, t.code, i.call_number, i.price_cents
+			irows, err := tx.Query(`SELECT i.record_id, i.barcode, hb.code, cb.code, t.code, i.call_number, i.location, i.price_cents
 				FROM items i JOIN branches hb ON hb.id = i.home_branch_id JOIN branches cb ON cb.id = i.current_branch_id
 				JOIN item_types t ON t.id = i.item_type_id
 				WHERE i.record_id > ? AND i.record_id <= ? ORDER BY i.record_id, i.id`, last, batch[len(batch)-1].id)
@@ -88,7 +88,7 @@ func Export(ctx context.Context, d *db.DB, w io.Writer, format string) (int, err
 			for irows.Next() {
 				var rid int64
 				var c exportCopy
-				if err := irows.Scan(&rid, &c.barcode, &c.home, &c.current, &c.itemType, &c.callNumber, &c.priceCents); err != nil {
+				if err := irows.Scan(&rid, &c.barcode, &c.home, &c.current, &c.itemType, &c.callNumber, &c.location, &c.priceCents); err != nil {
 					return err
 				}
 				if r := index[rid]; r != nil {
@@ -163,6 +163,9 @@ func exportRecord(b Bib, source string, copies []exportCopy) (*marc.Record, erro
 	}
 	for _, c := range copies {
 		sf := []marc.Subfield{{Code: 'a', Value: c.home}, {Code: 'b', Value: c.current}}
+		if c.location != "" {
+			sf = append(sf, marc.Subfield{Code: 'c', Value: c.location})
+		}
 		if c.callNumber != "" {
 			sf = append(sf, marc.Subfield{Code: 'o', Value: c.callNumber})
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog/marc"
@@ -213,8 +214,8 @@ func newImporter(tx *db.Tx, opt ImportOptions, next *int64) (*importer, error) {
 		{&im.insRecord, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
 			VALUES (` + nextRecordID + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&im.updRec, `UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?, marc = ?, updated_at = ? WHERE id = ?`},
-		{&im.insItem, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, status, price_cents, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, 'available', ?, ?, ?)`},
+		{&im.insItem, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, location, status, price_cents, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'available', ?, ?, ?)`},
 		{&im.itemExists, `SELECT record_id FROM items WHERE barcode = ?`},
 	} {
 		if *p.st, err = tx.Prepare(p.q); err != nil {
@@ -338,10 +339,24 @@ func (im *importer) record(rec *marc.Record, index int, sum *ImportSummary) erro
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("look up barcode %s: %w", barcode, err)
 		}
-		if _, err := im.insItem.Exec(barcode, id, branch, branch, itype, strings.TrimSpace(h.CallNumber), h.PriceCents, now, now); err != nil {
+		if _, err := im.insItem.Exec(barcode, id, branch, branch, itype, strings.TrimSpace(h.CallNumber), importedLocation(h.Location), h.PriceCents, now, now); err != nil {
 			return fmt.Errorf("insert copy %s: %w", barcode, err)
 		}
 		sum.ItemsCreated++
 	}
 	return nil
+}
+
+// importedLocation is a holding's shelving location as an item keeps it: trimmed,
+// empty if it is not one line of text, and cut to the item form's limit (a
+// library's location names are short; a longer one is a vendor's note).
+func importedLocation(s string) string {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) || hasControl(s) {
+		return ""
+	}
+	if r := []rune(s); len(r) > maxLocation {
+		s = strings.TrimSpace(string(r[:maxLocation]))
+	}
+	return s
 }

@@ -164,8 +164,8 @@ func TestImportHoldings(t *testing.T) {
 	rec := &marc.Record{Leader: "00000nam a2200000 a 4500", Fields: []marc.Field{
 		{Tag: "001", Value: "h-1"},
 		{Tag: "245", Ind1: '1', Ind2: '0', Subfields: []marc.Subfield{{Code: 'a', Value: "Holdings test :"}, {Code: 'b', Value: "a subtitle /"}}},
-		{Tag: "952", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: "EAS"}, {Code: 'o', Value: "QA 1 .H6"}, {Code: 'p', Value: "HB0001"}, {Code: 'y', Value: "DVD"}, {Code: 'g', Value: "12.50"}}},
-		{Tag: "952", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: "NOWHERE"}, {Code: 'p', Value: "HB0002"}}},
+		{Tag: "952", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: "EAS"}, {Code: 'c', Value: " Reference "}, {Code: 'o', Value: "QA 1 .H6"}, {Code: 'p', Value: "HB0001"}, {Code: 'y', Value: "DVD"}, {Code: 'g', Value: "12.50"}}},
+		{Tag: "952", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: "NOWHERE"}, {Code: 'c', Value: strings.Repeat("Stack ", 10)}, {Code: 'p', Value: "HB0002"}}},
 		{Tag: "952", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: "CEN"}, {Code: 'p', Value: "I00001"}}}, // a fixture's barcode
 	}}
 	var buf bytes.Buffer
@@ -181,11 +181,11 @@ func TestImportHoldings(t *testing.T) {
 	}
 	var got string
 	d.Read(context.Background(), func(tx *db.Tx) error {
-		return tx.QueryRow(`SELECT r.title || '|' || group_concat(i.barcode || ':' || b.code || ':' || t.code || ':' || i.call_number || ':' || i.price_cents, ',')
+		return tx.QueryRow(`SELECT r.title || '|' || group_concat(i.barcode || ':' || b.code || ':' || t.code || ':' || i.call_number || ':' || i.location || ':' || i.price_cents, ',')
 			FROM records r JOIN items i ON i.record_id = r.id JOIN branches b ON b.id = i.home_branch_id JOIN item_types t ON t.id = i.item_type_id
 			WHERE r.control_number = 'h-1' GROUP BY r.id`).Scan(&got)
 	})
-	if got != "Holdings test: a subtitle|HB0001:EAS:DVD:QA 1 .H6:1250,HB0002:CEN:BOOK::0" {
+	if got != "Holdings test: a subtitle|HB0001:EAS:DVD:QA 1 .H6:Reference:1250,HB0002:CEN:BOOK::Stack Stack Stack Stack Stack Stack Stac:0" {
 		t.Errorf("imported %q", got)
 	}
 }
@@ -207,7 +207,7 @@ func dumpCatalogue(t *testing.T, d *db.DB) string {
 	var out strings.Builder
 	err := d.Read(context.Background(), func(tx *db.Tx) error {
 		rows, err := tx.Query(`SELECT r.title, r.author, r.isbn, r.publisher, coalesce(r.year, 0), r.subjects, r.control_number,
-				coalesce((SELECT group_concat(x, ';') FROM (SELECT i.barcode || ':' || hb.code || ':' || t.code || ':' || i.call_number || ':' || i.price_cents AS x
+				coalesce((SELECT group_concat(x, ';') FROM (SELECT i.barcode || ':' || hb.code || ':' || t.code || ':' || i.call_number || ':' || i.location || ':' || i.price_cents AS x
 					FROM items i JOIN branches hb ON hb.id = i.home_branch_id JOIN item_types t ON t.id = i.item_type_id
 					WHERE i.record_id = r.id ORDER BY i.barcode)), '')
 			FROM records r ORDER BY r.title, r.control_number, r.isbn, r.id`)

@@ -47,12 +47,15 @@ func StatusLabel(status string) string {
 
 // Item is a copy, with what the desk needs to know of its record and type.
 type Item struct {
-	ID              int64
-	Barcode         string
-	RecordID        int64
-	Title           string
-	Author          string
-	CallNumber      string
+	ID         int64
+	Barcode    string
+	RecordID   int64
+	Title      string
+	Author     string
+	CallNumber string
+	// Location is the shelving location within the home branch ("Adult
+	// fiction", "Reference"): Koha's items.location, 952 $c. Empty for none.
+	Location        string
 	HomeBranchID    int64
 	HomeBranchCode  string
 	HomeBranchName  string
@@ -74,7 +77,7 @@ type Item struct {
 // adds the current loan) and scan with ScanItemInto.
 const ItemColumns = `i.id, i.barcode, i.record_id, r.title, r.author, i.call_number, i.home_branch_id, hb.code, hb.name,
 	i.current_branch_id, i.status, coalesce(i.transit_to_id, 0), i.item_type_id, it.name, it.not_for_loan,
-	coalesce(ttb.name, ''), i.sip_properties`
+	coalesce(ttb.name, ''), i.sip_properties, i.location`
 
 // ItemFrom is the FROM clause for ItemColumns.
 const ItemFrom = ` FROM items i
@@ -86,7 +89,7 @@ const ItemFrom = ` FROM items i
 // ItemScanDest returns the scan destinations for ItemColumns, in order.
 func (it *Item) ItemScanDest() []any {
 	return []any{&it.ID, &it.Barcode, &it.RecordID, &it.Title, &it.Author, &it.CallNumber, &it.HomeBranchID, &it.HomeBranchCode, &it.HomeBranchName,
-		&it.CurrentBranchID, &it.Status, &it.TransitToID, &it.ItemTypeID, &it.ItemTypeName, &it.NotForLoan, &it.TransitToName, &it.SIPProperties}
+		&it.CurrentBranchID, &it.Status, &it.TransitToID, &it.ItemTypeID, &it.ItemTypeName, &it.NotForLoan, &it.TransitToName, &it.SIPProperties, &it.Location}
 }
 
 // StatusText is how staff read the item's status, with where an item in transit

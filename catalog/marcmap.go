@@ -171,30 +171,33 @@ func firstYear(s string) int {
 
 // Holding is a copy described in a MARC record's holdings fields.
 type Holding struct {
-	Barcode      string
-	HomeBranch   string
-	ItemType     string
-	CallNumber   string
+	Barcode    string
+	HomeBranch string
+	ItemType   string
+	CallNumber string
+	// Location is the shelving location: Koha's 952 $c, MARC 852 $c.
+	Location     string
 	PriceCents   int64
 	SourceTag    string
 	SourceFields string
 }
 
 // HoldingsOf reads the copies of a record from Koha's 952 ($p barcode, $a home
-// branch, $y item type, $o call number, $g price), else 852 ($p barcode, $b
-// branch, $h $i call number), else 949 ($i barcode, $l branch, $t item type, $a
+// branch, $y item type, $o call number, $c shelving location, $g price), else 852
+// ($p barcode, $b branch, $c shelving location, $h $i call number), else 949 ($i barcode, $l branch, $t item type, $a
 // call number: a common vendor layout).
 func HoldingsOf(r *marc.Record) []Holding {
 	var hs []Holding
 	for _, f := range r.FieldsByTag("952") {
 		hs = append(hs, Holding{Barcode: f.Sub('p'), HomeBranch: f.Sub('a'), ItemType: f.Sub('y'), CallNumber: f.Sub('o'),
-			PriceCents: priceCents(f.Sub('g')), SourceTag: "952"})
+			Location: f.Sub('c'), PriceCents: priceCents(f.Sub('g')), SourceTag: "952"})
 	}
 	if len(hs) > 0 {
 		return hs
 	}
 	for _, f := range r.FieldsByTag("852") {
-		hs = append(hs, Holding{Barcode: f.Sub('p'), HomeBranch: f.Sub('b'), CallNumber: join(" ", f.Sub('h'), f.Sub('i')), SourceTag: "852"})
+		hs = append(hs, Holding{Barcode: f.Sub('p'), HomeBranch: f.Sub('b'), Location: f.Sub('c'),
+			CallNumber: join(" ", f.Sub('h'), f.Sub('i')), SourceTag: "852"})
 	}
 	if len(hs) > 0 {
 		return hs

@@ -36,6 +36,7 @@ const (
 	maxSubject    = 500
 	maxSubjects   = 100
 	maxCallNumber = 100
+	maxLocation   = 40
 	maxPriceCents = 100_000_00
 )
 
@@ -263,13 +264,15 @@ type ItemInput struct {
 	ItemTypeCode   string
 	HomeBranchCode string
 	CallNumber     string
+	// Location is the shelving location, such as "Adult fiction"; empty is none.
+	Location string
 	// Price is the replacement price, such as "18.99"; empty is none (0).
 	Price string
 }
 
 // Validate trims the fields, upper-cases the codes, normalizes the barcode and
-// checks them. The error's Field is barcode, item_type, home_branch, call_number or
-// price.
+// checks them. The error's Field is barcode, item_type, home_branch, call_number,
+// location or price.
 func (in *ItemInput) Validate() error {
 	barcode, err := NormalizeBarcode(in.Barcode)
 	if err != nil {
@@ -279,6 +282,7 @@ func (in *ItemInput) Validate() error {
 	in.ItemTypeCode = strings.ToUpper(strings.TrimSpace(in.ItemTypeCode))
 	in.HomeBranchCode = strings.ToUpper(strings.TrimSpace(in.HomeBranchCode))
 	in.CallNumber = strings.TrimSpace(in.CallNumber)
+	in.Location = strings.TrimSpace(in.Location)
 	in.Price = strings.TrimSpace(in.Price)
 	switch {
 	case in.ItemTypeCode == "":
@@ -287,6 +291,8 @@ func (in *ItemInput) Validate() error {
 		return stacks.FieldErrorf("home_branch", stacks.EINVALID, "Choose the item's home branch.")
 	case !utf8.ValidString(in.CallNumber) || utf8.RuneCountInString(in.CallNumber) > maxCallNumber || hasControl(in.CallNumber):
 		return stacks.FieldErrorf("call_number", stacks.EINVALID, "Enter a call number of at most %d characters on one line, such as FIC AUS.", maxCallNumber)
+	case !utf8.ValidString(in.Location) || utf8.RuneCountInString(in.Location) > maxLocation || hasControl(in.Location):
+		return stacks.FieldErrorf("location", stacks.EINVALID, "Enter a shelving location of at most %d characters on one line, such as Adult fiction, or leave it empty.", maxLocation)
 	}
 	if _, ok := parsePrice(in.Price); !ok {
 		return stacks.FieldErrorf("price", stacks.EINVALID, "Enter the price as an amount such as 18.99, or leave the field empty.")
@@ -364,9 +370,9 @@ func AddItem(tx *db.Tx, actor stacks.Actor, recordID int64, in ItemInput) (int64
 	price, _ := parsePrice(in.Price)
 	now := db.FormatTime(tx.Now())
 	res, err := tx.Exec(`INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id,
-		call_number, status, price_cents, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		in.Barcode, recordID, branchID, branchID, typeID, in.CallNumber, StatusAvailable, price, now, now)
+		call_number, location, status, price_cents, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		in.Barcode, recordID, branchID, branchID, typeID, in.CallNumber, in.Location, StatusAvailable, price, now, now)
 	if db.IsUniqueViolation(err) {
 		return 0, errBarcodeInUse(in.Barcode)
 	} else if err != nil {
@@ -376,8 +382,8 @@ func AddItem(tx *db.Tx, actor stacks.Actor, recordID int64, in ItemInput) (int64
 	if err != nil {
 		return 0, fmt.Errorf("insert item %s: %w", in.Barcode, err)
 	}
-	if err := tx.Audit(actor, "item.create", "item", id, fmt.Sprintf("barcode %s on record %d, %s at %s, call number %q, price %s",
-		in.Barcode, recordID, in.ItemTypeCode, in.HomeBranchCode, in.CallNumber, formatPrice(price))); err != nil {
+	if err := tx.Audit(actor, "item.create", "item", id, fmt.Sprintf("barcode %s on record %d, %s at %s, call number %q, location %q, price %s",
+		in.Barcode, recordID, in.ItemTypeCode, in.HomeBranchCode, in.CallNumber, in.Location, formatPrice(price))); err != nil {
 		return 0, err
 	}
 	return id, nil
@@ -433,7 +439,7 @@ func FindItemDetails(tx *db.Tx, id int64) (*ItemDetails, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("find item %d: %w", id, err)
 	}
-	d.Input.Barcode, d.Input.CallNumber = d.Barcode, d.CallNumber
+	d.Input.Barcode, d.Input.CallNumber, d.Input.Location = d.Barcode, d.CallNumber, d.Location
 	if price != 0 {
 		d.Input.Price = formatPrice(price)
 	}
@@ -474,9 +480,9 @@ func UpdateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, statu
 		return err
 	}
 	price, _ := parsePrice(in.Price)
-	_, err = tx.Exec(`UPDATE items SET barcode = ?, item_type_id = ?, home_branch_id = ?, call_number = ?, price_cents = ?,
+	_, err = tx.Exec(`UPDATE items SET barcode = ?, item_type_id = ?, home_branch_id = ?, call_number = ?, location = ?, price_cents = ?,
 		status = ?, updated_at = ? WHERE id = ?`,
-		in.Barcode, typeID, branchID, in.CallNumber, price, status, db.FormatTime(tx.Now()), itemID)
+		in.Barcode, typeID, branchID, in.CallNumber, in.Location, price, status, db.FormatTime(tx.Now()), itemID)
 	if db.IsUniqueViolation(err) {
 		return errBarcodeInUse(in.Barcode)
 	} else if err != nil {
@@ -486,6 +492,7 @@ func UpdateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, statu
 	return tx.Audit(actor, "item.update", "item", itemID, changes([]change{
 		{"barcode", old.Barcode, in.Barcode}, {"item type", old.Input.ItemTypeCode, in.ItemTypeCode},
 		{"home branch", old.Input.HomeBranchCode, in.HomeBranchCode}, {"call number", old.CallNumber, in.CallNumber},
+		{"location", old.Location, in.Location},
 		{"price", formatPrice(oldPrice), formatPrice(price)}, {"status", old.Status, status},
 	}))
 }

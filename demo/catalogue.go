@@ -264,3 +264,31 @@ func (l *library) publisherIndex(name string) int {
 func pick[T any](rng interface{ IntN(int) int }, list []T) T {
 	return list[rng.IntN(len(list))]
 }
+
+// The demo's shelving locations, one per part of each branch.
+const (
+	locAdultFiction    = "Adult fiction"
+	locAdultNonFiction = "Adult non-fiction"
+	locChildren        = "Children"
+	locReference       = "Reference"
+	locDVDs            = "DVDs"
+)
+
+// shelvingLocation is where a copy with the call number is shelved, read from
+// the call number's prefix as a library shelves by it: J FIC in Children, REF in
+// Reference, FIC and SF in adult fiction, DVD with the DVDs, and the rest
+// (Dewey numbers, B biographies) in adult non-fiction. Drawn from no random
+// number, so the rest of the demo is the same as before locations.
+func shelvingLocation(callNumber string) string {
+	switch prefix, _, _ := strings.Cut(callNumber, " "); prefix {
+	case "J":
+		return locChildren
+	case "REF":
+		return locReference
+	case "FIC", "SF":
+		return locAdultFiction
+	case "DVD":
+		return locDVDs
+	}
+	return locAdultNonFiction
+}

@@ -353,6 +353,27 @@ func TestCreate(t *testing.T) {
 		}
 	})
 
+	// Every item has a shelving location, and each branch has every one of the
+	// demo's locations, so a stocktake by location has a choice everywhere.
+	t.Run("Locations", func(t *testing.T) {
+		if n := queryInt(t, d, `SELECT count(*) FROM items WHERE location = ''`); n != 0 {
+			t.Errorf("%d items lack a shelving location", n)
+		}
+		for _, row := range queryRows(t, d, `SELECT b.code, count(DISTINCT i.location) FROM branches b
+				LEFT JOIN items i ON i.home_branch_id = b.id GROUP BY b.id ORDER BY b.id`) {
+			if row[1] != "5" {
+				t.Errorf("branch %s has %s locations, want 5", row[0], row[1])
+			}
+		}
+		for prefix, want := range map[string]string{"FIC ": "Adult fiction", "SF ": "Adult fiction", "J FIC ": "Children",
+			"REF ": "Reference", "DVD ": "DVDs", "B ": "Adult non-fiction", "5": "Adult non-fiction"} {
+			rows := queryRows(t, d, `SELECT DISTINCT location FROM items WHERE call_number LIKE ? || '%'`, prefix)
+			if len(rows) != 1 || rows[0][0] != want {
+				t.Errorf("call numbers %q are shelved at %v, want %s", prefix, rows, want)
+			}
+		}
+	})
+
 	checkInvariants(t, d, testNow)
 }
 

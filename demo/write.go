@@ -86,10 +86,10 @@ func (l *library) writeData(tx *db.Tx) error {
 	}
 
 	items := newBatch(tx, "items", "id", "barcode", "record_id", "home_branch_id", "current_branch_id", "item_type_id",
-		"call_number", "status", "price_cents", "created_at", "updated_at")
+		"call_number", "location", "status", "price_cents", "created_at", "updated_at")
 	for _, it := range l.items {
 		if err := items.add(it.id, it.barcode, it.rec.id, it.branch, it.branch, it.typ, it.rec.callNumber,
-			it.status, it.price, db.FormatTime(it.created), db.FormatTime(it.updated)); err != nil {
+			shelvingLocation(it.rec.callNumber), it.status, it.price, db.FormatTime(it.created), db.FormatTime(it.updated)); err != nil {
 			return err
 		}
 	}

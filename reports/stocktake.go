@@ -12,20 +12,31 @@ import (
 	"github.com/stacks-ils/stacks/db"
 )
 
-// Stocktake is the check of one shelf range at a branch: the items whose call
-// numbers fall between From and To (inclusive, compared as text; To covers every
-// call number that starts with it, so "FIC C" to "FIC D" takes in "FIC DAVIS").
+// Stocktake is the check of one shelf range at a branch: either the items whose
+// call numbers fall between From and To (inclusive, compared as text; To covers
+// every call number that starts with it, so "FIC C" to "FIC D" takes in "FIC
+// DAVIS"), or, when Location is set, the items shelved at that location (Koha's
+// inventory by location): then From and To are empty.
 type Stocktake struct {
 	ID         int64
 	BranchID   int64
 	BranchName string
 	From, To   string
+	Location   string
 	StartedAt  time.Time
 	Scans      int
 }
 
-// Range describes the shelf range for people: "FIC A to FIC C at Central".
+// ByLocation reports whether the stocktake checks a shelving location rather
+// than a call number range.
+func (s Stocktake) ByLocation() bool { return s.Location != "" }
+
+// Range describes the shelf range for people: "FIC A to FIC C at Central", or
+// "Reference at Central".
 func (s Stocktake) Range() string {
+	if s.ByLocation() {
+		return s.Location + " at " + s.BranchName
+	}
 	return s.From + " to " + s.To + " at " + s.BranchName
 }
 
@@ -45,6 +56,8 @@ type StocktakeScan struct {
 	ItemID     int64
 	Title      string
 	CallNumber string
+	// Location is the item's shelving location.
+	Location string
 	// Branch is the item's home branch.
 	Branch  string
 	Status  string
@@ -58,6 +71,9 @@ func (s StocktakeScan) Message() string {
 	case ScanOnShelf:
 		return "On the right shelf"
 	case ScanWrongShelf:
+		if s.Location != "" {
+			return "Wrong shelf: belongs at " + s.Branch + ", " + s.Location + ", " + s.CallNumber
+		}
 		return "Wrong shelf: belongs at " + s.Branch + ", " + s.CallNumber
 	case ScanOnLoan:
 		return "On loan, but on the shelf: check it in"
@@ -70,23 +86,29 @@ func (s StocktakeScan) Message() string {
 	}
 }
 
-// StocktakeInput starts a stocktake.
+// StocktakeInput starts a stocktake: a branch, and either a call number range
+// (From, To) or a shelving location.
 type StocktakeInput struct {
 	BranchID int64
 	From, To string
+	Location string
 }
 
-// StartStocktake begins the stocktake of a shelf range.
+// StartStocktake begins the stocktake of a shelf range or of a shelving location.
 func StartStocktake(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, error) {
-	in.From, in.To = strings.TrimSpace(in.From), strings.TrimSpace(in.To)
+	in.From, in.To, in.Location = strings.TrimSpace(in.From), strings.TrimSpace(in.To), strings.TrimSpace(in.Location)
 	if in.To == "" {
 		in.To = in.From
 	}
 	switch {
 	case in.BranchID == 0:
 		return 0, stacks.FieldErrorf("branch", stacks.EINVALID, "Choose the branch whose shelf you are checking.")
+	case in.Location != "" && in.From != "":
+		return 0, stacks.FieldErrorf("location", stacks.EINVALID, "Choose either a call number range or a location, not both: clear one of them.")
+	case in.Location != "":
+		return startByLocation(tx, actor, in)
 	case in.From == "":
-		return 0, stacks.FieldErrorf("from", stacks.EINVALID, "Enter the call number at the start of the shelf, for example FIC A.")
+		return 0, stacks.FieldErrorf("from", stacks.EINVALID, "Enter the call number at the start of the shelf, for example FIC A, or choose a location.")
 	case in.To < in.From:
 		return 0, stacks.FieldErrorf("to", stacks.EINVALID, "The shelf ends (%s) before it starts (%s): swap them.", in.To, in.From)
 	case badText(in.From, ""):
@@ -102,26 +124,83 @@ func StartStocktake(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, er
 	} else if n == 0 {
 		return 0, stacks.FieldErrorf("branch", stacks.EINVALID, "Choose the branch from the list.")
 	}
+	return insertStocktake(tx, actor, in)
+}
+
+// startByLocation begins the stocktake of a location, which must be in use at
+// the branch: a location no item there has is a typing slip or the wrong branch.
+func startByLocation(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, error) {
+	in.From, in.To = "", ""
+	if badText(in.Location, "") || len(in.Location) > 100 {
+		return 0, stacks.FieldErrorf("location", stacks.EINVALID, "Choose the location from the list.")
+	}
+	var branch sql.NullString
+	var used bool
+	if err := tx.QueryRow(`SELECT (SELECT name FROM branches WHERE id = ?),
+			EXISTS (SELECT 1 FROM items WHERE home_branch_id = ? AND location = ? AND location <> '')`,
+		in.BranchID, in.BranchID, in.Location).Scan(&branch, &used); err != nil {
+		return 0, fmt.Errorf("start stocktake: %w", err)
+	}
+	switch {
+	case !branch.Valid:
+		return 0, stacks.FieldErrorf("branch", stacks.EINVALID, "Choose the branch from the list.")
+	case !used:
+		return 0, stacks.FieldErrorf("location", stacks.EINVALID, "No item at %s is shelved at %q: choose a location listed for %s.", branch.String, in.Location, branch.String)
+	}
+	return insertStocktake(tx, actor, in)
+}
+
+func insertStocktake(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, error) {
 	var staffID any
 	if actor.StaffID != 0 {
 		staffID = actor.StaffID
 	}
-	res, err := tx.Exec(`INSERT INTO stocktakes (branch_id, call_from, call_to, staff_id, started_at) VALUES (?, ?, ?, ?, ?)`,
-		in.BranchID, in.From, in.To, staffID, db.FormatTime(tx.Now()))
+	res, err := tx.Exec(`INSERT INTO stocktakes (branch_id, call_from, call_to, location, staff_id, started_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		in.BranchID, in.From, in.To, in.Location, staffID, db.FormatTime(tx.Now()))
 	if err != nil {
 		return 0, fmt.Errorf("start stocktake: %w", err)
 	}
 	return res.LastInsertId()
 }
 
+// BranchLocations is the shelving locations in use at one branch, in order.
+type BranchLocations struct {
+	BranchID  int64
+	Locations []string
+}
+
+// StocktakeLocations lists the shelving locations in use at each branch, for
+// the stocktake form's choice, in one statement (through items_location).
+func StocktakeLocations(tx *db.Tx) ([]BranchLocations, error) {
+	rows, err := tx.Query(`SELECT DISTINCT home_branch_id, location FROM items WHERE location <> ''
+		ORDER BY home_branch_id, location`)
+	if err != nil {
+		return nil, fmt.Errorf("stocktake locations: %w", err)
+	}
+	defer rows.Close()
+	var out []BranchLocations
+	for rows.Next() {
+		var b int64
+		var loc string
+		if err := rows.Scan(&b, &loc); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].BranchID != b {
+			out = append(out, BranchLocations{BranchID: b})
+		}
+		out[len(out)-1].Locations = append(out[len(out)-1].Locations, loc)
+	}
+	return out, rows.Err()
+}
+
 // FindStocktake returns a stocktake.
 func FindStocktake(tx *db.Tx, id int64) (Stocktake, error) {
 	var s Stocktake
 	var at db.Time
-	err := tx.QueryRow(`SELECT s.id, s.branch_id, b.name, s.call_from, s.call_to, s.started_at,
+	err := tx.QueryRow(`SELECT s.id, s.branch_id, b.name, s.call_from, s.call_to, s.location, s.started_at,
 			(SELECT count(*) FROM stocktake_scans WHERE stocktake_id = s.id)
 		FROM stocktakes s JOIN branches b ON b.id = s.branch_id WHERE s.id = ?`, id).
-		Scan(&s.ID, &s.BranchID, &s.BranchName, &s.From, &s.To, &at, &s.Scans)
+		Scan(&s.ID, &s.BranchID, &s.BranchName, &s.From, &s.To, &s.Location, &at, &s.Scans)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, stacks.Errorf(stacks.ENOTFOUND, "There is no stocktake %d. Start one on the Stocktake page.", id)
 	} else if err != nil {
@@ -133,7 +212,7 @@ func FindStocktake(tx *db.Tx, id int64) (Stocktake, error) {
 
 // RecentStocktakes lists the latest stocktakes, newest first.
 func RecentStocktakes(tx *db.Tx, limit int) ([]Stocktake, error) {
-	rows, err := tx.Query(`SELECT s.id, s.branch_id, b.name, s.call_from, s.call_to, s.started_at,
+	rows, err := tx.Query(`SELECT s.id, s.branch_id, b.name, s.call_from, s.call_to, s.location, s.started_at,
 			(SELECT count(*) FROM stocktake_scans WHERE stocktake_id = s.id)
 		FROM stocktakes s JOIN branches b ON b.id = s.branch_id ORDER BY s.id DESC LIMIT ?`, limit)
 	if err != nil {
@@ -144,7 +223,7 @@ func RecentStocktakes(tx *db.Tx, limit int) ([]Stocktake, error) {
 	for rows.Next() {
 		var s Stocktake
 		var at db.Time
-		if err := rows.Scan(&s.ID, &s.BranchID, &s.BranchName, &s.From, &s.To, &at, &s.Scans); err != nil {
+		if err := rows.Scan(&s.ID, &s.BranchID, &s.BranchName, &s.From, &s.To, &s.Location, &at, &s.Scans); err != nil {
 			return nil, err
 		}
 		s.StartedAt = at.Time
@@ -160,6 +239,10 @@ func rangeEnd(to string) string { return to + "\U0010FFFF" }
 // inRange is the SQL condition "item i is on the stocktake's shelf", with its
 // arguments.
 func (s Stocktake) inRange() (string, []any) {
+	if s.ByLocation() {
+		// location <> '' lets SQLite use the partial index items_location.
+		return `(i.home_branch_id = ? AND i.location = ? AND i.location <> '')`, []any{s.BranchID, s.Location}
+	}
 	return `(i.home_branch_id = ? AND i.call_number >= ? AND i.call_number < ?)`, []any{s.BranchID, s.From, rangeEnd(s.To)}
 }
 
@@ -174,7 +257,11 @@ func (s Stocktake) classify(sc *StocktakeScan, homeBranchID int64) {
 		sc.Outcome = ScanFound
 	case sc.Status == "in_transit" || sc.Status == "on_hold_shelf":
 		sc.Outcome = ScanElsewhere
-	case homeBranchID != s.BranchID || sc.CallNumber < s.From || sc.CallNumber >= rangeEnd(s.To):
+	case homeBranchID != s.BranchID:
+		sc.Outcome = ScanWrongShelf
+	case s.ByLocation() && sc.Location != s.Location:
+		sc.Outcome = ScanWrongShelf
+	case !s.ByLocation() && (sc.CallNumber < s.From || sc.CallNumber >= rangeEnd(s.To)):
 		sc.Outcome = ScanWrongShelf
 	default:
 		sc.Outcome = ScanOnShelf
@@ -194,9 +281,9 @@ func Scan(tx *db.Tx, stocktakeID int64, barcode string) (StocktakeScan, error) {
 	}
 	sc := StocktakeScan{Barcode: code, At: tx.Now()}
 	var home int64
-	err = tx.QueryRow(`SELECT i.id, r.title, i.call_number, b.name, i.home_branch_id, i.status
+	err = tx.QueryRow(`SELECT i.id, r.title, i.call_number, i.location, b.name, i.home_branch_id, i.status
 		FROM items i JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id
-		WHERE i.barcode = ?`, code).Scan(&sc.ItemID, &sc.Title, &sc.CallNumber, &sc.Branch, &home, &sc.Status)
+		WHERE i.barcode = ?`, code).Scan(&sc.ItemID, &sc.Title, &sc.CallNumber, &sc.Location, &sc.Branch, &home, &sc.Status)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return sc, fmt.Errorf("stocktake scan: %w", err)
 	}
@@ -253,7 +340,7 @@ func Results(tx *db.Tx, id int64) (StocktakeResult, error) {
 	}
 	res := StocktakeResult{Stocktake: s}
 	cond, args := s.inRange()
-	rows, err := tx.Query(`SELECT sc.barcode, coalesce(i.id, 0), coalesce(r.title, ''), coalesce(i.call_number, ''),
+	rows, err := tx.Query(`SELECT sc.barcode, coalesce(i.id, 0), coalesce(r.title, ''), coalesce(i.call_number, ''), coalesce(i.location, ''),
 			coalesce(b.name, ''), coalesce(i.home_branch_id, 0), coalesce(i.status, ''), sc.at
 		FROM stocktake_scans sc LEFT JOIN items i ON i.id = sc.item_id LEFT JOIN records r ON r.id = i.record_id
 		LEFT JOIN branches b ON b.id = i.home_branch_id
@@ -267,7 +354,7 @@ func Results(tx *db.Tx, id int64) (StocktakeResult, error) {
 		var sc StocktakeScan
 		var home int64
 		var at db.Time
-		if err := rows.Scan(&sc.Barcode, &sc.ItemID, &sc.Title, &sc.CallNumber, &sc.Branch, &home, &sc.Status, &at); err != nil {
+		if err := rows.Scan(&sc.Barcode, &sc.ItemID, &sc.Title, &sc.CallNumber, &sc.Location, &sc.Branch, &home, &sc.Status, &at); err != nil {
 			return res, err
 		}
 		sc.At = at.Time

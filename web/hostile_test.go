@@ -89,7 +89,7 @@ var formFields = map[string]url.Values{
 	"POST /admin/sql-reports":                    {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
 	"POST /admin/sql-reports/{id}":               {"name": {"Loans 2"}, "description": {""}, "sql": {"SELECT 1"}},
 	"POST /admin/sql-reports/{id}/delete":        {},
-	"POST /reports/stocktake":                    {"branch": {"1"}, "from": {"FIC A"}, "to": {"FIC C"}},
+	"POST /reports/stocktake":                    {"branch": {"1"}, "from": {"FIC A"}, "to": {"FIC C"}, "location": {""}},
 	"POST /reports/stocktake/{id}/scan":          {"barcode": {"I00001"}},
 	"POST /reports/stocktake/{id}/checkin":       {"barcode": {"I00002"}},
 	"POST /patrons/{id}/notices":                 {"notice_overdue": {"print"}, "notice_predue": {"email"}, "notice_hold_available": {"none"}},
@@ -134,7 +134,7 @@ func recordForm() url.Values {
 }
 
 func itemForm() url.Values {
-	return url.Values{"barcode": {"H00001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"FIC H"}, "price": {"9.99"}}
+	return url.Values{"barcode": {"H00001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"FIC H"}, "location": {"Adult fiction"}, "price": {"9.99"}}
 }
 
 func ruleForm() url.Values {

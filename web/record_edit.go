@@ -229,6 +229,7 @@ func itemInputFrom(r *http.Request) catalog.ItemInput {
 		ItemTypeCode:   r.PostFormValue("item_type"),
 		HomeBranchCode: r.PostFormValue("home_branch"),
 		CallNumber:     r.PostFormValue("call_number"),
+		Location:       r.PostFormValue("location"),
 		Price:          r.PostFormValue("price"),
 	}
 }

@@ -128,7 +128,7 @@ func TestRecordEdit(t *testing.T) {
 		}
 		mustContain(t, "the new item form", r.Body, "<h1>Add an item</h1>", "Quixotic Dirigibles",
 			`<label for="barcode">Barcode</label>`, `<label for="item_type">Item type</label>`, `<label for="home_branch">Home branch</label>`,
-			`<label for="call_number">Call number</label>`, `<label for="price">Replacement price</label>`,
+			`<label for="call_number">Call number</label>`, `<label for="location">Shelving location</label>`, `<label for="price">Replacement price</label>`,
 			`<option value="BOOK" selected>Book</option>`, `<option value="CEN" selected>Central (CEN)</option>`, "Add item</button>")
 		if strings.Contains(r.Body, `id="status"`) {
 			t.Error("a new item offers a status")
@@ -145,15 +145,27 @@ func TestRecordEdit(t *testing.T) {
 	})
 
 	t.Run("AddItem", func(t *testing.T) {
-		r := e.post(t, c, recordPath+"/items", url.Values{"barcode": {" Q0001 "}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"629.133 VAN"}, "price": {"24.50"}})
+		r := e.post(t, c, recordPath+"/items", url.Values{"barcode": {" Q0001 "}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"629.133 VAN"}, "location": {" Adult non-fiction "}, "price": {"24.50"}})
 		if r.Status != http.StatusSeeOther || r.Location != recordPath {
 			t.Fatalf("add item: %d to %q\n%s", r.Status, r.Location, r.Body)
 		}
 		r = e.get(t, c, recordPath)
 		mustContain(t, "the record page", squashed(r.Body), `Item Q0001 is added to "Quixotic Dirigibles", available at Central.`,
-			"<td>Q0001</td>", "629.133 VAN", "Available")
+			"<td>Q0001</td>", "<td>Adult non-fiction</td>", "629.133 VAN", "Available")
 		if r := e.get(t, c, "/search?q=dirigibles"); !strings.Contains(r.Body, "1 of 1") {
 			t.Error("search does not count the new copy as available")
+		}
+	})
+
+	t.Run("ErrLocationTooLong", func(t *testing.T) {
+		path, _ := e.itemEdit(t, "Q0001")
+		long := strings.Repeat("Stack ", 7)
+		r := e.post(t, c, strings.TrimSuffix(path, "/edit"), url.Values{"barcode": {"Q0001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"629.133 VAN"}, "location": {long}, "price": {"24.50"}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("a 42-character location: %d, want 422", r.Status)
+		}
+		if msg := fieldError(r.Body, "location"); !strings.Contains(msg, "at most 40 characters") {
+			t.Errorf("message beside the location: %q", msg)
 		}
 	})
 
@@ -163,11 +175,11 @@ func TestRecordEdit(t *testing.T) {
 		if r.Status != http.StatusOK {
 			t.Fatalf("GET item edit: %d", r.Status)
 		}
-		mustContain(t, "the item form", r.Body, "<h1>Edit item Q0001</h1>", `value="Q0001"`, `value="24.50"`,
+		mustContain(t, "the item form", r.Body, "<h1>Edit item Q0001</h1>", `value="Q0001"`, `value="24.50"`, `value="Adult non-fiction"`,
 			`<label for="status">Status</label>`, `<option value="available" selected>Available</option>`, `<option value="lost">Lost</option>`)
 
 		action := strings.TrimSuffix(path, "/edit")
-		r = e.post(t, c, action, url.Values{"barcode": {"Q0001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"629.133 VAN"}, "price": {"24.50"}, "status": {"lost"}})
+		r = e.post(t, c, action, url.Values{"barcode": {"Q0001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"629.133 VAN"}, "location": {"Adult non-fiction"}, "price": {"24.50"}, "status": {"lost"}})
 		if r.Status != http.StatusSeeOther || r.Location != recordPath {
 			t.Fatalf("mark lost: %d to %q", r.Status, r.Location)
 		}

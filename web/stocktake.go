@@ -18,9 +18,12 @@ func stocktakeURL(id int64) string { return "/reports/stocktake/" + strconv.Form
 // latest ones.
 type StocktakeStartView struct {
 	Branches []reports.Choice
-	Input    url.Values
-	Errors   FormErrors
-	Recent   []reports.Stocktake
+	// Locations are the shelving locations in use at each branch, for the form's
+	// choice of a location instead of a call number range.
+	Locations []reports.BranchLocations
+	Input     url.Values
+	Errors    FormErrors
+	Recent    []reports.Stocktake
 }
 
 func (s *Server) renderStocktakeStart(w http.ResponseWriter, r *http.Request, status int, v StocktakeStartView) {
@@ -30,6 +33,9 @@ func (s *Server) renderStocktakeStart(w http.ResponseWriter, r *http.Request, st
 			return err
 		}
 		v.Branches = c.Branches
+		if v.Locations, err = reports.StocktakeLocations(tx); err != nil {
+			return err
+		}
 		v.Recent, err = reports.RecentStocktakes(tx, 10)
 		return err
 	})
@@ -56,7 +62,8 @@ func (s *Server) handleStocktakeCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	branch, _ := strconv.ParseInt(r.PostForm.Get("branch"), 10, 64)
-	in := reports.StocktakeInput{BranchID: branch, From: r.PostForm.Get("from"), To: r.PostForm.Get("to")}
+	in := reports.StocktakeInput{BranchID: branch, From: r.PostForm.Get("from"), To: r.PostForm.Get("to"),
+		Location: r.PostForm.Get("location")}
 	var id int64
 	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
 		id, err = reports.StartStocktake(tx, userFrom(r.Context()).Actor(), in)
@@ -197,4 +204,20 @@ func lastSeen(m reports.MissingItem) string {
 		return "never"
 	}
 	return m.LastSeen.UTC().Format("2006-01-02")
+}
+
+// branchName is the name of the branch with the id, for the location choice's
+// groups.
+func (v StocktakeStartView) branchName(id int64) string {
+	for _, b := range v.Branches {
+		if b.ID == id {
+			return b.Name
+		}
+	}
+	return idValue(id)
+}
+
+// locationSelected reports whether the form chose the location at the branch.
+func (v StocktakeStartView) locationSelected(branchID int64, location string) bool {
+	return v.Input.Get("location") == location && v.Input.Get("branch") == idValue(branchID)
 }
