@@ -356,13 +356,14 @@ func (sc auditScrub) candidates(tx *db.Tx, where string, arg any) ([]auditRow, e
 		return nil, fmt.Errorf("search the audit log: %w", err)
 	}
 	defer rows.Close()
+	res := compileNeedles(sc.needles)
 	var out []auditRow
 	for rows.Next() {
 		var r auditRow
 		if err := rows.Scan(&r.id, &r.actor, &r.detail); err != nil {
 			return nil, err
 		}
-		detail := scrubText(r.detail, sc.needles)
+		detail := scrubText(r.detail, res)
 		actor := r.actor
 		if slices.Contains(sc.actors, actor) {
 			actor = opacActorPrefix + "[purged]"
@@ -374,13 +375,22 @@ func (sc auditScrub) candidates(tx *db.Tx, where string, arg any) ([]auditRow, e
 	return out, rows.Err()
 }
 
-// scrubText replaces with "[purged]" each needle found in s as a whole token,
-// case-insensitively: not preceded nor followed by a letter or digit, so that
-// card P001 is not found inside P0012, nor the name "Ann Li" inside "Ann
-// Lindqvist".
-func scrubText(s string, needles []string) string {
-	for _, n := range needles {
-		re := regexp.MustCompile(`(?i)` + regexp.QuoteMeta(n))
+// compileNeedles is each needle as a case-insensitive literal regexp, compiled
+// once per pass over the candidates.
+func compileNeedles(needles []string) []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(needles))
+	for i, n := range needles {
+		res[i] = regexp.MustCompile(`(?i)` + regexp.QuoteMeta(n))
+	}
+	return res
+}
+
+// scrubText replaces with "[purged]" each needle (compileNeedles) found in s as
+// a whole token, case-insensitively: not preceded nor followed by a letter or
+// digit, so that card P001 is not found inside P0012, nor the name "Ann Li"
+// inside "Ann Lindqvist".
+func scrubText(s string, needles []*regexp.Regexp) string {
+	for _, re := range needles {
 		var b strings.Builder
 		last := 0
 		for _, m := range re.FindAllStringIndex(s, -1) {
