@@ -375,40 +375,49 @@ func (sc auditScrub) candidates(tx *db.Tx, where string, arg any) ([]auditRow, e
 	return out, rows.Err()
 }
 
-// compileNeedles is each needle as a case-insensitive literal regexp, compiled
-// once per pass over the candidates.
-func compileNeedles(needles []string) []*regexp.Regexp {
-	res := make([]*regexp.Regexp, len(needles))
-	for i, n := range needles {
-		res[i] = regexp.MustCompile(`(?i)` + regexp.QuoteMeta(n))
+// compileNeedles is the needles as one case-insensitive regexp of literals,
+// the longest first, compiled once per pass over the candidates: one scan of
+// each entry whatever the number of patrons in the chunk.
+func compileNeedles(needles []string) *regexp.Regexp {
+	sorted := slices.Clone(needles)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	quoted := make([]string, len(sorted))
+	for i, n := range sorted {
+		quoted[i] = regexp.QuoteMeta(n)
 	}
-	return res
+	return regexp.MustCompile(`(?i)(?:` + strings.Join(quoted, "|") + `)`)
 }
 
 // scrubText replaces with "[purged]" each needle (compileNeedles) found in s as
 // a whole token, case-insensitively: not preceded nor followed by a letter or
 // digit, so that card P001 is not found inside P0012, nor the name "Ann Li"
-// inside "Ann Lindqvist".
-func scrubText(s string, needles []*regexp.Regexp) string {
-	for _, re := range needles {
-		var b strings.Builder
-		last := 0
-		for _, m := range re.FindAllStringIndex(s, -1) {
-			before, _ := utf8.DecodeLastRuneInString(s[:m[0]])
-			after, _ := utf8.DecodeRuneInString(s[m[1]:])
-			if m[0] > 0 && isWordRune(before) || m[1] < len(s) && isWordRune(after) {
-				continue
-			}
-			b.WriteString(s[last:m[0]])
-			b.WriteString("[purged]")
-			last = m[1]
+// inside "Ann Lindqvist". A match that is not a whole token is passed over by
+// one character only, so that a needle starting inside it is still found.
+func scrubText(s string, re *regexp.Regexp) string {
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos <= len(s) {
+		m := re.FindStringIndex(s[pos:])
+		if m == nil {
+			break
 		}
-		if last > 0 {
-			b.WriteString(s[last:])
-			s = b.String()
+		start, end := pos+m[0], pos+m[1]
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if start > 0 && isWordRune(before) || end < len(s) && isWordRune(after) || end == start {
+			_, size := utf8.DecodeRuneInString(s[start:])
+			pos = start + max(size, 1)
+			continue
 		}
+		b.WriteString(s[last:start])
+		b.WriteString("[purged]")
+		last, pos = end, end
 	}
-	return s
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
