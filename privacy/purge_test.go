@@ -319,3 +319,21 @@ func TestPurgeAuditOthers(t *testing.T) {
 		}
 	}
 }
+
+// TestPurgeExportIsNotActivity: staff exporting a patron's data is not the
+// patron's activity; a patron load updating them is (the school says they are
+// current).
+func TestPurgeExportIsNotActivity(t *testing.T) {
+	d := mustOpenDemo(t)
+	exported := newPatron(t, d, "X9401", "Exportedd", days(2000))
+	loaded := newPatron(t, d, "X9402", "Loadedd", days(2000))
+	exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, 'desk', 'patron.export', 'patron', ?, 'export')`, db.FormatTime(days(3)), exported)
+	exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, 'system', 'patron.update', 'patron', ?, 'category (patron load)')`, db.FormatTime(days(3)), loaded)
+	n, err := privacy.PurgeInactive(ctx, d, privacy.PurgeCutoff(testNow, 3), privacy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || queryInt(t, d, `SELECT count(*) FROM patrons WHERE id = ?`, exported) != 0 || queryInt(t, d, `SELECT count(*) FROM patrons WHERE id = ?`, loaded) != 1 {
+		t.Errorf("purged %d; want the exported patron purged and the loaded one kept", n)
+	}
+}
