@@ -39,7 +39,7 @@ const MaxLoadRows = 100_000
 
 // WebLoadRows is the most rows one load from the administration page takes
 // (LoadOptions.MaxRows): a load holds the write transaction, and every desk's
-// checkout waits behind it, about 10 to 15 seconds at 100,000 rows, some 2 to 3
+// checkout waits behind it, about 10 to 15 seconds at 100,000 rows, about 1
 // at 20,000. The command line takes up to MaxLoadRows and warns.
 const WebLoadRows = 20_000
 

@@ -94,8 +94,8 @@ func (s *Server) handleAdminPatronLoad(w http.ResponseWriter, r *http.Request) {
 		Actor: userFrom(r.Context()).Actor(), Match: f.Match, DryRun: f.DryRun, SkipBad: f.SkipBad, ClearEmpty: f.ClearEmpty,
 		DefaultCategory: f.DefaultCategory, DefaultBranch: f.DefaultBranch, DefaultExpiry: f.DefaultExpiry,
 		MaxPINs: maxUploadPINs, OverwritePINs: f.OverwritePINs,
-		// The desks wait behind the load's write transaction: some 2 to 3
-		// seconds at 20,000 rows (docs/patrons.md).
+		// The desks wait behind the load's write transaction: about 1
+		// second at 20,000 rows (docs/patrons.md).
 		MaxRows: patrons.WebLoadRows,
 	})
 	if res != nil && len(res.Rows) > 0 {

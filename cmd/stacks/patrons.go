@@ -63,7 +63,7 @@ func runPatronsImport(ctx context.Context, args []string, stdout, stderr io.Writ
 			"--overwrite-pins. A header row with no comma and with semicolons (or tabs)\n"+
 			"means the file is separated by them. An expiry before today is a problem.\n\n"+
 			"The file is written in one transaction: every desk's checkout waits for it,\n"+
-			"some 2 to 3 seconds at 20,000 rows and 10 to 15 at 100,000 (the most taken).\n"+
+			"about a second at 20,000 rows and 10 to 15 at 100,000 (the most taken).\n"+
 			"The administration page takes at most 20,000; load a longer file when the\n"+
 			"library is closed.", stderr)
 	var dbf dbFlags
