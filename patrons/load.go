@@ -37,6 +37,12 @@ const (
 // MaxLoadRows bounds one load: a large school district's yearly file, with room.
 const MaxLoadRows = 100_000
 
+// WebLoadRows is the most rows one load from the administration page takes
+// (LoadOptions.MaxRows): a load holds the write transaction, and every desk's
+// checkout waits behind it, about 10 to 15 seconds at 100,000 rows, about 1
+// at 20,000. The command line takes up to MaxLoadRows and warns.
+const WebLoadRows = 20_000
+
 // LoadColumns are the columns a load understands, by their canonical name, each
 // with the header names that mean it (letter case, spaces and hyphens aside).
 // Koha's names (cardnumber, categorycode, branchcode, dateexpiry) are accepted, so
@@ -85,6 +91,12 @@ type LoadOptions struct {
 	// about a third of a second a PIN, longer than a web request should run for
 	// thousands.
 	MaxPINs int
+	// OverwritePINs: the pin column sets the PIN of existing patrons too;
+	// otherwise it sets only new patrons' PINs, so that reloading a file does
+	// not undo the PINs patrons chose since.
+	OverwritePINs bool
+	// MaxRows, when not 0, refuses a file of more rows (at most MaxLoadRows).
+	MaxRows int
 }
 
 // LoadRow is what a load did, or would do, with one row of the file.
@@ -95,8 +107,9 @@ type LoadRow struct {
 	Card, ExternalID string
 	// Action is "create", "update" or "unchanged"; "" for a bad row.
 	Action string
-	// Changes names the fields an update changes.
-	Changes []string
+	// Changes names the fields an update changes; Details says each change with
+	// its old and new value (`expires on "2026-08-31" -> "2027-08-31"`).
+	Changes, Details []string
 	// Problems lists everything wrong with the row; empty for a good one.
 	Problems []string
 
@@ -108,6 +121,9 @@ type LoadRow struct {
 	pinHash   string
 	set       map[string]bool
 	auditText string
+	// cardTaken is the patron who has the card the row gives, as the database
+	// has it; planRows decides whether the file moves them off it.
+	cardTaken *snapPatron
 }
 
 // Key names the row for people: its card, or its external id.
@@ -127,6 +143,12 @@ type LoadResult struct {
 	// Unknown the headers that mean nothing to Stacks (their cells are not read).
 	Columns, Unknown []string
 	Rows             []LoadRow
+	// Delimiter is the file's cell separator: ',' unless the header row has no
+	// comma and has semicolons (';', Excel's CSV in many European locales) or
+	// tabs ('\t').
+	Delimiter rune
+	// PINs is how many good rows set a PIN.
+	PINs int
 	// Created, Updated, Unchanged and Bad count the rows.
 	Created, Updated, Unchanged, Bad int
 	// Imported: the good rows were written (false for a dry run, or when bad rows
@@ -172,7 +194,11 @@ func Load(ctx context.Context, d *db.DB, r io.Reader, opt LoadOptions) (*LoadRes
 		return nil, stacks.FieldErrorf("match", stacks.EINVALID, "Match rows on the card number (card) or the external id (external_id), not %q.", opt.Match)
 	}
 	res := &LoadResult{}
-	cols, records, err := readLoadFile(r, res)
+	maxRows := MaxLoadRows
+	if opt.MaxRows > 0 {
+		maxRows = min(opt.MaxRows, MaxLoadRows)
+	}
+	cols, records, err := readLoadFile(r, res, maxRows)
 	if err != nil {
 		return res, err
 	}
@@ -194,23 +220,20 @@ func Load(ctx context.Context, d *db.DB, r io.Reader, opt LoadOptions) (*LoadRes
 	}
 	planRows(res, cols, records, snap, opt)
 	res.CheckTime = time.Since(start)
+	for _, row := range res.Rows {
+		if row.pin != "" && row.Action != "" {
+			res.PINs++
+		}
+	}
 	if res.Bad > 0 && !opt.SkipBad {
 		return res, errBadRows(res.Bad)
 	}
+	// Before the dry run's return: a dry run says what the import would say.
+	if opt.MaxPINs > 0 && res.PINs > opt.MaxPINs {
+		return res, stacks.Errorf(stacks.EINVALID, "The file sets %d PINs; here at most %d are set in one import, since each takes about a third of a second to protect. Nothing was imported. Use the command stacks patrons import, or leave the pin column out and set PINs at the desk.", res.PINs, opt.MaxPINs)
+	}
 	if opt.DryRun {
 		return res, nil
-	}
-
-	if opt.MaxPINs > 0 {
-		pins := 0
-		for _, row := range res.Rows {
-			if row.pin != "" && row.Action != "" {
-				pins++
-			}
-		}
-		if pins > opt.MaxPINs {
-			return res, stacks.Errorf(stacks.EINVALID, "The file sets %d PINs; here at most %d are set in one import, since each takes about a third of a second to protect. Nothing was imported. Use the command stacks patrons import, or leave the pin column out and set PINs at the desk.", pins, opt.MaxPINs)
-		}
 	}
 	hashStart := time.Now()
 	if err := hashPINs(ctx, res.Rows); err != nil {
@@ -268,14 +291,19 @@ type loadRecord struct {
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// readLoadFile reads the header and every row (RFC 4180; a UTF-8 byte order mark,
-// as Excel writes, is skipped).
-func readLoadFile(r io.Reader, res *LoadResult) (loadColumns, []loadRecord, error) {
+// readLoadFile reads the header and every row, at most maxRows (RFC 4180; a
+// UTF-8 byte order mark, as Excel writes, is skipped). A header row with no
+// comma and with semicolons or tabs sets the separator (res.Delimiter), as
+// Koha's CSVDelimiter preference would: Excel saves "CSV" with semicolons
+// where the comma is the decimal mark.
+func readLoadFile(r io.Reader, res *LoadResult, maxRows int) (loadColumns, []loadRecord, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	if b, err := br.Peek(3); err == nil && bytes.Equal(b, utf8BOM) {
 		br.Discard(3)
 	}
 	cr := csv.NewReader(br)
+	res.Delimiter = sniffDelimiter(br)
+	cr.Comma = res.Delimiter
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	header, err := cr.Read()
@@ -318,8 +346,11 @@ func readLoadFile(r io.Reader, res *LoadResult) (loadColumns, []loadRecord, erro
 			return nil, nil, csvError(err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(records) >= MaxLoadRows {
-			return nil, nil, stacks.Errorf(stacks.EINVALID, "The file has more than %d rows. Split it and load the parts one after the other.", MaxLoadRows)
+		if len(records) >= maxRows {
+			if maxRows < MaxLoadRows {
+				return nil, nil, stacks.Errorf(stacks.EINVALID, "The file has more than %d rows, the most one import here takes: the desks wait while it is written. Split it and load the parts one after the other, or ask an administrator to run stacks patrons import, which takes up to %d.", maxRows, MaxLoadRows)
+			}
+			return nil, nil, stacks.Errorf(stacks.EINVALID, "The file has more than %d rows. Split it and load the parts one after the other.", maxRows)
 		}
 		lr := loadRecord{line: line, fields: rec}
 		if len(rec) != len(header) {
@@ -331,6 +362,25 @@ func readLoadFile(r io.Reader, res *LoadResult) (loadColumns, []loadRecord, erro
 		return nil, nil, stacks.Errorf(stacks.EINVALID, "The file has a header row but no patrons.")
 	}
 	return cols, records, nil
+}
+
+// sniffDelimiter reads the header row's separator from the buffered start of
+// the file, without consuming it: ',' unless the first line has no comma and has
+// a semicolon (';') or a tab.
+func sniffDelimiter(br *bufio.Reader) rune {
+	b, _ := br.Peek(br.Size())
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	switch {
+	case bytes.IndexByte(b, ',') >= 0:
+		return ','
+	case bytes.IndexByte(b, ';') >= 0:
+		return ';'
+	case bytes.IndexByte(b, '\t') >= 0:
+		return '\t'
+	}
+	return ','
 }
 
 // csvError says where a file stops being CSV.
@@ -490,6 +540,7 @@ func planRows(res *LoadResult, cols loadColumns, records []loadRecord, s *loadSn
 	}
 	dup("card", cardLines)
 	dup("external id", extLines)
+	cardsInUse(res.Rows)
 	for i := range res.Rows {
 		row := &res.Rows[i]
 		switch {
@@ -502,6 +553,46 @@ func planRows(res *LoadResult, cols loadColumns, records []loadRecord, s *loadSn
 			res.Updated++
 		default:
 			res.Unchanged++
+		}
+	}
+}
+
+// cardsInUse checks the rows giving a card that another patron has in the
+// database against the file's final state: a row that gives that patron
+// another card frees it (two students swapping cards, matched by external id).
+// Otherwise the row is bad, and the message names the other patron's line
+// when the file has one. A row freeing a card for a row that turns out bad is
+// not enough, so it runs until nothing changes.
+func cardsInUse(rows []LoadRow) {
+	byPatron := map[int64]int{}
+	for i, row := range rows {
+		if row.patronID != 0 {
+			byPatron[row.patronID] = i
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range rows {
+			row := &rows[i]
+			other := row.cardTaken
+			if other == nil || len(row.Problems) > 0 {
+				continue
+			}
+			j, inFile := byPatron[other.id]
+			if inFile && len(rows[j].Problems) == 0 && normalizeCard(rows[j].in.Card) != normalizeCard(row.in.Card) {
+				continue // the file moves the other patron off this card
+			}
+			msg := fmt.Sprintf("card: card number %s is already in use by another patron (%s %s)", row.in.Card, other.in.FirstName, other.in.Surname)
+			switch {
+			case !inFile:
+				msg += "."
+			case len(rows[j].Problems) > 0:
+				msg += fmt.Sprintf("; line %d gives them another card but has problems of its own: correct it too.", rows[j].Line)
+			default:
+				msg += fmt.Sprintf(", whose line %d keeps it: give one of them another card.", rows[j].Line)
+			}
+			row.Problems = append(row.Problems, msg)
+			changed = true
 		}
 	}
 }
@@ -598,15 +689,24 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 			problem("home_branch: there is no branch with code %q; the codes are %s.", in.HomeBranchCode, codeList(s.branches))
 		}
 	}
+	today := db.FormatDay(s.today)
 	if v, _ := cell("expires_on"); v != "" {
 		if t, err := time.Parse(db.DayFormat, v); err != nil {
 			problem("expires_on: %q is not a date; write it as YYYY-MM-DD, e.g. 2027-08-31.", v)
 		} else {
 			expires = db.FormatDay(t)
+			// A date already past, unless the patron has it already: the card
+			// would be expired at once (last year's file loaded again).
+			if expires < today && (old == nil || old.expires != expires) {
+				problem("expires_on: %s is before today (%s), so the card would be expired at once; is this last year's file? Correct the date, or leave the cell empty to keep the card's expiry.", expires, today)
+			}
 		}
 	} else if old == nil {
 		if opt.DefaultExpiry != "" {
 			expires = opt.DefaultExpiry
+			if expires < today {
+				problem("expires_on: the default expiry %s is before today (%s), so the card would be expired at once; choose a later default expiry.", expires, today)
+			}
 		} else if months, ok := s.cardMonths[in.CategoryCode]; ok {
 			expires = db.FormatDay(addMonths(s.today, months))
 		}
@@ -618,10 +718,11 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 	}
 	if in.Card != "" && (old == nil || in.Card != normalizeCard(old.in.Card)) {
 		if other := s.byCard[in.Card]; other != nil && (old == nil || other.id != old.id) {
-			problem("card: card number %s is already in use by another patron (%s %s).", in.Card, other.in.FirstName, other.in.Surname)
+			row.cardTaken = other // decided by cardsInUse, against the whole file
 		}
 	}
-	if pin, _ := cell("pin"); pin != "" {
+	// An existing patron's PIN is theirs: the file sets it only when asked.
+	if pin, _ := cell("pin"); pin != "" && (old == nil || opt.OverwritePINs) {
 		if err := ValidatePIN(pin); err != nil {
 			problem("pin: %s", stacks.ErrorMessage(err))
 		}
@@ -664,6 +765,7 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 		return
 	}
 	row.Action = "update"
+	row.Details = changes
 	row.auditText = strings.Join(changes, "; ") + " (patron load)"
 }
 
@@ -754,6 +856,16 @@ func writeRows(tx *db.Tx, actor stacks.Actor, res *LoadResult) error {
 	cats, branches, err := codeIDs(tx)
 	if err != nil {
 		return err
+	}
+	// Two phases for new cards: each update that changes a card first gives its
+	// patron a placeholder no card can be ("~" is not allowed in one), so that
+	// cards swapped or passed on within the file never meet in the unique index.
+	for _, row := range res.Rows {
+		if row.Action == "update" && row.set["card"] {
+			if _, err := tx.Exec(`UPDATE patrons SET card = ? WHERE id = ?`, fmt.Sprintf("~load~%d", row.patronID), row.patronID); err != nil {
+				return fmt.Errorf("line %d: free the old card: %w", row.Line, err)
+			}
+		}
 	}
 	for i := range res.Rows {
 		row := &res.Rows[i]

@@ -87,6 +87,8 @@ func TestLoadProblems(t *testing.T) {
 		{"LongExternalID", "N1,Doe,Jo,ADULT,CEN,2027-08-31,,," + strings.Repeat("9", 65) + ",", "", []string{"external_id: An external id has at most 64 characters"}},
 		{"ShortPIN", "N1,Doe,Jo,ADULT,CEN,2027-08-31,,,,12", "", []string{"pin: Choose a PIN of 4 to 32"}},
 		{"InvalidUTF8", "N1,Do\xffe,Jo,ADULT,CEN,2027-08-31,,,,", "", []string{`surname: the text is not UTF-8; save the file as "CSV UTF-8"`}},
+		{"ExpiryPast", "N1,Doe,Jo,ADULT,CEN,2025-08-31,,,,", "", []string{"expires_on: 2025-08-31 is before today (2026-11-30), so the card would be expired at once; is this last year's file?"}},
+		{"ExpiryPastUpdate", "P0001,,,,,2026-08-31,,,,", "", []string{"expires_on: 2026-08-31 is before today (2026-11-30)"}},
 		{"WrongWidth", "N1,Doe,Jo,ADULT,CEN", "", []string{"The row has 5 cells where the header has 10"}},
 		{"Several", "N1,,Jo,PIRATE,MARS,tomorrow,nope,,,", "", []string{"surname:", "category: there is no", "home_branch: there is no", "expires_on:", "email:"}},
 	}
@@ -240,17 +242,44 @@ func TestLoadCreateAndUpdate(t *testing.T) {
 			t.Error("a second patron took external id S-17")
 		}
 	})
-	t.Run("PIN", func(t *testing.T) {
+	pinMatches := func(t *testing.T, d *db.DB, card, pin string) bool {
+		t.Helper()
+		p := mustFindByCard(t, d, card)
+		var hash string
+		read(t, d, func(tx *db.Tx) (err error) { hash, err = patrons.PINHash(tx, p.ID); return err })
+		ok, err := patrons.CheckPIN(context.Background(), hash, pin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	const pinFile = "card,surname,category,branch,pin\nN1,Pin,ADULT,CEN,2468\nP0001,,,,9753\n"
+	t.Run("PINOnCreateOnly", func(t *testing.T) {
+		// Reloading a file must not undo the PINs patrons chose since: an
+		// existing patron's PIN stays (the demo's 1234).
 		d := mustOpenDB(t)
-		if _, err := load(t, d, "card,surname,category,branch,pin\nN1,Pin,ADULT,CEN,2468\nP0001,,,,9753\n", patrons.LoadOptions{}); err != nil {
+		res, err := load(t, d, pinFile, patrons.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pinMatches(t, d, "N1", "2468") {
+			t.Error("N1: the new patron's PIN was not set")
+		}
+		if pinMatches(t, d, "P0001", "9753") || !pinMatches(t, d, "P0001", "1234") {
+			t.Error("P0001: the load overwrote an existing patron's PIN")
+		}
+		if res.PINs != 1 || res.Rows[1].Action != "unchanged" {
+			t.Errorf("PINs %d, P0001 %+v; want 1 PIN, P0001 unchanged", res.PINs, res.Rows[1])
+		}
+	})
+	t.Run("OverwritePINs", func(t *testing.T) {
+		d := mustOpenDB(t)
+		if _, err := load(t, d, pinFile, patrons.LoadOptions{OverwritePINs: true}); err != nil {
 			t.Fatal(err)
 		}
 		for card, pin := range map[string]string{"N1": "2468", "P0001": "9753"} {
-			p := mustFindByCard(t, d, card)
-			var hash string
-			read(t, d, func(tx *db.Tx) (err error) { hash, err = patrons.PINHash(tx, p.ID); return err })
-			if ok, err := patrons.CheckPIN(context.Background(), hash, pin); !ok || err != nil {
-				t.Errorf("%s: PIN %s does not match (%v)", card, pin, err)
+			if !pinMatches(t, d, card, pin) {
+				t.Errorf("%s: PIN %s does not match", card, pin)
 			}
 		}
 	})
@@ -281,11 +310,17 @@ func TestExternalIDOnForm(t *testing.T) {
 	}
 }
 
-// TestLoadMaxPINs: a file setting more PINs than allowed is refused whole.
+// TestLoadMaxPINs: a file setting more PINs than allowed is refused whole,
+// and a dry run says so too (it would otherwise say all is well).
 func TestLoadMaxPINs(t *testing.T) {
 	d := mustOpenDB(t)
 	before := tableDump(t, d)
-	_, err := load(t, d, "card,surname,category,branch,pin\nN1,A,ADULT,CEN,1111\nN2,B,ADULT,CEN,2222\n", patrons.LoadOptions{MaxPINs: 1})
+	const file = "card,surname,category,branch,pin\nN1,A,ADULT,CEN,1111\nN2,B,ADULT,CEN,2222\n"
+	res, err := load(t, d, file, patrons.LoadOptions{MaxPINs: 1, DryRun: true})
+	if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "The file sets 2 PINs") || res.PINs != 2 {
+		t.Fatalf("dry run: err %v, PINs %d", err, res.PINs)
+	}
+	_, err = load(t, d, file, patrons.LoadOptions{MaxPINs: 1})
 	if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "The file sets 2 PINs") {
 		t.Fatalf("err %v", err)
 	}
@@ -323,7 +358,7 @@ func TestLoadDryRun(t *testing.T) {
 	if res.Imported || res.Created != 1 || res.Updated != 1 || res.Unchanged != 1 || res.Bad != 1 {
 		t.Errorf("result %+v", res)
 	}
-	if res.Rows[1].Action != "update" || fmt.Sprint(res.Rows[1].Changes) != "[surname]" {
+	if res.Rows[1].Action != "update" || fmt.Sprint(res.Rows[1].Changes) != "[surname]" || fmt.Sprint(res.Rows[1].Details) != `[surname "Reader" -> "Renamed"]` {
 		t.Errorf("row 3: %+v", res.Rows[1])
 	}
 	if after := tableDump(t, d); after != before {
@@ -372,5 +407,74 @@ func TestLoadOneTransaction(t *testing.T) {
 	}
 	if after := tableDump(t, d); after != before {
 		t.Error("a load that failed at its last row left rows behind")
+	}
+}
+
+// TestLoadDelimiter: a file Excel saved with semicolons (or tabs) is read with
+// them when its header row has no comma.
+func TestLoadDelimiter(t *testing.T) {
+	for name, tt := range map[string]struct {
+		csv  string
+		want rune
+	}{
+		"Semicolon": {"card;surname;category;branch;address\nN5;Semi;ADULT;CEN;\"1, Main St\"\n", ';'},
+		"Tab":       {"card\tsurname\tcategory\tbranch\taddress\nN5\tSemi\tADULT\tCEN\t1, Main St\n", '\t'},
+		"Comma":     {"card,surname,category,branch,address\nN5,Semi;colon,ADULT,CEN,1 Main St\n", ','},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := mustOpenDB(t)
+			res, err := load(t, d, tt.csv, patrons.LoadOptions{})
+			if err != nil || res.Created != 1 || res.Delimiter != tt.want {
+				t.Fatalf("err %v, result %+v", err, res)
+			}
+			if p := mustFindByCard(t, d, "N5"); !strings.HasPrefix(p.Surname, "Semi") || p.CategoryCode != "ADULT" {
+				t.Errorf("patron %+v", p)
+			}
+		})
+	}
+}
+
+// TestLoadCardSwap: two patrons matched by external id swapping cards in one
+// file is checked against the file's final state and written; a card another
+// patron keeps in the file is refused, naming that patron's line.
+func TestLoadCardSwap(t *testing.T) {
+	d := mustOpenDB(t)
+	if _, err := load(t, d, "card,student_id\nP0001,S1\nP0002,S2\nP0003,S3\n", patrons.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := load(t, d, "student_id,card\nS1,P0002\nS2,P0003\nS3,P0001\n", patrons.LoadOptions{Match: patrons.MatchExternalID})
+	if err != nil || res.Updated != 3 {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if countPatrons(t, d, `(external_id, card, surname) IN (VALUES ('S1', 'P0002', 'Reader'), ('S2', 'P0003', 'Owing'), ('S3', 'P0001', 'Waiting'))`) != 3 {
+		t.Error("the cards were not rotated")
+	}
+	res, err = load(t, d, "student_id,card,surname\nS1,P0003,\nS2,,Renamed\n", patrons.LoadOptions{Match: patrons.MatchExternalID})
+	if err == nil || len(res.BadRows()) != 2 {
+		t.Fatalf("err %v, bad %+v", err, res.BadRows())
+	}
+	if got := strings.Join(res.BadRows()[0].Problems, " "); !strings.Contains(got, "card P0003 is also on line 3") {
+		t.Errorf("problems %q", got)
+	}
+	// The other patron's row is bad itself: the card stays theirs.
+	res, err = load(t, d, "student_id,card,category\nS1,P0003,\nS2,N2,PIRATE\n", patrons.LoadOptions{Match: patrons.MatchExternalID})
+	if err == nil || len(res.BadRows()) != 2 {
+		t.Fatalf("err %v, bad %+v", err, res.BadRows())
+	}
+	if got := strings.Join(res.BadRows()[0].Problems, " "); !strings.Contains(got, "card number P0003 is already in use by another patron (Blake Owing); line 3 gives them another card but has problems of its own") {
+		t.Errorf("problems %q", got)
+	}
+}
+
+// TestLoadMaxRows: the administration page's cap refuses a longer file whole,
+// saying where a longer one can be loaded.
+func TestLoadMaxRows(t *testing.T) {
+	d := mustOpenDB(t)
+	_, err := load(t, d, "card,surname,category,branch\nN1,A,ADULT,CEN\nN2,B,ADULT,CEN\nN3,C,ADULT,CEN\n", patrons.LoadOptions{MaxRows: 2})
+	if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "more than 2 rows") || !strings.Contains(stacks.ErrorMessage(err), "stacks patrons import") {
+		t.Fatalf("err %v", err)
+	}
+	if countPatrons(t, d, `card IN ('N1', 'N2', 'N3')`) != 0 {
+		t.Error("a refused file was loaded")
 	}
 }

@@ -142,8 +142,9 @@ func Anonymise(ctx context.Context, d *db.DB, cutoff time.Time, opt Options) (An
 // patron's category and home branch on each for the statistics, and recording
 // on the patron the latest return among them (patrons.anonymised_until), which
 // still counts as their activity for the purge. Charges on those loans no
-// longer name the loan (the charge stays on the patron's ledger, with its
-// amount and day: balances and cash-ups do not change).
+// longer name the loan nor describe it (genericCharge): the charge stays on the
+// patron's ledger, with its kind, amount and day, so balances and cash-ups do
+// not change.
 func anonymiseLoans(tx *db.Tx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
@@ -164,11 +165,29 @@ func anonymiseLoans(tx *db.Tx, ids []int64) error {
 		WHERE id IN (SELECT value FROM json_each(?1)) AND patron_id IS NOT NULL AND returned_at IS NOT NULL`, string(list)); err != nil {
 		return fmt.Errorf("anonymise loans: %w", err)
 	}
-	if _, err := tx.Exec(`UPDATE ledger SET loan_id = NULL WHERE loan_id IN (SELECT value FROM json_each(?1))`, string(list)); err != nil {
+	if _, err := tx.Exec(`UPDATE ledger SET loan_id = NULL, description = `+genericCharge+`
+		WHERE loan_id IN (SELECT value FROM json_each(?1))`, string(list)); err != nil {
 		return fmt.Errorf("detach charges from anonymised loans: %w", err)
 	}
 	return nil
 }
+
+// genericCharge is the description a ledger row keeps once its loan is
+// anonymised: circulation describes a charge by the item's title and barcode
+// ("Overdue: <title> (<barcode>), 3 days late"), which would keep on the
+// patron's ledger what the loan no longer says. The kind and amount stay.
+const genericCharge = `CASE kind
+		WHEN 'overdue' THEN 'Overdue fine'
+		WHEN 'lost' THEN 'Lost item'
+		WHEN 'processing' THEN 'Processing fee'
+		WHEN 'fee' THEN 'Fee'
+		WHEN 'manual' THEN 'Charge'
+		WHEN 'void' THEN 'Voided charge'
+		WHEN 'credit' THEN 'Credited charge'
+		WHEN 'waiver' THEN 'Waiver'
+		WHEN 'payment' THEN 'Payment'
+		WHEN 'refund' THEN 'Refund'
+		ELSE 'Charge' END`
 
 // queryIDs runs a query selecting one integer column.
 func queryIDs(tx *db.Tx, q string, args ...any) ([]int64, error) {

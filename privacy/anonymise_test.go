@@ -62,8 +62,10 @@ func TestAnonymise(t *testing.T) {
 	}
 	exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, description, created_at) VALUES (?, 'overdue', 250, ?, 'Overdue', ?)`,
 		owing, loanOf["UnpaidCharge"], db.FormatTime(days(70)))
-	exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, description, created_at) VALUES (?, 'overdue', 250, ?, 'Overdue', ?)`,
-		settled, loanOf["SettledCharge"], db.FormatTime(days(70)))
+	settledItem := queryText(t, d, `SELECT r.title || '|' || i.barcode FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id WHERE l.id = ?`, loanOf["SettledCharge"])[0]
+	title, barcode, _ := strings.Cut(settledItem, "|")
+	exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, description, created_at) VALUES (?, 'overdue', 250, ?, ?, ?)`,
+		settled, loanOf["SettledCharge"], fmt.Sprintf("Overdue: %s (%s), 10 days late", title, barcode), db.FormatTime(days(70)))
 	exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'payment', -250, 'Cash', ?)`,
 		settled, db.FormatTime(days(60)))
 	mustCheck(t, d)
@@ -116,6 +118,12 @@ func TestAnonymise(t *testing.T) {
 	}
 	if n := queryInt(t, d, `SELECT count(*) FROM ledger WHERE loan_id = ?`, loanOf["SettledCharge"]); n != 0 {
 		t.Errorf("the settled charge still names the anonymised loan")
+	}
+	if got := queryText(t, d, `SELECT description FROM ledger WHERE patron_id = ? AND (instr(description, ?) > 0 OR instr(description, ?) > 0)`, settled, title, barcode); len(got) != 0 {
+		t.Errorf("the anonymised loan's title or barcode stays on its patron's ledger: %q", got)
+	}
+	if got := queryText(t, d, `SELECT description FROM ledger WHERE patron_id = ? AND kind = 'overdue'`, settled); !slices.Equal(got, []string{"Overdue fine"}) {
+		t.Errorf("the anonymised loan's charge reads %q, want [Overdue fine]", got)
 	}
 	if n := queryInt(t, d, `SELECT count(*) FROM ledger WHERE loan_id = ?`, loanOf["UnpaidCharge"]); n != 1 {
 		t.Errorf("the unpaid charge lost its loan")

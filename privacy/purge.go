@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
@@ -19,31 +23,43 @@ import (
 // latest return among them: anonymised_until); a hold placed or closed; a
 // charge, payment or waiver; and every audited change or event about the
 // patron (an edit, a card renewal, a PIN change, a block, a sign-in to the
-// patrons' site, a change of notice preferences).
+// patrons' site, a change of notice preferences). An export of their data
+// (patron.export) is staff's act, not the patron's, and does not count; a
+// load that updates them does (the school says they are current).
 const lastActivity = `max(p.created_at, coalesce(p.anonymised_until, ''),
 	coalesce((SELECT max(max(l.issued_at, coalesce(l.returned_at, ''))) FROM loans l WHERE l.patron_id = p.id), ''),
 	coalesce((SELECT max(max(h.placed_at, coalesce(h.closed_at, ''))) FROM holds h WHERE h.patron_id = p.id), ''),
 	coalesce((SELECT max(g.created_at) FROM ledger g WHERE g.patron_id = p.id), ''),
-	coalesce((SELECT max(a.at) FROM audit_log a WHERE a.object_type = 'patron' AND a.object_id = p.id), ''))`
+	coalesce((SELECT max(a.at) FROM audit_log a WHERE a.object_type = 'patron' AND a.object_id = p.id AND a.action <> 'patron.export'), ''))`
+
+// inactive selects the patrons p inactive since before ?1: no activity since
+// (lastActivity), and a card that expired before it too. A patron whose card
+// is still valid is not inactive, however quiet: the library (or a school's
+// load) said they are a member until then.
+const inactive = lastActivity + ` < ?1 AND p.expires_on < ?1`
 
 // purgeBlockers are the reasons a patron may not be purged, as one text column
 // (” when there is none), for patron p.
 const purgeBlockers = `trim(
-	CASE WHEN coalesce((SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id), 0) <> 0 THEN 'owes ' || printf('%.2f', (SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) / 100.0) || '; ' ELSE '' END ||
+	CASE WHEN coalesce((SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id), 0) <> 0 AND (SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) > 0
+		THEN 'owes ' || printf('%.2f', (SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) / 100.0) || '; '
+		WHEN coalesce((SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id), 0) < 0
+		THEN 'is in credit ' || printf('%.2f', -(SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) / 100.0) || ' (refund it first); ' ELSE '' END ||
 	CASE WHEN EXISTS (SELECT 1 FROM loans l WHERE l.patron_id = p.id AND l.returned_at IS NULL) THEN 'has items checked out; ' ELSE '' END ||
 	CASE WHEN EXISTS (SELECT 1 FROM holds h WHERE h.patron_id = p.id AND h.status IN ('queued', 'in_transit', 'waiting')) THEN 'has open holds; ' ELSE '' END, '; ')`
 
 // PurgeInactive deletes every patron whose last activity (lastActivity) is
-// before cutoff and who owes nothing, has nothing checked out and no open hold,
+// before cutoff, whose card expired before cutoff too (inactive), and who
+// owes nothing, has nothing checked out and no open hold,
 // opt.Chunk patrons per write transaction. One audit entry per patron records
 // the purge by id only.
 func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options) (int, error) {
 	cut := db.FormatTime(cutoff.UTC())
-	find := `SELECT p.id FROM patrons p WHERE ` + lastActivity + ` < ?1 AND ` + purgeBlockers + ` = '' AND p.id > ?2 ORDER BY p.id LIMIT ?3`
+	find := `SELECT p.id FROM patrons p WHERE ` + inactive + ` AND ` + purgeBlockers + ` = '' AND p.id > ?2 ORDER BY p.id LIMIT ?3`
 	if opt.DryRun {
 		var n int
 		err := d.Read(ctx, func(tx *db.Tx) error {
-			return tx.QueryRow(`SELECT count(*) FROM patrons p WHERE `+lastActivity+` < ?1 AND `+purgeBlockers+` = ''`, cut).Scan(&n)
+			return tx.QueryRow(`SELECT count(*) FROM patrons p WHERE `+inactive+` AND `+purgeBlockers+` = ''`, cut).Scan(&n)
 		})
 		return n, err
 	}
@@ -73,7 +89,7 @@ func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options)
 		start := time.Now()
 		purged := 0
 		err = d.Write(ctx, func(tx *db.Tx) error {
-			still, err := queryIDs(tx, `SELECT p.id FROM patrons p WHERE `+lastActivity+` < ?1 AND `+purgeBlockers+` = ''
+			still, err := queryIDs(tx, `SELECT p.id FROM patrons p WHERE `+inactive+` AND `+purgeBlockers+` = ''
 				AND p.id IN (SELECT value FROM json_each(?2)) ORDER BY p.id`, cut, jsonIDs(ids))
 			if err != nil {
 				return fmt.Errorf("find inactive patrons: %w", err)
@@ -220,22 +236,63 @@ func scrubAudit(tx *db.Tx, id int64) error {
 }
 
 // auditScrub is what a purge takes out of the audit log besides the entries
-// about the patron: each of texts (cards, names, emails, phones) wherever an
-// entry's actor or detail holds it. ids are the entries found holding one when
-// the log was read, up to maxID; entries written after are checked again when
-// it is applied.
+// about the patron or their holds (scrubAudit): the purged patrons' cards,
+// full names, emails and phones where another entry's detail names them as a
+// whole token (see scrubText), and the patrons' site's actor "opac:<card>".
+// No other actor is rewritten: an actor is a member of staff or a service,
+// never a patron's data. ids are the entries found naming one when the log was
+// read, up to maxID; entries written after are checked again when it is
+// applied.
 type auditScrub struct {
-	texts []string
-	ids   []int64
-	maxID int64
+	needles []string // whole tokens to replace in a detail
+	actors  []string // actors to replace ("opac:<card>")
+	ids     []int64
+	maxID   int64
+}
+
+// Minimum lengths below which a purged patron's text is too common to be
+// looked for in other people's entries: a full name shorter than
+// minNameLen ("Al Li") and a phone with fewer than minPhoneDigits digits
+// ("-", "999") would match unrelated entries.
+const (
+	minNameLen     = 5
+	minPhoneDigits = 6
+)
+
+// needlesOf is what findAuditText looks for of one patron: the card always
+// (bounded by non-alphanumerics), the full name as a whole phrase of at least
+// minNameLen characters, the email, and the phone when it has at least
+// minPhoneDigits digits.
+func needlesOf(card, name, email, phone string) []string {
+	var out []string
+	if c := strings.TrimSpace(card); c != "" {
+		out = append(out, c)
+	}
+	if n := strings.Join(strings.Fields(name), " "); utf8.RuneCountInString(n) >= minNameLen {
+		out = append(out, n)
+	}
+	if e := strings.TrimSpace(email); strings.Contains(e, "@") {
+		out = append(out, e)
+	}
+	digits := 0
+	for _, r := range phone {
+		if unicode.IsDigit(r) {
+			digits++
+		}
+	}
+	if p := strings.TrimSpace(phone); digits >= minPhoneDigits {
+		out = append(out, p)
+	}
+	return out
 }
 
 // findAuditText reads, in tx, the card, full name, email and phone of each
-// patron of patronIDs, and the audit entries that hold any of them: one pass
-// over the whole log, which no index helps with, so on a read connection.
+// patron of patronIDs, and the audit entries that name any of them as a whole
+// token (candidates): one pass over the whole log, which no index helps with,
+// so on a read connection.
 func findAuditText(tx *db.Tx, patronIDs []int64) (auditScrub, error) {
 	var sc auditScrub
-	rows, err := tx.Query(`SELECT card, trim(first_name || ' ' || surname), email, phone FROM patrons
+	rows, err := tx.Query(`SELECT card, first_name || ' ' || surname, email, phone FROM patrons
 		WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(patronIDs))
 	if err != nil {
 		return sc, fmt.Errorf("read purged patrons: %w", err)
@@ -246,10 +303,9 @@ func findAuditText(tx *db.Tx, patronIDs []int64) (auditScrub, error) {
 		if err := rows.Scan(&t[0], &t[1], &t[2], &t[3]); err != nil {
 			return sc, err
 		}
-		for _, s := range t {
-			if strings.TrimSpace(s) != "" {
-				sc.texts = append(sc.texts, s)
-			}
+		sc.needles = append(sc.needles, needlesOf(t[0], t[1], t[2], t[3])...)
+		if c := strings.TrimSpace(t[0]); c != "" {
+			sc.actors = append(sc.actors, opacActorPrefix+c)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -258,52 +314,128 @@ func findAuditText(tx *db.Tx, patronIDs []int64) (auditScrub, error) {
 	if err := tx.QueryRow(`SELECT coalesce(max(id), 0) FROM audit_log`).Scan(&sc.maxID); err != nil {
 		return sc, err
 	}
-	if len(sc.texts) == 0 {
+	if len(sc.needles) == 0 {
 		return sc, nil
 	}
-	match, args := sc.match()
-	sc.ids, err = queryIDs(tx, `SELECT id FROM audit_log WHERE id <= ?`+strconv.Itoa(len(args)+1)+` AND (`+match+`)`, append(args, sc.maxID)...)
-	return sc, err
-}
-
-// match is the condition "actor or detail holds one of the texts", with its
-// arguments ?1..?n.
-func (sc auditScrub) match() (string, []any) {
-	var terms []string
-	var args []any
-	for _, s := range sc.texts {
-		args = append(args, s)
-		n := strconv.Itoa(len(args))
-		terms = append(terms, "instr(actor, ?"+n+") > 0 OR instr(detail, ?"+n+") > 0")
+	cands, err := sc.candidates(tx, `id <= ?`, sc.maxID)
+	if err != nil {
+		return sc, err
 	}
-	return strings.Join(terms, " OR "), args
+	for _, c := range cands {
+		sc.ids = append(sc.ids, c.id)
+	}
+	return sc, nil
 }
 
-// apply replaces each text with "[purged]" in the entries found and in any
-// written since they were found, in tx.
+// opacActorPrefix is how the patrons' site names its actor: "opac:" and the
+// signed-in patron's card (opac.Server's actor).
+const opacActorPrefix = "opac:"
+
+// auditRow is one audit entry to rewrite, with its new actor and detail.
+type auditRow struct {
+	id            int64
+	actor, detail string
+}
+
+// candidates reads the entries where holds and returns those whose detail
+// scrubText changes or whose actor is one of the actors, as they would be
+// rewritten. Every entry is read and matched in Go with one regexp: SQL's
+// instr(lower(detail), ...) once per needle (30 patrons, some 90 needles) cost
+// twice as much on BenchmarkPurge's log, and could not decide whole tokens.
+func (sc auditScrub) candidates(tx *db.Tx, where string, arg any) ([]auditRow, error) {
+	rows, err := tx.Query(`SELECT id, actor, detail FROM audit_log WHERE `+where, arg)
+	if err != nil {
+		return nil, fmt.Errorf("search the audit log: %w", err)
+	}
+	defer rows.Close()
+	res := compileNeedles(sc.needles)
+	var out []auditRow
+	for rows.Next() {
+		var r auditRow
+		if err := rows.Scan(&r.id, &r.actor, &r.detail); err != nil {
+			return nil, err
+		}
+		detail := scrubText(r.detail, res)
+		actor := r.actor
+		if slices.Contains(sc.actors, actor) {
+			actor = opacActorPrefix + "[purged]"
+		}
+		if detail != r.detail || actor != r.actor {
+			out = append(out, auditRow{r.id, actor, detail})
+		}
+	}
+	return out, rows.Err()
+}
+
+// compileNeedles is the needles as one case-insensitive regexp of literals,
+// the longest first, compiled once per pass over the candidates: one scan of
+// each entry whatever the number of patrons in the chunk.
+func compileNeedles(needles []string) *regexp.Regexp {
+	sorted := slices.Clone(needles)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	quoted := make([]string, len(sorted))
+	for i, n := range sorted {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return regexp.MustCompile(`(?i)(?:` + strings.Join(quoted, "|") + `)`)
+}
+
+// scrubText replaces with "[purged]" each needle (compileNeedles) found in s as
+// a whole token, case-insensitively: not preceded nor followed by a letter or
+// digit, so that card P001 is not found inside P0012, nor the name "Ann Li"
+// inside "Ann Lindqvist". A match that is not a whole token is passed over by
+// one character only, so that a needle starting inside it is still found.
+func scrubText(s string, re *regexp.Regexp) string {
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos <= len(s) {
+		m := re.FindStringIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		start, end := pos+m[0], pos+m[1]
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if start > 0 && isWordRune(before) || end < len(s) && isWordRune(after) || end == start {
+			_, size := utf8.DecodeRuneInString(s[start:])
+			pos = start + max(size, 1)
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString("[purged]")
+		last, pos = end, end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// apply rewrites, in tx, the entries found and any written since that name a
+// purged patron, each by id: only the entries that change are written.
 func (sc auditScrub) apply(tx *db.Tx) error {
-	if len(sc.texts) == 0 {
+	if len(sc.needles) == 0 {
 		return nil
 	}
-	match, args := sc.match()
-	set, actorSet := "detail", "actor"
-	for i := range args {
-		n := strconv.Itoa(i + 1)
-		set = "replace(" + set + ", ?" + n + ", '[purged]')"
-		actorSet = "replace(" + actorSet + ", ?" + n + ", '[purged]')"
-	}
-	// Two statements, each reading by id: the entries found, and those
-	// written since.
-	next := "?" + strconv.Itoa(len(args)+1)
+	var rows []auditRow
 	for _, q := range []struct {
 		where string
 		arg   any
 	}{
-		{`id IN (SELECT value FROM json_each(` + next + `))`, jsonIDs(sc.ids)},
-		{`id > ` + next, sc.maxID},
+		{`id IN (SELECT value FROM json_each(?))`, jsonIDs(sc.ids)},
+		{`id > ?`, sc.maxID},
 	} {
-		_, err := tx.Exec(`UPDATE audit_log SET actor = `+actorSet+`, detail = `+set+` WHERE `+q.where+` AND (`+match+`)`, append(args, q.arg)...)
+		r, err := sc.candidates(tx, q.where, q.arg)
 		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	for _, r := range rows {
+		if _, err := tx.Exec(`UPDATE audit_log SET actor = ?, detail = ? WHERE id = ?`, r.actor, r.detail, r.id); err != nil {
 			return fmt.Errorf("scrub the audit log: %w", err)
 		}
 	}

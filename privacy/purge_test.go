@@ -2,6 +2,7 @@ package privacy_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func richPatron(tb testing.TB, d *db.DB, card, surname string) person {
 	loan := addLoan(tb, d, id, old.AddDate(0, 0, -20), old)
 	ts := db.FormatTime(old)
 	exec(tb, d, `INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, description, created_at) VALUES (?, 'overdue', 150, ?, 'Overdue', ?)`, id, loan, ts)
-	exec(tb, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'payment', -150, 'Cash from '||?, ?)`, id, surname, ts)
+	exec(tb, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, payment_method, branch_id) VALUES (?, 'payment', -150, 'Cash from '||?, ?, 'cash', 1)`, id, surname, ts)
 	rec := queryInt(tb, d, `SELECT r.id FROM records r JOIN items i ON i.record_id = r.id ORDER BY r.id LIMIT 1`)
 	hold := exec(tb, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at)
 		VALUES (?, ?, 1, ?, 0, 'fulfilled', ?)`, rec, id, ts, ts)
@@ -103,6 +104,12 @@ func TestPurgeInactive(t *testing.T) {
 			exec(t, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at) VALUES ((SELECT min(id) FROM records), ?, 1, ?, 0, 'cancelled', ?)`,
 				id, db.FormatTime(days(400)), db.FormatTime(days(390)))
 		}},
+		{"ValidCard", func(id int64) {
+			exec(t, d, `UPDATE patrons SET expires_on = ? WHERE id = ?`, testNow.AddDate(0, 1, 0).Format("2006-01-02"), id)
+		}},
+		{"CardExpiredAfterCutoff", func(id int64) {
+			exec(t, d, `UPDATE patrons SET expires_on = ? WHERE id = ?`, cutoff.AddDate(0, 0, 10).Format("2006-01-02"), id)
+		}},
 		{"NewCard", func(id int64) {
 			exec(t, d, `UPDATE patrons SET created_at = ? WHERE id = ?`, db.FormatTime(days(100)), id)
 		}},
@@ -114,6 +121,7 @@ func TestPurgeInactive(t *testing.T) {
 		kept[c.name] = id
 	}
 	mustCheck(t, d)
+	cashUps := cashUpTotals(t, d)
 
 	dry, err := privacy.PurgeInactive(ctx, d, cutoff, privacy.Options{DryRun: true})
 	if err != nil {
@@ -137,6 +145,11 @@ func TestPurgeInactive(t *testing.T) {
 		})
 	}
 	t.Run("GoneFromEveryTable", func(t *testing.T) { assertGone(t, d, eligible) })
+	t.Run("CashUpsUnchanged", func(t *testing.T) {
+		if after := cashUpTotals(t, d); !slices.Equal(cashUps, after) {
+			t.Errorf("the cash-ups changed:\nbefore %v\nafter  %v", cashUps, after)
+		}
+	})
 	if got := queryText(t, d, `SELECT detail FROM audit_log WHERE action = 'patron.purge' AND object_id = ?`, eligible.id); len(got) != 1 {
 		t.Errorf("purge audit entries %q, want one", got)
 	}
@@ -147,6 +160,18 @@ func TestPurgeInactive(t *testing.T) {
 	if again, err := privacy.PurgeInactive(ctx, d, cutoff, privacy.Options{}); err != nil || again != 0 {
 		t.Errorf("a second purge: %d, %v; want 0, nil", again, err)
 	}
+}
+
+// cashUpTotals is each past day's cash-up, per desk and method: what a purge
+// must never change. It must include the purged patron's payment.
+func cashUpTotals(tb testing.TB, d *db.DB) []string {
+	tb.Helper()
+	got := queryText(tb, d, `SELECT substr(created_at, 1, 10) || ':' || coalesce(branch_id, 0) || ':' || payment_method || ':' || sum(amount_cents) || ':' || count(*)
+		FROM ledger WHERE payment_method IS NOT NULL GROUP BY substr(created_at, 1, 10), branch_id, payment_method ORDER BY 1`)
+	if len(got) == 0 {
+		tb.Fatal("no cash-up to compare")
+	}
+	return got
 }
 
 // assertGone enumerates the schema (every table, every column) and fails if a
@@ -197,6 +222,19 @@ func TestPurgeByStaff(t *testing.T) {
 			t.Errorf("err = %v, want refused because they owe 12.50", err)
 		}
 	})
+	t.Run("ErrInCredit", func(t *testing.T) {
+		id := newPatron(t, d, "X9303", "Increditt", days(10))
+		// A lost item's replacement cost, paid, then credited back when the
+		// item came home.
+		r := exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'lost', 300, 'Lost item', ?)`, id, db.FormatTime(days(4)))
+		charge, _ := r.LastInsertId()
+		exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, payment_method, branch_id) VALUES (?, 'payment', -300, 'Payment', ?, 'cash', 1)`, id, db.FormatTime(days(3)))
+		exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, reverses_id) VALUES (?, 'credit', -300, 'Credited', ?, ?)`, id, db.FormatTime(days(2)), charge)
+		err := purge(id)
+		if msg := stacks.ErrorMessage(err); stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(msg, "is in credit 3.00") || !strings.Contains(msg, "refund it first") || strings.Contains(msg, "owes") {
+			t.Errorf("err = %v, want refused because they are in credit 3.00, to refund first", err)
+		}
+	})
 	t.Run("ErrLoans", func(t *testing.T) {
 		id := newPatron(t, d, "X9301", "Borrower", days(10))
 		addLoan(t, d, id, days(3), time.Time{})
@@ -220,4 +258,82 @@ func TestPurgeByStaff(t *testing.T) {
 		assertGone(t, d, p)
 		mustCheck(t, d)
 	})
+}
+
+// TestPurgeAuditOthers: a purge takes the patron's card, full name, email and
+// phone out of other entries only as whole tokens, and rewrites no actor but
+// the patrons' site's own for that card. A short surname, a phone of "-" and a
+// card that begins another card leave other people's entries alone.
+func TestPurgeAuditOthers(t *testing.T) {
+	d := mustOpenDemo(t)
+	admin := stacks.Actor{Name: "admin", StaffID: queryInt(t, d, `SELECT id FROM staff_users WHERE username = 'admin'`)}
+	gone := newPatron(t, d, "Q001", "Li", days(10))
+	exec(t, d, `UPDATE patrons SET first_name = 'Al', phone = '-', email = 'al.li@example.org' WHERE id = ?`, gone)
+	other := newPatron(t, d, "Q0012", "Lindqvist", days(10))
+	ts := db.FormatTime(days(5))
+	type entry struct{ actor, detail string }
+	unrelated := []entry{
+		{"desk", "for Quintessa Lindqvist (Q0012), phone 01632-960001"},
+		{"opac:Q0012", "from 192.0.2.1 on 2026-11-25"},
+		{"desk", "item I00001 for Q0012; Al Lister asked - twice"},
+		{"Li", "Linda Li-Smith renewed Lima's loan"},
+		{"desk", "card AQ001 and Q001X and Q0010 are other people's"},
+	}
+	named := []struct{ before, after entry }{
+		{entry{"desk", "checkout override for Al Li (Q001), al.li@example.org"}, entry{"desk", "checkout override for [purged] ([purged]), [purged]"}},
+		{entry{"opac:Q001", "hold placed"}, entry{"opac:[purged]", "hold placed"}},
+		{entry{"desk", "Q001 and Q0012 swapped cards"}, entry{"desk", "[purged] and Q0012 swapped cards"}},
+	}
+	add := func(e entry) int64 {
+		r := exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, ?, 'test', 'loan', ?, ?)`, ts, e.actor, other, e.detail)
+		id, _ := r.LastInsertId()
+		return id
+	}
+	var unrelatedIDs, namedIDs []int64
+	for _, e := range unrelated {
+		unrelatedIDs = append(unrelatedIDs, add(e))
+	}
+	for _, e := range named {
+		namedIDs = append(namedIDs, add(e.before))
+	}
+	if err := privacy.Purge(ctx, d, admin, gone); err != nil {
+		t.Fatal(err)
+	}
+	read := func(id int64) entry {
+		var e entry
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT actor, detail FROM audit_log WHERE id = ?`, id).Scan(&e.actor, &e.detail)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for i, id := range unrelatedIDs {
+		if got := read(id); got != unrelated[i] {
+			t.Errorf("an unrelated entry changed: %q → %q", unrelated[i], got)
+		}
+	}
+	for i, id := range namedIDs {
+		if got := read(id); got != named[i].after {
+			t.Errorf("entry %q scrubbed to %q, want %q", named[i].before, got, named[i].after)
+		}
+	}
+}
+
+// TestPurgeExportIsNotActivity: staff exporting a patron's data is not the
+// patron's activity; a patron load updating them is (the school says they are
+// current).
+func TestPurgeExportIsNotActivity(t *testing.T) {
+	d := mustOpenDemo(t)
+	exported := newPatron(t, d, "X9401", "Exportedd", days(2000))
+	loaded := newPatron(t, d, "X9402", "Loadedd", days(2000))
+	exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, 'desk', 'patron.export', 'patron', ?, 'export')`, db.FormatTime(days(3)), exported)
+	exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, 'system', 'patron.update', 'patron', ?, 'category (patron load)')`, db.FormatTime(days(3)), loaded)
+	n, err := privacy.PurgeInactive(ctx, d, privacy.PurgeCutoff(testNow, 3), privacy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || queryInt(t, d, `SELECT count(*) FROM patrons WHERE id = ?`, exported) != 0 || queryInt(t, d, `SELECT count(*) FROM patrons WHERE id = ?`, loaded) != 1 {
+		t.Errorf("purged %d; want the exported patron purged and the loaded one kept", n)
+	}
 }

@@ -124,13 +124,13 @@ func queryText(tb testing.TB, d *db.DB, q string, args ...any) []string {
 	return out
 }
 
-// newPatron adds a patron (Adult, Central) with the given card and surname and
-// returns the id.
+// newPatron adds a patron (Adult, Central) with the given card and surname,
+// whose card expires a year after created, and returns the id.
 func newPatron(tb testing.TB, d *db.DB, card, surname string, created time.Time) int64 {
 	tb.Helper()
 	res := exec(tb, d, `INSERT INTO patrons (card, surname, first_name, email, phone, address, category_id, home_branch_id, expires_on, created_at)
 		VALUES (?, ?, 'Quintessa', lower(?) || '@example.org', '+44 7700 ' || substr(?, -6), '1 Mulberry Lane', 
-			(SELECT id FROM patron_categories WHERE code = 'ADULT' OR name = 'Adult' LIMIT 1), (SELECT id FROM branches WHERE code = 'CEN'), '2030-01-01', ?)`,
+			(SELECT id FROM patron_categories WHERE code = 'ADULT' OR name = 'Adult' LIMIT 1), (SELECT id FROM branches WHERE code = 'CEN'), date(?5, '+1 year'), ?5)`,
 		card, surname, surname, card, db.FormatTime(created))
 	id, err := res.LastInsertId()
 	if err != nil {

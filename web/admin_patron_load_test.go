@@ -1,9 +1,12 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/stacks-ils/stacks/patrons"
 )
 
 // TestAdminPatronLoad: the upload page checks a file (dry run) without writing,
@@ -87,6 +90,38 @@ func TestAdminPatronLoad(t *testing.T) {
 		r := e.postFile(t, e.Admin, "/admin/patrons/import", "file", "x.csv", []byte("card,surname\nA1,\"open\n"), form)
 		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "is not valid CSV") {
 			t.Fatalf("not CSV: %d\n%s", r.Status, r.Body)
+		}
+	})
+	t.Run("DryRunOldToNew", func(t *testing.T) {
+		f := []byte("card;dateexpiry\nS0001;2028-08-31\n")
+		r := e.postFile(t, e.Admin, "/admin/patrons/import", "file", "semi.csv", f, map[string]string{"match": "card", "action": "dry-run"})
+		if r.Status != 200 || !strings.Contains(r.Body, "expires on &#34;2027-08-31&#34; -&gt; &#34;2028-08-31&#34;") ||
+			!strings.Contains(r.Body, "The file is separated by semicolons; it was read that way.") {
+			t.Fatalf("dry run: %d\n%s", r.Status, r.Body)
+		}
+	})
+	t.Run("OverwritePINs", func(t *testing.T) {
+		pin := `SELECT pin_generation FROM patrons WHERE card = 'S0001'`
+		before := e.count(t, pin)
+		f := []byte("card,pin\nS0001,8642\n")
+		r := e.postFile(t, e.Admin, "/admin/patrons/import", "file", "pins.csv", f, map[string]string{"match": "card", "action": "import"})
+		if r.Status != 200 || e.count(t, pin) != before {
+			t.Fatalf("without the box: %d, PIN generation %d -> %d", r.Status, before, e.count(t, pin))
+		}
+		r = e.postFile(t, e.Admin, "/admin/patrons/import", "file", "pins.csv", f, map[string]string{"match": "card", "action": "import", "overwrite_pins": "1"})
+		if r.Status != 200 || e.count(t, pin) != before+1 {
+			t.Fatalf("with the box: %d, PIN generation %d -> %d", r.Status, before, e.count(t, pin))
+		}
+	})
+	t.Run("ErrTooManyRows", func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString("card,surname,category,branch\n")
+		for i := range patrons.WebLoadRows + 1 {
+			fmt.Fprintf(&b, "W%06d,Many,ADULT,CEN\n", i)
+		}
+		r := e.postFile(t, e.Admin, "/admin/patrons/import", "file", "big.csv", []byte(b.String()), map[string]string{"match": "card", "action": "dry-run"})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "more than 20000 rows") {
+			t.Fatalf("too many rows: %d\n%s", r.Status, r.Body)
 		}
 	})
 }

@@ -66,7 +66,7 @@ func TestPatronsImport(t *testing.T) {
 		if err != nil {
 			t.Fatalf("dry run: %v\n%s", err, out.String())
 		}
-		for _, want := range []string{"line 2 S0001 / ST-1: create", "line 4 P0001: update category", "(dry run, nothing written)"} {
+		for _, want := range []string{"line 2 S0001 / ST-1: create", "line 4 P0001: update category \"ADULT\" -> \"STAFF\"", "(dry run, nothing written)"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("output lacks %q:\n%s", want, out.String())
 			}
@@ -85,10 +85,26 @@ func TestPatronsImport(t *testing.T) {
 			t.Errorf("%d matching patrons, want %d", got, before+2)
 		}
 	})
+	t.Run("OverwritePINs", func(t *testing.T) {
+		pins := filepath.Join(dir, "pins.csv")
+		if err := os.WriteFile(pins, []byte("card;pin\nP0001;8642\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if err := run(ctx, []string{"patrons", "import", "--db", path, pins}, &out, &out); err != nil ||
+			!strings.Contains(out.String(), "separated by semicolons") || !strings.Contains(out.String(), "1 rows, 0 created, 0 updated, 1 unchanged, 0 bad (imported)") || strings.Contains(out.String(), "PINs set") {
+			t.Fatalf("without --overwrite-pins: %v\n%s", err, out.String())
+		}
+		out.Reset()
+		if err := run(ctx, []string{"patrons", "import", "--db", path, "--overwrite-pins", pins}, &out, &out); err != nil ||
+			!strings.Contains(out.String(), "1 rows, 0 created, 1 updated, 0 unchanged, 0 bad (imported)") || !strings.Contains(out.String(), "PINs set: 1") {
+			t.Fatalf("with --overwrite-pins: %v\n%s", err, out.String())
+		}
+	})
 	t.Run("Help", func(t *testing.T) {
 		out.Reset()
 		run(ctx, []string{"patrons", "import", "--help"}, &out, &out)
-		for _, want := range []string{"cardnumber", "categorycode", "student_id", "YYYY-MM-DD", "--skip-bad"} {
+		for _, want := range []string{"cardnumber", "categorycode", "student_id", "YYYY-MM-DD", "--skip-bad", "--overwrite-pins", "20,000"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("help lacks %q", want)
 			}

@@ -34,8 +34,9 @@ func runPrivacy(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func runPrivacyRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("privacy run", "privacy run [--dry-run]",
 		"Anonymises the loan history returned more than the anonymise_loans_after_days\n"+
-			"preference ago, then purges the patrons inactive for purge_inactive_after_years\n"+
-			"who owe nothing and have nothing out (docs/privacy.md); a preference of 0 turns\n"+
+			"preference ago, then purges the patrons inactive for purge_inactive_after_years,\n"+
+			"whose card expired that long ago too, who owe nothing, are not in credit and\n"+
+			"have nothing out (docs/privacy.md); a preference of 0 turns\n"+
 			"its step off. stacks serve does this daily; for CGI installs, from cron, e.g.:\n"+
 			"  30 3 * * *  stacks privacy run --db /var/lib/stacks/library.db\n"+
 			"With --dry-run it prints what it would do and changes nothing.", stderr)
