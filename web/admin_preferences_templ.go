@@ -289,7 +289,7 @@ func AdminPreferencesPage(p *Page, f *AdminPreferencesForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<label for=\"purge_years\">Delete inactive patrons after (years)</label><p class=\"muted\" id=\"purge_years-hint\">A patron with no loan, return, hold, payment, sign-in or change to their record for this many years, who owes nothing and has nothing checked out or on hold, is deleted with everything about them. 0 never deletes anyone (the default). This cannot be undone.</p><input type=\"number\" id=\"purge_years\" name=\"purge_years\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<label for=\"purge_years\">Delete inactive patrons after (years)</label><p class=\"muted\" id=\"purge_years-hint\">A patron with no loan, return, hold, payment, sign-in or change to their record for this many years, whose card expired before then, who owes nothing, is not in credit and has nothing checked out or on hold, is deleted with everything about them. 0 never deletes anyone (the default). This cannot be undone.</p><input type=\"number\" id=\"purge_years\" name=\"purge_years\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
