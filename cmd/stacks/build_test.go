@@ -247,3 +247,28 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestBinaryDependencies: every CGI request starts this binary afresh, and every
+// package it links initialises itself first, whether the request needs it or
+// not (issue 20). The binary must not link the Prometheus client, protobuf or
+// procfs (package metrics writes the text format itself; they were a quarter of
+// the start-up's package initialisation), nor the browser-test driver.
+func TestBinaryDependencies(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./cmd/stacks")
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/stacks: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("go list -deps ./cmd/stacks listed %d packages: %q", len(deps), deps)
+	}
+	for _, dep := range deps {
+		for _, banned := range []string{"github.com/prometheus/", "google.golang.org/protobuf/", "github.com/playwright-community/"} {
+			if strings.HasPrefix(dep, banned) {
+				t.Errorf("the binary links %s: its initialisation would run in every CGI request", dep)
+			}
+		}
+	}
+}
