@@ -146,26 +146,50 @@ func fcgiListener(listen string, mode os.FileMode) (net.Listener, error) {
 }
 
 // inFlight counts the requests being served, so that a stop can wait for them.
+// Once stopping, it answers 503: a web server keeps its FastCGI connections open
+// and may still send requests on them after the listener has closed.
 type inFlight struct {
-	h  http.Handler
-	wg sync.WaitGroup
+	h        http.Handler
+	mu       sync.Mutex
+	n        int
+	stopping bool
 }
 
 func (f *inFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.wg.Add(1)
-	defer f.wg.Done()
+	f.mu.Lock()
+	if f.stopping {
+		f.mu.Unlock()
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "Stacks is restarting; try again in a few seconds.", http.StatusServiceUnavailable)
+		return
+	}
+	f.n++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.n--
+		f.mu.Unlock()
+	}()
 	f.h.ServeHTTP(w, r)
 }
 
-// wait waits for the requests in progress, at most timeout; false if some are
-// still running.
+// wait refuses new requests and waits for those in progress, at most timeout;
+// false if some are still running.
 func (f *inFlight) wait(timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() { f.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(timeout):
-		return false
+	f.mu.Lock()
+	f.stopping = true
+	f.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	for {
+		f.mu.Lock()
+		n := f.n
+		f.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

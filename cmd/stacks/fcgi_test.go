@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/textproto"
 	"net/url"
 	"os"
@@ -292,4 +293,45 @@ func writeLength(w *bytes.Buffer, n int) {
 		return
 	}
 	w.Write([]byte{byte(n>>24) | 0x80, byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+// TestFCGIStopWaits: on SIGTERM stacks fcgi waits for a request in progress, and
+// answers 503 to one that arrives meanwhile on a connection the web server kept
+// open, instead of running it against a database about to close.
+func TestFCGIStopWaits(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	f := &inFlight{h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(started)
+			<-release
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	slow := httptest.NewRecorder()
+	go f.ServeHTTP(slow, httptest.NewRequest("GET", "/slow", nil))
+	<-started
+	waited := make(chan bool)
+	go func() { waited <- f.wait(10 * time.Second) }()
+	// wait marks the stop before it polls; give it the moment to.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rec := httptest.NewRecorder()
+		f.ServeHTTP(rec, httptest.NewRequest("GET", "/late", nil))
+		if rec.Code == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a request during the stop: %d, want 503", rec.Code)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-waited:
+		t.Fatal("the stop did not wait for the request in progress")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if ok := <-waited; !ok {
+		t.Error("wait reported requests still running after the last one finished")
+	}
 }
