@@ -4,15 +4,21 @@
 #   docker run -p 8080:8080 -p 8081:8081 -v stacks-data:/data stacks   # demo library (patrons' catalogue on 8081)
 #   docker run -p 8080:8080 -v stacks-data:/data stacks serve    # your own library
 #
-# The build stage's commands are the ones cmd/stacks/build_test.go runs without
-# Docker, so a green `make test` means this build works.
+# The build stage runs scripts/build.sh, which cmd/stacks/build_test.go runs too
+# (without Docker), so a green `make test` means this build works. The release
+# stamped into the binary (`stacks version`) is the VERSION file's, or
+#   docker build --build-arg STACKS_VERSION=$(git describe --tags --always --dirty) -t stacks .
+#
+# The image runs as user and group 65532 (stacks): a bind-mounted data folder
+# must be owned by 65532 (docs/deploy.md, "Docker").
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/stacks ./cmd/stacks \
+ARG STACKS_VERSION=
+RUN STACKS_VERSION="$STACKS_VERSION" sh scripts/build.sh /out/stacks \
  && mkdir -p /out/data /out/tmp \
  && echo 'stacks:x:65532:65532:stacks:/data:/sbin/nologin' > /out/passwd \
  && echo 'stacks:x:65532:' > /out/group

@@ -12,7 +12,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -144,6 +144,19 @@ bench-reports:
 # make test. docs/performance.md records the results.
 bench-oai:
 	$(GO) test -run '^$$' -bench BenchmarkOAIHarvest -benchtime 1x -timeout 60m -v ./opac/
+
+# cgi-bench times CGI requests (/healthz, /login, a signed-in /checkout) through
+# Go's CGI host, one process per request, on a fresh demo library:
+# docs/performance.md, "CGI cost". CGI_BINS adds binaries to compare with,
+# alternating request by request (make cgi-bench CGI_BINS=/tmp/stacks-old).
+# Not part of make test.
+CGI_N ?= 200
+CGI_BINS ?=
+cgi-bench:
+	sh scripts/build.sh bin/stacks
+	rm -f bin/cgi-bench.db bin/cgi-bench.db-wal bin/cgi-bench.db-shm
+	bin/stacks demo --db bin/cgi-bench.db
+	$(GO) run ./scripts/cgibench -db bin/cgi-bench.db -n $(CGI_N) bin/stacks $(CGI_BINS)
 
 # desk-timing runs the desk session N times (default 5) in each mode (persistent
 # server, CGI), in headless Chromium and with the scripted client, and writes the

@@ -18,19 +18,24 @@ import (
 	"time"
 )
 
-// TestProductionBuild builds stacks exactly as the Dockerfile does and checks
-// what the container relies on: a static binary (the image has no libc), that
-// serves the demo, answers its own healthcheck, reports its version and exits
-// cleanly on SIGTERM (docker stop).
+// TestProductionBuild builds stacks with the Dockerfile's own build command (the
+// build stage's RUN line that calls scripts/build.sh, read from the Dockerfile,
+// not copied here) and checks what the container relies on: a static binary (the
+// image has no libc), stamped with the release, that serves the demo, answers its
+// own healthcheck and exits cleanly on SIGTERM (docker stop).
 func TestProductionBuild(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "stacks")
+	root := moduleRoot(t)
 
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/stacks")
-	build.Dir = moduleRoot(t)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmdline := dockerfileBuildCommand(t, filepath.Join(root, "Dockerfile"))
+	cmdline = strings.ReplaceAll(cmdline, "/out/stacks", bin)
+	build := exec.Command("sh", "-c", cmdline)
+	build.Dir = root
+	// The container build passes an empty STACKS_VERSION unless --build-arg sets it.
+	build.Env = append(os.Environ(), "STACKS_VERSION=")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' ./cmd/stacks: %v\n%s", err, out)
+		t.Fatalf("the Dockerfile's build command %q: %v\n%s", cmdline, err, out)
 	}
 
 	t.Run("Static", func(t *testing.T) {
@@ -58,8 +63,13 @@ func TestProductionBuild(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stacks version: %v\n%s", err, out)
 		}
-		if !strings.HasPrefix(out, "stacks ") {
-			t.Errorf("stacks version printed %q, want it to start with %q", out, "stacks ")
+		release, err := os.ReadFile(filepath.Join(root, "VERSION"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "stacks " + strings.TrimSpace(string(release))
+		if !strings.HasPrefix(out, want) {
+			t.Errorf("stacks version printed %q, want it to start with %q (the VERSION file's release, stamped by scripts/build.sh)", out, want)
 		}
 	})
 
@@ -128,6 +138,34 @@ func TestProductionBuild(t *testing.T) {
 			t.Errorf("stacks serve did not exit within 10s of SIGTERM")
 		}
 	})
+}
+
+// dockerfileBuildCommand returns the first command of the Dockerfile's RUN
+// instruction that runs scripts/build.sh (up to its first "&&"): the command the
+// image is built with.
+func dockerfileBuildCommand(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Join continuation lines, then look at each instruction.
+	text := strings.ReplaceAll(string(b), "\\\n", " ")
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, "RUN ")
+		if !ok || !strings.Contains(rest, "scripts/build.sh") {
+			continue
+		}
+		first, _, _ := strings.Cut(rest, "&&")
+		first = strings.TrimSpace(first)
+		if !strings.Contains(first, "scripts/build.sh") || !strings.Contains(first, "/out/stacks") {
+			t.Fatalf("%s: the RUN instruction's first command %q must be the build (scripts/build.sh ... /out/stacks)", path, first)
+		}
+		return first
+	}
+	t.Fatalf("%s: no RUN instruction runs scripts/build.sh", path)
+	return ""
 }
 
 // run runs the binary with a time limit and returns its combined output.
@@ -208,4 +246,29 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestBinaryDependencies: every CGI request starts this binary afresh, and every
+// package it links initialises itself first, whether the request needs it or
+// not (issue 20). The binary must not link the Prometheus client, protobuf or
+// procfs (package metrics writes the text format itself; they were a quarter of
+// the start-up's package initialisation), nor the browser-test driver.
+func TestBinaryDependencies(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./cmd/stacks")
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/stacks: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("go list -deps ./cmd/stacks listed %d packages: %q", len(deps), deps)
+	}
+	for _, dep := range deps {
+		for _, banned := range []string{"github.com/prometheus/", "google.golang.org/protobuf/", "github.com/playwright-community/"} {
+			if strings.HasPrefix(dep, banned) {
+				t.Errorf("the binary links %s: its initialisation would run in every CGI request", dep)
+			}
+		}
+	}
 }

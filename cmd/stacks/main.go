@@ -33,6 +33,7 @@ func commands() []command {
 		{"patrons", "load patrons from a CSV file (patrons import)", runPatrons},
 		{"sip-account", "manage the accounts self-check machines and sorters log in with (sip-account add, list, set)", runSIPAccount},
 		{"cgi", "serve one request as a CGI program (automatic when GATEWAY_INTERFACE is set)", runCGI},
+		{"fcgi", "serve the staff site over FastCGI (lighttpd, Apache mod_fcgid or mod_proxy_fcgi)", runFCGI},
 		{"sip-client", "test a SIP2 connection: log in, send messages, print the exchange", runSIPClient},
 		{"load", "load-test a server on this machine: check-out/check-in by N desks or SIP2 terminals", runLoad},
 		{"notices", "notices run: the daily notices and email sending, once (cron for CGI installs; --dry-run)", runNotices},

@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/metrics"
@@ -103,23 +101,14 @@ func TestSIPClient(t *testing.T) {
 		}
 	}
 	// The metrics saw the messages and the checkout and checkin they completed.
-	if n := testutil.CollectAndCount(m.Registry(), "stacks_sip_message_duration_seconds"); n < 4 {
+	if n := len(m.Series("stacks_sip_message_duration_seconds")); n < 4 {
 		t.Errorf("SIP latency series for %d message types, want login, status, checkout and checkin", n)
 	}
 	for _, action := range []string{"checkout", "checkin"} {
 		var got float64
-		mfs, _ := m.Registry().Gather()
-		for _, mf := range mfs {
-			if mf.GetName() == "stacks_circulation_total" {
-				for _, s := range mf.GetMetric() {
-					labels := map[string]string{}
-					for _, l := range s.GetLabel() {
-						labels[l.GetName()] = l.GetValue()
-					}
-					if labels["action"] == action && labels["channel"] == "sip" {
-						got = s.GetCounter().GetValue()
-					}
-				}
+		for _, s := range m.Series("stacks_circulation_total") {
+			if s.Labels["action"] == action && s.Labels["channel"] == "sip" {
+				got = s.Value
 			}
 		}
 		if got != 1 {
@@ -367,8 +356,8 @@ func TestSIPInvalidUTF8(t *testing.T) {
 			t.Errorf("the log has %q:\n%s", bad, logs.String())
 		}
 	}
-	if _, err := m.Registry().Gather(); err != nil {
-		t.Errorf("gather the metrics: %v", err)
+	if len(m.Series("stacks_sip_message_duration_seconds")) == 0 {
+		t.Errorf("no SIP message latency series after the exchange")
 	}
 }
 
@@ -416,19 +405,8 @@ func TestSIPMetricLabelsBounded(t *testing.T) {
 		}
 	}
 	labels := map[string]bool{}
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "stacks_sip_message_duration_seconds" {
-			continue
-		}
-		for _, s := range mf.GetMetric() {
-			for _, l := range s.GetLabel() {
-				labels[l.GetValue()] = true
-			}
-		}
+	for _, s := range m.Series("stacks_sip_message_duration_seconds") {
+		labels[s.Labels["message"]] = true
 	}
 	want := map[string]bool{"93": true, "99": true, "other": true}
 	if len(labels) != len(want) {
