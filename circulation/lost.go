@@ -287,6 +287,9 @@ func returnLost(tx *db.Tx, actor stacks.Actor, it *itemWithLoan) (string, error)
 		if voided > 0 {
 			parts = append(parts, formatMoney(voided)+" unpaid cancelled")
 		}
+		if done.WaivedCents > 0 {
+			parts = append(parts, formatMoney(done.WaivedCents)+" waived stays waived")
+		}
 		if kept > 0 {
 			parts = append(parts, formatMoney(kept)+" still charged")
 		}

@@ -110,19 +110,32 @@ func TestLostReturn(t *testing.T) {
 		fee         string
 		payLost     int64 // paid on the lost line before the return
 		payFee      int64 // paid on the processing line
+		waive       int64 // waived (oldest lines first) after the payments
+		legacyPay   int64 // a payment written before 0014: allocated to no line
 		wantBalance int64
 		wantVoid    int64
 		wantCredit  int64
 		wantMessage []string
 	}{
-		{"RefundUnpaid", "refund", "kept", 0, 0, 500, 2500, 0, []string{"Lost item returned", "25.00 unpaid cancelled", "5.00 still charged"}},
-		{"RefundUnpaidFeeToo", "refund", "refund", 0, 0, 0, 3000, 0, []string{"30.00 unpaid cancelled"}},
-		{"RefundPaid", "refund", "kept", 2500, 500, -2500, 0, 2500, []string{"25.00 refunded to Alex Reader's account as credit", "5.00 still charged"}},
-		{"RefundPartlyPaid", "refund", "refund", 1000, 0, -1000, 2000, 1000, []string{"10.00 refunded", "20.00 unpaid cancelled"}},
-		{"VoidUnpaid", "void", "kept", 0, 0, 500, 2500, 0, []string{"25.00 unpaid cancelled"}},
-		{"VoidPaidKeepsPayment", "void", "kept", 2500, 500, 0, 0, 0, []string{"5.00 still charged"}},
-		{"VoidPartlyPaid", "void", "kept", 1000, 0, 500, 1500, 0, []string{"15.00 unpaid cancelled"}},
-		{"None", "none", "kept", 0, 0, 3000, 0, 0, []string{"30.00 still charged"}},
+		{"RefundUnpaid", "refund", "kept", 0, 0, 0, 0, 500, 2500, 0, []string{"Lost item returned", "25.00 unpaid cancelled", "5.00 still charged"}},
+		{"RefundUnpaidFeeToo", "refund", "refund", 0, 0, 0, 0, 0, 3000, 0, []string{"30.00 unpaid cancelled"}},
+		{"RefundPaid", "refund", "kept", 2500, 500, 0, 0, -2500, 0, 2500, []string{"25.00 refunded to Alex Reader's account as credit", "5.00 still charged"}},
+		{"RefundPartlyPaid", "refund", "refund", 1000, 0, 0, 0, -1000, 2000, 1000, []string{"10.00 refunded", "20.00 unpaid cancelled"}},
+		{"VoidUnpaid", "void", "kept", 0, 0, 0, 0, 500, 2500, 0, []string{"25.00 unpaid cancelled"}},
+		{"VoidPaidKeepsPayment", "void", "kept", 2500, 500, 0, 0, 0, 0, 0, []string{"5.00 still charged"}},
+		{"VoidPartlyPaid", "void", "kept", 1000, 0, 0, 0, 500, 1500, 0, []string{"15.00 unpaid cancelled"}},
+		{"None", "none", "kept", 0, 0, 0, 0, 3000, 0, 0, []string{"30.00 still charged"}},
+		// A waiver is forgiven, not paid: it is never given back as credit (so never
+		// refunded in cash), and the return leaves the balance at what is still owed.
+		{"RefundWaived", "refund", "kept", 0, 0, 2500, 0, 500, 0, 0, []string{"25.00 waived stays waived", "5.00 still charged"}},
+		{"RefundWaivedFeeToo", "refund", "refund", 0, 0, 3000, 0, 0, 0, 0, []string{"30.00 waived stays waived"}},
+		{"RefundPaidAndWaived", "refund", "kept", 1000, 0, 1500, 0, -500, 0, 1000, []string{"10.00 refunded", "15.00 waived stays waived", "5.00 still charged"}},
+		{"RefundPartlyWaived", "refund", "refund", 0, 0, 1000, 0, 0, 2000, 0, []string{"20.00 unpaid cancelled", "10.00 waived stays waived"}},
+		{"VoidWaived", "void", "kept", 0, 0, 2500, 0, 500, 0, 0, []string{"5.00 still charged"}},
+		// A payment written before lines could be chosen (0014) pays the oldest
+		// line: it is money, so it is credited, and allocated to the line first.
+		{"RefundLegacyPayment", "refund", "kept", 0, 0, 0, 2500, -2000, 0, 2500, []string{"25.00 refunded", "5.00 still charged"}},
+		{"RefundLegacyPaymentAndWaiver", "refund", "kept", 0, 0, 1000, 1500, -1000, 0, 1500, []string{"15.00 refunded", "10.00 waived stays waived"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -139,6 +152,17 @@ func TestLostReturn(t *testing.T) {
 			}
 			if tc.payFee > 0 {
 				if _, err := e.pay("P0001", tc.payFee, patrons.MethodCard, e.lineOf(loan.ID, "processing")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.legacyPay > 0 {
+				e.exec(`INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'payment', ?, 'Payment', ?)`,
+					e.patronID("P0001"), -tc.legacyPay, db.FormatTime(e.clock.Now()))
+			}
+			if tc.waive > 0 {
+				if err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+					return patrons.Waive(tx, e.desk, e.patronID("P0001"), tc.waive, "hardship")
+				}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -165,9 +189,47 @@ func TestLostReturn(t *testing.T) {
 			if got := e.queryString(`SELECT message FROM checkins WHERE id = ?`, r.ID); got != r.Message {
 				t.Errorf("checkin row message %q, want %q", got, r.Message)
 			}
+			// A credit is money paid toward the line, traceably: never more than
+			// the payments allocated to it.
+			if got := e.queryInt(`SELECT coalesce(sum(a.amount_cents), 0) FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id
+				WHERE a.charge_id = ? AND y.kind = 'payment'`, e.lineOf(loan.ID, "lost")); got < tc.wantCredit {
+				t.Errorf("credited %d, but only %d of payments is allocated to the lost line", tc.wantCredit, got)
+			}
 			e.checkMoney()
 		})
 	}
+}
+
+// TestWaivedLostNotRefundable: the review's case. A lost bill waived in full,
+// then the item returned: the patron is not in credit, so no cash goes back.
+func TestWaivedLostNotRefundable(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund', lost_return_fee = 'kept'`)
+	loan := e.mustCheckout("P0001", "I00001").Loan
+	if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+		return patrons.Waive(tx, e.desk, e.patronID("P0001"), 2500, "hardship")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.queryInt(`SELECT sum(a.amount_cents) FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id
+		WHERE y.kind = 'waiver' AND a.charge_id = ?`, e.lineOf(loan.ID, "lost")); got != 2500 {
+		t.Errorf("waiver allocated %d to the lost line, want 2500", got)
+	}
+	e.clock.Set(at("2026-12-05 12:00"))
+	e.mustCheckin("I00001")
+	if got := e.balance("P0001"); got != 0 {
+		t.Errorf("balance %d after the return, want 0", got)
+	}
+	err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := patrons.Refund(tx, e.desk, e.patronID("P0001"), 2500, patrons.MethodCash, "")
+		return err
+	})
+	wantCode(t, err, stacks.EINVALID)
+	e.checkMoney()
 }
 
 // TestPayLinesAndRefund: a payment pays the chosen lines, never more than they
@@ -388,3 +450,31 @@ func TestMarkMissing(t *testing.T) {
 }
 
 func mustUTC() *time.Location { return time.UTC }
+
+// TestPayDuplicateLine: a line ticked twice (line=X&line=X) is paid once, not
+// refused by the database.
+func TestPayDuplicateLine(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode IN ('I00001', 'I00002')`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 0`)
+	l1 := e.mustCheckout("P0001", "I00001").Loan
+	l2 := e.mustCheckout("P0001", "I00002").Loan
+	for _, l := range []int64{l1.ID, l2.ID} {
+		if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := e.lineOf(l1.ID, "lost")
+	_, err := e.pay("P0001", 4000, patrons.MethodCash, id, id)
+	wantCode(t, err, stacks.EINVALID) // more than the one line owes
+	if _, err := e.pay("P0001", 2500, patrons.MethodCash, id, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.queryInt(`SELECT count(*) FROM ledger_allocations WHERE charge_id = ?`, id); got != 1 {
+		t.Errorf("%d allocations to the line", got)
+	}
+	if got := e.balance("P0001"); got != 2500 {
+		t.Errorf("balance %d, want 2500", got)
+	}
+	e.checkMoney()
+}
