@@ -73,12 +73,21 @@ func TestMoneyDesk(t *testing.T) {
 		t.Logf("POST /checkin of an ordinary loan: %d SQL statements", n)
 	}
 
-	// 25.00 - 5.00 = 20.00 in credit: refund it in cash.
+	// 25.00 - 5.00 = 20.00 in credit: an administrator refunds it in cash.
+	// Circulation staff are not offered the refund, and are refused it.
 	r = e.get(t, c, patron)
-	if !strings.Contains(r.Body, "20.00</strong> in credit") || !strings.Contains(r.Body, "Refund credit") {
-		t.Fatal("the patron page shows no credit to refund")
+	if !strings.Contains(r.Body, "20.00</strong> in credit") || strings.Contains(r.Body, "Refund credit") {
+		t.Fatal("the desk's patron page shows no credit, or offers a refund to circulation staff")
 	}
-	r = e.post(t, c, patron+"/refund", url.Values{"amount": {"20.00"}, "method": {"cash"}})
+	if r := e.post(t, c, patron+"/refund", url.Values{"amount": {"20.00"}, "method": {"cash"}}); r.Status != http.StatusForbidden {
+		t.Fatalf("refund by circulation staff: %d, want 403", r.Status)
+	}
+	admin := e.adminClient(t)
+	r = e.get(t, admin, patron)
+	if !strings.Contains(r.Body, "Refund credit") {
+		t.Fatal("the patron page offers an administrator no refund")
+	}
+	r = e.post(t, admin, patron+"/refund", url.Values{"amount": {"20.00"}, "method": {"cash"}})
 	if r.Status != http.StatusSeeOther {
 		t.Fatalf("refund: %d\n%s", r.Status, r.Body)
 	}
