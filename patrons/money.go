@@ -534,7 +534,8 @@ type Receipt struct {
 	Note       string
 	// Lines are the charges the payment paid, with the amount of each.
 	Lines []ReceiptLine
-	// BalanceCents is the patron's balance now.
+	// BalanceCents is the patron's balance just after this payment or refund (the
+	// rows up to its id), so a reprinted receipt says what it said then.
 	BalanceCents int64
 }
 
@@ -551,7 +552,7 @@ func FindReceipt(tx *db.Tx, id int64) (Receipt, error) {
 	var first, surname, card sql.NullString
 	err := tx.QueryRow(`SELECT g.id, g.kind, abs(g.amount_cents), coalesce(g.payment_method, ''), coalesce(s.display_name, ''),
 			coalesce(b.name, ''), p.first_name, p.surname, p.card, g.created_at, g.description,
-			coalesce((SELECT sum(amount_cents) FROM ledger WHERE patron_id = g.patron_id), 0)
+			coalesce((SELECT sum(amount_cents) FROM ledger WHERE patron_id = g.patron_id AND id <= g.id), 0)
 		FROM ledger g LEFT JOIN staff_users s ON s.id = g.staff_id LEFT JOIN branches b ON b.id = g.branch_id
 		LEFT JOIN patrons p ON p.id = g.patron_id
 		WHERE g.id = ? AND g.kind IN ('payment', 'refund')`, id).Scan(&r.ID, &r.Kind, &r.Cents, &r.Method, &r.StaffName,

@@ -48,7 +48,7 @@ func TestMoneyDesk(t *testing.T) {
 	}
 	payment := e.count(t, `SELECT max(id) FROM ledger WHERE kind = 'payment'`)
 	r = e.get(t, c, "/receipts/"+strconv.Itoa(payment))
-	for _, want := range []string{"Payment receipt", "Card", "Lost: ", "25.00", "Still owed: 5.00"} {
+	for _, want := range []string{"Payment receipt", "Card", "Lost: ", "25.00", "Balance after this payment:", "5.00 owed"} {
 		if !strings.Contains(r.Body, want) {
 			t.Errorf("the receipt does not show %q", want)
 		}
@@ -90,6 +90,18 @@ func TestMoneyDesk(t *testing.T) {
 	r = e.post(t, admin, patron+"/refund", url.Values{"amount": {"20.00"}, "method": {"cash"}})
 	if r.Status != http.StatusSeeOther {
 		t.Fatalf("refund: %d\n%s", r.Status, r.Body)
+	}
+
+	// The payment's receipt, reprinted after the return and the refund, still
+	// shows the balance just after that payment, not today's.
+	r = e.get(t, c, "/receipts/"+strconv.Itoa(payment))
+	if !strings.Contains(r.Body, "5.00 owed") || strings.Contains(r.Body, "nothing owed") {
+		t.Errorf("the reprinted receipt shows a balance other than the one after its payment")
+	}
+	refund := e.count(t, `SELECT max(id) FROM ledger WHERE kind = 'refund'`)
+	r = e.get(t, c, "/receipts/"+strconv.Itoa(refund))
+	if !strings.Contains(r.Body, "Balance after this refund:") || !strings.Contains(r.Body, "nothing owed") {
+		t.Errorf("the refund's receipt does not show the balance after it")
 	}
 
 	r = e.get(t, c, "/cashup")
