@@ -38,6 +38,10 @@ type CheckoutResult struct {
 	// FineCents is the overdue fine charged to the previous borrower, if the item
 	// was on loan to someone else and checked in first.
 	FineCents int64
+	// Message is what checking the item in from the previous borrower did beyond
+	// the fine: a lost loan's bill reversed ("Lost item returned: 25.00 refunded
+	// ..."), a claim closed. Empty otherwise. The desk shows it.
+	Message string
 }
 
 // Checkout lends an item, in one transaction. It returns a *BlockedError when the
@@ -162,8 +166,11 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 			Message: fmt.Sprintf("%s is not for loan (%s): it is for use in the library.", it.Title, it.ItemTypeName)})
 	}
 	if it.Status == catalog.StatusLost || it.Status == catalog.StatusMissing {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockLost, Overridable: true,
-			Message: fmt.Sprintf("%s is marked %s. Confirming lends it and marks it found.", it.Title, catalog.StatusLabel(it.Status))})
+		msg := fmt.Sprintf("%s is marked %s. Confirming lends it and marks it found.", it.Title, catalog.StatusLabel(it.Status))
+		if it.LoanID != 0 && it.LoanLostAt.Valid {
+			msg += fmt.Sprintf(" It is a lost loan of %s (%s): their lost bill will be reversed by the rule, as at check in.", it.BorrowerName, it.BorrowerCard)
+		}
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockLost, Overridable: true, Message: msg})
 	}
 	for _, b := range blocked.Blocks {
 		if !confirmed(b) {
@@ -173,11 +180,11 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 
 	// Go ahead: first undo what the confirmations allow.
 	if it.LoanID != 0 {
-		fine, _, err := closeLoan(tx, req.Actor, it, req.Actor.BranchID, loc)
+		fine, msg, err := closeLoan(tx, req.Actor, it, req.Actor.BranchID, loc)
 		if err != nil {
 			return err
 		}
-		res.FineCents = fine
+		res.FineCents, res.Message = fine, msg
 	}
 	if hc.Trapped != nil && hc.Trapped.PatronID != p.ID {
 		if err := holds.Release(tx, req.Actor, hc.Trapped.HoldID, "copy lent to "+p.Card+" by staff override"); err != nil {

@@ -478,3 +478,37 @@ func TestPayDuplicateLine(t *testing.T) {
 	}
 	e.checkMoney()
 }
+
+// TestLostCheckoutOverride: lending a lost item to another patron checks it in
+// from the first borrower, whose bill is reversed by the rule; the block says so
+// before, and the result tells the desk what was done.
+func TestLostCheckoutOverride(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund'`)
+	loan := e.mustCheckout("P0001", "I00001").Loan
+	if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pay("P0001", 2500, patrons.MethodCash); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.checkout("P0003", "I00001")
+	b := wantBlocked(t, err, false, circulation.BlockOnLoanToOther, circulation.BlockLost)
+	var lostBlock string
+	for _, bl := range b.Blocks {
+		if bl.Code == circulation.BlockLost {
+			lostBlock = bl.Message
+		}
+	}
+	wantContains(t, lostBlock, "lost loan of Alex Reader (P0001)", "lost bill will be reversed")
+	res, err := e.checkout("P0003", "I00001", circulation.BlockOnLoanToOther, circulation.BlockLost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, res.Message, "Lost item returned: 25.00 refunded to Alex Reader's account as credit")
+	if got := e.balance("P0001"); got != -2500 {
+		t.Errorf("first borrower's balance %d, want -2500", got)
+	}
+	e.checkMoney()
+}

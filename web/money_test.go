@@ -158,3 +158,36 @@ func TestClaimsReturnedPages(t *testing.T) {
 		t.Error("a loan was declared lost from another patron's page")
 	}
 }
+
+// TestLostCheckoutOverrideDesk: lending a lost item to another patron says
+// before that the first borrower's lost bill will be reversed, and after, on the
+// done row, what the reversal did.
+func TestLostCheckoutOverrideDesk(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	e.exec(t, `UPDATE items SET price_cents = 2500 WHERE barcode = 'I00003'`)
+	e.exec(t, `UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund'`)
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+	e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}})
+	patron := e.patronPath(t, "P0001")
+	loan := e.count(t, `SELECT l.id FROM loans l JOIN items i ON i.id = l.item_id WHERE i.barcode = 'I00003' AND l.returned_at IS NULL`)
+	if r := e.post(t, c, patron+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("declare lost: %d", r.Status)
+	}
+	e.post(t, c, "/checkout/done", url.Values{})
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0003"}})
+	r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}})
+	if r.Status != http.StatusConflict || !strings.Contains(r.Body, "their lost bill will be reversed") {
+		t.Fatalf("the override does not say the lost bill will be reversed: %d\n%s", r.Status, r.Body)
+	}
+	r = e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}, "confirm": {"on_loan", "lost"}})
+	if r.Status != http.StatusOK && r.Status != http.StatusSeeOther {
+		t.Fatalf("confirmed checkout: %d\n%s", r.Status, r.Body)
+	}
+	if r.Status == http.StatusSeeOther {
+		r = e.get(t, c, "/checkout")
+	}
+	if !strings.Contains(r.Body, "Lost item returned: 25.00 unpaid cancelled.") {
+		t.Errorf("the desk is not told what the reversal did:\n%s", r.Body)
+	}
+}
