@@ -252,7 +252,9 @@ func closeLoan(tx *db.Tx, actor stacks.Actor, it *itemWithLoan, branchID int64, 
 		msg = "Claimed returned item found: the claim is closed."
 	}
 	end := it.fineEnd(now)
-	if !end.After(it.LoanDue.Time) {
+	if !end.After(it.LoanDue.Time) || (it.LoanLostAt.Valid && it.LoanLostFineSettled) {
+		// Not late; or lost, and the declaration charged (or forgave) the fine
+		// up to then: nothing more is owed for the lost period.
 		return 0, msg, nil
 	}
 	fine, late, err := overdueFine(tx, it, end, loc)
@@ -262,6 +264,10 @@ func closeLoan(tx *db.Tx, actor stacks.Actor, it *itemWithLoan, branchID int64, 
 	desc := fmt.Sprintf("Overdue: %s (%s), %s late", it.Title, it.Barcode, late)
 	if err := patrons.Charge(tx, actor, it.LoanPatronID, "overdue", fine, it.LoanID, desc); err != nil {
 		return 0, "", err
+	}
+	if msg != "" {
+		// The desk is told every charge the return made.
+		msg += " Overdue fine charged: " + formatMoney(fine) + "."
 	}
 	return fine, msg, nil
 }

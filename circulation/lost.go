@@ -29,6 +29,11 @@ type LostBill struct {
 	Barcode          string
 	ReplacementCents int64
 	ProcessingCents  int64
+	// FineCents is the overdue fine accrued until the declaration, charged with
+	// it (0 when the loan was not late or the rule forgives it).
+	FineCents int64
+	// FineForgiven: the rule forgave a fine that had accrued.
+	FineForgiven bool
 }
 
 // Total is the whole bill.
@@ -102,7 +107,7 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 	if bill.ReplacementCents <= 0 {
 		bill.ReplacementCents = l.DefaultPriceCents
 	}
-	res, err := tx.Exec(`UPDATE loans SET lost_at = ? WHERE id = ? AND lost_at IS NULL AND returned_at IS NULL`,
+	res, err := tx.Exec(`UPDATE loans SET lost_at = ?, lost_fine_settled = 1 WHERE id = ? AND lost_at IS NULL AND returned_at IS NULL`,
 		db.FormatTime(tx.Now()), l.LoanID)
 	if err != nil {
 		return LostBill{}, fmt.Errorf("mark loan %d lost: %w", l.LoanID, err)
@@ -112,6 +117,35 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 	}
 	if err := catalog.SetItemStatus(tx, l.ItemID, catalog.StatusLost); err != nil {
 		return LostBill{}, err
+	}
+	// The overdue fine accrued until now (or until a claim, which stopped it), as
+	// a check-in now would charge it: by the rule, the calendar and the cap. The
+	// return charges nothing more for the lost period (lost_fine_settled).
+	if loc == nil {
+		loc = time.UTC
+	}
+	end := tx.Now()
+	if l.ClaimedAt.Valid && l.ClaimedAt.Time.Before(end) {
+		end = l.ClaimedAt.Time
+	}
+	if end.After(l.Due.Time) {
+		it := &itemWithLoan{LoanID: l.LoanID, LoanPatronID: l.PatronID, LoanBranchID: l.BranchID,
+			LoanDue: db.NullTime{Time: l.Due.Time, Valid: true}, BorrowerCategory: l.CategoryID}
+		it.ItemTypeID = l.ItemTypeID
+		fine, late, err := overdueFine(tx, it, end, loc)
+		if err != nil {
+			return LostBill{}, err
+		}
+		switch {
+		case fine > 0 && rule.LostForgiveFine:
+			bill.FineForgiven = true
+		case fine > 0:
+			desc := fmt.Sprintf("Overdue: %s (%s), %s late, until declared lost", l.Title, l.Barcode, late)
+			if err := patrons.Charge(tx, actor, l.PatronID, patrons.KindOverdue, fine, l.LoanID, desc); err != nil {
+				return LostBill{}, err
+			}
+			bill.FineCents = fine
+		}
 	}
 	if bill.ReplacementCents > 0 {
 		desc := fmt.Sprintf("Lost: %s (%s), replacement cost", l.Title, l.Barcode)
@@ -130,8 +164,12 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 			return LostBill{}, err
 		}
 	}
-	return bill, tx.Audit(actor, "loan.lost", "loan", l.LoanID, fmt.Sprintf("%s (%s) %s: replacement %s, processing %s",
-		l.Title, l.Barcode, why, formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents)))
+	fineNote := formatMoney(bill.FineCents)
+	if bill.FineForgiven {
+		fineNote = "forgiven by the rule"
+	}
+	return bill, tx.Audit(actor, "loan.lost", "loan", l.LoanID, fmt.Sprintf("%s (%s) %s: replacement %s, processing %s, overdue fine %s",
+		l.Title, l.Barcode, why, formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents), fineNote))
 }
 
 // ClaimReturned records that the patron says they returned a loan's item: the

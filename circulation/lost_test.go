@@ -408,8 +408,10 @@ func TestAgeLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := e.balance("P0001"); got != 3*1300 {
-		t.Errorf("balance %d, want %d", got, 3*1300)
+	// Each: 12.00 + 1.00 processing, and the overdue fine until today (30 days
+	// late: the Book rule's cap, 5.00).
+	if got := e.balance("P0001"); got != 3*(1300+500) {
+		t.Errorf("balance %d, want %d", got, 3*(1300+500))
 	}
 	for _, id := range loans {
 		if e.queryString(`SELECT coalesce(lost_at, '') FROM loans WHERE id = ?`, id) == "" {
@@ -424,7 +426,7 @@ func TestAgeLost(t *testing.T) {
 	if again.Declared != 0 || e.queryInt(`SELECT count(*) FROM ledger`) != lines || first.Declared < 3 {
 		t.Errorf("first run %+v, second run %+v", first, again)
 	}
-	if got := e.balance("P0001"); got != 3*1300 {
+	if got := e.balance("P0001"); got != 3*(1300+500) {
 		t.Errorf("balance %d after the second run", got)
 	}
 	e.checkMoney()
@@ -511,4 +513,96 @@ func TestLostCheckoutOverride(t *testing.T) {
 		t.Errorf("first borrower's balance %d, want -2500", got)
 	}
 	e.checkMoney()
+}
+
+// TestLostFineAtDeclaration: declaring an overdue loan lost charges the fine
+// accrued until then, as a check-in at that moment would (rule, calendar, cap),
+// unless the rule forgives it; the later return charges no fine for the lost
+// period, and its message names what it did.
+func TestLostFineAtDeclaration(t *testing.T) {
+	// What a plain check-in at when charges for a loan of I00001 to P0001.
+	checkinFine := func(t *testing.T, when string) int64 {
+		e := newEnv(t)
+		e.mustCheckout("P0001", "I00001")
+		e.clock.Set(at(when))
+		return e.mustCheckin("I00001").FineCents
+	}
+	for _, tc := range []struct {
+		name     string
+		lostAt   string
+		forgive  bool
+		wantCap  bool // the fine is the rule's cap (5.00)
+		wantNone bool
+	}{
+		{"NotLate", "2026-12-10 12:00", false, false, true},
+		{"Charged", "2027-01-04 12:00", false, false, false},
+		{"Capped", "2027-03-01 12:00", false, true, false},
+		{"Forgiven", "2027-01-04 12:00", true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := checkinFine(t, tc.lostAt)
+			if tc.wantCap && want != 500 || !tc.wantCap && !tc.wantNone && (want <= 0 || want >= 500) {
+				t.Fatalf("the check-in fine at %s is %d: the case does not test what it says", tc.lostAt, want)
+			}
+			if tc.wantNone {
+				want = 0
+			}
+			e := newEnv(t)
+			e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+			e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund', lost_forgive_fine = ?`, tc.forgive)
+			loan := e.mustCheckout("P0001", "I00001").Loan
+			e.clock.Set(at(tc.lostAt))
+			bill, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bill.FineCents != want {
+				t.Errorf("fine at the declaration %d, want %d", bill.FineCents, want)
+			}
+			if got := e.balance("P0001"); got != 2500+want {
+				t.Errorf("balance %d after the declaration, want %d", got, 2500+want)
+			}
+			// Months later it comes back: no fine for the lost period.
+			e.clock.Set(at("2027-06-01 12:00"))
+			r := e.mustCheckin("I00001")
+			if r.FineCents != 0 {
+				t.Errorf("the return charged a fine of %d", r.FineCents)
+			}
+			wantContains(t, r.Message, "25.00 unpaid cancelled")
+			if got := e.balance("P0001"); got != want {
+				t.Errorf("balance %d after the return, want the fine %d", got, want)
+			}
+			wantLines := int64(0)
+			if want > 0 {
+				wantLines = 1
+			}
+			if got := e.queryInt(`SELECT count(*) FROM ledger WHERE loan_id = ? AND kind = 'overdue'`, loan.ID); got != wantLines {
+				t.Errorf("%d overdue lines, want %d", got, wantLines)
+			}
+			e.checkMoney()
+		})
+	}
+
+	// A loan declared lost before 0017 (lost_fine_settled 0) still has its fine
+	// until lost_at charged at the return, and the message says so.
+	t.Run("DeclaredBeforeTheFix", func(t *testing.T) {
+		want := checkinFine(t, "2027-01-04 12:00")
+		e := newEnv(t)
+		e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+		e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund'`)
+		loan := e.mustCheckout("P0001", "I00001").Loan
+		e.clock.Set(at("2027-01-04 12:00"))
+		if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
+			t.Fatal(err)
+		}
+		e.exec(`DELETE FROM ledger WHERE loan_id = ? AND kind = 'overdue'`, loan.ID)
+		e.exec(`UPDATE loans SET lost_fine_settled = 0 WHERE id = ?`, loan.ID)
+		e.clock.Set(at("2027-06-01 12:00"))
+		r := e.mustCheckin("I00001")
+		if r.FineCents != want {
+			t.Errorf("fine at the return %d, want %d (until lost_at)", r.FineCents, want)
+		}
+		wantContains(t, r.Message, "25.00 unpaid cancelled", "Overdue fine charged: "+stacks.FormatMoney(want))
+		e.checkMoney()
+	})
 }

@@ -85,8 +85,15 @@ func (s *Server) handlePatronDeclareLost(w http.ResponseWriter, r *http.Request)
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
-			bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents)), nil
+		msg := fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
+			bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents))
+		switch {
+		case bill.FineCents > 0:
+			msg += " Overdue fine until today charged: " + formatMoney(bill.FineCents) + "."
+		case bill.FineForgiven:
+			msg += " The overdue fine until today is forgiven by the rule."
+		}
+		return msg, nil
 	})
 }
 
