@@ -192,6 +192,10 @@ func (s *Service) ClaimReturned(ctx context.Context, actor stacks.Actor, patronI
 		if _, err := tx.Exec(`UPDATE loans SET claimed_returned_at = ? WHERE id = ?`, db.FormatTime(tx.Now()), loanID); err != nil {
 			return fmt.Errorf("claim loan %d returned: %w", loanID, err)
 		}
+		// Counted on the patron: the loan is anonymised in time, the count stays.
+		if _, err := tx.Exec(`UPDATE patrons SET claims_returned_count = claims_returned_count + 1 WHERE id = ?`, l.PatronID); err != nil {
+			return fmt.Errorf("count claim of patron %d: %w", l.PatronID, err)
+		}
 		return tx.Audit(actor, "loan.claimed_returned", "loan", loanID, fmt.Sprintf("%s (%s)", l.Title, l.Barcode))
 	})
 }
@@ -236,10 +240,11 @@ func ClaimedReturned(tx *db.Tx, branchID int64, limit int) ([]ClaimedLoan, error
 }
 
 // ClaimsReturnedCount counts the claims a patron ever made (open or closed): staff
-// watch for a patron who claims often.
+// watch for a patron who claims often. The count is kept on the patron
+// (patrons.claims_returned_count), so anonymising old loans does not lower it.
 func ClaimsReturnedCount(tx *db.Tx, patronID int64) (int, error) {
 	var n int
-	err := tx.QueryRow(`SELECT count(*) FROM loans WHERE patron_id = ? AND claimed_returned_at IS NOT NULL`, patronID).Scan(&n)
+	err := tx.QueryRow(`SELECT claims_returned_count FROM patrons WHERE id = ?`, patronID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("claims returned of patron %d: %w", patronID, err)
 	}

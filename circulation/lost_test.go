@@ -383,6 +383,16 @@ func TestClaimsReturned(t *testing.T) {
 		t.Errorf("open claims after the return: %+v (%v)", list, err)
 	}
 	e.checkMoney()
+	// The loan's patron taken off (as anonymisation does; only the count is
+	// checked here): the patron's count stays.
+	e.exec(`UPDATE loans SET patron_id = NULL WHERE id = ?`, claimed.ID)
+	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		n, err = circulation.ClaimsReturnedCount(tx, e.patronID("P0001"))
+		return err
+	})
+	if err != nil || n != 1 {
+		t.Errorf("claims count after the loan was anonymised: %d (%v), want 1", n, err)
+	}
 }
 
 // TestAgeLost: the daily job declares loans lost after the rule's days, in chunks,
