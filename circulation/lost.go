@@ -200,10 +200,10 @@ func (s *Service) ClaimReturned(ctx context.Context, actor stacks.Actor, patronI
 	})
 }
 
-// ClaimedLoan is a current loan the patron claims to have returned.
+// ClaimedLoan is a loan the patron claimed to have returned.
 type ClaimedLoan struct {
 	LoanID     int64
-	PatronID   int64
+	PatronID   int64 // 0 once the loan is anonymised
 	PatronName string
 	PatronCard string
 	Barcode    string
@@ -211,32 +211,58 @@ type ClaimedLoan struct {
 	BranchName string
 	DueAt      time.Time
 	ClaimedAt  time.Time
+	// ReturnedAt is when the item was found and the claim closed; zero while open.
+	ReturnedAt time.Time
 }
 
-// ClaimedReturned lists the open claims, oldest first, of loans issued at branchID
-// (0 for every branch), in one query.
-func ClaimedReturned(tx *db.Tx, branchID int64, limit int) ([]ClaimedLoan, error) {
-	rows, err := tx.Query(`SELECT l.id, l.patron_id, p.first_name || ' ' || p.surname, p.card, i.barcode, r.title, b.name,
-			l.due_at, l.claimed_returned_at
+// ClaimsFilter chooses the claims ClaimedReturned lists.
+type ClaimsFilter struct {
+	// BranchID is the branch that issued the loans; 0 for every branch.
+	BranchID int64
+	// All lists closed claims too (the item found and checked in), not only open ones.
+	All bool
+	// Limit and Offset page the list (oldest claim first).
+	Limit, Offset int
+}
+
+// ClaimedReturned lists claims, oldest first, in one query. It reads one row more
+// than the limit, and says with more whether there are further pages.
+func ClaimedReturned(tx *db.Tx, f ClaimsFilter) (claims []ClaimedLoan, more bool, err error) {
+	if f.Limit <= 0 {
+		f.Limit = 100
+	}
+	rows, err := tx.Query(`SELECT l.id, coalesce(l.patron_id, 0), coalesce(p.first_name || ' ' || p.surname, ''), coalesce(p.card, ''),
+			i.barcode, r.title, b.name, l.due_at, l.claimed_returned_at, coalesce(l.returned_at, '')
 		FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id
-		JOIN patrons p ON p.id = l.patron_id JOIN branches b ON b.id = l.branch_id
-		WHERE l.claimed_returned_at IS NOT NULL AND l.returned_at IS NULL AND (? = 0 OR l.branch_id = ?)
-		ORDER BY l.claimed_returned_at, l.id LIMIT ?`, branchID, branchID, limit)
+		LEFT JOIN patrons p ON p.id = l.patron_id JOIN branches b ON b.id = l.branch_id
+		WHERE l.claimed_returned_at IS NOT NULL AND (? OR l.returned_at IS NULL) AND (? = 0 OR l.branch_id = ?)
+		ORDER BY l.claimed_returned_at, l.id LIMIT ? OFFSET ?`, f.All, f.BranchID, f.BranchID, f.Limit+1, f.Offset)
 	if err != nil {
-		return nil, fmt.Errorf("claims returned: %w", err)
+		return nil, false, fmt.Errorf("claims returned: %w", err)
 	}
 	defer rows.Close()
-	var out []ClaimedLoan
 	for rows.Next() {
 		var c ClaimedLoan
 		var due, at db.Time
-		if err := rows.Scan(&c.LoanID, &c.PatronID, &c.PatronName, &c.PatronCard, &c.Barcode, &c.Title, &c.BranchName, &due, &at); err != nil {
-			return nil, err
+		var returned string
+		if err := rows.Scan(&c.LoanID, &c.PatronID, &c.PatronName, &c.PatronCard, &c.Barcode, &c.Title, &c.BranchName, &due, &at, &returned); err != nil {
+			return nil, false, err
 		}
 		c.DueAt, c.ClaimedAt = due.Time, at.Time
-		out = append(out, c)
+		if returned != "" {
+			if t, err := db.ParseTime(returned); err == nil {
+				c.ReturnedAt = t
+			}
+		}
+		claims = append(claims, c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if len(claims) > f.Limit {
+		return claims[:f.Limit], true, nil
+	}
+	return claims, false, nil
 }
 
 // ClaimsReturnedCount counts the claims a patron ever made (open or closed): staff

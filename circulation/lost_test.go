@@ -357,7 +357,7 @@ func TestClaimsReturned(t *testing.T) {
 		if n, err = circulation.ClaimsReturnedCount(tx, e.patronID("P0001")); err != nil {
 			return err
 		}
-		list, err = circulation.ClaimedReturned(tx, 1, 100)
+		list, _, err = circulation.ClaimedReturned(tx, circulation.ClaimsFilter{BranchID: 1})
 		return err
 	})
 	if err != nil {
@@ -376,11 +376,20 @@ func TestClaimsReturned(t *testing.T) {
 		t.Errorf("balance %d, want %d", got, before+atClaim)
 	}
 	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
-		list, err = circulation.ClaimedReturned(tx, 0, 100)
+		list, _, err = circulation.ClaimedReturned(tx, circulation.ClaimsFilter{})
 		return err
 	})
 	if err != nil || len(list) != 0 {
 		t.Errorf("open claims after the return: %+v (%v)", list, err)
+	}
+	// Every claim, closed ones too, a page at a time.
+	var more bool
+	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		list, more, err = circulation.ClaimedReturned(tx, circulation.ClaimsFilter{All: true, Limit: 1})
+		return err
+	})
+	if err != nil || len(list) != 1 || list[0].LoanID != claimed.ID || list[0].ReturnedAt.IsZero() || more {
+		t.Errorf("all claims: %+v, more %v (%v); want the closed claim, returned, and no more", list, more, err)
 	}
 	e.checkMoney()
 	// The loan's patron taken off (as anonymisation does; only the count is

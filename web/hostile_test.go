@@ -119,7 +119,7 @@ var queryParams = map[string][]string{
 	"GET /admin/notices":     {"status", "before"},
 	"GET /notices/print":     {"branch"},
 	"GET /cashup":            {"day", "branch"},
-	"GET /claims-returned":   {"branch"},
+	"GET /claims-returned":   {"branch", "status", "page"},
 }
 
 func patronForm() url.Values {

@@ -149,6 +149,19 @@ func TestClaimsReturnedPages(t *testing.T) {
 	if r := e.get(t, c, "/claims-returned?branch=EAS"); strings.Contains(r.Body, "I00005") {
 		t.Error("the claims list of Eastside shows a Central loan")
 	}
+	// Found: the claim is closed. Open claims no longer list it; all claims do.
+	if r := e.post(t, c, "/checkin", url.Values{"barcode": {"I00005"}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("checkin: %d", r.Status)
+	}
+	if r := e.get(t, c, "/claims-returned?branch=CEN"); strings.Contains(r.Body, "I00005") || !strings.Contains(r.Body, "No open claims") {
+		t.Error("the open claims of Central still show the found item")
+	}
+	if r := e.get(t, c, "/claims-returned?branch=CEN&status=all"); !strings.Contains(r.Body, "I00005") || !strings.Contains(r.Body, "<th scope=\"col\">Found</th>") {
+		t.Error("all claims of Central do not show the closed claim")
+	}
+	if r := e.get(t, c, "/claims-returned?page=0"); r.Status != http.StatusBadRequest && r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("page 0: %d", r.Status)
+	}
 	// Another patron's loan id is refused.
 	other := e.patronPath(t, "P0003")
 	if r := e.post(t, c, other+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}}); r.Status != http.StatusSeeOther {
