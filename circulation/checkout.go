@@ -38,6 +38,10 @@ type CheckoutResult struct {
 	// FineCents is the overdue fine charged to the previous borrower, if the item
 	// was on loan to someone else and checked in first.
 	FineCents int64
+	// Message is what checking the item in from the previous borrower did beyond
+	// the fine: a lost loan's bill reversed ("Lost item returned: 25.00 refunded
+	// ..."), a claim closed. Empty otherwise. The desk shows it.
+	Message string
 }
 
 // Checkout lends an item, in one transaction. It returns a *BlockedError when the
@@ -162,8 +166,11 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 			Message: fmt.Sprintf("%s is not for loan (%s): it is for use in the library.", it.Title, it.ItemTypeName)})
 	}
 	if it.Status == catalog.StatusLost || it.Status == catalog.StatusMissing {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockLost, Overridable: true,
-			Message: fmt.Sprintf("%s is marked %s. Confirming lends it and marks it found.", it.Title, catalog.StatusLabel(it.Status))})
+		msg := fmt.Sprintf("%s is marked %s. Confirming lends it and marks it found.", it.Title, catalog.StatusLabel(it.Status))
+		if it.LoanID != 0 && it.LoanLostAt.Valid {
+			msg += fmt.Sprintf(" It is a lost loan of %s (%s): their lost bill will be reversed by the rule, as at check in.", it.BorrowerName, it.BorrowerCard)
+		}
+		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockLost, Overridable: true, Message: msg})
 	}
 	for _, b := range blocked.Blocks {
 		if !confirmed(b) {
@@ -173,11 +180,11 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 
 	// Go ahead: first undo what the confirmations allow.
 	if it.LoanID != 0 {
-		fine, _, err := closeLoan(tx, req.Actor, it, req.Actor.BranchID, loc)
+		fine, msg, err := closeLoan(tx, req.Actor, it, req.Actor.BranchID, loc)
 		if err != nil {
 			return err
 		}
-		res.FineCents = fine
+		res.FineCents, res.Message = fine, msg
 	}
 	if hc.Trapped != nil && hc.Trapped.PatronID != p.ID {
 		if err := holds.Release(tx, req.Actor, hc.Trapped.HoldID, "copy lent to "+p.Card+" by staff override"); err != nil {
@@ -245,7 +252,9 @@ func closeLoan(tx *db.Tx, actor stacks.Actor, it *itemWithLoan, branchID int64, 
 		msg = "Claimed returned item found: the claim is closed."
 	}
 	end := it.fineEnd(now)
-	if !end.After(it.LoanDue.Time) {
+	if !end.After(it.LoanDue.Time) || (it.LoanLostAt.Valid && it.LoanLostFineSettled) {
+		// Not late; or lost, and the declaration charged (or forgave) the fine
+		// up to then: nothing more is owed for the lost period.
 		return 0, msg, nil
 	}
 	fine, late, err := overdueFine(tx, it, end, loc)
@@ -255,6 +264,10 @@ func closeLoan(tx *db.Tx, actor stacks.Actor, it *itemWithLoan, branchID int64, 
 	desc := fmt.Sprintf("Overdue: %s (%s), %s late", it.Title, it.Barcode, late)
 	if err := patrons.Charge(tx, actor, it.LoanPatronID, "overdue", fine, it.LoanID, desc); err != nil {
 		return 0, "", err
+	}
+	if msg != "" {
+		// The desk is told every charge the return made.
+		msg += " Overdue fine charged: " + formatMoney(fine) + "."
 	}
 	return fine, msg, nil
 }

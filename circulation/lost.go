@@ -29,6 +29,11 @@ type LostBill struct {
 	Barcode          string
 	ReplacementCents int64
 	ProcessingCents  int64
+	// FineCents is the overdue fine accrued until the declaration, charged with
+	// it (0 when the loan was not late or the rule forgives it).
+	FineCents int64
+	// FineForgiven: the rule forgave a fine that had accrued.
+	FineForgiven bool
 }
 
 // Total is the whole bill.
@@ -102,7 +107,7 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 	if bill.ReplacementCents <= 0 {
 		bill.ReplacementCents = l.DefaultPriceCents
 	}
-	res, err := tx.Exec(`UPDATE loans SET lost_at = ? WHERE id = ? AND lost_at IS NULL AND returned_at IS NULL`,
+	res, err := tx.Exec(`UPDATE loans SET lost_at = ?, lost_fine_settled = 1 WHERE id = ? AND lost_at IS NULL AND returned_at IS NULL`,
 		db.FormatTime(tx.Now()), l.LoanID)
 	if err != nil {
 		return LostBill{}, fmt.Errorf("mark loan %d lost: %w", l.LoanID, err)
@@ -112,6 +117,35 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 	}
 	if err := catalog.SetItemStatus(tx, l.ItemID, catalog.StatusLost); err != nil {
 		return LostBill{}, err
+	}
+	// The overdue fine accrued until now (or until a claim, which stopped it), as
+	// a check-in now would charge it: by the rule, the calendar and the cap. The
+	// return charges nothing more for the lost period (lost_fine_settled).
+	if loc == nil {
+		loc = time.UTC
+	}
+	end := tx.Now()
+	if l.ClaimedAt.Valid && l.ClaimedAt.Time.Before(end) {
+		end = l.ClaimedAt.Time
+	}
+	if end.After(l.Due.Time) {
+		it := &itemWithLoan{LoanID: l.LoanID, LoanPatronID: l.PatronID, LoanBranchID: l.BranchID,
+			LoanDue: db.NullTime{Time: l.Due.Time, Valid: true}, BorrowerCategory: l.CategoryID}
+		it.ItemTypeID = l.ItemTypeID
+		fine, late, err := overdueFine(tx, it, end, loc)
+		if err != nil {
+			return LostBill{}, err
+		}
+		switch {
+		case fine > 0 && rule.LostForgiveFine:
+			bill.FineForgiven = true
+		case fine > 0:
+			desc := fmt.Sprintf("Overdue: %s (%s), %s late, until declared lost", l.Title, l.Barcode, late)
+			if err := patrons.Charge(tx, actor, l.PatronID, patrons.KindOverdue, fine, l.LoanID, desc); err != nil {
+				return LostBill{}, err
+			}
+			bill.FineCents = fine
+		}
 	}
 	if bill.ReplacementCents > 0 {
 		desc := fmt.Sprintf("Lost: %s (%s), replacement cost", l.Title, l.Barcode)
@@ -130,8 +164,12 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 			return LostBill{}, err
 		}
 	}
-	return bill, tx.Audit(actor, "loan.lost", "loan", l.LoanID, fmt.Sprintf("%s (%s) %s: replacement %s, processing %s",
-		l.Title, l.Barcode, why, formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents)))
+	fineNote := formatMoney(bill.FineCents)
+	if bill.FineForgiven {
+		fineNote = "forgiven by the rule"
+	}
+	return bill, tx.Audit(actor, "loan.lost", "loan", l.LoanID, fmt.Sprintf("%s (%s) %s: replacement %s, processing %s, overdue fine %s",
+		l.Title, l.Barcode, why, formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents), fineNote))
 }
 
 // ClaimReturned records that the patron says they returned a loan's item: the
@@ -154,14 +192,18 @@ func (s *Service) ClaimReturned(ctx context.Context, actor stacks.Actor, patronI
 		if _, err := tx.Exec(`UPDATE loans SET claimed_returned_at = ? WHERE id = ?`, db.FormatTime(tx.Now()), loanID); err != nil {
 			return fmt.Errorf("claim loan %d returned: %w", loanID, err)
 		}
+		// Counted on the patron: the loan is anonymised in time, the count stays.
+		if _, err := tx.Exec(`UPDATE patrons SET claims_returned_count = claims_returned_count + 1 WHERE id = ?`, l.PatronID); err != nil {
+			return fmt.Errorf("count claim of patron %d: %w", l.PatronID, err)
+		}
 		return tx.Audit(actor, "loan.claimed_returned", "loan", loanID, fmt.Sprintf("%s (%s)", l.Title, l.Barcode))
 	})
 }
 
-// ClaimedLoan is a current loan the patron claims to have returned.
+// ClaimedLoan is a loan the patron claimed to have returned.
 type ClaimedLoan struct {
 	LoanID     int64
-	PatronID   int64
+	PatronID   int64 // 0 once the loan is anonymised
 	PatronName string
 	PatronCard string
 	Barcode    string
@@ -169,39 +211,66 @@ type ClaimedLoan struct {
 	BranchName string
 	DueAt      time.Time
 	ClaimedAt  time.Time
+	// ReturnedAt is when the item was found and the claim closed; zero while open.
+	ReturnedAt time.Time
 }
 
-// ClaimedReturned lists the open claims, oldest first, of loans issued at branchID
-// (0 for every branch), in one query.
-func ClaimedReturned(tx *db.Tx, branchID int64, limit int) ([]ClaimedLoan, error) {
-	rows, err := tx.Query(`SELECT l.id, l.patron_id, p.first_name || ' ' || p.surname, p.card, i.barcode, r.title, b.name,
-			l.due_at, l.claimed_returned_at
+// ClaimsFilter chooses the claims ClaimedReturned lists.
+type ClaimsFilter struct {
+	// BranchID is the branch that issued the loans; 0 for every branch.
+	BranchID int64
+	// All lists closed claims too (the item found and checked in), not only open ones.
+	All bool
+	// Limit and Offset page the list (oldest claim first).
+	Limit, Offset int
+}
+
+// ClaimedReturned lists claims, oldest first, in one query. It reads one row more
+// than the limit, and says with more whether there are further pages.
+func ClaimedReturned(tx *db.Tx, f ClaimsFilter) (claims []ClaimedLoan, more bool, err error) {
+	if f.Limit <= 0 {
+		f.Limit = 100
+	}
+	rows, err := tx.Query(`SELECT l.id, coalesce(l.patron_id, 0), coalesce(p.first_name || ' ' || p.surname, ''), coalesce(p.card, ''),
+			i.barcode, r.title, b.name, l.due_at, l.claimed_returned_at, coalesce(l.returned_at, '')
 		FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id
-		JOIN patrons p ON p.id = l.patron_id JOIN branches b ON b.id = l.branch_id
-		WHERE l.claimed_returned_at IS NOT NULL AND l.returned_at IS NULL AND (? = 0 OR l.branch_id = ?)
-		ORDER BY l.claimed_returned_at, l.id LIMIT ?`, branchID, branchID, limit)
+		LEFT JOIN patrons p ON p.id = l.patron_id JOIN branches b ON b.id = l.branch_id
+		WHERE l.claimed_returned_at IS NOT NULL AND (? OR l.returned_at IS NULL) AND (? = 0 OR l.branch_id = ?)
+		ORDER BY l.claimed_returned_at, l.id LIMIT ? OFFSET ?`, f.All, f.BranchID, f.BranchID, f.Limit+1, f.Offset)
 	if err != nil {
-		return nil, fmt.Errorf("claims returned: %w", err)
+		return nil, false, fmt.Errorf("claims returned: %w", err)
 	}
 	defer rows.Close()
-	var out []ClaimedLoan
 	for rows.Next() {
 		var c ClaimedLoan
 		var due, at db.Time
-		if err := rows.Scan(&c.LoanID, &c.PatronID, &c.PatronName, &c.PatronCard, &c.Barcode, &c.Title, &c.BranchName, &due, &at); err != nil {
-			return nil, err
+		var returned string
+		if err := rows.Scan(&c.LoanID, &c.PatronID, &c.PatronName, &c.PatronCard, &c.Barcode, &c.Title, &c.BranchName, &due, &at, &returned); err != nil {
+			return nil, false, err
 		}
 		c.DueAt, c.ClaimedAt = due.Time, at.Time
-		out = append(out, c)
+		if returned != "" {
+			if t, err := db.ParseTime(returned); err == nil {
+				c.ReturnedAt = t
+			}
+		}
+		claims = append(claims, c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if len(claims) > f.Limit {
+		return claims[:f.Limit], true, nil
+	}
+	return claims, false, nil
 }
 
 // ClaimsReturnedCount counts the claims a patron ever made (open or closed): staff
-// watch for a patron who claims often.
+// watch for a patron who claims often. The count is kept on the patron
+// (patrons.claims_returned_count), so anonymising old loans does not lower it.
 func ClaimsReturnedCount(tx *db.Tx, patronID int64) (int, error) {
 	var n int
-	err := tx.QueryRow(`SELECT count(*) FROM loans WHERE patron_id = ? AND claimed_returned_at IS NOT NULL`, patronID).Scan(&n)
+	err := tx.QueryRow(`SELECT claims_returned_count FROM patrons WHERE id = ?`, patronID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("claims returned of patron %d: %w", patronID, err)
 	}
@@ -286,6 +355,9 @@ func returnLost(tx *db.Tx, actor stacks.Actor, it *itemWithLoan) (string, error)
 		}
 		if voided > 0 {
 			parts = append(parts, formatMoney(voided)+" unpaid cancelled")
+		}
+		if done.WaivedCents > 0 {
+			parts = append(parts, formatMoney(done.WaivedCents)+" waived stays waived")
 		}
 		if kept > 0 {
 			parts = append(parts, formatMoney(kept)+" still charged")

@@ -110,19 +110,32 @@ func TestLostReturn(t *testing.T) {
 		fee         string
 		payLost     int64 // paid on the lost line before the return
 		payFee      int64 // paid on the processing line
+		waive       int64 // waived (oldest lines first) after the payments
+		legacyPay   int64 // a payment written before 0014: allocated to no line
 		wantBalance int64
 		wantVoid    int64
 		wantCredit  int64
 		wantMessage []string
 	}{
-		{"RefundUnpaid", "refund", "kept", 0, 0, 500, 2500, 0, []string{"Lost item returned", "25.00 unpaid cancelled", "5.00 still charged"}},
-		{"RefundUnpaidFeeToo", "refund", "refund", 0, 0, 0, 3000, 0, []string{"30.00 unpaid cancelled"}},
-		{"RefundPaid", "refund", "kept", 2500, 500, -2500, 0, 2500, []string{"25.00 refunded to Alex Reader's account as credit", "5.00 still charged"}},
-		{"RefundPartlyPaid", "refund", "refund", 1000, 0, -1000, 2000, 1000, []string{"10.00 refunded", "20.00 unpaid cancelled"}},
-		{"VoidUnpaid", "void", "kept", 0, 0, 500, 2500, 0, []string{"25.00 unpaid cancelled"}},
-		{"VoidPaidKeepsPayment", "void", "kept", 2500, 500, 0, 0, 0, []string{"5.00 still charged"}},
-		{"VoidPartlyPaid", "void", "kept", 1000, 0, 500, 1500, 0, []string{"15.00 unpaid cancelled"}},
-		{"None", "none", "kept", 0, 0, 3000, 0, 0, []string{"30.00 still charged"}},
+		{"RefundUnpaid", "refund", "kept", 0, 0, 0, 0, 500, 2500, 0, []string{"Lost item returned", "25.00 unpaid cancelled", "5.00 still charged"}},
+		{"RefundUnpaidFeeToo", "refund", "refund", 0, 0, 0, 0, 0, 3000, 0, []string{"30.00 unpaid cancelled"}},
+		{"RefundPaid", "refund", "kept", 2500, 500, 0, 0, -2500, 0, 2500, []string{"25.00 refunded to Alex Reader's account as credit", "5.00 still charged"}},
+		{"RefundPartlyPaid", "refund", "refund", 1000, 0, 0, 0, -1000, 2000, 1000, []string{"10.00 refunded", "20.00 unpaid cancelled"}},
+		{"VoidUnpaid", "void", "kept", 0, 0, 0, 0, 500, 2500, 0, []string{"25.00 unpaid cancelled"}},
+		{"VoidPaidKeepsPayment", "void", "kept", 2500, 500, 0, 0, 0, 0, 0, []string{"5.00 still charged"}},
+		{"VoidPartlyPaid", "void", "kept", 1000, 0, 0, 0, 500, 1500, 0, []string{"15.00 unpaid cancelled"}},
+		{"None", "none", "kept", 0, 0, 0, 0, 3000, 0, 0, []string{"30.00 still charged"}},
+		// A waiver is forgiven, not paid: it is never given back as credit (so never
+		// refunded in cash), and the return leaves the balance at what is still owed.
+		{"RefundWaived", "refund", "kept", 0, 0, 2500, 0, 500, 0, 0, []string{"25.00 waived stays waived", "5.00 still charged"}},
+		{"RefundWaivedFeeToo", "refund", "refund", 0, 0, 3000, 0, 0, 0, 0, []string{"30.00 waived stays waived"}},
+		{"RefundPaidAndWaived", "refund", "kept", 1000, 0, 1500, 0, -500, 0, 1000, []string{"10.00 refunded", "15.00 waived stays waived", "5.00 still charged"}},
+		{"RefundPartlyWaived", "refund", "refund", 0, 0, 1000, 0, 0, 2000, 0, []string{"20.00 unpaid cancelled", "10.00 waived stays waived"}},
+		{"VoidWaived", "void", "kept", 0, 0, 2500, 0, 500, 0, 0, []string{"5.00 still charged"}},
+		// A payment written before lines could be chosen (0014) pays the oldest
+		// line: it is money, so it is credited, and allocated to the line first.
+		{"RefundLegacyPayment", "refund", "kept", 0, 0, 0, 2500, -2000, 0, 2500, []string{"25.00 refunded", "5.00 still charged"}},
+		{"RefundLegacyPaymentAndWaiver", "refund", "kept", 0, 0, 1000, 1500, -1000, 0, 1500, []string{"15.00 refunded", "10.00 waived stays waived"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -139,6 +152,17 @@ func TestLostReturn(t *testing.T) {
 			}
 			if tc.payFee > 0 {
 				if _, err := e.pay("P0001", tc.payFee, patrons.MethodCard, e.lineOf(loan.ID, "processing")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.legacyPay > 0 {
+				e.exec(`INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'payment', ?, 'Payment', ?)`,
+					e.patronID("P0001"), -tc.legacyPay, db.FormatTime(e.clock.Now()))
+			}
+			if tc.waive > 0 {
+				if err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+					return patrons.Waive(tx, e.desk, e.patronID("P0001"), tc.waive, "hardship")
+				}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -165,9 +189,47 @@ func TestLostReturn(t *testing.T) {
 			if got := e.queryString(`SELECT message FROM checkins WHERE id = ?`, r.ID); got != r.Message {
 				t.Errorf("checkin row message %q, want %q", got, r.Message)
 			}
+			// A credit is money paid toward the line, traceably: never more than
+			// the payments allocated to it.
+			if got := e.queryInt(`SELECT coalesce(sum(a.amount_cents), 0) FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id
+				WHERE a.charge_id = ? AND y.kind = 'payment'`, e.lineOf(loan.ID, "lost")); got < tc.wantCredit {
+				t.Errorf("credited %d, but only %d of payments is allocated to the lost line", tc.wantCredit, got)
+			}
 			e.checkMoney()
 		})
 	}
+}
+
+// TestWaivedLostNotRefundable: the review's case. A lost bill waived in full,
+// then the item returned: the patron is not in credit, so no cash goes back.
+func TestWaivedLostNotRefundable(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund', lost_return_fee = 'kept'`)
+	loan := e.mustCheckout("P0001", "I00001").Loan
+	if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+		return patrons.Waive(tx, e.desk, e.patronID("P0001"), 2500, "hardship")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.queryInt(`SELECT sum(a.amount_cents) FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id
+		WHERE y.kind = 'waiver' AND a.charge_id = ?`, e.lineOf(loan.ID, "lost")); got != 2500 {
+		t.Errorf("waiver allocated %d to the lost line, want 2500", got)
+	}
+	e.clock.Set(at("2026-12-05 12:00"))
+	e.mustCheckin("I00001")
+	if got := e.balance("P0001"); got != 0 {
+		t.Errorf("balance %d after the return, want 0", got)
+	}
+	err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := patrons.Refund(tx, e.desk, e.patronID("P0001"), 2500, patrons.MethodCash, "")
+		return err
+	})
+	wantCode(t, err, stacks.EINVALID)
+	e.checkMoney()
 }
 
 // TestPayLinesAndRefund: a payment pays the chosen lines, never more than they
@@ -295,7 +357,7 @@ func TestClaimsReturned(t *testing.T) {
 		if n, err = circulation.ClaimsReturnedCount(tx, e.patronID("P0001")); err != nil {
 			return err
 		}
-		list, err = circulation.ClaimedReturned(tx, 1, 100)
+		list, _, err = circulation.ClaimedReturned(tx, circulation.ClaimsFilter{BranchID: 1})
 		return err
 	})
 	if err != nil {
@@ -314,13 +376,32 @@ func TestClaimsReturned(t *testing.T) {
 		t.Errorf("balance %d, want %d", got, before+atClaim)
 	}
 	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
-		list, err = circulation.ClaimedReturned(tx, 0, 100)
+		list, _, err = circulation.ClaimedReturned(tx, circulation.ClaimsFilter{})
 		return err
 	})
 	if err != nil || len(list) != 0 {
 		t.Errorf("open claims after the return: %+v (%v)", list, err)
 	}
+	// Every claim, closed ones too, a page at a time.
+	var more bool
+	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		list, more, err = circulation.ClaimedReturned(tx, circulation.ClaimsFilter{All: true, Limit: 1})
+		return err
+	})
+	if err != nil || len(list) != 1 || list[0].LoanID != claimed.ID || list[0].ReturnedAt.IsZero() || more {
+		t.Errorf("all claims: %+v, more %v (%v); want the closed claim, returned, and no more", list, more, err)
+	}
 	e.checkMoney()
+	// The loan's patron taken off (as anonymisation does; only the count is
+	// checked here): the patron's count stays.
+	e.exec(`UPDATE loans SET patron_id = NULL WHERE id = ?`, claimed.ID)
+	err = e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		n, err = circulation.ClaimsReturnedCount(tx, e.patronID("P0001"))
+		return err
+	})
+	if err != nil || n != 1 {
+		t.Errorf("claims count after the loan was anonymised: %d (%v), want 1", n, err)
+	}
 }
 
 // TestAgeLost: the daily job declares loans lost after the rule's days, in chunks,
@@ -346,8 +427,10 @@ func TestAgeLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := e.balance("P0001"); got != 3*1300 {
-		t.Errorf("balance %d, want %d", got, 3*1300)
+	// Each: 12.00 + 1.00 processing, and the overdue fine until today (30 days
+	// late: the Book rule's cap, 5.00).
+	if got := e.balance("P0001"); got != 3*(1300+500) {
+		t.Errorf("balance %d, want %d", got, 3*(1300+500))
 	}
 	for _, id := range loans {
 		if e.queryString(`SELECT coalesce(lost_at, '') FROM loans WHERE id = ?`, id) == "" {
@@ -362,7 +445,7 @@ func TestAgeLost(t *testing.T) {
 	if again.Declared != 0 || e.queryInt(`SELECT count(*) FROM ledger`) != lines || first.Declared < 3 {
 		t.Errorf("first run %+v, second run %+v", first, again)
 	}
-	if got := e.balance("P0001"); got != 3*1300 {
+	if got := e.balance("P0001"); got != 3*(1300+500) {
 		t.Errorf("balance %d after the second run", got)
 	}
 	e.checkMoney()
@@ -388,3 +471,157 @@ func TestMarkMissing(t *testing.T) {
 }
 
 func mustUTC() *time.Location { return time.UTC }
+
+// TestPayDuplicateLine: a line ticked twice (line=X&line=X) is paid once, not
+// refused by the database.
+func TestPayDuplicateLine(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode IN ('I00001', 'I00002')`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 0`)
+	l1 := e.mustCheckout("P0001", "I00001").Loan
+	l2 := e.mustCheckout("P0001", "I00002").Loan
+	for _, l := range []int64{l1.ID, l2.ID} {
+		if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := e.lineOf(l1.ID, "lost")
+	_, err := e.pay("P0001", 4000, patrons.MethodCash, id, id)
+	wantCode(t, err, stacks.EINVALID) // more than the one line owes
+	if _, err := e.pay("P0001", 2500, patrons.MethodCash, id, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.queryInt(`SELECT count(*) FROM ledger_allocations WHERE charge_id = ?`, id); got != 1 {
+		t.Errorf("%d allocations to the line", got)
+	}
+	if got := e.balance("P0001"); got != 2500 {
+		t.Errorf("balance %d, want 2500", got)
+	}
+	e.checkMoney()
+}
+
+// TestLostCheckoutOverride: lending a lost item to another patron checks it in
+// from the first borrower, whose bill is reversed by the rule; the block says so
+// before, and the result tells the desk what was done.
+func TestLostCheckoutOverride(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund'`)
+	loan := e.mustCheckout("P0001", "I00001").Loan
+	if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pay("P0001", 2500, patrons.MethodCash); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.checkout("P0003", "I00001")
+	b := wantBlocked(t, err, false, circulation.BlockOnLoanToOther, circulation.BlockLost)
+	var lostBlock string
+	for _, bl := range b.Blocks {
+		if bl.Code == circulation.BlockLost {
+			lostBlock = bl.Message
+		}
+	}
+	wantContains(t, lostBlock, "lost loan of Alex Reader (P0001)", "lost bill will be reversed")
+	res, err := e.checkout("P0003", "I00001", circulation.BlockOnLoanToOther, circulation.BlockLost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, res.Message, "Lost item returned: 25.00 refunded to Alex Reader's account as credit")
+	if got := e.balance("P0001"); got != -2500 {
+		t.Errorf("first borrower's balance %d, want -2500", got)
+	}
+	e.checkMoney()
+}
+
+// TestLostFineAtDeclaration: declaring an overdue loan lost charges the fine
+// accrued until then, as a check-in at that moment would (rule, calendar, cap),
+// unless the rule forgives it; the later return charges no fine for the lost
+// period, and its message names what it did.
+func TestLostFineAtDeclaration(t *testing.T) {
+	// What a plain check-in at when charges for a loan of I00001 to P0001.
+	checkinFine := func(t *testing.T, when string) int64 {
+		e := newEnv(t)
+		e.mustCheckout("P0001", "I00001")
+		e.clock.Set(at(when))
+		return e.mustCheckin("I00001").FineCents
+	}
+	for _, tc := range []struct {
+		name     string
+		lostAt   string
+		forgive  bool
+		wantCap  bool // the fine is the rule's cap (5.00)
+		wantNone bool
+	}{
+		{"NotLate", "2026-12-10 12:00", false, false, true},
+		{"Charged", "2027-01-04 12:00", false, false, false},
+		{"Capped", "2027-03-01 12:00", false, true, false},
+		{"Forgiven", "2027-01-04 12:00", true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := checkinFine(t, tc.lostAt)
+			if tc.wantCap && want != 500 || !tc.wantCap && !tc.wantNone && (want <= 0 || want >= 500) {
+				t.Fatalf("the check-in fine at %s is %d: the case does not test what it says", tc.lostAt, want)
+			}
+			if tc.wantNone {
+				want = 0
+			}
+			e := newEnv(t)
+			e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+			e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund', lost_forgive_fine = ?`, tc.forgive)
+			loan := e.mustCheckout("P0001", "I00001").Loan
+			e.clock.Set(at(tc.lostAt))
+			bill, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bill.FineCents != want {
+				t.Errorf("fine at the declaration %d, want %d", bill.FineCents, want)
+			}
+			if got := e.balance("P0001"); got != 2500+want {
+				t.Errorf("balance %d after the declaration, want %d", got, 2500+want)
+			}
+			// Months later it comes back: no fine for the lost period.
+			e.clock.Set(at("2027-06-01 12:00"))
+			r := e.mustCheckin("I00001")
+			if r.FineCents != 0 {
+				t.Errorf("the return charged a fine of %d", r.FineCents)
+			}
+			wantContains(t, r.Message, "25.00 unpaid cancelled")
+			if got := e.balance("P0001"); got != want {
+				t.Errorf("balance %d after the return, want the fine %d", got, want)
+			}
+			wantLines := int64(0)
+			if want > 0 {
+				wantLines = 1
+			}
+			if got := e.queryInt(`SELECT count(*) FROM ledger WHERE loan_id = ? AND kind = 'overdue'`, loan.ID); got != wantLines {
+				t.Errorf("%d overdue lines, want %d", got, wantLines)
+			}
+			e.checkMoney()
+		})
+	}
+
+	// A loan declared lost before 0017 (lost_fine_settled 0) still has its fine
+	// until lost_at charged at the return, and the message says so.
+	t.Run("DeclaredBeforeTheFix", func(t *testing.T) {
+		want := checkinFine(t, "2027-01-04 12:00")
+		e := newEnv(t)
+		e.exec(`UPDATE items SET price_cents = 2500 WHERE barcode = 'I00001'`)
+		e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund'`)
+		loan := e.mustCheckout("P0001", "I00001").Loan
+		e.clock.Set(at("2027-01-04 12:00"))
+		if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
+			t.Fatal(err)
+		}
+		e.exec(`DELETE FROM ledger WHERE loan_id = ? AND kind = 'overdue'`, loan.ID)
+		e.exec(`UPDATE loans SET lost_fine_settled = 0 WHERE id = ?`, loan.ID)
+		e.clock.Set(at("2027-06-01 12:00"))
+		r := e.mustCheckin("I00001")
+		if r.FineCents != want {
+			t.Errorf("fine at the return %d, want %d (until lost_at)", r.FineCents, want)
+		}
+		wantContains(t, r.Message, "25.00 unpaid cancelled", "Overdue fine charged: "+stacks.FormatMoney(want))
+		e.checkMoney()
+	})
+}

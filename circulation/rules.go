@@ -48,6 +48,9 @@ type Rule struct {
 	// LostReturnFee is what it does to the processing fee: LostFeeKept or
 	// LostFeeRefund.
 	LostReturnFee string
+	// LostForgiveFine forgives the overdue fine accrued until a loan is declared
+	// lost; otherwise it is charged at the declaration (Koha's WhenLostForgiveFine).
+	LostForgiveFine bool
 }
 
 // What the return of a lost item does to its bill (Rule.LostReturn and
@@ -137,7 +140,7 @@ func (r *Rule) Validate() error {
 const ruleColumns = `r.id, coalesce(r.patron_category_id, 0), coalesce(r.item_type_id, 0), coalesce(r.branch_id, 0),
 	coalesce(pc.name, ''), coalesce(it.name, ''), coalesce(b.name, ''),
 	r.loan_period, r.loan_unit, r.max_loans, r.renewals, r.fine_cents, r.grace_periods, r.fine_cap_cents, r.hold_pickup_days,
-	r.lost_after_days, r.processing_fee_cents, r.lost_return, r.lost_return_fee`
+	r.lost_after_days, r.processing_fee_cents, r.lost_return, r.lost_return_fee, r.lost_forgive_fine`
 
 const ruleFrom = ` FROM circ_rules r
 	LEFT JOIN patron_categories pc ON pc.id = r.patron_category_id
@@ -149,7 +152,7 @@ func scanRule(row interface{ Scan(...any) error }) (Rule, error) {
 	err := row.Scan(&r.ID, &r.PatronCategoryID, &r.ItemTypeID, &r.BranchID,
 		&r.PatronCategoryName, &r.ItemTypeName, &r.BranchName,
 		&r.LoanPeriod, &r.LoanUnit, &r.MaxLoans, &r.Renewals, &r.FineCents, &r.GracePeriods, &r.FineCapCents, &r.HoldPickupDays,
-		&r.LostAfterDays, &r.ProcessingFeeCents, &r.LostReturn, &r.LostReturnFee)
+		&r.LostAfterDays, &r.ProcessingFeeCents, &r.LostReturn, &r.LostReturnFee, &r.LostForgiveFine)
 	return r, err
 }
 
@@ -212,22 +215,22 @@ func SaveRule(tx *db.Tx, actor stacks.Actor, r Rule) (Rule, error) {
 		var res sql.Result
 		res, err = tx.Exec(`INSERT INTO circ_rules (patron_category_id, item_type_id, branch_id, loan_period, loan_unit,
 			max_loans, renewals, fine_cents, grace_periods, fine_cap_cents, hold_pickup_days,
-			lost_after_days, processing_fee_cents, lost_return, lost_return_fee)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			lost_after_days, processing_fee_cents, lost_return, lost_return_fee, lost_forgive_fine)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			nullID(r.PatronCategoryID), nullID(r.ItemTypeID), nullID(r.BranchID), r.LoanPeriod, r.LoanUnit,
 			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays,
-			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee)
+			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, r.LostForgiveFine)
 		if err == nil {
 			r.ID, _ = res.LastInsertId()
 		}
 	} else {
 		_, err = tx.Exec(`UPDATE circ_rules SET patron_category_id = ?, item_type_id = ?, branch_id = ?, loan_period = ?,
 			loan_unit = ?, max_loans = ?, renewals = ?, fine_cents = ?, grace_periods = ?, fine_cap_cents = ?, hold_pickup_days = ?,
-			lost_after_days = ?, processing_fee_cents = ?, lost_return = ?, lost_return_fee = ?
+			lost_after_days = ?, processing_fee_cents = ?, lost_return = ?, lost_return_fee = ?, lost_forgive_fine = ?
 			WHERE id = ?`,
 			nullID(r.PatronCategoryID), nullID(r.ItemTypeID), nullID(r.BranchID), r.LoanPeriod, r.LoanUnit,
 			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays,
-			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, r.ID)
+			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, r.LostForgiveFine, r.ID)
 	}
 	if db.IsUniqueViolation(err) {
 		return Rule{}, stacks.Errorf(stacks.ECONFLICT, "A rule for this patron category, item type and branch already exists; edit that one instead.")

@@ -171,6 +171,9 @@ type itemWithLoan struct {
 	// returned: its fine stops there.
 	LoanLostAt    db.NullTime
 	LoanClaimedAt db.NullTime
+	// LoanLostFineSettled: the declaration settled the fine up to LoanLostAt
+	// (charged, or forgiven by the rule); the return charges none.
+	LoanLostFineSettled bool
 }
 
 // fineEnd is when the loan's lateness stops counting: the return (now), or
@@ -190,11 +193,12 @@ func (it *itemWithLoan) fineEnd(now time.Time) time.Time {
 func findItemWithLoan(tx *db.Tx, barcode string) (*itemWithLoan, error) {
 	var it itemWithLoan
 	dest := append(it.ItemScanDest(), &it.LoanID, &it.LoanPatronID, &it.LoanBranchID, &it.LoanDue, &it.LoanIssued,
-		&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName, &it.LoanLostAt, &it.LoanClaimedAt)
+		&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName, &it.LoanLostAt, &it.LoanClaimedAt,
+		&it.LoanLostFineSettled)
 	err := tx.QueryRow(`SELECT `+catalog.ItemColumns+`,
 			coalesce(l.id, 0), coalesce(l.patron_id, 0), coalesce(l.branch_id, 0), l.due_at, l.issued_at, coalesce(l.renewals, 0),
 			coalesce(p.category_id, 0), coalesce(p.card, ''), coalesce(p.first_name || ' ' || p.surname, ''),
-			l.lost_at, l.claimed_returned_at`+catalog.ItemFrom+`
+			l.lost_at, l.claimed_returned_at, coalesce(l.lost_fine_settled, 0)`+catalog.ItemFrom+`
 		LEFT JOIN loans l ON l.item_id = i.id AND l.returned_at IS NULL
 		LEFT JOIN patrons p ON p.id = l.patron_id
 		WHERE i.barcode = ?`, barcode).Scan(dest...)

@@ -249,14 +249,18 @@ func inList(q string, ids []int64, lead ...any) (string, []any) {
 }
 
 // staleItem is true for a notice item (alias n) that no longer holds: its loan was
-// returned, renewed (another due date), declared lost or claimed returned, its hold is no longer waiting or was
-// trapped again since. Compose closes such items without a message, and Deliver
+// returned, renewed (another due date), declared lost or claimed returned; a lost
+// bill's loan is no longer lost and open (the item came back before the notice
+// went); its hold is no longer waiting or was trapped again since. Compose closes such items without a message, and Deliver
 // cancels a queued message whose items are all stale.
 const staleItem = `CASE
 		WHEN n.trigger IN ('predue', 'overdue') THEN
 			NOT EXISTS (SELECT 1 FROM loans l WHERE l.id = n.object_id AND l.returned_at IS NULL
 				AND l.lost_at IS NULL AND l.claimed_returned_at IS NULL
 				AND (n.occurrence = '' OR l.due_at = n.occurrence))
+		WHEN n.trigger = 'lost_bill' THEN
+			NOT EXISTS (SELECT 1 FROM loans l WHERE l.id = n.object_id AND l.returned_at IS NULL
+				AND l.lost_at IS NOT NULL)
 		WHEN n.trigger IN ('hold_available', 'hold_expiring') THEN
 			NOT EXISTS (SELECT 1 FROM holds h WHERE h.id = n.object_id AND h.status = 'waiting'
 				AND (n.occurrence = '' OR h.waiting_since = n.occurrence))

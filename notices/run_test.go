@@ -227,6 +227,7 @@ func TestRunDaily(t *testing.T) {
 		l := newLib(t, "UTC")
 		p := l.patron("P1", "Lost", "It", "")
 		loan := l.loan(p, "Never Returned", at(time.UTC, 2026, 10, 1, 20, 0))
+		l.exec(`UPDATE loans SET lost_at = '2026-11-29T10:00:00Z' WHERE id = ?`, loan) // as circulation declares it
 		for range 2 {
 			err := l.d.Write(context.Background(), func(tx *db.Tx) error {
 				return notices.QueueLostBill(tx, loan, 2250, time.UTC)
@@ -241,8 +242,31 @@ func TestRunDaily(t *testing.T) {
 		}
 		l.run(notices.RunOptions{})
 		ms := l.messages(notices.Filter{PatronID: p})
-		if len(ms) != 1 || !strings.Contains(ms[0].Text, "Never Returned / Author (B00001): 22.50") || !strings.Contains(ms[0].Text, "Final notice") {
-			t.Fatalf("messages = %+v, want one digest with the bill and the final notice", ms)
+		// A lost loan is billed, not reminded: no overdue notice beside the bill.
+		if len(ms) != 1 || !strings.Contains(ms[0].Text, "Never Returned / Author (B00001): 22.50") || strings.Contains(ms[0].Text, "Final notice") {
+			t.Fatalf("messages = %+v, want one digest with the bill and no overdue notice", ms)
+		}
+	})
+
+	// The item came back (the loan is closed, its bill reversed) before the run:
+	// the bill is stale and goes to nobody.
+	t.Run("LostBillReturnedBeforeRun", func(t *testing.T) {
+		l := newLib(t, "UTC")
+		p := l.patron("P1", "Lost", "It", "")
+		loan := l.loan(p, "Came Back", at(time.UTC, 2026, 11, 29, 20, 0))
+		l.exec(`UPDATE loans SET lost_at = '2026-11-30T09:00:00Z' WHERE id = ?`, loan)
+		if err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+			return notices.QueueLostBill(tx, loan, 2250, time.UTC)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		l.exec(`UPDATE loans SET returned_at = '2026-11-30T09:30:00Z' WHERE id = ?`, loan)
+		l.run(notices.RunOptions{})
+		if ms := l.messages(notices.Filter{PatronID: p}); len(ms) != 0 {
+			t.Fatalf("messages = %+v, want none: the lost item came back", ms)
+		}
+		if n := l.queryInt(`SELECT count(*) FROM notice_items WHERE trigger = 'lost_bill' AND delivery = ''`); n != 0 {
+			t.Errorf("%d lost bill items left open", n)
 		}
 	})
 }

@@ -22,10 +22,14 @@ import (
 //     patron;
 //   - ledger-without-patron: every row belongs to a patron who exists (a row whose
 //     patron was purged has no patron, and is settled history);
-//   - ledger-allocation: a payment's allocations add up to at most its amount, each
+//   - ledger-allocation: a payment's (waiver's, re-used credit's) allocations add
+//     up to at most its amount, each
 //     to a charge of the same patron, and no charge is paid more than its amount;
 //   - ledger-reversal: a void or credit reverses a charge of the same patron, and
 //     the reversals of a charge add up to at most its amount;
+//   - ledger-credit-over-paid: the credits reversing a charge add up to at most
+//     the money allocated to it (payments, and credits re-used to pay it): a
+//     waiver is never given back;
 //   - ledger-desk: a payment or refund with a method names the desk's branch, and
 //     only payments and refunds have a method;
 //   - lost-loan-billed-once: a loan has at most one lost and one processing line.
@@ -79,7 +83,7 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 			FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id JOIN ledger c ON c.id = a.charge_id
 			GROUP BY y.id
 			HAVING sum(a.amount_cents) > -y.amount_cents OR max(c.patron_id IS NOT y.patron_id)
-			    OR max(c.kind NOT IN ('overdue', 'lost', 'processing', 'fee', 'manual')) OR y.kind NOT IN ('payment', 'waiver')
+			    OR max(c.kind NOT IN ('overdue', 'lost', 'processing', 'fee', 'manual')) OR y.kind NOT IN ('payment', 'waiver', 'credit')
 			UNION ALL
 			SELECT printf('charge %d (%s of %s) is paid %s by allocations, more than its amount', c.id, c.kind,
 				printf('%.2f', c.amount_cents / 100.0), printf('%.2f', sum(a.amount_cents) / 100.0))
@@ -97,6 +101,15 @@ func Check(tx *db.Tx) ([]stacks.Violation, error) {
 				printf('%.2f', c.amount_cents / 100.0), printf('%.2f', -sum(v.amount_cents) / 100.0))
 			FROM ledger v JOIN ledger c ON c.id = v.reverses_id
 			GROUP BY c.id HAVING -sum(v.amount_cents) > c.amount_cents`},
+		{Name: "ledger-credit-over-paid", Query: `SELECT printf('charge %d (%s of %s, patron %s) is credited back %s, but only %s was paid toward it; a waiver is never given back',
+				c.id, c.kind, printf('%.2f', c.amount_cents / 100.0), coalesce(p.card, '?'), printf('%.2f', r.credited / 100.0),
+				printf('%.2f', coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id
+					WHERE a.charge_id = c.id AND y.kind IN ('payment', 'credit')), 0) / 100.0))
+			FROM (SELECT reverses_id, -sum(amount_cents) AS credited FROM ledger WHERE kind = 'credit' AND reverses_id IS NOT NULL GROUP BY reverses_id) r
+			JOIN ledger c ON c.id = r.reverses_id LEFT JOIN patrons p ON p.id = c.patron_id
+			WHERE r.credited > coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id
+				WHERE a.charge_id = c.id AND y.kind IN ('payment', 'credit')), 0)
+			ORDER BY c.id`},
 		{Name: "ledger-desk", Query: `SELECT printf('ledger row %d (%s of %s) %s', g.id, g.kind, printf('%.2f', abs(g.amount_cents) / 100.0),
 				CASE WHEN g.kind NOT IN ('payment', 'refund') THEN 'has a payment method, but only payments and refunds have one'
 				     ELSE 'has a payment method but no desk branch' END)

@@ -85,6 +85,14 @@ func TestCheckInvariants(t *testing.T) {
 			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, reverses_id) VALUES (` + p2 + `, 'void', -1000, ` + when + `, 900001)`,
 			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, reverses_id) VALUES (` + p1 + `, 'void', -100, ` + when + `, 900001)`,
 		}, "ledger-reversal", []string{"reverses row 900001, a line of another patron", "charge 900001 (fee of 10.00) is reversed 11.00"}},
+		{"ErrCreditOfAWaiver", []string{
+			// The review's case: a waived charge credited back, which the desk
+			// could then refund in cash.
+			`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at) VALUES (900001, ` + p1 + `, 'lost', 2500, ` + when + `)`,
+			`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at) VALUES (900002, ` + p1 + `, 'waiver', -2500, ` + when + `)`,
+			`INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (900002, 900001, 2500)`,
+			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, reverses_id) VALUES (` + p1 + `, 'credit', -2500, ` + when + `, 900001)`,
+		}, "ledger-credit-over-paid", []string{"charge 900001 (lost of 25.00, patron P0001) is credited back 25.00, but only 0.00 was paid toward it"}},
 		{"ErrMethodWithoutDesk", []string{
 			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, payment_method) VALUES (` + p2 + `, 'payment', -100, ` + when + `, 'cash')`,
 		}, "ledger-desk", []string{"has a payment method but no desk branch"}},

@@ -169,11 +169,25 @@ func credit(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents in
 	if cents > balance {
 		return stacks.FieldErrorf("amount", stacks.EINVALID, "%s owes %s; you can %s at most that amount.", name, formatCents(balance), verb)
 	}
-	_, err = tx.Exec(`INSERT INTO ledger (patron_id, kind, amount_cents, description, staff_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`,
-		patronID, kind, -cents, description, nullID(actor.StaffID), db.FormatTime(tx.Now()))
+	var open []OpenCharge
+	if kind == KindWaiver {
+		// A waiver forgives the oldest open lines, as a payment with no line chosen
+		// pays them, and says so in ledger_allocations: a reversal then knows the
+		// line was forgiven, not paid, and gives none of it back. The lines are
+		// read before the waiver is written.
+		if open, _, err = OpenCharges(tx, patronID); err != nil {
+			return err
+		}
+	}
+	var id int64
+	err = tx.QueryRow(`INSERT INTO ledger (patron_id, kind, amount_cents, description, staff_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		patronID, kind, -cents, description, nullID(actor.StaffID), db.FormatTime(tx.Now())).Scan(&id)
 	if err != nil {
 		return fmt.Errorf("%s for patron %d: %w", kind, patronID, err)
+	}
+	if err := allocate(tx, id, cents, open); err != nil {
+		return err
 	}
 	return tx.Audit(actor, action, "patron", patronID, fmt.Sprintf("%s %s, balance %s -> %s: %s",
 		kind, formatCents(cents), formatCents(balance), formatCents(balance-cents), description))

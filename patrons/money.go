@@ -35,69 +35,116 @@ func validMethod(m string) error {
 type OpenCharge struct {
 	LedgerEntry
 	// OutstandingCents is what remains to pay on this line: its amount less the
-	// payments allocated to it, its voids, and (oldest charges first) the credit
-	// not allocated to any line (payments made before lines could be chosen,
-	// waivers, credits).
+	// payments and waivers allocated to it, its voids, and (oldest charges first)
+	// the credit not allocated to any line (payments and waivers made before lines
+	// could be chosen, credits).
 	OutstandingCents int64
+	// PaidCents is the money paid toward the line: the payments (and re-used
+	// credits) allocated to it, plus its share of the unallocated money. Only this
+	// can be given back as credit when the charge is reversed.
+	PaidCents int64
+	// WaivedCents is what was forgiven on the line: waivers allocated to it, plus
+	// its share of unallocated waivers. It is never given back.
+	WaivedCents int64
+	// unallocatedPaid is the part of PaidCents that no allocation row names yet
+	// (pre-0014 payments, credits applied oldest first).
+	unallocatedPaid int64
+	// reversedCents is the sum of the voids and credits already reversing it.
+	reversedCents int64
 }
 
 // OpenCharges returns the patron's charges with something still owed, oldest first,
 // and the credit left over after every charge is paid (0 unless the patron is in
 // credit). One statement when the patron has charges, two when not.
 func OpenCharges(tx *db.Tx, patronID int64) (open []OpenCharge, credit int64, err error) {
-	// The pool: credit not tied to a line. Payments and waivers less what they
-	// allocated, credits, less refunds handed back.
-	const pool = `(SELECT coalesce(sum(CASE
-			WHEN y.kind IN ('payment', 'waiver') THEN -y.amount_cents
+	all, credit, err := chargeStates(tx, patronID)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, c := range all {
+		if c.OutstandingCents > 0 {
+			open = append(open, c)
+		}
+	}
+	return open, credit, nil
+}
+
+// chargeStates reads every charge of the patron, oldest first, with what was paid,
+// waived, reversed and is still owed on each, and the credit left over.
+//
+// The pool (credit not tied to a line) has two parts: the forgiven part (waivers
+// not allocated to lines, written before waivers were allocated) and the money
+// part (payments and credits not allocated, less refunds). Both pay the oldest
+// lines first, the forgiven part first on each line, so that an old waiver is
+// never counted as money that a reversal could give back.
+func chargeStates(tx *db.Tx, patronID int64) (all []OpenCharge, credit int64, err error) {
+	const pools = `(SELECT coalesce(sum(CASE
+			WHEN y.kind IN ('payment', 'credit') THEN -y.amount_cents
 				- coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a WHERE a.payment_id = y.id), 0)
-			WHEN y.kind IN ('credit', 'refund') THEN -y.amount_cents
+			WHEN y.kind = 'refund' THEN -y.amount_cents
+			ELSE 0 END), 0)
+		FROM ledger y WHERE y.patron_id = ?),
+		(SELECT coalesce(sum(CASE WHEN y.kind = 'waiver' THEN -y.amount_cents
+				- coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a WHERE a.payment_id = y.id), 0)
 			ELSE 0 END), 0)
 		FROM ledger y WHERE y.patron_id = ?)`
 	rows, err := tx.Query(`SELECT g.id, g.kind, g.amount_cents, coalesce(g.loan_id, 0), g.description,
 			coalesce(s.display_name, ''), g.created_at, coalesce(g.payment_method, ''), coalesce(g.reverses_id, 0),
-			coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a WHERE a.charge_id = g.id), 0),
+			coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id
+				WHERE a.charge_id = g.id AND y.kind <> 'waiver'), 0),
+			coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a JOIN ledger y ON y.id = a.payment_id
+				WHERE a.charge_id = g.id AND y.kind = 'waiver'), 0),
 			coalesce((SELECT sum(v.amount_cents) FROM ledger v WHERE v.reverses_id = g.id AND v.kind = 'void'), 0),
-			`+pool+`
+			coalesce((SELECT sum(v.amount_cents) FROM ledger v WHERE v.reverses_id = g.id), 0),
+			`+pools+`
 		FROM ledger g LEFT JOIN staff_users s ON s.id = g.staff_id
 		WHERE g.patron_id = ? AND g.kind IN ('overdue', 'lost', 'processing', 'fee', 'manual')
-		ORDER BY g.id`, patronID, patronID)
+		ORDER BY g.id`, patronID, patronID, patronID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open charges of patron %d: %w", patronID, err)
 	}
 	defer rows.Close()
-	var all []OpenCharge
-	var left int64
+	var money, forgiven int64
 	for rows.Next() {
 		var c OpenCharge
 		var at db.Time
-		var allocated, voided int64
+		var voided, reversed int64
 		if err := rows.Scan(&c.ID, &c.Kind, &c.AmountCents, &c.LoanID, &c.Description, &c.StaffName, &at,
-			&c.PaymentMethod, &c.ReversesID, &allocated, &voided, &left); err != nil {
+			&c.PaymentMethod, &c.ReversesID, &c.PaidCents, &c.WaivedCents, &voided, &reversed, &money, &forgiven); err != nil {
 			return nil, 0, fmt.Errorf("open charges of patron %d: %w", patronID, err)
 		}
 		c.CreatedAt = at.Time
-		c.OutstandingCents = max(0, c.AmountCents-allocated+voided)
+		c.reversedCents = -reversed
+		c.OutstandingCents = max(0, c.AmountCents-c.PaidCents-c.WaivedCents+voided)
 		all = append(all, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("open charges of patron %d: %w", patronID, err)
 	}
 	if len(all) == 0 {
-		if err := tx.QueryRow(`SELECT `+pool, patronID).Scan(&left); err != nil {
+		if err := tx.QueryRow(`SELECT `+pools, patronID, patronID).Scan(&money, &forgiven); err != nil {
 			return nil, 0, fmt.Errorf("credit of patron %d: %w", patronID, err)
 		}
 	}
-	for _, c := range all {
-		take := min(left, c.OutstandingCents)
-		if take > 0 {
+	if money < 0 { // refunds beyond the money credit: take them from the forgiven part
+		forgiven += money
+		money = 0
+	}
+	for i := range all {
+		c := &all[i]
+		if take := min(max(forgiven, 0), c.OutstandingCents); take > 0 {
 			c.OutstandingCents -= take
-			left -= take
+			c.WaivedCents += take
+			forgiven -= take
 		}
-		if c.OutstandingCents > 0 {
-			open = append(open, c)
+		if take := min(money, c.OutstandingCents); take > 0 {
+			c.OutstandingCents -= take
+			c.PaidCents += take
+			c.unallocatedPaid = take
+			money -= take
 		}
 	}
-	return open, max(0, left), nil
+	return all, max(0, money+forgiven), nil
 }
 
 // PayRequest is a payment taken at the desk.
@@ -145,7 +192,12 @@ func PayLines(tx *db.Tx, actor stacks.Actor, req PayRequest) (int64, error) {
 			byID[c.ID] = c
 		}
 		lines = nil
+		seen := make(map[int64]bool, len(req.ChargeIDs))
 		for _, id := range req.ChargeIDs {
+			if seen[id] { // a line ticked twice (line=X&line=X) is paid once
+				continue
+			}
+			seen[id] = true
 			c, ok := byID[id]
 			if !ok {
 				return 0, stacks.FieldErrorf("amount", stacks.EINVALID, "Line %d is not an open charge of %s; reload the page and choose again.", id, name)
@@ -179,7 +231,17 @@ func PayLines(tx *db.Tx, actor stacks.Actor, req PayRequest) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("payment for patron %d: %w", req.PatronID, err)
 	}
-	left := req.Cents
+	if err := allocate(tx, id, req.Cents, lines); err != nil {
+		return 0, err
+	}
+	return id, tx.Audit(actor, "patron.pay", "patron", req.PatronID, fmt.Sprintf("payment %d of %s by %s, balance %s -> %s: %s",
+		id, formatCents(req.Cents), req.Method, formatCents(balance), formatCents(balance-req.Cents), description))
+}
+
+// allocate ties cents of payment (or waiver) id to lines, in order, each up to
+// what it still owes: one ledger_allocations row per line it pays.
+func allocate(tx *db.Tx, id, cents int64, lines []OpenCharge) error {
+	left := cents
 	for _, c := range lines {
 		take := min(left, c.OutstandingCents)
 		if take <= 0 {
@@ -187,12 +249,11 @@ func PayLines(tx *db.Tx, actor stacks.Actor, req PayRequest) (int64, error) {
 		}
 		if _, err := tx.Exec(`INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (?, ?, ?)`,
 			id, c.ID, take); err != nil {
-			return 0, fmt.Errorf("allocate payment %d: %w", id, err)
+			return fmt.Errorf("allocate ledger row %d: %w", id, err)
 		}
 		left -= take
 	}
-	return id, tx.Audit(actor, "patron.pay", "patron", req.PatronID, fmt.Sprintf("payment %d of %s by %s, balance %s -> %s: %s",
-		id, formatCents(req.Cents), req.Method, formatCents(balance), formatCents(balance-req.Cents), description))
+	return nil
 }
 
 // Refund hands back cents of a patron's credit by a method at the actor's branch
@@ -235,7 +296,7 @@ func Refund(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, method, 
 }
 
 // Reversal asks to reverse one charge: void its unpaid part and, if CreditPaid,
-// give its paid part back as credit.
+// give the money paid toward it back as credit.
 type Reversal struct {
 	ChargeID   int64
 	CreditPaid bool
@@ -245,48 +306,67 @@ type Reversal struct {
 // paid parts given back as credit.
 type Reversed struct {
 	VoidedCents, CreditedCents int64
+	// WaivedCents is what had been waived on the reversed charges: it stays
+	// waived, neither voided again nor credited.
+	WaivedCents int64
 }
 
-// ReverseCharges reverses charges of one patron, as a lost item's return does.
-// What each charge still owes is read once, before any reversal is written, so a
-// credit given back for one line does not count as paying the next. A charge
-// already reversed is not reversed again. No audit entry: the caller audits.
+// ReverseCharges reverses charges of one patron, as a lost item's return does:
+// the unpaid part of each is voided and, if CreditPaid, the money paid toward it
+// (payments allocated to it, and its share of unallocated payments, oldest lines
+// first) is given back as credit. What was waived is neither voided again nor
+// credited: a waiver is not money the patron paid, so it never becomes credit
+// that could be refunded in cash. Before a credit is written, the unallocated
+// money it gives back is allocated to the line, so every credit is traceable to
+// the payments of that line (`stacks check`: ledger-credit-over-paid).
+//
+// What each charge owes is read once, before any reversal is written, so a credit
+// given back for one line does not count as paying the next. A charge already
+// reversed is not reversed again. No audit entry: the caller audits.
 func ReverseCharges(tx *db.Tx, actor stacks.Actor, patronID int64, rs []Reversal, description string) (Reversed, error) {
 	var out Reversed
 	if len(rs) == 0 {
 		return out, nil
 	}
-	open, _, err := OpenCharges(tx, patronID)
+	all, _, err := chargeStates(tx, patronID)
 	if err != nil {
 		return out, err
 	}
-	outstanding := make(map[int64]int64, len(open))
-	for _, c := range open {
-		outstanding[c.ID] = c.OutstandingCents
+	byID := make(map[int64]OpenCharge, len(all))
+	for _, c := range all {
+		byID[c.ID] = c
 	}
+	var sources []moneySource // read when a credit first needs them
 	now := db.FormatTime(tx.Now())
 	for _, r := range rs {
-		var owner sql.NullInt64
-		var kind string
-		var amount, reversed int64
-		err := tx.QueryRow(`SELECT patron_id, kind, amount_cents,
-				coalesce((SELECT -sum(v.amount_cents) FROM ledger v WHERE v.reverses_id = g.id), 0)
-			FROM ledger g WHERE id = ?`, r.ChargeID).Scan(&owner, &kind, &amount, &reversed)
-		if errors.Is(err, sql.ErrNoRows) {
-			return out, stacks.Errorf(stacks.ENOTFOUND, "There is no ledger line %d.", r.ChargeID)
-		} else if err != nil {
-			return out, fmt.Errorf("reverse line %d: %w", r.ChargeID, err)
-		}
-		if !IsCharge(kind) || owner.Int64 != patronID || !owner.Valid {
+		c, ok := byID[r.ChargeID]
+		if !ok {
+			var owner sql.NullInt64
+			err := tx.QueryRow(`SELECT patron_id FROM ledger WHERE id = ?`, r.ChargeID).Scan(&owner)
+			if errors.Is(err, sql.ErrNoRows) {
+				return out, stacks.Errorf(stacks.ENOTFOUND, "There is no ledger line %d.", r.ChargeID)
+			} else if err != nil {
+				return out, fmt.Errorf("reverse line %d: %w", r.ChargeID, err)
+			}
 			return out, stacks.Errorf(stacks.EINVALID, "Ledger line %d is not a charge of patron %d that can be reversed.", r.ChargeID, patronID)
 		}
-		if reversed >= amount {
+		if c.reversedCents > 0 {
 			continue
 		}
-		void := min(outstanding[r.ChargeID], amount-reversed)
+		void := min(c.OutstandingCents, c.AmountCents)
 		var credit int64
 		if r.CreditPaid {
-			credit = amount - reversed - void
+			credit = min(c.PaidCents, c.AmountCents-void)
+		}
+		if unallocated := min(credit, c.unallocatedPaid); unallocated > 0 {
+			if sources == nil {
+				if sources, err = unallocatedMoney(tx, patronID); err != nil {
+					return out, err
+				}
+			}
+			if err := allocateFrom(tx, sources, c.ID, unallocated); err != nil {
+				return out, err
+			}
 		}
 		for _, line := range []struct {
 			kind  string
@@ -304,8 +384,58 @@ func ReverseCharges(tx *db.Tx, actor stacks.Actor, patronID int64, rs []Reversal
 		}
 		out.VoidedCents += void
 		out.CreditedCents += credit
+		out.WaivedCents += c.WaivedCents
 	}
 	return out, nil
+}
+
+// moneySource is a payment or credit with money not yet allocated to a line.
+type moneySource struct {
+	ID, LeftCents int64
+}
+
+// unallocatedMoney lists the patron's payments and credits with an unallocated
+// part, oldest first.
+func unallocatedMoney(tx *db.Tx, patronID int64) ([]moneySource, error) {
+	rows, err := tx.Query(`SELECT y.id, -y.amount_cents - coalesce((SELECT sum(a.amount_cents) FROM ledger_allocations a WHERE a.payment_id = y.id), 0)
+		FROM ledger y WHERE y.patron_id = ? AND y.kind IN ('payment', 'credit') ORDER BY y.id`, patronID)
+	if err != nil {
+		return nil, fmt.Errorf("unallocated payments of patron %d: %w", patronID, err)
+	}
+	defer rows.Close()
+	out := []moneySource{}
+	for rows.Next() {
+		var m moneySource
+		if err := rows.Scan(&m.ID, &m.LeftCents); err != nil {
+			return nil, err
+		}
+		if m.LeftCents > 0 {
+			out = append(out, m)
+		}
+	}
+	return out, rows.Err()
+}
+
+// allocateFrom ties cents of the oldest unallocated money in sources to charge,
+// and takes it off sources.
+func allocateFrom(tx *db.Tx, sources []moneySource, charge, cents int64) error {
+	for i := range sources {
+		take := min(cents, sources[i].LeftCents)
+		if take <= 0 {
+			continue
+		}
+		if _, err := tx.Exec(`INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (?, ?, ?)
+			ON CONFLICT (payment_id, charge_id) DO UPDATE SET amount_cents = amount_cents + excluded.amount_cents`,
+			sources[i].ID, charge, take); err != nil {
+			return fmt.Errorf("allocate ledger row %d: %w", sources[i].ID, err)
+		}
+		sources[i].LeftCents -= take
+		cents -= take
+		if cents == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("allocate %d cents to charge %d: the patron's unallocated payments do not cover it", cents, charge)
 }
 
 // ChargeType is a configured kind of manual charge.
@@ -404,7 +534,8 @@ type Receipt struct {
 	Note       string
 	// Lines are the charges the payment paid, with the amount of each.
 	Lines []ReceiptLine
-	// BalanceCents is the patron's balance now.
+	// BalanceCents is the patron's balance just after this payment or refund (the
+	// rows up to its id), so a reprinted receipt says what it said then.
 	BalanceCents int64
 }
 
@@ -421,7 +552,7 @@ func FindReceipt(tx *db.Tx, id int64) (Receipt, error) {
 	var first, surname, card sql.NullString
 	err := tx.QueryRow(`SELECT g.id, g.kind, abs(g.amount_cents), coalesce(g.payment_method, ''), coalesce(s.display_name, ''),
 			coalesce(b.name, ''), p.first_name, p.surname, p.card, g.created_at, g.description,
-			coalesce((SELECT sum(amount_cents) FROM ledger WHERE patron_id = g.patron_id), 0)
+			coalesce((SELECT sum(amount_cents) FROM ledger WHERE patron_id = g.patron_id AND id <= g.id), 0)
 		FROM ledger g LEFT JOIN staff_users s ON s.id = g.staff_id LEFT JOIN branches b ON b.id = g.branch_id
 		LEFT JOIN patrons p ON p.id = g.patron_id
 		WHERE g.id = ? AND g.kind IN ('payment', 'refund')`, id).Scan(&r.ID, &r.Kind, &r.Cents, &r.Method, &r.StaffName,

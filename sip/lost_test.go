@@ -38,3 +38,27 @@ func TestCheckinLostItem(t *testing.T) {
 		t.Errorf("answer %s: want ok and AF telling the lost item's refund", resp)
 	}
 }
+
+// TestFeePaidByMethod: a payment at a terminal is a payment by the method of its
+// payment type, at the terminal's branch, allocated to the lines it paid, so it
+// is in that branch's cash-up.
+func TestFeePaidByMethod(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	for _, tc := range []struct{ typ, amount, method string }{
+		{"00", "1.00", "cash"}, {"01", "1.50", "card"}, {"02", "2.00", "card"}, {"05", "0.50", "other"},
+	} {
+		msg := "3720261130    10000000" + tc.typ + "USDBV" + tc.amount + "|AOCEN|AAP0002|AC|AD1234|BKT" + tc.typ + "|"
+		if resp := send(t, c, msg); !strings.HasPrefix(resp, "38Y") {
+			t.Fatalf("fee paid %s: %s", tc.typ, resp)
+		}
+		got := e.queryString(`SELECT g.payment_method || ' ' || b.code || ' ' || g.amount_cents || ' ' ||
+				(SELECT coalesce(sum(a.amount_cents), 0) FROM ledger_allocations a WHERE a.payment_id = g.id)
+			FROM ledger g JOIN branches b ON b.id = g.branch_id WHERE g.kind = 'payment' ORDER BY g.id DESC LIMIT 1`)
+		cents, _ := strconv.ParseFloat(tc.amount, 64)
+		want := tc.method + " CEN " + strconv.Itoa(-int(cents*100+0.5)) + " " + strconv.Itoa(int(cents*100+0.5))
+		if got != want {
+			t.Errorf("payment type %s: ledger row %q, want %q (method, desk, amount, allocated)", tc.typ, got, want)
+		}
+	}
+}

@@ -233,9 +233,11 @@ func outstandingCharges(ledger []patrons.LedgerEntry, balance int64) []string {
 }
 
 // feePaid answers 37 with 38: a payment at the terminal goes into the patron's
-// ledger as a payment (patrons.Pay), which refuses more than the patron owes. The
-// amount is taken in the library's currency; the fee identifier (CG) is not used,
-// since payments settle the balance, not one charge.
+// ledger as a payment (patrons.PayLines, oldest lines first), which refuses more
+// than the patron owes. Its method comes from the payment type (00 cash, 01 VISA
+// and 02 credit card are card, anything else other) and its desk is the
+// terminal's branch, so kiosk payments are in that branch's cash-up. The amount
+// is taken in the library's currency; the fee identifier (CG) is not used.
 func (c *conn) feePaid(ctx context.Context, m *Message) {
 	prefs := c.preferences(ctx)
 	now := c.now()
@@ -257,14 +259,14 @@ func (c *conn) feePaid(ctx context.Context, m *Message) {
 	case cents > v.standing.BalanceCents:
 		message = "You owe " + formatMoney(v.standing.BalanceCents) + "; you can pay at most that amount."
 	default:
-		kind := "payment type " + m.fixedAt(20, 2)
+		kind, method := "payment type "+m.fixedAt(20, 2), patrons.MethodOther
 		switch m.fixedAt(20, 2) {
 		case "00":
-			kind = "cash"
+			kind, method = "cash", patrons.MethodCash
 		case "01":
-			kind = "VISA"
+			kind, method = "VISA", patrons.MethodCard
 		case "02":
-			kind = "credit card"
+			kind, method = "credit card", patrons.MethodCard
 		}
 		note := "at self-check " + c.account.Username + ", " + kind
 		if id := m.Get("BK"); id != "" {
@@ -272,7 +274,10 @@ func (c *conn) feePaid(ctx context.Context, m *Message) {
 		}
 		var balance int64
 		err = c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
-			if err := patrons.Pay(tx, c.actor(), v.p.ID, cents, note); err != nil {
+			// A payment by method at the terminal's branch (its desk), paying the
+			// oldest lines: it is on the receipt and in that branch's cash-up.
+			if _, err := patrons.PayLines(tx, c.actor(), patrons.PayRequest{PatronID: v.p.ID, Cents: cents,
+				Method: method, Note: note}); err != nil {
 				return err
 			}
 			balance, err = patrons.Balance(tx, v.p.ID)

@@ -36,6 +36,8 @@ type AdminRuleForm struct {
 	ProcessingFee string
 	LostReturn    string
 	LostReturnFee string
+	// LostForgiveFine: the fine accrued until a loan is declared lost is forgiven.
+	LostForgiveFine bool
 
 	// The choices of the scope selects.
 	Categories []library.Named
@@ -77,6 +79,7 @@ func newAdminRuleForm(r circulation.Rule) AdminRuleForm {
 		ProcessingFee:    formatMoney(r.ProcessingFeeCents),
 		LostReturn:       r.LostReturn,
 		LostReturnFee:    r.LostReturnFee,
+		LostForgiveFine:  r.LostForgiveFine,
 		Errors:           FormErrors{},
 	}
 }
@@ -101,9 +104,12 @@ func parseAdminRuleForm(r *http.Request, id int64) (AdminRuleForm, circulation.R
 		ProcessingFee:  strings.TrimSpace(r.PostFormValue("processing_fee")),
 		LostReturn:     r.PostFormValue("lost_return"),
 		LostReturnFee:  r.PostFormValue("lost_return_fee"),
-		Errors:         FormErrors{},
+		// A checkbox: sent (any value) when ticked.
+		LostForgiveFine: r.PostFormValue("lost_forgive_fine") != "",
+		Errors:          FormErrors{},
 	}
-	rule := circulation.Rule{ID: id, LoanUnit: f.LoanUnit, LostReturn: f.LostReturn, LostReturnFee: f.LostReturnFee}
+	rule := circulation.Rule{ID: id, LoanUnit: f.LoanUnit, LostReturn: f.LostReturn, LostReturnFee: f.LostReturnFee,
+		LostForgiveFine: f.LostForgiveFine}
 
 	choice := func(name, what string) int64 {
 		n, err := strconv.ParseInt(r.PostFormValue(name), 10, 64)

@@ -81,6 +81,12 @@ func (s *Server) loadCheckoutView(r *http.Request, prefs library.Preferences, vi
 // showing the row.
 func (s *Server) checkoutReply(w http.ResponseWriter, r *http.Request, prefs library.Preferences, status int, row ScanRow, done bool) {
 	if !isDeskScript(r) && done {
+		if row.Kind == rowDone && row.Loan != nil && !row.Renewed && row.Message != "" {
+			// The page after the redirect lists the visit's loans, not this row:
+			// what the checkout did beyond lending (a lost bill reversed) goes
+			// in the flash.
+			s.flash(r, "info", row.Message)
+		}
 		http.Redirect(w, r, "/checkout", http.StatusSeeOther)
 		return
 	}
@@ -244,7 +250,7 @@ func (s *Server) checkoutItem(w http.ResponseWriter, r *http.Request, prefs libr
 			s.Sessions.Put(r.Context(), sessVisit, visit)
 		}
 		s.checkoutReply(w, r, prefs, http.StatusOK, ScanRow{Kind: rowDone, Scanned: res.Loan.Barcode, Loan: &res.Loan,
-			Renewed: res.Renewed, FineCents: res.FineCents}, true)
+			Renewed: res.Renewed, FineCents: res.FineCents, Message: res.Message}, true)
 	case errors.As(err, &blocked) && blocked.Has(circulation.BlockUnknownBarcode):
 		s.switchPatron(w, r, prefs, visit, barcode)
 	case errors.As(err, &blocked) && blocked.Refused():

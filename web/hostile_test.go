@@ -119,7 +119,7 @@ var queryParams = map[string][]string{
 	"GET /admin/notices":     {"status", "before"},
 	"GET /notices/print":     {"branch"},
 	"GET /cashup":            {"day", "branch"},
-	"GET /claims-returned":   {"branch"},
+	"GET /claims-returned":   {"branch", "status", "page"},
 }
 
 func patronForm() url.Values {
@@ -141,7 +141,7 @@ func ruleForm() url.Values {
 	return url.Values{"patron_category_id": {"0"}, "item_type_id": {"0"}, "branch_id": {"3"}, "loan_period": {"14"},
 		"loan_unit": {"days"}, "max_loans": {"10"}, "renewals": {"2"}, "fine": {"0.20"}, "grace_periods": {"1"},
 		"fine_cap": {"5.00"}, "hold_pickup_days": {"7"}, "lost_after_days": {"60"}, "processing_fee": {"5.00"},
-		"lost_return": {"refund"}, "lost_return_fee": {"kept"}}
+		"lost_return": {"refund"}, "lost_return_fee": {"kept"}, "lost_forgive_fine": {"1"}}
 }
 
 func withField(v url.Values, k, value string) url.Values {

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -85,8 +86,15 @@ func (s *Server) handlePatronDeclareLost(w http.ResponseWriter, r *http.Request)
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
-			bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents)), nil
+		msg := fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
+			bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents))
+		switch {
+		case bill.FineCents > 0:
+			msg += " Overdue fine until today charged: " + formatMoney(bill.FineCents) + "."
+		case bill.FineForgiven:
+			msg += " The overdue fine until today is forgiven by the rule."
+		}
+		return msg, nil
 	})
 }
 
@@ -174,22 +182,56 @@ func (s *Server) handleCashUp(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, CashUpPage(s.page(r, "Cash-up", "patrons"), v, prefs.Location))
 }
 
-// ClaimsView lists the open claims returned.
+// ClaimsView lists claims returned: open ones, or all (status=all), a page at a time.
 type ClaimsView struct {
 	Branches []library.Branch
 	Branch   string
+	All      bool
+	Page     int
+	More     bool
 	Claims   []circulation.ClaimedLoan
 }
 
+// claimsPageSize is how many claims a page of the list shows.
+const claimsPageSize = 200
+
+// PageURL is the list's address for page n, with the same filters.
+func (v ClaimsView) PageURL(n int) string {
+	q := url.Values{}
+	if v.Branch != "" {
+		q.Set("branch", v.Branch)
+	}
+	if v.All {
+		q.Set("status", "all")
+	}
+	if n > 1 {
+		q.Set("page", strconv.Itoa(n))
+	}
+	if len(q) == 0 {
+		return "/claims-returned"
+	}
+	return "/claims-returned?" + q.Encode()
+}
+
 // handleClaimsReturned lists the loans patrons claim to have returned, oldest
-// claim first, filtered by the branch that issued them.
+// claim first, filtered by the branch that issued them and by status (open, or
+// all with the closed ones), claimsPageSize a page.
 func (s *Server) handleClaimsReturned(w http.ResponseWriter, r *http.Request) {
 	prefs, err := s.preferences(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	v := ClaimsView{Branch: r.URL.Query().Get("branch")}
+	q := r.URL.Query()
+	v := ClaimsView{Branch: q.Get("branch"), All: q.Get("status") == "all", Page: 1}
+	if p := q.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 100000 {
+			s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The page is a number from 1; go back to the first page."))
+			return
+		}
+		v.Page = n
+	}
 	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
 		bs, err := library.ListBranches(tx)
 		if err != nil {
@@ -205,7 +247,8 @@ func (s *Server) handleClaimsReturned(w http.ResponseWriter, r *http.Request) {
 		if v.Branch != "" && branchID == 0 {
 			return stacks.Errorf(stacks.ENOTFOUND, "There is no branch %q; choose one from the list.", v.Branch)
 		}
-		v.Claims, err = circulation.ClaimedReturned(tx, branchID, 500)
+		v.Claims, v.More, err = circulation.ClaimedReturned(tx, circulation.ClaimsFilter{BranchID: branchID, All: v.All,
+			Limit: claimsPageSize, Offset: (v.Page - 1) * claimsPageSize})
 		return err
 	})
 	if err != nil {

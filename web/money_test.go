@@ -48,7 +48,7 @@ func TestMoneyDesk(t *testing.T) {
 	}
 	payment := e.count(t, `SELECT max(id) FROM ledger WHERE kind = 'payment'`)
 	r = e.get(t, c, "/receipts/"+strconv.Itoa(payment))
-	for _, want := range []string{"Payment receipt", "Card", "Lost: ", "25.00", "Still owed: 5.00"} {
+	for _, want := range []string{"Payment receipt", "Card", "Lost: ", "25.00", "Balance after this payment:", "5.00 owed"} {
 		if !strings.Contains(r.Body, want) {
 			t.Errorf("the receipt does not show %q", want)
 		}
@@ -73,14 +73,35 @@ func TestMoneyDesk(t *testing.T) {
 		t.Logf("POST /checkin of an ordinary loan: %d SQL statements", n)
 	}
 
-	// 25.00 - 5.00 = 20.00 in credit: refund it in cash.
+	// 25.00 - 5.00 = 20.00 in credit: an administrator refunds it in cash.
+	// Circulation staff are not offered the refund, and are refused it.
 	r = e.get(t, c, patron)
-	if !strings.Contains(r.Body, "20.00</strong> in credit") || !strings.Contains(r.Body, "Refund credit") {
-		t.Fatal("the patron page shows no credit to refund")
+	if !strings.Contains(r.Body, "20.00</strong> in credit") || strings.Contains(r.Body, "Refund credit") {
+		t.Fatal("the desk's patron page shows no credit, or offers a refund to circulation staff")
 	}
-	r = e.post(t, c, patron+"/refund", url.Values{"amount": {"20.00"}, "method": {"cash"}})
+	if r := e.post(t, c, patron+"/refund", url.Values{"amount": {"20.00"}, "method": {"cash"}}); r.Status != http.StatusForbidden {
+		t.Fatalf("refund by circulation staff: %d, want 403", r.Status)
+	}
+	admin := e.adminClient(t)
+	r = e.get(t, admin, patron)
+	if !strings.Contains(r.Body, "Refund credit") {
+		t.Fatal("the patron page offers an administrator no refund")
+	}
+	r = e.post(t, admin, patron+"/refund", url.Values{"amount": {"20.00"}, "method": {"cash"}})
 	if r.Status != http.StatusSeeOther {
 		t.Fatalf("refund: %d\n%s", r.Status, r.Body)
+	}
+
+	// The payment's receipt, reprinted after the return and the refund, still
+	// shows the balance just after that payment, not today's.
+	r = e.get(t, c, "/receipts/"+strconv.Itoa(payment))
+	if !strings.Contains(r.Body, "5.00 owed") || strings.Contains(r.Body, "nothing owed") {
+		t.Errorf("the reprinted receipt shows a balance other than the one after its payment")
+	}
+	refund := e.count(t, `SELECT max(id) FROM ledger WHERE kind = 'refund'`)
+	r = e.get(t, c, "/receipts/"+strconv.Itoa(refund))
+	if !strings.Contains(r.Body, "Balance after this refund:") || !strings.Contains(r.Body, "nothing owed") {
+		t.Errorf("the refund's receipt does not show the balance after it")
 	}
 
 	r = e.get(t, c, "/cashup")
@@ -128,6 +149,19 @@ func TestClaimsReturnedPages(t *testing.T) {
 	if r := e.get(t, c, "/claims-returned?branch=EAS"); strings.Contains(r.Body, "I00005") {
 		t.Error("the claims list of Eastside shows a Central loan")
 	}
+	// Found: the claim is closed. Open claims no longer list it; all claims do.
+	if r := e.post(t, c, "/checkin", url.Values{"barcode": {"I00005"}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("checkin: %d", r.Status)
+	}
+	if r := e.get(t, c, "/claims-returned?branch=CEN"); strings.Contains(r.Body, "I00005") || !strings.Contains(r.Body, "No open claims") {
+		t.Error("the open claims of Central still show the found item")
+	}
+	if r := e.get(t, c, "/claims-returned?branch=CEN&status=all"); !strings.Contains(r.Body, "I00005") || !strings.Contains(r.Body, "<th scope=\"col\">Found</th>") {
+		t.Error("all claims of Central do not show the closed claim")
+	}
+	if r := e.get(t, c, "/claims-returned?page=0"); r.Status != http.StatusBadRequest && r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("page 0: %d", r.Status)
+	}
 	// Another patron's loan id is refused.
 	other := e.patronPath(t, "P0003")
 	if r := e.post(t, c, other+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}}); r.Status != http.StatusSeeOther {
@@ -135,5 +169,38 @@ func TestClaimsReturnedPages(t *testing.T) {
 	}
 	if n := e.count(t, `SELECT count(*) FROM loans WHERE id = ? AND lost_at IS NOT NULL`, loan); n != 0 {
 		t.Error("a loan was declared lost from another patron's page")
+	}
+}
+
+// TestLostCheckoutOverrideDesk: lending a lost item to another patron says
+// before that the first borrower's lost bill will be reversed, and after, on the
+// done row, what the reversal did.
+func TestLostCheckoutOverrideDesk(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	e.exec(t, `UPDATE items SET price_cents = 2500 WHERE barcode = 'I00003'`)
+	e.exec(t, `UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund'`)
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0001"}})
+	e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}})
+	patron := e.patronPath(t, "P0001")
+	loan := e.count(t, `SELECT l.id FROM loans l JOIN items i ON i.id = l.item_id WHERE i.barcode = 'I00003' AND l.returned_at IS NULL`)
+	if r := e.post(t, c, patron+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("declare lost: %d", r.Status)
+	}
+	e.post(t, c, "/checkout/done", url.Values{})
+	e.post(t, c, "/checkout/patron", url.Values{"card": {"P0003"}})
+	r := e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}})
+	if r.Status != http.StatusConflict || !strings.Contains(r.Body, "their lost bill will be reversed") {
+		t.Fatalf("the override does not say the lost bill will be reversed: %d\n%s", r.Status, r.Body)
+	}
+	r = e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}, "confirm": {"on_loan", "lost"}})
+	if r.Status != http.StatusOK && r.Status != http.StatusSeeOther {
+		t.Fatalf("confirmed checkout: %d\n%s", r.Status, r.Body)
+	}
+	if r.Status == http.StatusSeeOther {
+		r = e.get(t, c, "/checkout")
+	}
+	if !strings.Contains(r.Body, "Lost item returned: 25.00 unpaid cancelled.") {
+		t.Errorf("the desk is not told what the reversal did:\n%s", r.Body)
 	}
 }

@@ -48,6 +48,9 @@ type PatronView struct {
 	WaiveReason    string
 	BlockNote      string
 	Errors         FormErrors
+	// CanForgive is whether the signed-in staff member may waive and refund
+	// (administrators): the forms are shown only then.
+	CanForgive bool
 
 	// Loans and Holds are the sections circulation adds to the page, rendered after
 	// the facts and before the ledger when set; loadPatronView is where to set them,
@@ -140,6 +143,9 @@ func (s *Server) showPatron(w http.ResponseWriter, r *http.Request, id int64, st
 	if err != nil {
 		s.Error(w, r, err)
 		return
+	}
+	if u := userFrom(r.Context()); u != nil {
+		v.CanForgive = u.IsAdmin()
 	}
 	if keep != nil {
 		keep(&v)
