@@ -528,11 +528,12 @@ func (g *reportGuard) sqlError(err error) error {
 	return sqlError(err)
 }
 
-// paramValue passes a whole number as a number (so that :branch = 1 matches an
-// integer column) and anything else as text.
+// paramValue passes a whole number written the way SQLite writes it as a number
+// (so that :branch = 1 matches an integer column) and anything else as text: a
+// barcode "0012345" or "+5" keeps its spelling, so it matches a text column.
 func paramValue(v string) any {
 	v = strings.TrimSpace(v)
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && strconv.FormatInt(n, 10) == v {
 		return n
 	}
 	return v

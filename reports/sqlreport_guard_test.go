@@ -131,3 +131,26 @@ func TestRunSQLMemoryCaps(t *testing.T) {
 		t.Errorf("%v: %d rows, truncated %v", err, len(res.Rows), res.Truncated)
 	}
 }
+
+// TestRunSQLParamKeepsLeadingZeros: a value with leading zeros (a barcode) is
+// passed as text, spelled as typed; a plain whole number is still a number.
+func TestRunSQLParamKeepsLeadingZeros(t *testing.T) {
+	d := mustSmallDemo(t)
+	ctx := context.Background()
+	for _, c := range []struct{ v, want string }{
+		{"0012345", "text 0012345"},
+		{"12345", "integer 12345"},
+		{"-7", "integer -7"},
+		{"+5", "text +5"},
+		{"007", "text 007"},
+		{"0", "integer 0"},
+	} {
+		res, err := reports.RunSQL(ctx, d, `SELECT typeof(:b) || ' ' || :b`, map[string]string{"b": c.v}, reports.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Rows[0][0]; got != c.want {
+			t.Errorf("%q is passed as %q, want %q", c.v, got, c.want)
+		}
+	}
+}
