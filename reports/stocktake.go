@@ -302,6 +302,33 @@ func Scan(tx *db.Tx, stocktakeID int64, barcode string) (StocktakeScan, error) {
 	return sc, nil
 }
 
+// CheckCheckin allows a checkin from the stocktake's results only for an item
+// scanned in that stocktake and on loan, lost or missing now: the results page
+// offers the button for those, and a post for another barcode (or another
+// stocktake) is refused rather than checking in whatever it names.
+func CheckCheckin(tx *db.Tx, stocktakeID int64, barcode string) error {
+	s, err := FindStocktake(tx, stocktakeID)
+	if err != nil {
+		return err
+	}
+	code, err := catalog.NormalizeBarcode(barcode)
+	if err != nil {
+		return err
+	}
+	var status string
+	err = tx.QueryRow(`SELECT i.status FROM stocktake_scans sc JOIN items i ON i.id = sc.item_id
+		WHERE sc.stocktake_id = ? AND sc.barcode = ? LIMIT 1`, s.ID, code).Scan(&status)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return stacks.FieldErrorf("barcode", stacks.EINVALID, "Item %s was not scanned in this stocktake (%s): check it in at Check in.", code, s.Range())
+	case err != nil:
+		return fmt.Errorf("stocktake checkin: %w", err)
+	case status != "on_loan" && status != "lost" && status != "missing":
+		return stacks.FieldErrorf("barcode", stacks.EINVALID, "Item %s is %s, not on loan, lost or missing: there is nothing to check in.", code, catalog.StatusLabel(status))
+	}
+	return nil
+}
+
 // MissingItem is an item expected on the shelf that no scan found.
 type MissingItem struct {
 	ItemID     int64
