@@ -6,7 +6,11 @@ import (
 	"math"
 	"time"
 
-	"github.com/go-pdf/fpdf"
+	"github.com/signintech/gopdf"
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/gofont/gomonobold"
+	"golang.org/x/image/font/gofont/goregular"
 
 	"github.com/stacks-ils/stacks"
 )
@@ -32,6 +36,9 @@ type Text struct {
 	X, Y float64
 	Size float64
 	Bold bool
+	// Mono sets the text in Go Mono: call numbers and barcodes, whose characters
+	// staff read one by one.
+	Mono bool
 	Left bool
 	S    string
 }
@@ -51,25 +58,78 @@ const ptMM = 25.4 / 72
 // padding is the blank border inside a label (printers drift by a millimetre).
 const padding = 2.5
 
-// measurer measures text in the PDF's own font (Helvetica) and code page.
-type measurer struct {
-	pdf *fpdf.Fpdf
-	tr  func(string) string
+// The fonts embedded in every PDF (as subsets: only the glyphs used): the Go
+// fonts, TrueType with Latin, Greek and Cyrillic, so "Łukasz Dvořák" and "Война
+// и мир" print as typed. They have no CJK glyphs: such characters print as the
+// font's replacement glyph.
+const (
+	fontSans = "Go"
+	fontMono = "GoMono"
+)
+
+// newPDF starts a PDF in millimetres with the Go fonts loaded.
+func newPDF(pageW, pageH float64) (*gopdf.GoPdf, error) {
+	pdf := &gopdf.GoPdf{}
+	pdf.Start(gopdf.Config{Unit: gopdf.UnitMM, PageSize: gopdf.Rect{W: pageW, H: pageH}})
+	for _, f := range []struct {
+		family string
+		style  int
+		ttf    []byte
+	}{
+		{fontSans, gopdf.Regular, goregular.TTF},
+		{fontSans, gopdf.Bold, gobold.TTF},
+		{fontMono, gopdf.Regular, gomono.TTF},
+		{fontMono, gopdf.Bold, gomonobold.TTF},
+	} {
+		if err := pdf.AddTTFFontDataWithOption(f.family, f.ttf, gopdf.TtfOption{Style: f.style, OnGlyphNotFoundSubstitute: gopdf.DefaultOnGlyphNotFoundSubstitute}); err != nil {
+			return nil, fmt.Errorf("label pdf: font %s: %w", f.family, err)
+		}
+	}
+	return pdf, nil
 }
 
-func newMeasurer() *measurer {
-	p := fpdf.New("P", "mm", "A4", "")
-	return &measurer{pdf: p, tr: p.UnicodeTranslatorFromDescriptor("")}
+// setFont chooses the text's font on pdf.
+func setFont(pdf *gopdf.GoPdf, t Text) error {
+	family, style := fontSans, ""
+	if t.Mono {
+		family = fontMono
+	}
+	if t.Bold {
+		style = "B"
+	}
+	return pdf.SetFont(family, style, t.Size)
+}
+
+// measurer measures text in the PDF's own fonts.
+type measurer struct {
+	pdf *gopdf.GoPdf
+	err error
+}
+
+func newMeasurer() (*measurer, error) {
+	p, err := newPDF(210, 297)
+	if err != nil {
+		return nil, err
+	}
+	return &measurer{pdf: p}, nil
 }
 
 // width is the width of s at size points, in millimetres.
 func (m *measurer) width(s string, size float64, bold bool) float64 {
-	style := ""
-	if bold {
-		style = "B"
+	return m.widthOf(Text{S: s, Size: size, Bold: bold})
+}
+
+// widthOf is the width of t in its font, in millimetres.
+func (m *measurer) widthOf(t Text) float64 {
+	if err := setFont(m.pdf, t); err != nil {
+		m.err = err
+		return 0
 	}
-	m.pdf.SetFont("Helvetica", style, size)
-	return m.pdf.GetStringWidth(m.tr(s))
+	w, err := m.pdf.MeasureTextWidth(t.S)
+	if err != nil {
+		m.err = err
+	}
+	return w
 }
 
 // fit shortens s with an ellipsis until it fits in w millimetres.
@@ -102,7 +162,10 @@ func Draw(opt Options, labels []Label) ([]Drawing, error) {
 	if len(labels) > MaxLabels {
 		return nil, stacks.Errorf(stacks.EINVALID, "Print at most %d labels at a time.", MaxLabels)
 	}
-	m := newMeasurer()
+	m, err := newMeasurer()
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Drawing, 0, len(labels))
 	for i, l := range labels {
 		n := opt.Start + i
@@ -124,6 +187,9 @@ func Draw(opt Options, labels []Label) ([]Drawing, error) {
 		}
 		out = append(out, d)
 	}
+	if m.err != nil {
+		return nil, fmt.Errorf("label text: %w", m.err)
+	}
 	return out, nil
 }
 
@@ -136,7 +202,7 @@ func spine(m *measurer, b Box, l Label) []Text {
 	w, h := b.W-2*padding, b.H-2*padding
 	size := math.Min(16, h/(float64(len(lines))*1.2*ptMM))
 	for _, s := range lines {
-		if tw := m.width(s, size, true); tw > w {
+		if tw := m.widthOf(Text{S: s, Size: size, Bold: true, Mono: true}); tw > w {
 			size = size * w / tw
 		}
 	}
@@ -144,7 +210,7 @@ func spine(m *measurer, b Box, l Label) []Text {
 	top := b.Y + (b.H-lead*float64(len(lines)))/2
 	var out []Text
 	for i, s := range lines {
-		out = append(out, Text{X: b.X + b.W/2, Y: top + lead*float64(i) + size*ptMM*0.95, Size: size, Bold: true, S: s})
+		out = append(out, Text{X: b.X + b.W/2, Y: top + lead*float64(i) + size*ptMM*0.95, Size: size, Bold: true, Mono: true, S: s})
 	}
 	return out
 }
@@ -176,7 +242,7 @@ func barcodeLabel(m *measurer, d *Drawing, kind string, l Label) error {
 	bottom := b.Y + b.H - padding
 	d.Texts = append(d.Texts, Text{X: b.X + b.W/2, Y: bottom, Size: small, S: m.fit(l.CallNumber+"  "+l.Branch, small, false, w)})
 	numberY := bottom - small*ptMM*1.3
-	d.Texts = append(d.Texts, Text{X: b.X + b.W/2, Y: numberY, Size: numberSize, S: l.Barcode})
+	d.Texts = append(d.Texts, Text{X: b.X + b.W/2, Y: numberY, Size: numberSize, Mono: true, S: l.Barcode})
 	top := titleY + 1
 	d.Bars = bars(code, Box{X: b.X + padding, Y: top, W: w, H: numberY - numberSize*ptMM - 0.8 - top})
 	return nil
@@ -197,7 +263,7 @@ func patronCard(m *measurer, d *Drawing, l Label) error {
 	y += name * ptMM * 1.2
 	d.Texts = append(d.Texts, Text{X: b.X + b.W/2, Y: y, Size: name, S: m.fit(l.Name, name, false, w)})
 	bottom := b.Y + b.H - padding
-	d.Texts = append(d.Texts, Text{X: b.X + b.W/2, Y: bottom, Size: size, S: l.Barcode})
+	d.Texts = append(d.Texts, Text{X: b.X + b.W/2, Y: bottom, Size: size, Mono: true, S: l.Barcode})
 	top := y + 1.2
 	d.Bars = bars(code, Box{X: b.X + padding, Y: top, W: w, H: bottom - size*ptMM - 0.8 - top})
 	return nil
@@ -212,47 +278,50 @@ func Pages(ds []Drawing) int {
 }
 
 // WritePDF writes the drawings as a PDF of the sheet's page size, one page a
-// sheet, in Helvetica (text outside Windows-1252 shows as ?). The bars are
-// filled rectangles; with outlines, each label's edge is a 0.1 mm line.
+// sheet, in the Go fonts (embedded, so any Latin, Greek or Cyrillic name prints).
+// The bars are filled rectangles; with outlines, each label's edge is a 0.1 mm
+// line.
 func WritePDF(w io.Writer, opt Options, ds []Drawing, title string) error {
-	pdf := fpdf.NewCustom(&fpdf.InitType{OrientationStr: "P", UnitStr: "mm", Size: fpdf.SizeType{Wd: opt.Sheet.PageW, Ht: opt.Sheet.PageH}})
-	pdf.SetAutoPageBreak(false, 0)
-	pdf.SetMargins(0, 0, 0)
-	pdf.SetTitle(title, true)
-	pdf.SetProducer("Stacks", false)
-	pdf.SetCreationDate(time.Unix(0, 0).UTC())
-	pdf.SetFillColor(0, 0, 0)
-	pdf.SetDrawColor(160, 160, 160)
-	pdf.SetLineWidth(0.1)
-	tr := pdf.UnicodeTranslatorFromDescriptor("")
+	pdf, err := newPDF(opt.Sheet.PageW, opt.Sheet.PageH)
+	if err != nil {
+		return err
+	}
+	pdf.SetInfo(gopdf.PdfInfo{Title: title, Producer: "Stacks", CreationDate: time.Unix(0, 0).UTC()})
+	m := &measurer{pdf: pdf}
 	page := -1
 	for _, d := range ds {
 		for page < d.Page {
 			pdf.AddPage()
+			pdf.SetFillColor(0, 0, 0)
+			pdf.SetStrokeColor(160, 160, 160)
+			pdf.SetLineWidth(0.1)
 			page++
 		}
 		if opt.Outlines {
-			pdf.Rect(d.Box.X, d.Box.Y, d.Box.W, d.Box.H, "D")
+			pdf.RectFromUpperLeftWithStyle(d.Box.X, d.Box.Y, d.Box.W, d.Box.H, "D")
 		}
 		for _, b := range d.Bars {
-			pdf.Rect(b.X, b.Y, b.W, b.H, "F")
+			pdf.RectFromUpperLeftWithStyle(b.X, b.Y, b.W, b.H, "F")
 		}
 		for _, t := range d.Texts {
-			style := ""
-			if t.Bold {
-				style = "B"
-			}
-			pdf.SetFont("Helvetica", style, t.Size)
-			s := tr(t.S)
 			x := t.X
 			if !t.Left {
-				x -= pdf.GetStringWidth(s) / 2
+				x -= m.widthOf(t) / 2
 			}
-			pdf.Text(x, t.Y, s)
+			if err := setFont(pdf, t); err != nil {
+				return fmt.Errorf("label pdf: %w", err)
+			}
+			pdf.SetXY(x, t.Y)
+			if err := pdf.Text(t.S); err != nil {
+				return fmt.Errorf("label pdf: %w", err)
+			}
 		}
 	}
-	if err := pdf.Error(); err != nil {
+	if m.err != nil {
+		return fmt.Errorf("label pdf: %w", m.err)
+	}
+	if _, err := pdf.WriteTo(w); err != nil {
 		return fmt.Errorf("label pdf: %w", err)
 	}
-	return pdf.Output(w)
+	return nil
 }

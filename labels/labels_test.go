@@ -29,9 +29,10 @@ type pdfRect struct {
 var streamRE = regexp.MustCompile(`(?s)stream\n(.*?)\nendstream`)
 var rectRE = regexp.MustCompile(`(-?[0-9.]+) (-?[0-9.]+) (-?[0-9.]+) (-?[0-9.]+) re ([fS])`)
 
-// pageRects reads a PDF back: each content stream (inflated: fpdf compresses
+// pageRects reads a PDF back: each content stream (inflated: gopdf compresses
 // them) is a page; each "x y w h re f|S" on it is a rectangle in points from the
 // bottom left, which it turns into millimetres from the top left.
+// (The font streams inflate too but hold no " re ".)
 func pageRects(t *testing.T, pdf []byte, pageH float64) [][]pdfRect {
 	t.Helper()
 	const k = 72 / 25.4
@@ -54,8 +55,10 @@ func pageRects(t *testing.T, pdf []byte, pageH float64) [][]pdfRect {
 			for i := range v {
 				v[i], _ = strconv.ParseFloat(string(r[i+1]), 64)
 			}
-			// x, (pageH-y)*k, w*k, -h*k
-			rects = append(rects, pdfRect{Box: labels.Box{X: v[0] / k, Y: pageH - v[1]/k, W: v[2] / k, H: -v[3] / k}, Op: string(r[5])})
+			// "x y w h re": a corner and the size, with h up the page when
+			// positive; the top edge is the greater of y and y+h.
+			top := math.Max(v[1], v[1]+v[3])
+			rects = append(rects, pdfRect{Box: labels.Box{X: v[0] / k, Y: pageH - top/k, W: v[2] / k, H: math.Abs(v[3]) / k}, Op: string(r[5])})
 		}
 		pages = append(pages, rects)
 	}
@@ -241,5 +244,89 @@ func TestBadInput(t *testing.T) {
 	ok := map[string][]string{"page": {"a4"}, "cols": {"2"}, "rows": {"5"}, "label_w": {"99"}, "label_h": {"57"}, "left": {"4.5"}, "top": {"5"}, "pitch_x": {"101.5"}, "pitch_y": {"57"}}
 	if s, err := labels.Custom(ok); err != nil || s.PerPage() != 10 {
 		t.Errorf("a 2 x 5 A4 sheet: %v", err)
+	}
+}
+
+var (
+	bfrangeRE = regexp.MustCompile(`<([0-9A-F]{4})><([0-9A-F]{4})><([0-9A-F]{4,})>`)
+	tjRE      = regexp.MustCompile(`\[<([0-9A-F]*)>\] TJ`)
+)
+
+// pdfTexts reads back the text a PDF shows: each TJ's glyph indexes, decoded with
+// each embedded font's ToUnicode map (the one that decodes every glyph of the
+// string), as a reader's copy and paste or search would.
+func pdfTexts(t *testing.T, pdf []byte) []string {
+	t.Helper()
+	var cmaps []map[string]rune
+	var shows []string
+	for _, m := range streamRE.FindAllSubmatch(pdf, -1) {
+		content := m[1] // gopdf writes the ToUnicode maps uncompressed
+		if zr, err := zlib.NewReader(bytes.NewReader(m[1])); err == nil {
+			if content, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if bytes.Contains(content, []byte("beginbfrange")) {
+			cm := map[string]rune{}
+			for _, r := range bfrangeRE.FindAllSubmatch(content, -1) {
+				v, _ := strconv.ParseUint(string(r[3]), 16, 32)
+				cm[string(r[1])] = rune(v)
+			}
+			cmaps = append(cmaps, cm)
+		}
+		for _, s := range tjRE.FindAllSubmatch(content, -1) {
+			shows = append(shows, string(s[1]))
+		}
+	}
+	var out []string
+	for _, hex := range shows {
+		for _, cm := range cmaps {
+			var b strings.Builder
+			ok := true
+			for i := 0; i+4 <= len(hex); i += 4 {
+				r, found := cm[hex[i:i+4]]
+				if !found {
+					ok = false
+					break
+				}
+				b.WriteRune(r)
+			}
+			if ok {
+				out = append(out, b.String())
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestUnicodeText: a patron card for "Łukasz Dvořák" and a barcode label for
+// "Война и мир" show those names in the PDF, in glyphs of the embedded font that
+// map back to the same characters (not dots or question marks).
+func TestUnicodeText(t *testing.T) {
+	sheet, _ := labels.FindSheet("a4-3x7")
+	for _, c := range []struct {
+		kind string
+		l    labels.Label
+		want string
+	}{
+		{labels.KindPatron, labels.Label{Barcode: "P0042", Name: "Łukasz Dvořák", Library: "Biblioteka Śląska"}, "Łukasz Dvořák"},
+		{labels.KindPatron, labels.Label{Barcode: "P0042", Name: "Łukasz Dvořák", Library: "Biblioteka Śląska"}, "Biblioteka Śląska"},
+		{labels.KindCode128, labels.Label{Barcode: "I00042", Title: "Война и мир", CallNumber: "891.73 ТОЛ"}, "Война и мир"},
+		{labels.KindSpine, labels.Label{CallNumber: "891.73 ТОЛ"}, "ТОЛ"},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			_, pdf := render(t, labels.Options{Sheet: sheet, Kind: c.kind}, []labels.Label{c.l})
+			texts := pdfTexts(t, pdf)
+			found := false
+			for _, s := range texts {
+				if s == c.want {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("the PDF shows %q, want %q among them", texts, c.want)
+			}
+		})
 	}
 }

@@ -1,7 +1,7 @@
 // Package labels prints spine labels, barcode labels (Code 128 and Code 39) and
 // patron cards on sheets of sticky labels: the sheet layouts, the items and
 // patrons to print, the barcodes (drawn by github.com/boombuler/barcode) and the
-// PDF (github.com/go-pdf/fpdf). Positions are in millimetres from the top left
+// PDF (github.com/signintech/gopdf). Positions are in millimetres from the top left
 // corner of the page, as label makers publish them.
 package labels
 

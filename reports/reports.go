@@ -50,6 +50,8 @@ type Result struct {
 	// Truncated: a listing report has more rows than PageRows and the page shows
 	// the first of them (the CSV file, asked for with Filter.All, has them all).
 	Truncated bool
+	// TruncatedNote says, for an SQL report, which cap Truncated reached.
+	TruncatedNote string
 	// Page and Pages: a paged report's page (from 1) and how many there are, of
 	// PageRows rows each; zero for the reports that are not paged. A page past the
 	// last (Page > Pages) has no rows: PastEnd says so.

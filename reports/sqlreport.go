@@ -5,13 +5,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // SavedReport is an SQL report an administrator saved.
@@ -44,6 +49,9 @@ type Limits struct {
 	// MaxRows is the most rows read (default DefaultSQLMaxRows); Result.Truncated
 	// says the report had more.
 	MaxRows int
+	// MaxBytes is the most bytes of values read (default DefaultSQLMaxBytes);
+	// Result.Truncated and TruncatedNote say the report had more.
+	MaxBytes int
 }
 
 // The default limits of an SQL report: enough for the questions a library asks
@@ -230,10 +238,10 @@ var writeOpcodes = map[string]bool{
 // writes: a write opcode, or a write transaction (Transaction with P2 > 0). This
 // is the test sqlite3_stmt_readonly makes, done through database/sql, which does
 // not expose that function.
-func checkProgram(tx *db.Tx, q string, args []any) error {
-	rows, err := tx.Query("EXPLAIN "+q, args...)
+func checkProgram(ctx context.Context, c *sql.Conn, guard *reportGuard, q string, args []any) error {
+	rows, err := c.QueryContext(ctx, "EXPLAIN "+q, args...)
 	if err != nil {
-		return sqlError(err)
+		return guard.sqlError(err)
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
@@ -270,15 +278,20 @@ func sqlError(err error) error {
 }
 
 // RunSQL runs an SQL report with its parameters' values: checked by CheckSQL, its
-// program checked for writes, on a read-only connection of the heavy-read slots
-// (so the desk always keeps a connection), stopped inside SQLite at the time limit,
-// and read up to the row cap.
+// program checked for writes, in one of the heavy-read slots (so the desk always
+// keeps a connection), on a connection of its own that is query_only, whose
+// authorizer hides the secrets and refuses the raw pages (reportAuthorizer), whose
+// values are capped at MaxSQLValueBytes, stopped inside SQLite at the time limit,
+// and read up to the row cap and the byte cap.
 func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, lim Limits) (Result, error) {
 	if lim.Timeout <= 0 {
 		lim.Timeout = DefaultSQLTimeout
 	}
 	if lim.MaxRows <= 0 {
 		lim.MaxRows = DefaultSQLMaxRows
+	}
+	if lim.MaxBytes <= 0 {
+		lim.MaxBytes = DefaultSQLMaxBytes
 	}
 	if err := CheckSQL(q); err != nil {
 		return Result{}, err
@@ -295,59 +308,12 @@ func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, l
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	var res Result
-	err := d.ReadHeavy(ctx, func(tx *db.Tx) error {
-		if err := checkProgram(tx, q, args); err != nil {
-			return err
-		}
-		rows, err := tx.Query(q, args...)
-		if err != nil {
-			return sqlError(err)
-		}
-		defer rows.Close()
-		cols, err := rows.Columns()
-		if err != nil {
-			return err
-		}
-		for _, c := range cols {
-			res.Columns = append(res.Columns, Column{Name: c})
-		}
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		numeric := make([]bool, len(cols))
-		for i := range numeric {
-			numeric[i] = true
-		}
-		for rows.Next() {
-			if len(res.Rows) == lim.MaxRows {
-				res.Truncated = true
-				break
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				return sqlError(err)
-			}
-			row := make([]string, len(cols))
-			for i, v := range vals {
-				row[i] = cellString(v)
-				switch v.(type) {
-				case int64, float64, nil:
-				default:
-					numeric[i] = false
-				}
-			}
-			res.Rows = append(res.Rows, row)
-		}
-		if err := rows.Err(); err != nil {
-			return sqlError(err)
-		}
-		for i := range res.Columns {
-			res.Columns[i].Numeric = numeric[i] && len(res.Rows) > 0
-		}
-		res.Total = len(res.Rows)
-		res.TotalLabel = "rows"
-		return nil
+	// The heavy-read slot bounds how many reports and searches run at once; the
+	// report itself runs on its own connection (below), not on the slot's.
+	err := d.ReadHeavy(ctx, func(*db.Tx) error {
+		var err error
+		res, err = runOnReportConn(ctx, d.Path(), q, args, lim)
+		return err
 	})
 	switch {
 	case errors.Is(err, db.ErrBusy):
@@ -358,11 +324,217 @@ func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, l
 	return res, err
 }
 
-// paramValue passes a whole number as a number (so that :branch = 1 matches an
-// integer column) and anything else as text.
+// MaxSQLValueBytes is SQLITE_LIMIT_LENGTH on a report's connection: no string or
+// blob a report builds (randomblob, hex, group_concat, replace) may be longer, so
+// one expression cannot take hundreds of megabytes.
+const MaxSQLValueBytes = 1 << 20
+
+// DefaultSQLMaxBytes is the most bytes of values a report reads (the page and
+// the CSV file hold them all): rows past it are left out and the result says so.
+const DefaultSQLMaxBytes = 20 << 20
+
+// openReportConn opens a connection of the report's own on the database file:
+// query_only, with reportAuthorizer and the value length limit installed. They
+// stay with that one connection, which is closed after the run, so no other read
+// ever runs under (or without) them by mistake.
+func openReportConn(ctx context.Context, path string) (*sql.DB, *sql.Conn, *reportGuard, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "query_only(1)")
+	// A plain file name, as db.Open uses, so that "#" stays part of the name.
+	connector, err := sqlite.NewConnector(path + "?" + q.Encode())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("report connection: %w", err)
+	}
+	pool := sql.OpenDB(connector)
+	pool.SetMaxOpenConns(1)
+	c, err := pool.Conn(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, nil, nil, fmt.Errorf("report connection: %w", err)
+	}
+	guard := &reportGuard{}
+	err = c.Raw(func(driverConn any) error {
+		a, ok := driverConn.(sqlite.AuthorizerRegisterer)
+		if !ok {
+			return fmt.Errorf("report connection: the SQLite driver (%T) has no authorizer", driverConn)
+		}
+		return a.RegisterAuthorizer(guard.authorize)
+	})
+	if err == nil {
+		_, err = sqlite.Limit(c, sqlite3.SQLITE_LIMIT_LENGTH, MaxSQLValueBytes)
+	}
+	if err != nil {
+		c.Close()
+		pool.Close()
+		return nil, nil, nil, err
+	}
+	return pool, c, guard, nil
+}
+
+// runOnReportConn checks and runs the report on a connection of its own.
+func runOnReportConn(ctx context.Context, path, q string, args []any, lim Limits) (Result, error) {
+	var res Result
+	pool, c, guard, err := openReportConn(ctx, path)
+	if err != nil {
+		return res, err
+	}
+	defer pool.Close()
+	defer c.Close()
+	if err := checkProgram(ctx, c, guard, q, args); err != nil {
+		return res, err
+	}
+	rows, err := c.QueryContext(ctx, q, args...)
+	if err != nil {
+		return res, guard.sqlError(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return res, err
+	}
+	for _, c := range cols {
+		res.Columns = append(res.Columns, Column{Name: c})
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	numeric := make([]bool, len(cols))
+	for i := range numeric {
+		numeric[i] = true
+	}
+	bytes := 0
+	for rows.Next() {
+		if len(res.Rows) == lim.MaxRows {
+			res.Truncated = true
+			res.TruncatedNote = fmt.Sprintf("The report has more rows than the cap of %d: narrow it.", lim.MaxRows)
+			break
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return res, guard.sqlError(err)
+		}
+		row := make([]string, len(cols))
+		size := 0
+		for i, v := range vals {
+			row[i] = cellString(v)
+			size += len(row[i])
+			switch v.(type) {
+			case int64, float64, nil:
+			default:
+				numeric[i] = false
+			}
+		}
+		if bytes+size > lim.MaxBytes {
+			res.Truncated = true
+			res.TruncatedNote = fmt.Sprintf("The report's values passed %d MB after %d rows and the rest were left out: select fewer or shorter columns, or fewer rows.", lim.MaxBytes>>20, len(res.Rows))
+			break
+		}
+		bytes += size
+		res.Rows = append(res.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return res, guard.sqlError(err)
+	}
+	for i := range res.Columns {
+		res.Columns[i].Numeric = numeric[i] && len(res.Rows) > 0
+	}
+	res.Total = len(res.Rows)
+	res.TotalLabel = "rows"
+	return res, nil
+}
+
+// hiddenColumns are the secrets a report reads as NULL: the password and PIN
+// hashes. They are IGNOREd rather than refused so that "SELECT * FROM
+// staff_users" or a patron listing still runs, with the secret column empty; an
+// ignored column is NULL everywhere in the statement (in WHERE and ORDER BY too),
+// so no comparison can guess it either.
+var hiddenColumns = map[string]map[string]bool{
+	"staff_users":  {"password_hash": true},
+	"sip_accounts": {"password_hash": true},
+	"patrons":      {"pin_hash": true},
+}
+
+// deniedTables are the tables a report may not name at all: the sessions (each
+// row is a signed-in person's token hash and session data: nothing in them is a
+// report's business, so refusing says so plainly rather than showing empty
+// rows), the raw pages of the file and its page statistics (sqlite_dbpage reads
+// every byte, secrets included; dbstat), which SQLite's virtual tables expose.
+var deniedTables = map[string]string{
+	"sessions":      "the staff's sessions",
+	"opac_sessions": "the patrons' catalogue sessions",
+	"sqlite_dbpage": "the database file's raw pages",
+	"dbstat":        "the database file's page statistics",
+}
+
+// reportGuard is the authorizer of a report's connection; it remembers why it
+// refused, for the message.
+type reportGuard struct {
+	mu     sync.Mutex
+	denied string
+}
+
+// authorize allows what one read-only SELECT needs (SELECT, READ, FUNCTION,
+// RECURSIVE) and refuses every other action: writes, PRAGMA (and so the
+// pragma_* table-valued functions, such as pragma_database_list, which names the
+// server's file), ATTACH, transactions.
+func (g *reportGuard) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	switch action {
+	case sqlite.AuthSelect, sqlite.AuthRecursive:
+		return sqlite.AuthorizerOK
+	case sqlite.AuthFunction:
+		if strings.HasPrefix(strings.ToLower(arg2), "pragma_") || strings.EqualFold(arg2, "load_extension") {
+			return g.deny(fmt.Sprintf("Reports cannot call %s.", arg2))
+		}
+		return sqlite.AuthorizerOK
+	case sqlite.AuthRead:
+		table := strings.ToLower(arg1)
+		if what, ok := deniedTables[table]; ok {
+			return g.deny(fmt.Sprintf("Reports cannot read %s (%s).", table, what))
+		}
+		if strings.HasPrefix(table, "pragma_") {
+			return g.deny(fmt.Sprintf("Reports cannot read %s: the PRAGMA tables describe the server, not the library.", table))
+		}
+		if hiddenColumns[table][strings.ToLower(arg2)] {
+			return sqlite.AuthorizerIgnore
+		}
+		return sqlite.AuthorizerOK
+	case sqlite.AuthPragma:
+		return g.deny("Reports cannot run PRAGMA statements or read the PRAGMA tables (pragma_...): they describe the server, not the library.")
+	}
+	return g.deny("This SQL would change the database, and reports only read: it was refused.")
+}
+
+func (g *reportGuard) deny(why string) sqlite.AuthorizerReturnCode {
+	g.mu.Lock()
+	if g.denied == "" {
+		g.denied = why
+	}
+	g.mu.Unlock()
+	return sqlite.AuthorizerDeny
+}
+
+// sqlError is sqlError with the authorizer's reason when it refused the SQL.
+func (g *reportGuard) sqlError(err error) error {
+	g.mu.Lock()
+	why := g.denied
+	g.mu.Unlock()
+	if why != "" && (strings.Contains(err.Error(), "not authorized") || strings.Contains(err.Error(), "authorization denied")) {
+		return stacks.Errorf(stacks.EINVALID, "%s", why)
+	}
+	if strings.Contains(err.Error(), "string or blob too big") {
+		return stacks.Errorf(stacks.EINVALID, "A value of the report grew past %d KB (a long group_concat, randomblob or replace): shorten it.", MaxSQLValueBytes>>10)
+	}
+	return sqlError(err)
+}
+
+// paramValue passes a whole number written the way SQLite writes it as a number
+// (so that :branch = 1 matches an integer column) and anything else as text: a
+// barcode "0012345" or "+5" keeps its spelling, so it matches a text column.
 func paramValue(v string) any {
 	v = strings.TrimSpace(v)
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && strconv.FormatInt(n, 10) == v {
 		return n
 	}
 	return v
@@ -459,6 +631,34 @@ func SaveSQL(tx *db.Tx, actor stacks.Actor, id int64, in SavedInput) (int64, err
 		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no saved report %d.", id)
 	}
 	return id, tx.Audit(actor, "sql_report.update", "saved_report", id, in.Name)
+}
+
+// AuditRun records that actor ran saved report id (on the page, or as a CSV
+// file), with the parameters' values and how many rows it gave: a report reads
+// patrons' details, and who read what is the audit log's question, as for the
+// patron export.
+func AuditRun(tx *db.Tx, actor stacks.Actor, id int64, values map[string]string, res Result, csv bool) error {
+	names := make([]string, 0, len(values))
+	for n := range values {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	if csv {
+		b.WriteString("CSV: ")
+	}
+	fmt.Fprintf(&b, "%d rows", len(res.Rows))
+	if res.Truncated {
+		b.WriteString(" (truncated)")
+	}
+	for _, n := range names {
+		v := []rune(values[n])
+		if len(v) > 100 {
+			v = append(v[:100], '…')
+		}
+		fmt.Fprintf(&b, "; :%s=%q", n, string(v))
+	}
+	return tx.Audit(actor, "sql_report.run", "saved_report", id, b.String())
 }
 
 // DeleteSaved deletes a saved report.

@@ -109,7 +109,7 @@ func StartStocktake(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, er
 		return startByLocation(tx, actor, in)
 	case in.From == "":
 		return 0, stacks.FieldErrorf("from", stacks.EINVALID, "Enter the call number at the start of the shelf, for example FIC A, or choose a location.")
-	case in.To < in.From:
+	case CallNumberKey(in.To) < CallNumberKey(in.From):
 		return 0, stacks.FieldErrorf("to", stacks.EINVALID, "The shelf ends (%s) before it starts (%s): swap them.", in.To, in.From)
 	case badText(in.From, ""):
 		return 0, stacks.FieldErrorf("from", stacks.EINVALID, "The call number holds characters that are not text: type it again.")
@@ -236,6 +236,14 @@ func RecentStocktakes(tx *db.Tx, limit int) ([]Stocktake, error) {
 // with to sorts below to followed by the highest character.
 func rangeEnd(to string) string { return to + "\U0010FFFF" }
 
+// holds reports whether a call number is in the stocktake's range, in shelf
+// order (CallNumberKey): QA 100 is not between QA 1 and QA 99, fic b is between
+// FIC A and FIC C.
+func (s Stocktake) holds(callNumber string) bool {
+	k := CallNumberKey(callNumber)
+	return k >= CallNumberKey(s.From) && k < rangeEnd(CallNumberKey(s.To))
+}
+
 // inRange is the SQL condition "item i is on the stocktake's shelf", with its
 // arguments.
 func (s Stocktake) inRange() (string, []any) {
@@ -243,7 +251,7 @@ func (s Stocktake) inRange() (string, []any) {
 		// location <> '' lets SQLite use the partial index items_location.
 		return `(i.home_branch_id = ? AND i.location = ? AND i.location <> '')`, []any{s.BranchID, s.Location}
 	}
-	return `(i.home_branch_id = ? AND i.call_number >= ? AND i.call_number < ?)`, []any{s.BranchID, s.From, rangeEnd(s.To)}
+	return `(i.home_branch_id = ? AND cn_sort(i.call_number) >= ? AND cn_sort(i.call_number) < ?)`, []any{s.BranchID, CallNumberKey(s.From), rangeEnd(CallNumberKey(s.To))}
 }
 
 // classify says what a scanned item's state means on this shelf.
@@ -261,7 +269,7 @@ func (s Stocktake) classify(sc *StocktakeScan, homeBranchID int64) {
 		sc.Outcome = ScanWrongShelf
 	case s.ByLocation() && sc.Location != s.Location:
 		sc.Outcome = ScanWrongShelf
-	case !s.ByLocation() && (sc.CallNumber < s.From || sc.CallNumber >= rangeEnd(s.To)):
+	case !s.ByLocation() && !s.holds(sc.CallNumber):
 		sc.Outcome = ScanWrongShelf
 	default:
 		sc.Outcome = ScanOnShelf
@@ -300,6 +308,33 @@ func Scan(tx *db.Tx, stocktakeID int64, barcode string) (StocktakeScan, error) {
 	}
 	s.classify(&sc, home)
 	return sc, nil
+}
+
+// CheckCheckin allows a checkin from the stocktake's results only for an item
+// scanned in that stocktake and on loan, lost or missing now: the results page
+// offers the button for those, and a post for another barcode (or another
+// stocktake) is refused rather than checking in whatever it names.
+func CheckCheckin(tx *db.Tx, stocktakeID int64, barcode string) error {
+	s, err := FindStocktake(tx, stocktakeID)
+	if err != nil {
+		return err
+	}
+	code, err := catalog.NormalizeBarcode(barcode)
+	if err != nil {
+		return err
+	}
+	var status string
+	err = tx.QueryRow(`SELECT i.status FROM stocktake_scans sc JOIN items i ON i.id = sc.item_id
+		WHERE sc.stocktake_id = ? AND sc.barcode = ? LIMIT 1`, s.ID, code).Scan(&status)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return stacks.FieldErrorf("barcode", stacks.EINVALID, "Item %s was not scanned in this stocktake (%s): check it in at Check in.", code, s.Range())
+	case err != nil:
+		return fmt.Errorf("stocktake checkin: %w", err)
+	case status != "on_loan" && status != "lost" && status != "missing":
+		return stacks.FieldErrorf("barcode", stacks.EINVALID, "Item %s is %s, not on loan, lost or missing: there is nothing to check in.", code, catalog.StatusLabel(status))
+	}
+	return nil
 }
 
 // MissingItem is an item expected on the shelf that no scan found.
@@ -386,7 +421,7 @@ func Results(tx *db.Tx, id int64) (StocktakeResult, error) {
 		FROM items i JOIN records r ON r.id = i.record_id
 		WHERE `+cond+` AND i.status = 'available'
 			AND NOT EXISTS (SELECT 1 FROM stocktake_scans sc WHERE sc.stocktake_id = ? AND sc.item_id = i.id)
-		ORDER BY i.call_number, i.barcode`, append(args, id)...)
+		ORDER BY cn_sort(i.call_number), i.barcode`, append(args, id)...)
 	if err != nil {
 		return res, fmt.Errorf("stocktake missing items: %w", err)
 	}

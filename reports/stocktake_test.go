@@ -28,7 +28,7 @@ func findShelf(t *testing.T, d *db.DB) shelf {
 		// item sharing the first's or the last's call number (or starting with
 		// the last's).
 		rows, err := tx.Query(`SELECT barcode, call_number, status FROM items WHERE home_branch_id = 1
-			ORDER BY call_number, barcode`)
+			ORDER BY cn_sort(call_number), barcode`)
 		if err != nil {
 			return err
 		}
@@ -45,7 +45,8 @@ func findShelf(t *testing.T, d *db.DB) shelf {
 		rows.Close()
 		for i := 1; i+5 < len(all) && s.items == nil; i++ {
 			w := all[i : i+5]
-			ok := all[i-1].call != w[0].call && !strings.HasPrefix(all[i+5].call, w[4].call)
+			key := reports.CallNumberKey
+			ok := key(all[i-1].call) != key(w[0].call) && !strings.HasPrefix(key(all[i+5].call), key(w[4].call))
 			for _, x := range w {
 				ok = ok && x.status == "available"
 			}

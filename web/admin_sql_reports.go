@@ -135,6 +135,10 @@ func (s *Server) handleSQLReportShow(w http.ResponseWriter, r *http.Request) {
 		res, err := reports.RunSQL(r.Context(), s.DB, v.Report.SQL, v.paramValues(), v.Limits)
 		switch code := stacks.ErrorCode(err); {
 		case err == nil:
+			if err := s.auditSQLReportRun(r, v, res, false); err != nil {
+				s.Error(w, r, err)
+				return
+			}
 			v.Result = &res
 			v.CSVURL = sqlReportURL(v.Report.ID) + "/csv?" + v.Values.Encode()
 		case code == stacks.EINVALID || code == stacks.ETOOMANY:
@@ -195,9 +199,19 @@ func (s *Server) handleSQLReportCSV(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := reports.RunSQL(r.Context(), s.DB, v.Report.SQL, v.paramValues(), v.Limits)
+	if err == nil {
+		err = s.auditSQLReportRun(r, v, res, true)
+	}
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	writeCSV(w, r, s, "sql-report-"+strconv.FormatInt(v.Report.ID, 10)+"-"+s.DB.Now().UTC().Format("2006-01-02")+".csv", res)
+}
+
+// auditSQLReportRun records the run in the audit log before its rows are shown.
+func (s *Server) auditSQLReportRun(r *http.Request, v SQLReportView, res reports.Result, csv bool) error {
+	return s.DB.Write(r.Context(), func(tx *db.Tx) error {
+		return reports.AuditRun(tx, userFrom(r.Context()).Actor(), v.Report.ID, v.paramValues(), res, csv)
+	})
 }

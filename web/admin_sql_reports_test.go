@@ -1,10 +1,14 @@
 package web_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/stacks-ils/stacks/db"
 )
 
 // TestSQLReports: an administrator saves a report with a parameter, runs it, and
@@ -36,6 +40,31 @@ func TestSQLReports(t *testing.T) {
 	csv := e.get(t, admin, r.Location+"/csv?run=1&p_branch=1")
 	if csv.Status != http.StatusOK || !strings.HasPrefix(csv.Body, "status,items\r\n") {
 		t.Errorf("csv: %d %q", csv.Status, csv.Body)
+	}
+	// Each run (page and CSV) is in the audit log: the report, who ran it, the
+	// parameters, the rows.
+	var details []string
+	if err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		rows, err := tx.Query(`SELECT detail FROM audit_log WHERE action = 'sql_report.run' AND object_type = 'saved_report' AND object_id = ? AND actor = 'admin' ORDER BY id`,
+			strings.TrimPrefix(r.Location, "/admin/sql-reports/"))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var d string
+			if err := rows.Scan(&d); err != nil {
+				return err
+			}
+			details = append(details, d)
+		}
+		return rows.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rowsShown := strings.Count(run.Body, "<tr") - 1
+	if len(details) != 2 || details[0] != fmt.Sprintf("%d rows; :branch=\"1\"", rowsShown) || details[1] != fmt.Sprintf("CSV: %d rows; :branch=\"1\"", rowsShown) {
+		t.Errorf("audit log of the runs: %q (the page showed %d rows)", details, rowsShown)
 	}
 	if r := e.get(t, admin, r.Location+"?run=1"); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "Give a value for :branch") {
 		t.Errorf("run without the parameter: %d", r.Status)

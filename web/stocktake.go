@@ -161,7 +161,8 @@ func (s *Server) handleStocktakeScan(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleStocktakeCheckin checks in an item found on the shelf while on loan (or
-// marked lost or missing), from the results.
+// marked lost or missing), from the results: only an item scanned in this
+// stocktake and in one of those states (404 for no stocktake, 422 otherwise).
 func (s *Server) handleStocktakeCheckin(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "There is no stocktake at "+r.URL.Path+". Start one on the Stocktake page.")
 	if err != nil {
@@ -169,6 +170,10 @@ func (s *Server) handleStocktakeCheckin(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	barcode := r.PostFormValue("barcode")
+	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return reports.CheckCheckin(tx, id, barcode) }); err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	res, err := s.Circ.Checkin(r.Context(), circulation.CheckinRequest{Actor: userFrom(r.Context()).Actor(), Barcode: barcode})
 	if err != nil {
 		if stacks.ErrorCode(err) == stacks.EINTERNAL {

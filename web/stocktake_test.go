@@ -113,3 +113,86 @@ func TestHistoryPages(t *testing.T) {
 		t.Errorf("patron history after anonymising: %d, still lists %s", p.Status, barcode)
 	}
 }
+
+// TestStocktakeCheckinRefusesOthers: the results' check-in takes only an item
+// scanned in that stocktake and on loan, lost or missing; another barcode, an
+// item on the shelf, or a stocktake that does not exist is refused, and the item
+// stays on loan.
+func TestStocktakeCheckinRefusesOthers(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	ctx := context.Background()
+	var call string
+	var onLoan []string
+	if err := e.DB.Read(ctx, func(tx *db.Tx) error {
+		if err := tx.QueryRow(`SELECT call_number FROM items WHERE barcode = 'I00001'`).Scan(&call); err != nil {
+			return err
+		}
+		rows, err := tx.Query(`SELECT barcode FROM items WHERE status = 'on_loan' ORDER BY barcode LIMIT 2`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var b string
+			if err := rows.Scan(&b); err != nil {
+				return err
+			}
+			onLoan = append(onLoan, b)
+		}
+		return rows.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(onLoan) != 2 {
+		t.Fatalf("the demo library has %d items on loan, want 2", len(onLoan))
+	}
+	r := e.post(t, c, "/reports/stocktake", url.Values{"branch": {"1"}, "from": {call}, "to": {call}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	st := r.Location
+	for _, b := range []string{"I00001", onLoan[0]} {
+		if r := e.post(t, c, st+"/scan", url.Values{"barcode": {b}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("scan %s: %d", b, r.Status)
+		}
+	}
+	status := func(b string) (s string) {
+		if err := e.DB.Read(ctx, func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT status FROM items WHERE barcode = ?`, b).Scan(&s)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for name, c2 := range map[string]struct {
+		path, barcode string
+		want          int
+		says          string
+	}{
+		"NotScanned":   {st + "/checkin", onLoan[1], http.StatusUnprocessableEntity, "was not scanned in this stocktake"},
+		"OnShelf":      {st + "/checkin", "I00001", http.StatusUnprocessableEntity, "not on loan, lost or missing"},
+		"NoStocktake":  {"/reports/stocktake/999999/checkin", onLoan[0], http.StatusNotFound, "There is no stocktake 999999"},
+		"EmptyBarcode": {st + "/checkin", "", http.StatusUnprocessableEntity, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := e.post(t, c, c2.path, url.Values{"barcode": {c2.barcode}})
+			if r.Status != c2.want || !strings.Contains(r.Body, c2.says) {
+				t.Errorf("%d, want %d saying %q", r.Status, c2.want, c2.says)
+			}
+		})
+	}
+	if s := status(onLoan[1]); s != "on_loan" {
+		t.Errorf("the item not scanned is %s now, want still on_loan", s)
+	}
+	if s := status(onLoan[0]); s != "on_loan" {
+		t.Errorf("the scanned item was checked in under another stocktake: %s", s)
+	}
+	// The scanned item on loan is checked in from its own stocktake.
+	if r := e.post(t, c, st+"/checkin", url.Values{"barcode": {onLoan[0]}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("checkin: %d %s", r.Status, r.Body)
+	}
+	if s := status(onLoan[0]); s == "on_loan" {
+		t.Errorf("the scanned item is still on loan")
+	}
+}
