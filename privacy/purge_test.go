@@ -228,7 +228,12 @@ func TestPurgeByStaff(t *testing.T) {
 		// item came home.
 		r := exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'lost', 300, 'Lost item', ?)`, id, db.FormatTime(days(4)))
 		charge, _ := r.LastInsertId()
-		exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, payment_method, branch_id) VALUES (?, 'payment', -300, 'Payment', ?, 'cash', 1)`, id, db.FormatTime(days(3)))
+		// The payment paid that line (its allocation), as the desk records it:
+		// only money paid toward a charge is credited back (stacks check's
+		// ledger-credit-over-paid).
+		r = exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, payment_method, branch_id) VALUES (?, 'payment', -300, 'Payment', ?, 'cash', 1)`, id, db.FormatTime(days(3)))
+		payment, _ := r.LastInsertId()
+		exec(t, d, `INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (?, ?, 300)`, payment, charge)
 		exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, reverses_id) VALUES (?, 'credit', -300, 'Credited', ?, ?)`, id, db.FormatTime(days(2)), charge)
 		err := purge(id)
 		if msg := stacks.ErrorMessage(err); stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(msg, "is in credit 3.00") || !strings.Contains(msg, "refund it first") || strings.Contains(msg, "owes") {
