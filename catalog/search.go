@@ -277,9 +277,9 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	var best []int64
 	if res.Total <= RankLimit {
-		best, err = queryIDs(tx, `SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank, rowid LIMIT ?`, match, FacetDepth)
+		best, err = tx.IDs(`SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank, rowid LIMIT ?`, match, FacetDepth)
 	} else {
-		best, err = queryIDs(tx, `SELECT id FROM (SELECT rowid AS id, rank AS score FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
+		best, err = tx.IDs(`SELECT id FROM (SELECT rowid AS id, rank AS score FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
 			ORDER BY score, id LIMIT ?`, match, RankLimit, FacetDepth)
 	}
 	if err != nil {
@@ -317,7 +317,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		res.Limited = floor != 0
 		page, res.Total, err = filteredPage(tx, match, cut, floor, q)
 	} else {
-		page, err = queryIDs(tx, `SELECT id FROM (`+relevanceOrder+`) ORDER BY part, score, id LIMIT ?4 OFFSET ?5`, match, cut, floor, q.PerPage, offset)
+		page, err = tx.IDs(`SELECT id FROM (`+relevanceOrder+`) ORDER BY part, score, id LIMIT ?4 OFFSET ?5`, match, cut, floor, q.PerPage, offset)
 	}
 	if err != nil {
 		return res, fmt.Errorf("search page: %w", err)
@@ -336,24 +336,6 @@ func (res *SearchResult) readHits(tx *db.Tx, ids []int64) error {
 		res.Hits, err = hitsFor(tx, ids)
 	}
 	return err
-}
-
-// queryIDs runs a query returning one id per row.
-func queryIDs(tx *db.Tx, query string, args ...any) ([]int64, error) {
-	rows, err := tx.Query(query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 func idArgs(ids []int64) (string, []any) {

@@ -265,18 +265,6 @@ func ClaimedReturned(tx *db.Tx, f ClaimsFilter) (claims []ClaimedLoan, more bool
 	return claims, false, nil
 }
 
-// ClaimsReturnedCount counts the claims a patron ever made (open or closed): staff
-// watch for a patron who claims often. The count is kept on the patron
-// (patrons.claims_returned_count), so anonymising old loans does not lower it.
-func ClaimsReturnedCount(tx *db.Tx, patronID int64) (int, error) {
-	var n int
-	err := tx.QueryRow(`SELECT claims_returned_count FROM patrons WHERE id = ?`, patronID).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("claims returned of patron %d: %w", patronID, err)
-	}
-	return n, nil
-}
-
 // MarkMissing marks an item that is not on the shelf where it should be as
 // missing. An item on loan, on the hold shelf or in transit cannot be.
 func (s *Service) MarkMissing(ctx context.Context, actor stacks.Actor, barcode string) error {

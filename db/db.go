@@ -368,6 +368,25 @@ func (tx *Tx) QueryRow(query string, args ...any) *sql.Row {
 	return tx.tx.QueryRowContext(tx.ctx, query, args...)
 }
 
+// IDs runs a query that selects one integer column (ids) and returns its values
+// in order.
+func (tx *Tx) IDs(query string, args ...any) ([]int64, error) {
+	rows, err := tx.Query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 // IsUniqueViolation reports whether err is a UNIQUE constraint failure, which the
 // domain packages turn into a conflict ("that barcode already exists").
 func IsUniqueViolation(err error) bool {

@@ -54,6 +54,10 @@ type Patron struct {
 	// KeepHistory: the patron asked to keep their loan history; the
 	// anonymisation run passes over their loans (package privacy).
 	KeepHistory bool
+	// ClaimsReturned counts the loans the patron ever claimed to have returned
+	// (open or closed; kept on the patron, so anonymising old loans does not
+	// lower it): staff watch for a patron who claims often.
+	ClaimsReturned int
 	// ExternalID is the patron's id in another system (a student number), ""
 	// for none; patron loads may match on it.
 	ExternalID string
@@ -106,7 +110,7 @@ const (
 	patronColumns = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
 	p.category_id, c.code, c.name, p.home_branch_id, b.code, b.name,
 	p.expires_on, p.blocked, p.block_note, p.notes, p.desk_message, p.created_at, p.pin_hash <> '', p.pin_generation, p.keep_history,
-	coalesce(p.external_id, '')`
+	coalesce(p.external_id, ''), p.claims_returned_count`
 	patronFrom = `
 	FROM patrons p
 	JOIN patron_categories c ON c.id = p.category_id
@@ -121,7 +125,7 @@ func scanPatron(row interface{ Scan(...any) error }, extra ...any) (*Patron, err
 	var created db.Time
 	err := row.Scan(append([]any{&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
 		&p.CategoryID, &p.CategoryCode, &p.CategoryName, &p.HomeBranchID, &p.HomeBranchCode, &p.HomeBranchName,
-		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN, &p.PINGeneration, &p.KeepHistory, &p.ExternalID}, extra...)...)
+		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN, &p.PINGeneration, &p.KeepHistory, &p.ExternalID, &p.ClaimsReturned}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func Anonymise(ctx context.Context, d *db.DB, cutoff time.Time, opt Options) (An
 		start := time.Now()
 		err := d.Write(ctx, func(tx *db.Tx) error {
 			var err error
-			ids, err = queryIDs(tx, `SELECT l.id FROM loans l WHERE `+anonymisable+` AND l.id > ?2 ORDER BY l.id LIMIT ?3`, cut, last, chunk)
+			ids, err = tx.IDs(`SELECT l.id FROM loans l WHERE `+anonymisable+` AND l.id > ?2 ORDER BY l.id LIMIT ?3`, cut, last, chunk)
 			if err != nil {
 				return fmt.Errorf("find loans to anonymise: %w", err)
 			}
@@ -188,21 +188,3 @@ const genericCharge = `CASE kind
 		WHEN 'payment' THEN 'Payment'
 		WHEN 'refund' THEN 'Refund'
 		ELSE 'Charge' END`
-
-// queryIDs runs a query selecting one integer column.
-func queryIDs(tx *db.Tx, q string, args ...any) ([]int64, error) {
-	rows, err := tx.Query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
-}

@@ -75,7 +75,7 @@ func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options)
 		var sc auditScrub
 		err := d.Read(ctx, func(tx *db.Tx) error {
 			var err error
-			if ids, err = queryIDs(tx, find, cut, last, chunk); err != nil {
+			if ids, err = tx.IDs(find, cut, last, chunk); err != nil {
 				return fmt.Errorf("find inactive patrons: %w", err)
 			}
 			sc, err = findAuditText(tx, ids)
@@ -89,7 +89,7 @@ func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options)
 		start := time.Now()
 		purged := 0
 		err = d.Write(ctx, func(tx *db.Tx) error {
-			still, err := queryIDs(tx, `SELECT p.id FROM patrons p WHERE `+inactive+` AND `+purgeBlockers+` = ''
+			still, err := tx.IDs(`SELECT p.id FROM patrons p WHERE `+inactive+` AND `+purgeBlockers+` = ''
 				AND p.id IN (SELECT value FROM json_each(?2)) ORDER BY p.id`, cut, jsonIDs(ids))
 			if err != nil {
 				return fmt.Errorf("find inactive patrons: %w", err)
@@ -172,7 +172,7 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 	if blockers != "" {
 		return stacks.Errorf(stacks.EINVALID, "This patron cannot be deleted yet: the patron %s. Settle the account, check the items in and cancel the holds first.", strings.ReplaceAll(blockers, "; ", ", "))
 	}
-	loans, err := queryIDs(tx, `SELECT id FROM loans WHERE patron_id = ? AND returned_at IS NOT NULL`, id)
+	loans, err := tx.IDs(`SELECT id FROM loans WHERE patron_id = ? AND returned_at IS NOT NULL`, id)
 	if err != nil {
 		return fmt.Errorf("find the patron's loans: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
@@ -26,33 +27,39 @@ type HistoryView struct {
 }
 
 func (s *Server) handleItemHistory(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "There is no item at "+r.URL.Path+". Find it with Search.")
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	prefs, err := s.preferences(r.Context())
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	v := HistoryView{Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		if v.Item, err = catalog.FindItemDetails(tx, id); err != nil {
+	s.history(w, r, "There is no item at "+r.URL.Path+". Find it with Search.",
+		func(tx *db.Tx, id int64, v *HistoryView) (err error) {
+			if v.Item, err = catalog.FindItemDetails(tx, id); err != nil {
+				return err
+			}
+			v.History, err = circulation.ItemHistory(tx, id, historyShown)
 			return err
-		}
-		v.History, err = circulation.ItemHistory(tx, id, historyShown)
-		return err
-	})
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, ItemHistoryPage(s.page(r, "History of "+v.Item.Barcode, "search"), v))
+		},
+		func(v HistoryView) templ.Component {
+			return ItemHistoryPage(s.page(r, "History of "+v.Item.Barcode, "search"), v)
+		})
 }
 
 func (s *Server) handlePatronHistory(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "There is no patron at "+r.URL.Path+". Find the patron on the Patrons page.")
+	s.history(w, r, "There is no patron at "+r.URL.Path+". Find the patron on the Patrons page.",
+		func(tx *db.Tx, id int64, v *HistoryView) (err error) {
+			if v.Patron, err = patrons.FindByID(tx, id); err != nil {
+				return err
+			}
+			v.History, err = circulation.PatronHistory(tx, id, historyShown)
+			return err
+		},
+		func(v HistoryView) templ.Component {
+			return PatronHistoryPage(s.page(r, "Loan history of "+v.Patron.Name(), "patrons"), v)
+		})
+}
+
+// history serves an item's or a patron's history page: the id from the path
+// (notFound if it is not one), the library's time zone, what load reads in one
+// read transaction, then the page.
+func (s *Server) history(w http.ResponseWriter, r *http.Request, notFound string,
+	load func(tx *db.Tx, id int64, v *HistoryView) error, page func(HistoryView) templ.Component) {
+	id, err := pathID(r, notFound)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -63,18 +70,11 @@ func (s *Server) handlePatronHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := HistoryView{Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		if v.Patron, err = patrons.FindByID(tx, id); err != nil {
-			return err
-		}
-		v.History, err = circulation.PatronHistory(tx, id, historyShown)
-		return err
-	})
-	if err != nil {
+	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return load(tx, id, &v) }); err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, PatronHistoryPage(s.page(r, "Loan history of "+v.Patron.Name(), "patrons"), v))
+	s.render(w, r, http.StatusOK, page(v))
 }
 
 // returned shows when a loan ended, "on loan" while it has not.

@@ -42,12 +42,10 @@ type PatronView struct {
 	Open []patrons.OpenCharge
 	// ChargeTypes are the configured manual charges.
 	ChargeTypes []patrons.ChargeType
-	// ClaimsReturned counts the loans the patron ever claimed to have returned.
-	ClaimsReturned int
-	WaiveAmount    string
-	WaiveReason    string
-	BlockNote      string
-	Errors         FormErrors
+	WaiveAmount string
+	WaiveReason string
+	BlockNote   string
+	Errors      FormErrors
 	// CanForgive is whether the signed-in staff member may waive and refund
 	// (administrators): the forms are shown only then.
 	CanForgive bool
@@ -97,9 +95,6 @@ func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error)
 		v.RefundAmount = formatMoney(-v.Standing.BalanceCents)
 	}
 	if v.ChargeTypes, err = patrons.ChargeTypes(tx); err != nil {
-		return PatronView{}, err
-	}
-	if v.ClaimsReturned, err = circulation.ClaimsReturnedCount(tx, id); err != nil {
 		return PatronView{}, err
 	}
 	loans, err := circulation.PatronLoans(tx, id)

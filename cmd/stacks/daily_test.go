@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,24 +13,8 @@ import (
 // the database sound afterwards.
 func TestDaily(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "lib.db")
+	path, sqlDB, count := smallDemo(t)
 	var out bytes.Buffer
-	if err := run(ctx, []string{"demo", "--db", path, "--titles", "60", "--patrons", "40"}, &out, &out); err != nil {
-		t.Fatalf("demo: %v\n%s", err, out.String())
-	}
-	sqlDB, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sqlDB.Close()
-	count := func(q string) int {
-		t.Helper()
-		var n int
-		if err := sqlDB.QueryRow(q).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	if _, err := sqlDB.Exec(`UPDATE circ_rules SET lost_after_days = 1`); err != nil {
 		t.Fatal(err)
 	}

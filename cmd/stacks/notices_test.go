@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,24 +15,8 @@ import (
 // does not run the day again. Without a relay, email stays queued.
 func TestNoticesRun(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "lib.db")
+	path, sqlDB, count := smallDemo(t)
 	var out bytes.Buffer
-	if err := run(ctx, []string{"demo", "--db", path, "--titles", "60", "--patrons", "40"}, &out, &out); err != nil {
-		t.Fatalf("demo: %v\n%s", err, out.String())
-	}
-	sqlDB, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sqlDB.Close()
-	count := func(q string) int {
-		t.Helper()
-		var n int
-		if err := sqlDB.QueryRow(q).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	demoMessages := count(`SELECT count(*) FROM notice_messages`)
 	if demoMessages == 0 {
 		t.Fatal("the demo library has no notices in its queue")

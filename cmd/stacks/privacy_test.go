@@ -19,24 +19,8 @@ import (
 // nothing.
 func TestPrivacyRun(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "lib.db")
+	path, sqlDB, count := smallDemo(t)
 	var out bytes.Buffer
-	if err := run(ctx, []string{"demo", "--db", path, "--titles", "60", "--patrons", "40"}, &out, &out); err != nil {
-		t.Fatalf("demo: %v\n%s", err, out.String())
-	}
-	sqlDB, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sqlDB.Close()
-	count := func(q string) int {
-		t.Helper()
-		var n int
-		if err := sqlDB.QueryRow(q).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	// Every returned loan is older than a day from now on.
 	if _, err := sqlDB.Exec(`UPDATE loans SET returned_at = '2000-01-02T00:00:00Z', issued_at = '2000-01-01T00:00:00Z', due_at = '2000-01-20T00:00:00Z' WHERE returned_at IS NOT NULL
 		AND id NOT IN (SELECT loan_id FROM ledger WHERE loan_id IS NOT NULL)`); err != nil {
