@@ -185,7 +185,7 @@ func deskSteps() []deskStep {
 // TestDeskSession runs the desk session of docs/desk-session.md in headless
 // Chromium against a fresh demo library, asserting what each step must show, once
 // with the persistent server and once with every request served by a new CGI
-// process.
+// process. TestLighttpd runs it again through a real web server.
 func TestDeskSession(t *testing.T) {
 	browser := launchBrowser(t)
 	for _, mode := range []struct {
@@ -193,23 +193,32 @@ func TestDeskSession(t *testing.T) {
 		args []string
 	}{{"server", nil}, {"cgi", []string{"--cgi"}}} {
 		t.Run(mode.name, func(t *testing.T) {
-			srv := startServer(t, mode.args...)
-			page, _ := newPage(t, browser)
-			d := &desk{srv: srv, page: page}
-			shots := os.Getenv("STACKS_SCREENSHOTS")
-			for _, step := range deskSteps() {
-				if !t.Run(step.name, func(t *testing.T) { step.run(t, d) }) {
-					logPage(t, page)
-					t.FailNow()
-				}
-				if shots != "" && mode.name == "server" {
-					// make screenshots: a picture of each step, for the README and reviews.
-					name := filepath.Join(shots, strings.ReplaceAll(step.name, " ", "-")+".png")
-					if _, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(name), FullPage: playwright.Bool(true)}); err != nil {
-						t.Errorf("screenshot %s: %v", name, err)
-					}
-				}
+			shots := ""
+			if mode.name == "server" {
+				// make screenshots: a picture of each step, for the README and reviews.
+				shots = os.Getenv("STACKS_SCREENSHOTS")
 			}
+			runDeskSession(t, browser, startServer(t, mode.args...), shots)
 		})
+	}
+}
+
+// runDeskSession runs the desk session's steps, each a subtest, in a new page
+// against srv, which must hold a fresh demo library; srv.BaseURL may end in a
+// sub-path. With shots set, it saves a picture of each step in that directory.
+func runDeskSession(t *testing.T, browser playwright.Browser, srv *server, shots string) {
+	page, _ := newPage(t, browser)
+	d := &desk{srv: srv, page: page}
+	for _, step := range deskSteps() {
+		if !t.Run(step.name, func(t *testing.T) { step.run(t, d) }) {
+			logPage(t, page)
+			t.FailNow()
+		}
+		if shots != "" {
+			name := filepath.Join(shots, strings.ReplaceAll(step.name, " ", "-")+".png")
+			if _, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(name), FullPage: playwright.Bool(true)}); err != nil {
+				t.Errorf("screenshot %s: %v", name, err)
+			}
+		}
 	}
 }
