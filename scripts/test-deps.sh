@@ -4,8 +4,11 @@
 #
 #   - Debian's Chromium at /usr/bin/chromium, yaz (yaz-marcdump, the second
 #     opinion the MARC tests compare with) and libxml2-utils (xmllint, which
-#     validates the OAI-PMH answers against the schema in opac/testdata), only
-#     if they are missing;
+#     validates the OAI-PMH answers against the schema in opac/testdata) and
+#     lighttpd (the real web server e2e/lighttpd_test.go runs Stacks behind, as
+#     CGI and as FastCGI), only if they are missing; lighttpd's package does not
+#     start its service where policy-rc.d forbids it (containers), and the tests
+#     start their own on loopback with their own configuration either way;
 #   - the Playwright driver that playwright-go pins, assembled from the npm
 #     package playwright-core into ${PLAYWRIGHT_DRIVER_PATH:-~/.cache/ms-playwright-go/<version>};
 #   - axe-core, the accessibility checker the e2e suite injects into pages, at
@@ -31,10 +34,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # --- Debian packages ----------------------------------------------------------
 # Each: the file that shows the package is there, and the package. Chromium runs
 # the browser suite; yaz (yaz-marcdump) is the second opinion on MARC record counts;
-# xmllint validates OAI-PMH against its XML schema.
+# xmllint validates OAI-PMH against its XML schema; lighttpd serves Stacks as CGI
+# and FastCGI in e2e/lighttpd_test.go.
 
 need=()
-for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/xmllint:libxml2-utils"; do
+for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/xmllint:libxml2-utils" "/usr/sbin/lighttpd:lighttpd"; do
 	file=${pair%%:*} pkg=${pair##*:}
 	if [[ -x $file ]]; then
 		log "$pkg: $file present"
@@ -59,6 +63,13 @@ if ((${#need[@]} > 0)); then
 	DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" ||
 		die "apt-get install ${need[*]} failed (see above); fix apt, then run scripts/test-deps.sh again"
 	[[ -x $CHROMIUM ]] || die "chromium was installed but $CHROMIUM does not exist; the e2e tests launch exactly that path"
+	# Where nothing forbids it (no policy-rc.d), Debian's package starts lighttpd
+	# on port 80 of every interface. The tests need none of that: stop the
+	# service it just started, and leave a machine's own lighttpd alone.
+	if [[ " ${need[*]} " == *" lighttpd "* ]] && [[ -s /run/lighttpd.pid ]]; then
+		log "stopping the lighttpd service the package started (the tests start their own, on loopback)"
+		"${SUDO[@]}" invoke-rc.d lighttpd stop >/dev/null 2>&1 || log "could not stop it: stop lighttpd's service by hand if it should not run"
+	fi
 	log "installed: ${need[*]}"
 fi
 
