@@ -159,8 +159,10 @@ cgi-bench:
 	$(GO) run ./scripts/cgibench -db bin/cgi-bench.db -n $(CGI_N) bin/stacks $(CGI_BINS)
 
 # desk-timing runs the desk session N times (default 5) in each mode (persistent
-# server, CGI), in headless Chromium and with the scripted client, and writes the
-# medians to desk-timing/results.md and results.json. Not part of make test.
+# server; CGI under Go's CGI host, stacks serve --cgi; CGI under lighttpd's
+# mod_cgi; stacks fcgi under lighttpd's mod_fastcgi), in headless Chromium and with
+# the scripted client, and writes the medians side by side to
+# desk-timing/results.md and results.json. Not part of make test.
 N ?= 5
 desk-timing: test-deps
 	STACKS_DESK_TIMING=$(N) $(GO) test -count=1 -timeout 60m -run '^TestDeskTiming$$' -v ./e2e/ | grep -v '^=== \|^    --- PASS\|^        --- PASS'

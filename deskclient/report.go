@@ -135,40 +135,88 @@ func Summarize(runs []SessionRun) []Summary {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
 
-// Markdown renders the summaries as tables: per client, each step in server and
-// CGI mode side by side with their ratio, then the Koha reference figures.
-func Markdown(sums []Summary) string {
-	find := func(mode, client string) *Summary {
-		for i := range sums {
-			if sums[i].Mode == mode && sums[i].Client == client {
-				return &sums[i]
-			}
-		}
-		return nil
+// modeLabels name the serving modes in the report's columns.
+var modeLabels = map[string]string{
+	"server":        "persistent",
+	"cgi":           "CGI (Go host)",
+	"lighttpd-cgi":  "CGI (lighttpd)",
+	"lighttpd-fcgi": "FastCGI (lighttpd)",
+}
+
+func modeLabel(mode string) string {
+	if l, ok := modeLabels[mode]; ok {
+		return l
 	}
+	return mode
+}
+
+// Markdown renders the summaries as tables: per client, each step's wall time in
+// every mode side by side with its ratio to the persistent server ("server"), then
+// the totals with the server's own time, then the Koha reference figures.
+func Markdown(sums []Summary) string {
 	var b strings.Builder
 	for _, client := range []string{"browser", "scripted"} {
-		srv, cgi := find("server", client), find("cgi", client)
-		if srv == nil || cgi == nil {
+		var srv *Summary
+		var others []*Summary
+		for i := range sums {
+			switch {
+			case sums[i].Client != client:
+			case sums[i].Mode == "server":
+				srv = &sums[i]
+			default:
+				others = append(others, &sums[i])
+			}
+		}
+		if srv == nil || len(others) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### %s session (median of %d runs per mode)\n\n", strings.ToUpper(client[:1])+client[1:], min(srv.Runs, cgi.Runs))
-		b.WriteString("| step | server wall ms | server app ms | CGI wall ms | CGI app ms | CGI/server wall | pages | requests | SQL per page | SQL per request | SELECTs per request |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		rows := append(slices.Clone(srv.Steps), srv.Total)
-		crows := append(slices.Clone(cgi.Steps), cgi.Total)
-		for i, s := range rows {
-			c := crows[i]
-			ratio := 0.0
-			if s.Wall > 0 {
-				ratio = float64(c.Wall) / float64(s.Wall)
+		runs := srv.Runs
+		for _, o := range others {
+			runs = min(runs, o.Runs)
+		}
+		ratio := func(a, b time.Duration) float64 {
+			if b <= 0 {
+				return 0
 			}
+			return float64(a) / float64(b)
+		}
+		fmt.Fprintf(&b, "\n### %s session (median of %d runs per mode)\n\n", strings.ToUpper(client[:1])+client[1:], runs)
+		b.WriteString("| step | " + modeLabel(srv.Mode) + " wall ms")
+		for _, o := range others {
+			b.WriteString(" | " + modeLabel(o.Mode) + " wall ms")
+		}
+		for _, o := range others {
+			b.WriteString(" | " + modeLabel(o.Mode) + " / persistent")
+		}
+		b.WriteString(" | pages | requests | SQL per page | SQL per request | SELECTs per request |\n|---|---:")
+		b.WriteString(strings.Repeat("|---:", 2*len(others)+5) + "|\n")
+		rows := append(slices.Clone(srv.Steps), srv.Total)
+		for i, s := range rows {
 			name := s.Name
 			if name == "total" {
 				name = "**total**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f | %d | %d | %.1f | %.1f | %.1f |\n", name, ms(s.Wall), ms(s.App), ms(c.Wall), ms(c.App), ratio,
-				s.Pages, s.Requests, s.SQLPerPage(), s.SQLPerRequest(), s.SelectsPerRequest())
+			row := func(o *Summary) StepSummary {
+				if i < len(o.Steps) {
+					return o.Steps[i]
+				}
+				return o.Total
+			}
+			fmt.Fprintf(&b, "| %s | %s", name, ms(s.Wall))
+			for _, o := range others {
+				fmt.Fprintf(&b, " | %s", ms(row(o).Wall))
+			}
+			for _, o := range others {
+				fmt.Fprintf(&b, " | %.2f", ratio(row(o).Wall, s.Wall))
+			}
+			fmt.Fprintf(&b, " | %d | %d | %.1f | %.1f | %.1f |\n", s.Pages, s.Requests, s.SQLPerPage(), s.SQLPerRequest(), s.SelectsPerRequest())
+		}
+		// The totals again, with the time the handlers themselves took (the sum of
+		// Server-Timing's app): what is left is the browser or client, the network
+		// and, for CGI, starting a process per request.
+		b.WriteString("\n| mode | total wall ms | / persistent | handlers (app) ms | SQL (db) ms | requests |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, o := range append([]*Summary{srv}, others...) {
+			fmt.Fprintf(&b, "| %s | %s | %.2f | %s | %s | %d |\n", modeLabel(o.Mode), ms(o.Total.Wall), ratio(o.Total.Wall, srv.Total.Wall), ms(o.Total.App), ms(o.Total.DB), o.Total.Requests)
 		}
 	}
 	b.WriteString("\n### Reference: Koha's desk session (from the screencast measurement)\n\n")

@@ -52,3 +52,27 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownModes: every mode gets its columns beside the persistent server's,
+// with its ratio to it, in the order the runs came.
+func TestMarkdownModes(t *testing.T) {
+	ms := time.Millisecond
+	run := func(mode string, wall time.Duration) deskclient.SessionRun {
+		return deskclient.SessionRun{Mode: mode, Client: "browser", Steps: []deskclient.StepResult{{Name: "1 login", Wall: wall, App: wall / 10, Pages: 1, Requests: 2, Statements: 4}}}
+	}
+	md := deskclient.Markdown(deskclient.Summarize([]deskclient.SessionRun{
+		run("server", 20*ms), run("cgi", 30*ms), run("lighttpd-cgi", 40*ms), run("lighttpd-fcgi", 21*ms),
+	}))
+	for _, want := range []string{
+		"| step | persistent wall ms | CGI (Go host) wall ms | CGI (lighttpd) wall ms | FastCGI (lighttpd) wall ms | CGI (Go host) / persistent |",
+		"| 1 login | 20.0 | 30.0 | 40.0 | 21.0 | 1.50 | 2.00 | 1.05 | 1 | 2 | 4.0 | 2.0 | 0.0 |",
+		"| FastCGI (lighttpd) | 21.0 | 1.05 | 2.1 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Scripted session") {
+		t.Errorf("a scripted table without scripted runs:\n%s", md)
+	}
+}

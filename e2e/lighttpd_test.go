@@ -1,5 +1,3 @@
-//go:build linux
-
 package e2e
 
 import (
@@ -201,7 +199,7 @@ func launchLighttpd(t testing.TB, site lighttpdSite) (*server, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, so that the stop also reaches a FastCGI process or a
 	// CGI request lighttpd left behind; killed with the test binary.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = groupProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", lighttpdPath, err)
 	}
@@ -233,7 +231,7 @@ func launchLighttpd(t testing.TB, site lighttpdSite) (*server, error) {
 		}
 		// lighttpd stops its FastCGI process itself; this only catches one that
 		// outlived it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd.Process.Pid)
 	}
 
 	root := fmt.Sprintf("http://127.0.0.1:%d", site.port)

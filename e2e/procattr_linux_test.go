@@ -7,3 +7,13 @@ import "syscall"
 func childProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// groupProcAttr is childProcAttr for a process that starts others (lighttpd): it
+// also gets a process group of its own, for killGroup.
+func groupProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// killGroup kills whatever is left of the process group that groupProcAttr gave
+// the process pid.
+func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }

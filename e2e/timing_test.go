@@ -16,17 +16,30 @@ import (
 	"github.com/stacks-ils/stacks/deskclient"
 )
 
-// deskModes are the two ways of serving: a persistent server, and a new CGI
-// process for every request.
-var deskModes = []struct {
-	name string
-	args []string
-}{{"server", nil}, {"cgi", []string{"--cgi"}}}
+// deskMode is one way of serving the desk session for timing.
+type deskMode struct {
+	name  string
+	start func(t *testing.T) *server
+	// timingOnly modes run in make desk-timing only: TestLighttpd already takes
+	// them through the desk session in make test.
+	timingOnly bool
+}
 
-// timedBrowserSession runs the browser desk session on a fresh demo library and
-// times each step, splitting it by the Server-Timing of every response.
-func timedBrowserSession(t *testing.T, browser playwright.Browser, args []string) []deskclient.StepResult {
-	srv := startServer(t, args...)
+// deskModes are the ways of serving, side by side: a persistent server; a new CGI
+// process for every request, under Go's CGI host (stacks serve --cgi) and under
+// lighttpd's mod_cgi, as a real host runs it; and one stacks fcgi behind lighttpd's
+// mod_fastcgi.
+var deskModes = []deskMode{
+	{name: "server", start: func(t *testing.T) *server { return startServer(t) }},
+	{name: "cgi", start: func(t *testing.T) *server { return startServer(t, "--cgi") }},
+	{name: "lighttpd-cgi", start: func(t *testing.T) *server { return startLighttpd(t, httpdCGI, lighttpdCGIMount) }, timingOnly: true},
+	{name: "lighttpd-fcgi", start: func(t *testing.T) *server { return startLighttpd(t, httpdFastCGI, lighttpdFCGIMount) }, timingOnly: true},
+}
+
+// timedBrowserSession runs the browser desk session against srv (a fresh demo
+// library) and times each step, splitting it by the Server-Timing of every
+// response.
+func timedBrowserSession(t *testing.T, browser playwright.Browser, srv *server) []deskclient.StepResult {
 	page, _ := newPage(t, browser)
 	var mu sync.Mutex
 	var seen []deskclient.Timing
@@ -75,7 +88,7 @@ func timedBrowserSession(t *testing.T, browser playwright.Browser, args []string
 	return out
 }
 
-// TestDeskTiming times the desk session in both modes, in the browser and with the
+// TestDeskTiming times the desk session in each mode, in the browser and with the
 // scripted client. In make test it runs the scripted session once per mode (the
 // browser session is TestDeskSession); with STACKS_DESK_TIMING=N (make
 // desk-timing) it runs each N times and writes desk-timing/results.json and
@@ -88,16 +101,19 @@ func TestDeskTiming(t *testing.T) {
 		browser = launchBrowser(t)
 	}
 	for _, mode := range deskModes {
+		if mode.timingOnly && runs == 0 {
+			continue
+		}
 		t.Run(mode.name, func(t *testing.T) {
 			for i := 0; i < max(runs, 1); i++ {
 				if runs > 0 {
 					t.Run("browser", func(t *testing.T) {
-						steps := timedBrowserSession(t, browser, mode.args)
+						steps := timedBrowserSession(t, browser, mode.start(t))
 						results = append(results, deskclient.SessionRun{Mode: mode.name, Client: "browser", Steps: steps})
 					})
 				}
 				t.Run("scripted", func(t *testing.T) {
-					srv := startServer(t, mode.args...)
+					srv := mode.start(t)
 					steps, err := deskclient.Run(context.Background(), srv.BaseURL)
 					if err != nil {
 						t.Fatal(err)
