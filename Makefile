@@ -145,18 +145,23 @@ bench-reports:
 bench-oai:
 	$(GO) test -run '^$$' -bench BenchmarkOAIHarvest -benchtime 1x -timeout 60m -v ./opac/
 
-# cgi-bench times CGI requests (/healthz, /login, a signed-in /checkout) through
-# Go's CGI host, one process per request, on a fresh demo library:
-# docs/performance.md, "CGI cost". CGI_BINS adds binaries to compare with,
-# alternating request by request (make cgi-bench CGI_BINS=/tmp/stacks-old).
-# Not part of make test.
+# cgi-bench times CGI requests (/healthz, /login, a signed-in /checkout) side by
+# side in one run (docs/performance.md, "CGI cost"): hyperfine's process start of
+# /bin/true and `stacks version`, then e2e's TestCGICost, which runs
+# scripts/cgibench over stacks under Go's CGI host beside the floors built from
+# scripts/cgibench/floors (a shell CGI script, a bare Go CGI program, Go with the
+# database opened and its schema checked), and stacks through lighttpd as CGI and
+# as FastCGI beside the persistent server, alternating request by request. The
+# table goes to bin/cgi-bench.md. CGI_BINS adds other stacks builds to compare
+# with (make cgi-bench CGI_BINS=/tmp/stacks-old). Not part of make test.
 CGI_N ?= 200
 CGI_BINS ?=
-cgi-bench:
+cgi-bench: test-deps
+	@command -v hyperfine >/dev/null || { echo "cgi-bench: hyperfine not found (Debian: apt-get install hyperfine)"; exit 1; }
 	sh scripts/build.sh bin/stacks
-	rm -f bin/cgi-bench.db bin/cgi-bench.db-wal bin/cgi-bench.db-shm
-	bin/stacks demo --db bin/cgi-bench.db
-	$(GO) run ./scripts/cgibench -db bin/cgi-bench.db -n $(CGI_N) bin/stacks $(CGI_BINS)
+	hyperfine -N --warmup 10 --runs $(CGI_N) --export-markdown bin/cgi-bench-exec.md /bin/true 'bin/stacks version'
+	STACKS_CGI_BENCH=$(CGI_N) STACKS_CGI_BINS='$(CGI_BINS)' $(GO) test -count=1 -timeout 60m -run '^TestCGICost$$' ./e2e/
+	@cat bin/cgi-bench-exec.md bin/cgi-bench.md
 
 # desk-timing runs the desk session N times (default 5) in each mode (persistent
 # server; CGI under Go's CGI host, stacks serve --cgi; CGI under lighttpd's
