@@ -158,7 +158,7 @@ func (s *Server) handleRenew(w http.ResponseWriter, r *http.Request) {
 		return
 	case stacks.ErrorCode(err) == stacks.EINVALID:
 		s.flash(r, "warn", "Choose a loan to renew.")
-		http.Redirect(w, r, "/account", http.StatusSeeOther)
+		redirect(w, r, "/account", http.StatusSeeOther)
 		return
 	default:
 		s.Error(w, r, err)
@@ -171,7 +171,7 @@ func (s *Server) handleRenew(w http.ResponseWriter, r *http.Request) {
 		kind, text := renewMessage(res, prefs.Location)
 		s.flash(r, kind, text)
 	}
-	http.Redirect(w, r, "/account", http.StatusSeeOther)
+	redirect(w, r, "/account", http.StatusSeeOther)
 }
 
 var errNotYourLoan = stacks.Errorf(stacks.ENOTFOUND, "That loan is not on your account. Go back to My account to see your loans.")
@@ -310,7 +310,7 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 	s.Sessions.Put(r.Context(), sessPINGen, gen)
 	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
 	s.flash(r, "ok", "Your PIN is changed. Use the new PIN here and at the self-check machines.")
-	http.Redirect(w, r, "/account", http.StatusSeeOther)
+	redirect(w, r, "/account", http.StatusSeeOther)
 }
 
 // findMyHold returns the hold id of the URL if it is the signed-in patron's;
@@ -360,7 +360,7 @@ func (s *Server) holdDone(w http.ResponseWriter, r *http.Request, h holds.Hold, 
 		s.Error(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/account", http.StatusSeeOther)
+	redirect(w, r, "/account", http.StatusSeeOther)
 }
 
 func (s *Server) handleHoldCancel(w http.ResponseWriter, r *http.Request) {
@@ -505,7 +505,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 		s.flash(r, "ok", fmt.Sprintf("Hold placed: %s, to pick up at %s. You are number %d in the queue.", placed.Title, placed.PickupBranchName, placed.Position))
-		http.Redirect(w, r, "/account", http.StatusSeeOther)
+		redirect(w, r, "/account", http.StatusSeeOther)
 	case errors.As(err, &warn):
 		msg := "You already have a hold on this title."
 		for _, wn := range warn.Warnings {
@@ -559,5 +559,5 @@ func (s *Server) handleHistorySave(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.flash(r, "ok", "The library will forget who borrowed an item some time after its return.")
 	}
-	http.Redirect(w, r, "/account", http.StatusSeeOther)
+	redirect(w, r, "/account", http.StatusSeeOther)
 }

@@ -142,7 +142,9 @@ func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 // localPath returns next if a browser can only read it as a path on this site,
 // else "/": the sign-in form must not become an open redirect. (The same rule
 // as the staff site's isLocalPath: browsers drop tabs and line breaks and read
-// a backslash as a slash, so anything they might rewrite is refused.)
+// a backslash as a slash, so anything they might rewrite is refused.) next is
+// a routed path, sent under the site's base path: a "." or ".." segment, which
+// a browser would resolve to a page outside the base, is refused too.
 func localPath(next string) string {
 	if len(next) == 0 || next[0] != '/' || strings.HasPrefix(next, "//") || !utf8.ValidString(next) {
 		return "/account"
@@ -153,9 +155,19 @@ func localPath(next string) string {
 		}
 	}
 	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+	if err != nil || hasDotSegment(u.Path) || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
 		!strings.HasPrefix(u.EscapedPath(), "/") || strings.HasPrefix(u.EscapedPath(), "//") {
 		return "/account"
 	}
 	return next
+}
+
+// hasDotSegment reports whether the (decoded) path has a "." or ".." segment.
+func hasDotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }

@@ -59,5 +59,5 @@ func (s *Server) handleNoticesSave(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "Your notice choices are saved.")
-	http.Redirect(w, r, "/account", http.StatusSeeOther)
+	redirect(w, r, "/account", http.StatusSeeOther)
 }

@@ -2,11 +2,14 @@ package opac
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
@@ -33,17 +36,25 @@ func pathID(r *http.Request, what string) (int64, error) {
 	return id, nil
 }
 
-// baseURL is the site's address for permanent links: Config.BaseURL, else the
-// request's own scheme and host.
+// baseURL is the public address of the site's root for permanent links and
+// OAI-PMH, without a trailing slash: Config.BaseURL if it has a path (it then
+// names the root, sub-path included, as the proxy publishes it), else
+// Config.BaseURL or the request's own scheme and host, followed by the
+// request's base path ("https://example.org" + "/catalogue").
 func (s *Server) baseURL(r *http.Request) string {
+	base := basepath.From(r.Context())
 	if s.cfg.BaseURL != "" {
-		return s.cfg.BaseURL
+		u := strings.TrimSuffix(s.cfg.BaseURL, "/")
+		if p, err := url.Parse(u); err == nil && p.Path != "" {
+			return u
+		}
+		return u + base
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host + base
 }
 
 // copyStatus is how a patron reads a copy that is not on the shelf.

@@ -214,7 +214,7 @@ func (s *Server) Router() chi.Router {
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
-		r.Use(s.Sessions.LoadAndSave)
+		r.Use(s.loadSession)
 		r.Use(s.loadPatron)
 		r.Get("/", s.handleHome)
 		r.Get("/search", s.handleSearch)
@@ -334,7 +334,7 @@ func (s *Server) requirePatron(next http.Handler) http.Handler {
 		if r.Method == http.MethodGet {
 			target += "?next=" + urlQueryEscape(r.URL.RequestURI())
 		}
-		http.Redirect(w, r, target, http.StatusSeeOther)
+		redirect(w, r, target, http.StatusSeeOther)
 	})
 }
 

@@ -79,7 +79,7 @@ func (s *Server) clientAddr(r *http.Request) string {
 func (s *Server) handleSignInForm(w http.ResponseWriter, r *http.Request) {
 	next := localPath(r.URL.Query().Get("next"))
 	if patronFrom(r.Context()) != nil {
-		http.Redirect(w, r, next, http.StatusSeeOther)
+		redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
 	s.render(w, r, http.StatusOK, SignInPage(s.page(r, "Sign in", "signin"), SignInForm{Next: next}))
@@ -112,12 +112,12 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	s.Sessions.Put(r.Context(), sessPatronID, in.ID)
 	s.Sessions.Put(r.Context(), sessPINGen, in.PINGeneration)
 	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
-	http.Redirect(w, r, f.Next, http.StatusSeeOther)
+	redirect(w, r, f.Next, http.StatusSeeOther)
 }
 
 func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request) {
 	if s.Sessions.GetInt64(r.Context(), sessPatronID) == 0 {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
+		redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
 	if err := s.Sessions.Destroy(r.Context()); err != nil {
@@ -125,5 +125,5 @@ func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "You have signed out. On a shared computer, close the browser too.")
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	redirect(w, r, "/", http.StatusSeeOther)
 }

@@ -75,5 +75,5 @@ func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "Your password is changed. You are signed out everywhere else; use the new password the next time you sign in.")
-	http.Redirect(w, r, "/account", http.StatusSeeOther)
+	redirect(w, r, "/account", http.StatusSeeOther)
 }

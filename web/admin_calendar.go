@@ -133,7 +133,7 @@ func (s *Server) handleAdminBranchHoursSave(w http.ResponseWriter, r *http.Reque
 	})
 	if err == nil && len(form.Errors) == 0 {
 		s.flash(r, "ok", branch.Name+": weekly closed days and closing time saved.")
-		http.Redirect(w, r, "/admin/calendar", http.StatusSeeOther)
+		redirect(w, r, "/admin/calendar", http.StatusSeeOther)
 		return
 	}
 	if err != nil && !isAdminFormError(err) {
@@ -187,7 +187,7 @@ func (s *Server) handleAdminClosedDayAdd(w http.ResponseWriter, r *http.Request)
 				msg += " (" + added.Description + ")"
 			}
 			s.flash(r, "ok", msg+".")
-			http.Redirect(w, r, "/admin/calendar", http.StatusSeeOther)
+			redirect(w, r, "/admin/calendar", http.StatusSeeOther)
 			return
 		}
 		if !isAdminFormError(err) {
@@ -221,5 +221,5 @@ func (s *Server) handleAdminClosedDayDelete(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	s.flash(r, "ok", "The closed day has been deleted.")
-	http.Redirect(w, r, "/admin/calendar", http.StatusSeeOther)
+	redirect(w, r, "/admin/calendar", http.StatusSeeOther)
 }

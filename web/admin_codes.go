@@ -96,7 +96,7 @@ func (s *Server) adminCodeAdd(w http.ResponseWriter, r *http.Request, kind strin
 		"category":  "Patron category added. Circulation rules may now be set for it.",
 		"item-type": "Item type added. Circulation rules may now be set for it.",
 	}[kind])
-	http.Redirect(w, r, "/admin/codes", http.StatusSeeOther)
+	redirect(w, r, "/admin/codes", http.StatusSeeOther)
 }
 
 // handleAdminItemTypePrice sets an item type's default replacement cost.
@@ -154,5 +154,5 @@ func (s *Server) adminCodesWrite(w http.ResponseWriter, r *http.Request, typed m
 		return
 	}
 	s.flash(r, "ok", ok)
-	http.Redirect(w, r, "/admin/codes", http.StatusSeeOther)
+	redirect(w, r, "/admin/codes", http.StatusSeeOther)
 }

@@ -130,7 +130,7 @@ func (s *Server) handleAdminNoticeResend(w http.ResponseWriter, r *http.Request)
 		msg = "Notice " + adminID(id) + " is queued again; no mail relay is configured, so email waits in the queue (printed notices are in the print batch)."
 	}
 	s.flash(r, "ok", msg)
-	http.Redirect(w, r, safeReturn(r, "/admin/notices"), http.StatusSeeOther)
+	redirect(w, r, safeReturn(r, "/admin/notices"), http.StatusSeeOther)
 }
 
 // handleAdminNoticeResendFailed queues every failed message again, at once:
@@ -155,7 +155,7 @@ func (s *Server) handleAdminNoticeResendFailed(w http.ResponseWriter, r *http.Re
 		msg = strconv.Itoa(n) + " failed notices are queued again: they go out within a few minutes."
 	}
 	s.flash(r, "ok", msg)
-	http.Redirect(w, r, "/admin/notices?status=pending", http.StatusSeeOther)
+	redirect(w, r, "/admin/notices?status=pending", http.StatusSeeOther)
 }
 
 // AdminNoticeTemplatesView lists the templates.
@@ -264,7 +264,7 @@ func (s *Server) handleAdminNoticeTemplateSave(w http.ResponseWriter, r *http.Re
 		return
 	}
 	s.flash(r, "ok", "Template "+notices.TemplateLabel(key)+" saved: notices queued from now on use it.")
-	http.Redirect(w, r, "/admin/notices/templates/"+key, http.StatusSeeOther)
+	redirect(w, r, "/admin/notices/templates/"+key, http.StatusSeeOther)
 }
 
 // handleAdminNoticeTemplatePreview answers the template page's live preview: the
@@ -305,7 +305,7 @@ func (s *Server) handleAdminNoticeTemplateReset(w http.ResponseWriter, r *http.R
 		return
 	}
 	s.flash(r, "ok", "Template "+notices.TemplateLabel(key)+" is the built-in one again.")
-	http.Redirect(w, r, "/admin/notices/templates/"+key, http.StatusSeeOther)
+	redirect(w, r, "/admin/notices/templates/"+key, http.StatusSeeOther)
 }
 
 // AdminNoticeSettingsView is the settings page: the relay (set by the server's
@@ -400,7 +400,7 @@ func (s *Server) handleAdminNoticeSettingsSave(w http.ResponseWriter, r *http.Re
 	}
 	s.prefs.Invalidate()
 	s.flash(r, "ok", "Notice settings saved. A --notices-at given to the server wins over the time set here.")
-	http.Redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
+	redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
 }
 
 // handleAdminNoticeTest sends a test message through the relay now.
@@ -423,7 +423,7 @@ func (s *Server) handleAdminNoticeTest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "The relay took the test message to "+to+".")
-	http.Redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
+	redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
 }
 
 // handleAdminNoticeRuleSave adds a notice rule or replaces the one for the same
@@ -471,7 +471,7 @@ func (s *Server) handleAdminNoticeRuleSave(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	s.flash(r, "ok", "Notice rule saved.")
-	http.Redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
+	redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
 }
 
 // noticeRuleScope names a rule's category or item type, "Any" for a wildcard.

@@ -125,5 +125,5 @@ func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Reque
 	// Server mode caches preferences: drop them so the next request reads these.
 	s.prefs.Invalidate()
 	s.flash(r, "ok", "Preferences saved.")
-	http.Redirect(w, r, "/admin/preferences", http.StatusSeeOther)
+	redirect(w, r, "/admin/preferences", http.StatusSeeOther)
 }

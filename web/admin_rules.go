@@ -296,7 +296,7 @@ func (s *Server) saveAdminRule(w http.ResponseWriter, r *http.Request, id int64)
 		s.render(w, r, http.StatusUnprocessableEntity, AdminRuleFormPage(s.page(r, title, "admin"), &f))
 	default:
 		s.flash(r, "ok", "Rule saved: "+adminRuleScope(saved)+".")
-		http.Redirect(w, r, "/admin/rules", http.StatusSeeOther)
+		redirect(w, r, "/admin/rules", http.StatusSeeOther)
 	}
 }
 
@@ -337,5 +337,5 @@ func (s *Server) handleAdminRuleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "Rule deleted: "+adminRuleScope(rule)+".")
-	http.Redirect(w, r, "/admin/rules", http.StatusSeeOther)
+	redirect(w, r, "/admin/rules", http.StatusSeeOther)
 }

@@ -141,7 +141,7 @@ func (s *Server) handleAdminSIPCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "SIP account "+a.Username+" created for institution "+a.Institution+" at "+a.BranchName+". Open it in the list to change its settings.")
-	http.Redirect(w, r, "/admin/sip", http.StatusSeeOther)
+	redirect(w, r, "/admin/sip", http.StatusSeeOther)
 }
 
 // AdminSIPForm is an account's settings form, as typed, so that a refused form
@@ -278,7 +278,7 @@ func (s *Server) handleAdminSIPUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "Settings of "+f.Account.Username+" saved. Its terminals use them within seconds, without logging in again.")
-	http.Redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
+	redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
 }
 
 // handleAdminSIPActive deactivates (active=0) or reactivates (active=1) an
@@ -301,7 +301,7 @@ func (s *Server) handleAdminSIPActive(w http.ResponseWriter, r *http.Request) {
 		msg = "The SIP account is active again: its terminals can log in."
 	}
 	s.flash(r, "ok", msg)
-	http.Redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
+	redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
 }
 
 // handleAdminSIPPassword sets an account's new password, hashed before the write
@@ -331,7 +331,7 @@ func (s *Server) handleAdminSIPPassword(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	s.flash(r, "ok", "The password is changed. Enter it in the machine's SIP settings: terminals logged in now keep working until they log in again.")
-	http.Redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
+	redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
 }
 
 // handleAdminSIPLockoutClear lifts a lockout, named by its key in the form (keys
@@ -350,7 +350,7 @@ func (s *Server) handleAdminSIPLockoutClear(w http.ResponseWriter, r *http.Reque
 		s.Error(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/admin/sip", http.StatusSeeOther)
+	redirect(w, r, "/admin/sip", http.StatusSeeOther)
 }
 
 // adminSIPPath is the page of an account.

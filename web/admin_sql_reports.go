@@ -88,7 +88,7 @@ func (s *Server) handleSQLReportCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "Report “"+in.Name+"” saved.")
-	http.Redirect(w, r, sqlReportURL(id), http.StatusSeeOther)
+	redirect(w, r, sqlReportURL(id), http.StatusSeeOther)
 }
 
 // loadSQLReport reads the report of the URL into a view.
@@ -174,7 +174,7 @@ func (s *Server) handleSQLReportUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "Report “"+v.Input.Name+"” saved.")
-	http.Redirect(w, r, sqlReportURL(v.Report.ID), http.StatusSeeOther)
+	redirect(w, r, sqlReportURL(v.Report.ID), http.StatusSeeOther)
 }
 
 func (s *Server) handleSQLReportDelete(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +190,7 @@ func (s *Server) handleSQLReportDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "Report deleted.")
-	http.Redirect(w, r, "/admin/sql-reports", http.StatusSeeOther)
+	redirect(w, r, "/admin/sql-reports", http.StatusSeeOther)
 }
 
 func (s *Server) handleSQLReportCSV(w http.ResponseWriter, r *http.Request) {

@@ -86,7 +86,7 @@ func (s *Server) handleAdminStaffCreate(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	s.flash(r, "ok", "Account "+u.Username+" created for "+u.DisplayName+" at "+u.BranchName+".")
-	http.Redirect(w, r, "/admin/staff", http.StatusSeeOther)
+	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 
 // handleAdminStaffActive deactivates (active=0) or reactivates (active=1) an
@@ -105,7 +105,7 @@ func (s *Server) handleAdminStaffActive(w http.ResponseWriter, r *http.Request) 
 	case "":
 	case stacks.EFORBIDDEN, stacks.ECONFLICT:
 		s.flash(r, "error", stacks.ErrorMessage(err))
-		http.Redirect(w, r, "/admin/staff", http.StatusSeeOther)
+		redirect(w, r, "/admin/staff", http.StatusSeeOther)
 		return
 	default:
 		s.Error(w, r, err)
@@ -116,7 +116,7 @@ func (s *Server) handleAdminStaffActive(w http.ResponseWriter, r *http.Request) 
 		msg = "The account is active again."
 	}
 	s.flash(r, "ok", msg)
-	http.Redirect(w, r, "/admin/staff", http.StatusSeeOther)
+	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 
 // handleAdminStaffPassword sets an account's new password, hashed before the
@@ -157,7 +157,7 @@ func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request
 		}
 	}
 	s.flash(r, "ok", "The password is changed and the account is signed out everywhere; give the password to its owner in person.")
-	http.Redirect(w, r, "/admin/staff", http.StatusSeeOther)
+	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 
 func staffID(r *http.Request) (int64, error) {

@@ -22,7 +22,7 @@ func safeNext(next string) string {
 
 func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 	if u, _, err := s.currentUser(r); err == nil && u != nil {
-		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
 	}
 	s.render(w, r, http.StatusOK, LoginPage(s.page(r, "Log in", ""), LoginForm{Next: safeNext(r.URL.Query().Get("next"))}))
@@ -66,14 +66,14 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	s.Sessions.Put(r.Context(), sessUserID, user.ID)
 	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
 	s.renewWorkstation(w, r)
-	http.Redirect(w, r, form.Next, http.StatusSeeOther)
+	redirect(w, r, form.Next, http.StatusSeeOther)
 }
 
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	// Nobody is signed in: nothing to end, and nothing to write (a flash would
 	// store a new session for every anonymous post).
 	if s.Sessions.GetInt64(r.Context(), sessUserID) == 0 {
-		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		redirect(w, r, "/login", http.StatusSeeOther)
 		return
 	}
 	// Destroy deletes the session from the database; the flash below starts a new
@@ -83,5 +83,5 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "You have logged out.")
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	redirect(w, r, "/login", http.StatusSeeOther)
 }

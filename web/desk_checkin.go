@@ -81,7 +81,7 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		s.cfg.Metrics.Circulation("checkin", "desk")
 		if !isDeskScript(r) {
-			http.Redirect(w, r, "/checkin?scan="+strconv.FormatInt(res.ID, 10), http.StatusSeeOther)
+			redirect(w, r, "/checkin?scan="+strconv.FormatInt(res.ID, 10), http.StatusSeeOther)
 			return
 		}
 		prefs, err := s.preferences(r.Context())
@@ -136,7 +136,7 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleCheckinClear(w http.ResponseWriter, r *http.Request) {
 	s.Sessions.Remove(r.Context(), sessCheckinBatch)
-	http.Redirect(w, r, "/checkin", http.StatusSeeOther)
+	redirect(w, r, "/checkin", http.StatusSeeOther)
 }
 
 // handleCheckinReceipt prints every return of this desk session, newest first.

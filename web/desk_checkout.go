@@ -87,7 +87,7 @@ func (s *Server) checkoutReply(w http.ResponseWriter, r *http.Request, prefs lib
 			// in the flash.
 			s.flash(r, "info", row.Message)
 		}
-		http.Redirect(w, r, "/checkout", http.StatusSeeOther)
+		redirect(w, r, "/checkout", http.StatusSeeOther)
 		return
 	}
 	visit, open := s.Sessions.Get(r.Context(), sessVisit).(deskVisit)
@@ -308,7 +308,7 @@ func (s *Server) patronByCard(r *http.Request, card string) (*patrons.Patron, er
 // handleCheckoutCancel is a decision's Cancel: nothing is checked out.
 func (s *Server) handleCheckoutCancel(w http.ResponseWriter, r *http.Request) {
 	if !isDeskScript(r) {
-		http.Redirect(w, r, "/checkout", http.StatusSeeOther)
+		redirect(w, r, "/checkout", http.StatusSeeOther)
 		return
 	}
 	prefs, err := s.preferences(r.Context())
@@ -440,7 +440,7 @@ func (s *Server) handleCheckoutSlip(w http.ResponseWriter, r *http.Request) {
 	}
 	visit, ok, _ := s.visit(r, prefs)
 	if !ok {
-		http.Redirect(w, r, "/checkout", http.StatusSeeOther)
+		redirect(w, r, "/checkout", http.StatusSeeOther)
 		return
 	}
 	v := &CheckoutView{}
@@ -449,7 +449,7 @@ func (s *Server) handleCheckoutSlip(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v.Patron == nil {
-		http.Redirect(w, r, "/checkout", http.StatusSeeOther)
+		redirect(w, r, "/checkout", http.StatusSeeOther)
 		return
 	}
 	u := userFrom(r.Context())

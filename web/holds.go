@@ -162,7 +162,7 @@ func (s *Server) holdAction(w http.ResponseWriter, r *http.Request, do func(ctx 
 	default:
 		s.flash(r, "error", stacks.ErrorMessage(err))
 	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
+	redirect(w, r, back, http.StatusSeeOther)
 }
 
 // holdChange runs change on a hold in a write transaction and describes the hold
@@ -391,7 +391,7 @@ func (s *Server) handlePatronPlaceHold(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		s.flash(r, "ok", fmt.Sprintf("Hold placed for %s: %s, position %d, pickup at %s.",
 			placed.PatronName, placed.Title, placed.Position, placed.PickupBranchName))
-		http.Redirect(w, r, patronURL(id), http.StatusSeeOther)
+		redirect(w, r, patronURL(id), http.StatusSeeOther)
 	case errors.As(err, &warn):
 		s.showPatron(w, r, id, http.StatusConflict, keep(warn.Warnings, "", ""))
 	case stacks.ErrorCode(err) != stacks.EINTERNAL:

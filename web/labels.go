@@ -113,7 +113,7 @@ func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleLabelsPreview(w http.ResponseWriter, r *http.Request) {
 	if len(r.URL.Query()) == 0 {
 		// Nothing asked for yet: the form.
-		http.Redirect(w, r, "/reports/labels", http.StatusSeeOther)
+		redirect(w, r, "/reports/labels", http.StatusSeeOther)
 		return
 	}
 	v, err := s.labelsView(r)
@@ -139,7 +139,7 @@ func (s *Server) handleLabelsPreview(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleLabelsPDF(w http.ResponseWriter, r *http.Request) {
 	if len(r.URL.Query()) == 0 {
-		http.Redirect(w, r, "/reports/labels", http.StatusSeeOther)
+		redirect(w, r, "/reports/labels", http.StatusSeeOther)
 		return
 	}
 	v, err := s.labelsView(r)

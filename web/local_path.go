@@ -19,6 +19,11 @@ import (
 // characters (C0, DEL and C1), any white space, a backslash, and text that is
 // not UTF-8. What is left must start with exactly one slash and parse as a path
 // with no scheme, host or user.
+//
+// The path is a routed path: the site's base path (package basepath) is put in
+// front of it when it is sent (redirect). So that it stays under the base, a
+// "." or ".." segment, also percent-encoded ("%2e%2e"), is refused: a browser
+// would resolve "/library/../admin" to "/admin", another site on the host.
 func isLocalPath(s string) bool {
 	if len(s) == 0 || s[0] != '/' || strings.HasPrefix(s, "//") || !utf8.ValidString(s) {
 		return false
@@ -29,6 +34,19 @@ func isLocalPath(s string) bool {
 		}
 	}
 	u, err := url.Parse(s)
-	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil && u.Opaque == "" &&
+	if err != nil || hasDotSegment(u.Path) {
+		return false
+	}
+	return u.Scheme == "" && u.Host == "" && u.User == nil && u.Opaque == "" &&
 		strings.HasPrefix(u.EscapedPath(), "/") && !strings.HasPrefix(u.EscapedPath(), "//")
+}
+
+// hasDotSegment reports whether the (decoded) path has a "." or ".." segment.
+func hasDotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }

@@ -53,6 +53,15 @@ func TestIsLocalPath(t *testing.T) {
 		{"/patrons?q=\t", false},
 		{"/\xff", false},
 		{"/\\", false},
+		// Sent under a base path (/library + next), a dot segment would climb out.
+		{"/..", false},
+		{"/../admin", false},
+		{"/%2e%2e/admin", false},
+		{"/%2E./admin", false},
+		{"/a/./b", false},
+		{"/a/b/..", false},
+		{"/search?q=..", true},
+		{"/records/1..2", true},
 	} {
 		if got := isLocalPath(tc.in); got != tc.want {
 			t.Errorf("isLocalPath(%q) = %v, want %v", tc.in, got, tc.want)

@@ -76,7 +76,7 @@ func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patr
 	default:
 		s.flash(r, "ok", msg)
 	}
-	http.Redirect(w, r, patronURL(id), http.StatusSeeOther)
+	redirect(w, r, patronURL(id), http.StatusSeeOther)
 }
 
 // handlePatronDeclareLost declares a loan lost and bills the patron by the rule.

@@ -96,5 +96,5 @@ func (s *Server) handleNoticePrinted(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", strconv.Itoa(n)+" notices marked printed.")
-	http.Redirect(w, r, "/notices/print?branch="+code, http.StatusSeeOther)
+	redirect(w, r, "/notices/print?branch="+code, http.StatusSeeOther)
 }

@@ -63,9 +63,9 @@ func patronLoansSection(patronID int64, loans []circulation.Loan, loc *time.Loca
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
-			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(patronURL(patronID) + "/renew")).ResolveURL(ctx)
+			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(at(ctx, patronURL(patronID)+"/renew")).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 18, Col: 77}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 18, Col: 71}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
@@ -311,9 +311,9 @@ func patronLoansSection(patronID int64, loans []circulation.Loan, loc *time.Loca
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var19 string
-					templ_7745c5c3_Var19, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(patronURL(patronID) + "/claim-returned")).ResolveURL(ctx)
+					templ_7745c5c3_Var19, templ_7745c5c3_Err = templruntime.NewAttributeExpression(at(ctx, patronURL(patronID)+"/claim-returned")).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 44, Col: 152}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 44, Col: 146}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var19)
 					if templ_7745c5c3_Err != nil {
@@ -326,7 +326,7 @@ func patronLoansSection(patronID int64, loans []circulation.Loan, loc *time.Loca
 					var templ_7745c5c3_Var20 string
 					templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Claims returned: " + l.Title).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 44, Col: 230}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 44, Col: 224}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
 					if templ_7745c5c3_Err != nil {
@@ -356,9 +356,9 @@ func patronLoansSection(patronID int64, loans []circulation.Loan, loc *time.Loca
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var22 string
-					templ_7745c5c3_Var22, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(patronURL(patronID) + "/lost")).ResolveURL(ctx)
+					templ_7745c5c3_Var22, templ_7745c5c3_Err = templruntime.NewAttributeExpression(at(ctx, patronURL(patronID)+"/lost")).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 47, Col: 142}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 47, Col: 136}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var22)
 					if templ_7745c5c3_Err != nil {
@@ -371,7 +371,7 @@ func patronLoansSection(patronID int64, loans []circulation.Loan, loc *time.Loca
 					var templ_7745c5c3_Var23 string
 					templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Declare lost: " + l.Title).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 47, Col: 214}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/patron_loans.templ`, Line: 47, Col: 208}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var23)
 					if templ_7745c5c3_Err != nil {

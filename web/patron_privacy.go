@@ -100,7 +100,7 @@ func (s *Server) handleAdminPatronPurge(w http.ResponseWriter, r *http.Request) 
 	}
 	if r.PostFormValue("confirm") != "yes" {
 		s.flash(r, "error", "Nothing was deleted: tick the box to confirm, then press Delete patron.")
-		http.Redirect(w, r, "/admin/patrons/"+fmt.Sprint(id)+"/purge", http.StatusSeeOther)
+		redirect(w, r, "/admin/patrons/"+fmt.Sprint(id)+"/purge", http.StatusSeeOther)
 		return
 	}
 	if err := privacy.Purge(r.Context(), s.DB, userFrom(r.Context()).Actor(), id); err != nil {
@@ -108,5 +108,5 @@ func (s *Server) handleAdminPatronPurge(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	s.flash(r, "ok", fmt.Sprintf("Patron %d was deleted, with their notices and holds; their past loans stay in the statistics without their name.", id))
-	http.Redirect(w, r, "/patrons", http.StatusSeeOther)
+	redirect(w, r, "/patrons", http.StatusSeeOther)
 }

@@ -50,5 +50,5 @@ func (s *Server) handlePatronRenewLoans(w http.ResponseWriter, r *http.Request) 
 		}
 		s.flash(r, kind, msg)
 	}
-	http.Redirect(w, r, patronURL(id), http.StatusSeeOther)
+	redirect(w, r, patronURL(id), http.StatusSeeOther)
 }

@@ -127,7 +127,7 @@ func (s *Server) handlePatronCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", fmt.Sprintf("%s is registered with card %s, valid until %s.", p.Name(), p.Card, patronDay(p.ExpiresOn)))
-	http.Redirect(w, r, patronURL(p.ID), http.StatusSeeOther)
+	redirect(w, r, patronURL(p.ID), http.StatusSeeOther)
 }
 
 func (s *Server) handlePatronEdit(w http.ResponseWriter, r *http.Request) {
@@ -177,5 +177,5 @@ func (s *Server) handlePatronUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", "The changes to "+p.Name()+" are saved.")
-	http.Redirect(w, r, patronURL(p.ID), http.StatusSeeOther)
+	redirect(w, r, patronURL(p.ID), http.StatusSeeOther)
 }

@@ -48,7 +48,7 @@ func (s *Server) handlePatronSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		// Search puts an exact card match first.
 		if len(v.Results) > 0 && strings.EqualFold(v.Results[0].Card, v.Query) {
-			http.Redirect(w, r, patronURL(v.Results[0].ID), http.StatusSeeOther)
+			redirect(w, r, patronURL(v.Results[0].ID), http.StatusSeeOther)
 			return
 		}
 		if len(v.Results) > patronSearchLimit {

@@ -182,7 +182,7 @@ func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form strin
 		return
 	}
 	s.flash(r, "ok", msg)
-	http.Redirect(w, r, safeReturn(r, patronURL(id)), http.StatusSeeOther)
+	redirect(w, r, safeReturn(r, patronURL(id)), http.StatusSeeOther)
 }
 
 // owedAfter describes the balance after a payment or waiver, for the flash.

@@ -133,7 +133,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		s.flash(r, "ok", "Hold placed for "+placed.PatronName+" ("+placed.PatronCard+"): "+placed.Title+
 			", pickup at "+placed.PickupBranchName+", position "+strconv.Itoa(placed.Position)+" in the queue.")
-		http.Redirect(w, r, recordURL(f.Record.ID), http.StatusSeeOther)
+		redirect(w, r, recordURL(f.Record.ID), http.StatusSeeOther)
 	case errors.As(err, &warn):
 		f.Warnings = warn.Warnings
 		s.render(w, r, http.StatusConflict, PlaceHoldPage(s.page(r, "Place hold", "search"), f))

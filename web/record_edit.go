@@ -134,7 +134,7 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", fmt.Sprintf("The record %q is in the catalogue. Add its items (copies) so that they can be lent.", recordEditShortTitle(v.In.Title)))
-	http.Redirect(w, r, recordURL(id), http.StatusSeeOther)
+	redirect(w, r, recordURL(id), http.StatusSeeOther)
 }
 
 func (s *Server) handleRecordEdit(w http.ResponseWriter, r *http.Request) {
@@ -172,7 +172,7 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", fmt.Sprintf("The changes to %q are saved.", recordEditShortTitle(v.In.Title)))
-	http.Redirect(w, r, recordURL(id), http.StatusSeeOther)
+	redirect(w, r, recordURL(id), http.StatusSeeOther)
 }
 
 // recordEditShortTitle shortens a title for a message.
@@ -326,7 +326,7 @@ func (s *Server) handleItemCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))
-	http.Redirect(w, r, recordURL(recID), http.StatusSeeOther)
+	redirect(w, r, recordURL(recID), http.StatusSeeOther)
 }
 
 func (s *Server) handleItemEdit(w http.ResponseWriter, r *http.Request) {
@@ -367,5 +367,5 @@ func (s *Server) handleItemUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.flash(r, "ok", fmt.Sprintf("The changes to item %s are saved; it is %s.", it.Barcode, strings.ToLower(catalog.StatusLabel(it.Status))))
-	http.Redirect(w, r, recordURL(it.RecordID), http.StatusSeeOther)
+	redirect(w, r, recordURL(it.RecordID), http.StatusSeeOther)
 }

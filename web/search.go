@@ -65,7 +65,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		s.render(w, r, http.StatusServiceUnavailable, SearchPage(s.page(r, "Search", "search"), v))
 	case err == nil && res.BarcodeRecordID != 0:
-		http.Redirect(w, r, recordURL(res.BarcodeRecordID), http.StatusSeeOther)
+		redirect(w, r, recordURL(res.BarcodeRecordID), http.StatusSeeOther)
 		return
 	case err == nil:
 		v.Result = &res

@@ -160,7 +160,7 @@ func (s *Server) Router() chi.Router {
 	r.Get("/favicon.ico", faviconHandler())
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.Sessions.LoadAndSave)
+		r.Use(s.loadSession)
 		r.Get("/login", s.handleLoginForm)
 		r.Post("/login", s.handleLogin)
 		r.Post("/logout", s.handleLogout)
@@ -292,7 +292,7 @@ func (s *Server) redirectToLogin(w http.ResponseWriter, r *http.Request, reason 
 	if r.Method == http.MethodGet && r.URL.Path != "/" {
 		target += "?next=" + urlQueryEscape(r.URL.RequestURI())
 	}
-	http.Redirect(w, r, target, http.StatusSeeOther)
+	redirect(w, r, target, http.StatusSeeOther)
 }
 
 // flash queues a message for the next page this session sees.

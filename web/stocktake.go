@@ -77,7 +77,7 @@ func (s *Server) handleStocktakeCreate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	http.Redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
+	redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
 }
 
 // StocktakeView is a stocktake: the scan page, or its results.
@@ -144,7 +144,7 @@ func (s *Server) handleStocktakeScan(w http.ResponseWriter, r *http.Request) {
 		sc = reports.StocktakeScan{Barcode: barcode, Outcome: reports.ScanUnknown}
 		if !isDeskScript(r) {
 			s.flash(r, "error", stacks.ErrorMessage(err))
-			http.Redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
+			redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
 			return
 		}
 		s.render(w, r, http.StatusOK, stocktakeRow(sc, stacks.ErrorMessage(err)))
@@ -154,7 +154,7 @@ func (s *Server) handleStocktakeScan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !isDeskScript(r) {
-		http.Redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
+		redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
 		return
 	}
 	s.render(w, r, http.StatusOK, stocktakeRow(sc, sc.Message()))
@@ -191,7 +191,7 @@ func (s *Server) handleStocktakeCheckin(w http.ResponseWriter, r *http.Request) 
 		}
 		s.flash(r, "ok", msg)
 	}
-	http.Redirect(w, r, stocktakeURL(id)+"/results", http.StatusSeeOther)
+	redirect(w, r, stocktakeURL(id)+"/results", http.StatusSeeOther)
 }
 
 // outcomeRow is the desk list's row kind for a scan outcome: a right-shelf scan

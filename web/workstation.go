@@ -76,11 +76,11 @@ func workstationFrom(r *http.Request) (ws Workstation, saved bool) {
 }
 
 // setWorkstation stores ws in the browser for workstationMaxAge.
-func (s *Server) setWorkstation(w http.ResponseWriter, ws Workstation) {
+func (s *Server) setWorkstation(w http.ResponseWriter, r *http.Request, ws Workstation) {
 	http.SetCookie(w, &http.Cookie{
 		Name:     workstationCookie,
 		Value:    ws.encode(),
-		Path:     "/",
+		Path:     cookiePath(r),
 		MaxAge:   int(workstationMaxAge / time.Second),
 		HttpOnly: true,
 		Secure:   s.cfg.SecureCookies,
@@ -92,7 +92,7 @@ func (s *Server) setWorkstation(w http.ResponseWriter, ws Workstation) {
 // they do not expire on a desk PC in daily use. It is called at sign-in.
 func (s *Server) renewWorkstation(w http.ResponseWriter, r *http.Request) {
 	if ws, saved := workstationFrom(r); saved {
-		s.setWorkstation(w, ws)
+		s.setWorkstation(w, r, ws)
 	}
 }
 
@@ -138,9 +138,9 @@ func (s *Server) handleWorkstationSave(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnprocessableEntity, WorkstationPage(s.page(r, "Workstation", ""), v))
 		return
 	}
-	s.setWorkstation(w, ws)
+	s.setWorkstation(w, r, ws)
 	s.flash(r, "ok", "Workstation settings saved")
-	http.Redirect(w, r, "/workstation", http.StatusSeeOther)
+	redirect(w, r, "/workstation", http.StatusSeeOther)
 }
 
 // onOff is "on" or "off", for data-sounds.

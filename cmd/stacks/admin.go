@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/staff"
@@ -145,7 +146,9 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlagSet("healthcheck", "healthcheck [--url URL]",
 		"Asks a running server's /healthz and exits 0 if it answers 200 within the timeout.\n"+
 			"Containers use it as their health check (no curl needed in the image).", stderr)
-	url := fs.String("url", env("STACKS_HEALTH_URL", "http://127.0.0.1:8080/healthz"), "health URL (STACKS_HEALTH_URL)")
+	// The container's server may run under STACKS_BASE_PATH: its /healthz is
+	// then under the base too.
+	url := fs.String("url", env("STACKS_HEALTH_URL", "http://127.0.0.1:8080"+healthBase()+"/healthz"), "health URL (STACKS_HEALTH_URL; default under STACKS_BASE_PATH when set)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for an answer")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -166,6 +169,16 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintln(stdout, "healthy")
 	return nil
+}
+
+// healthBase is STACKS_BASE_PATH as stacks serve reads it, or "" when it is
+// unset or not a base path (serve refuses to start with one).
+func healthBase() string {
+	base, err := basepath.Clean(env("STACKS_BASE_PATH", ""))
+	if err != nil {
+		return ""
+	}
+	return base
 }
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise the

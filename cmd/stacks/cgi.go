@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/web"
 )
@@ -25,7 +26,9 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"Serves one request as a CGI program (Apache ScriptAlias, lighttpd mod_cgi, ...).\n"+
 			"It runs by itself when started with GATEWAY_INTERFACE set, as web servers do;\n"+
 			"configure it with environment variables: STACKS_DB (required), STACKS_SYNCHRONOUS,\n"+
-			"STACKS_IDLE_TIMEOUT, STACKS_LOG_LEVEL, STACKS_SECURE_COOKIES. See docs/deploy.md.", stderr)
+			"STACKS_IDLE_TIMEOUT, STACKS_LOG_LEVEL, STACKS_SECURE_COOKIES, STACKS_BASE_PATH. Mounted at a\n"+
+			"sub-path (/cgi-bin/stacks), its links are under SCRIPT_NAME, or under STACKS_BASE_PATH\n"+
+			"when a rewrite publishes it elsewhere (/library). See docs/deploy.md.", stderr)
 	var dbf dbFlags
 	dbf.register(fs)
 	logLevel := fs.String("log-level", env("STACKS_LOG_LEVEL", "warn"), "log level (STACKS_LOG_LEVEL)")
@@ -35,6 +38,10 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if os.Getenv("REQUEST_METHOD") == "" {
 		return usageError{"stacks cgi serves one request from a web server: REQUEST_METHOD is not set (to serve HTTP yourself, use stacks serve)"}
+	}
+	base, err := cgiBase(os.Getenv("STACKS_BASE_PATH"), os.Getenv("SCRIPT_NAME"))
+	if err != nil {
+		return err
 	}
 	logger, err := newLogger(stderr, *logLevel, "text")
 	if err != nil {
@@ -58,12 +65,30 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		CachePreferences: false,
 		SearchTimeout:    envDuration("STACKS_SEARCH_TIMEOUT", web.DefaultSearchTimeout),
 	})
-	return cgi.Serve(srv)
+	return cgi.Serve(basepath.CGI(base, os.Getenv("PATH_INFO"), srv))
+}
+
+// cgiBase is a CGI request's base path: STACKS_BASE_PATH if set (a rewrite
+// publishes the script somewhere other than where it lives: /library for
+// /cgi-bin/stacks), else the SCRIPT_NAME the web server gives.
+func cgiBase(override, scriptName string) (string, error) {
+	if override != "" {
+		base, err := basepath.Clean(override)
+		if err != nil {
+			return "", usageError{"STACKS_BASE_PATH: " + err.Error()}
+		}
+		return base, nil
+	}
+	base, err := basepath.Clean(scriptName)
+	if err != nil {
+		return "", fmt.Errorf("the web server's SCRIPT_NAME: %w; set STACKS_BASE_PATH to the path the site is published at", err)
+	}
+	return base, nil
 }
 
 // cgiHost returns a handler that runs this binary as a CGI program once per request,
 // as Apache would, so that both modes can be timed side by side on one machine.
-func cgiHost(dbf dbFlags, idle time.Duration, logLevel string, stderr io.Writer) (http.Handler, error) {
+func cgiHost(dbf dbFlags, base string, idle time.Duration, logLevel string, stderr io.Writer) (http.Handler, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find this program to run as CGI: %w", err)
@@ -74,6 +99,7 @@ func cgiHost(dbf dbFlags, idle time.Duration, logLevel string, stderr io.Writer)
 	}
 	return &cgi.Handler{
 		Path: exe,
+		Root: base,
 		Args: []string{"cgi"},
 		Env: []string{
 			"STACKS_DB=" + path,

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/web"
 )
@@ -41,11 +42,17 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	secure := fs.Bool("secure-cookies", envBool("STACKS_SECURE_COOKIES"), "mark the staff session cookie Secure (also when the web server passes HTTPS=on) (STACKS_SECURE_COOKIES)")
 	searchTimeout := fs.Duration("search-timeout", envDuration("STACKS_SEARCH_TIMEOUT", web.DefaultSearchTimeout),
 		"stop a catalogue search after this long and ask staff to narrow it (STACKS_SEARCH_TIMEOUT)")
+	basePathFlag := fs.String("base-path", env("STACKS_BASE_PATH", ""),
+		"the path the web server mounts Stacks at, e.g. /cgi-bin/stacks or /library: Go's FastCGI server does not pass SCRIPT_NAME on, so say it here; other paths answer 404 (STACKS_BASE_PATH)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("fcgi takes no arguments, got %q", fs.Args())}
+	}
+	base, err := basepath.Clean(*basePathFlag)
+	if err != nil {
+		return usageError{"--base-path: " + err.Error()}
 	}
 	logger, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
@@ -67,7 +74,7 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer d.Close()
 
-	handler := &inFlight{h: web.New(web.Config{
+	handler := &inFlight{h: basepath.Mount(base, web.New(web.Config{
 		DB:               d,
 		Logger:           logger,
 		IdleTimeout:      *idle,
@@ -75,12 +82,12 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		CachePreferences: true,
 		Preferences:      library.NewPreferenceCache(true),
 		SearchTimeout:    *searchTimeout,
-	})}
+	}))}
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	go cleanSessions(bg, d, logger)
 
-	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "db", dbf.path)
+	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "base", base+"/", "db", dbf.path)
 	errc := make(chan error, 1)
 	go func() { errc <- fcgi.Serve(ln, handler) }()
 	select {

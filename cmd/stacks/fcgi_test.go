@@ -98,8 +98,65 @@ func TestFCGI(t *testing.T) {
 		}
 	})
 
+	t.Run("BasePath", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		const base = "/cgi-bin/stacks"
+		startFCGI(t, "tcp", addr, "--listen", addr, "--db", path, "--base-path", base)
+
+		resp := fcgiDoAt(t, "tcp", addr, base, "GET", "/checkout", nil, "")
+		if resp.status != http.StatusSeeOther || resp.header.Get("Location") != base+"/login?next=%2Fcheckout" {
+			t.Fatalf("GET %s/checkout signed out: %d to %q, want 303 to %s/login?next=%%2Fcheckout", base, resp.status, resp.header.Get("Location"), base)
+		}
+		resp = fcgiDoAt(t, "tcp", addr, base, "GET", "/login", nil, "")
+		if resp.status != http.StatusOK || !strings.Contains(resp.body, `action="`+base+`/login"`) {
+			t.Fatalf("GET %s/login: %d; the form must post to %s/login\n%s", base, resp.status, base, resp.body)
+		}
+		i := strings.Index(resp.body, base+"/static/stacks.css?v=")
+		if i < 0 {
+			t.Fatalf("the login page's stylesheet is not under %s/static/", base)
+		}
+		css := resp.body[i+len(base) : i+strings.IndexByte(resp.body[i:], '"')]
+		if r := fcgiDoAt(t, "tcp", addr, base, "GET", css, nil, ""); r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/css") {
+			t.Errorf("GET %s%s: %d %s, want the stylesheet", base, css, r.status, r.header.Get("Content-Type"))
+		}
+		form := url.Values{"username": {"desk"}, "password": {"desk"}, "next": {"/checkout"}}.Encode()
+		resp = fcgiDoAt(t, "tcp", addr, base, "POST", "/login", nil, form)
+		if resp.status != http.StatusSeeOther || resp.header.Get("Location") != base+"/checkout" {
+			t.Fatalf("POST %s/login: %d to %q, want 303 to %s/checkout", base, resp.status, resp.header.Get("Location"), base)
+		}
+		cookies := (&http.Response{Header: resp.header}).Cookies()
+		if len(cookies) == 0 {
+			t.Fatal("POST /login set no cookie")
+		}
+		for _, ck := range cookies {
+			if ck.Path != base+"/" {
+				t.Errorf("cookie %s: Path %q, want %s/", ck.Name, ck.Path, base)
+			}
+		}
+		resp = fcgiDoAt(t, "tcp", addr, base, "GET", "/checkout", cookies, "")
+		if resp.status != http.StatusOK || !strings.Contains(resp.body, `data-scan-url="`+base+`/checkout/scan"`) {
+			t.Fatalf("GET %s/checkout signed in: %d, want the desk with its scan URL under the base\n%s", base, resp.status, resp.body)
+		}
+		if resp.header.Get("Server-Timing") == "" {
+			t.Errorf("GET %s/checkout: no Server-Timing", base)
+		}
+		// A request outside the mount is not served.
+		if r := fcgiDoAt(t, "tcp", addr, "", "GET", "/checkout", cookies, ""); r.status != http.StatusNotFound {
+			t.Errorf("GET /checkout outside %s: %d, want 404", base, r.status)
+		}
+	})
+
 	t.Run("Refusals", func(t *testing.T) {
 		for _, args := range [][]string{
+			{"fcgi", "--db", path, "--listen", "127.0.0.1:0", "--base-path", "library"},
+			{"fcgi", "--db", path, "--listen", "127.0.0.1:0", "--base-path", "/a/../b"},
+			{"serve", "--db", path, "--addr", "127.0.0.1:0", "--base-path", "/library?x"},
+			{"serve", "--db", path, "--addr", "127.0.0.1:0", "--opac-base-path", "catalogue"},
 			{"fcgi", "--db", path, "--listen", "nonsense"},
 			{"fcgi", "--db", path, "--listen", "unix:"},
 			{"fcgi", "--db", path, "--listen", "127.0.0.1:0", "--socket-mode", "rw"},
@@ -183,6 +240,14 @@ const (
 // a new connection) and reads the STDOUT records up to END_REQUEST.
 func fcgiDo(t *testing.T, network, addr, method, target string, cookies []*http.Cookie, body string) fcgiResponse {
 	t.Helper()
+	return fcgiDoAt(t, network, addr, "", method, target, cookies, body)
+}
+
+// fcgiDoAt is fcgiDo for a site the web server mounts at scriptName
+// (/cgi-bin/stacks): target is the path under it, sent as PATH_INFO, and
+// REQUEST_URI is the whole path, as lighttpd and Apache send them.
+func fcgiDoAt(t *testing.T, network, addr, scriptName, method, target string, cookies []*http.Cookie, body string) fcgiResponse {
+	t.Helper()
 	c, err := net.DialTimeout(network, addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -199,9 +264,9 @@ func fcgiDo(t *testing.T, network, addr, method, target string, cookies []*http.
 		{"REMOTE_ADDR", "127.0.0.1"},
 		{"REMOTE_PORT", "50000"},
 		{"REQUEST_METHOD", method},
-		{"SCRIPT_NAME", ""},
+		{"SCRIPT_NAME", scriptName},
 		{"PATH_INFO", path},
-		{"REQUEST_URI", target},
+		{"REQUEST_URI", scriptName + target},
 		{"QUERY_STRING", query},
 		{"HTTP_HOST", "127.0.0.1"},
 		{"CONTENT_LENGTH", strconv.Itoa(len(body))},

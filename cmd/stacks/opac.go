@@ -10,13 +10,17 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/opac"
 )
 
 // opacFlags are serve's flags for the patrons' catalogue (package opac).
 type opacFlags struct {
-	addr        string
-	baseURL     string
+	addr    string
+	baseURL string
+	// basePath is --opac-base-path as given; base is it cleaned (config).
+	basePath    string
+	base        string
 	repoID      string
 	adminEmail  string
 	idleTimeout time.Duration
@@ -37,6 +41,8 @@ func registerOPACFlags(fs *flag.FlagSet) *opacFlags {
 		"serve the patrons' catalogue and OAI-PMH on this address, e.g. :8081 (off by default; with --demo, the port after --addr's) (STACKS_OPAC_ADDR)")
 	fs.StringVar(&f.baseURL, "opac-base-url", env("STACKS_OPAC_BASE_URL", ""),
 		"the patrons' catalogue's public address, e.g. https://catalogue.example.org, for permanent links and the OAI-PMH base URL (default: each request's host) (STACKS_OPAC_BASE_URL)")
+	fs.StringVar(&f.basePath, "opac-base-path", env("STACKS_OPAC_BASE_PATH", ""),
+		"serve the patrons' catalogue under this path, e.g. /catalogue, where a proxy publishes it; other paths answer 404 (STACKS_OPAC_BASE_PATH)")
 	fs.StringVar(&f.repoID, "oai-repository-id", env("STACKS_OAI_REPOSITORY_ID", ""),
 		"the repository identifier in OAI-PMH identifiers, oai:ID:<record> (default: stacks; it does not follow --opac-base-url; keep it stable once harvested) (STACKS_OAI_REPOSITORY_ID)")
 	fs.StringVar(&f.adminEmail, "oai-admin-email", env("STACKS_OAI_ADMIN_EMAIL", ""),
@@ -56,6 +62,11 @@ func (f *opacFlags) config(base opac.Config) (opac.Config, error) {
 	cfg := base
 	cfg.BaseURL, cfg.RepositoryID, cfg.AdminEmail, cfg.IdleTimeout = f.baseURL, f.repoID, f.adminEmail, f.idleTimeout
 	cfg.SecureCookies = f.secureCookies
+	mount, err := basepath.Clean(f.basePath)
+	if err != nil {
+		return cfg, usageError{"--opac-base-path: " + err.Error()}
+	}
+	f.base = mount
 	proxies, err := opac.ParseTrustedProxies(f.trustedProxies)
 	if err != nil {
 		return cfg, usageError{"--opac-trusted-proxy: " + err.Error()}
@@ -102,7 +113,7 @@ func startOPAC(f *opacFlags, cfg opac.Config, readHeaderTimeout time.Duration, l
 		return nil, fmt.Errorf("listen on %s for the patrons' catalogue: %w (choose another with --opac-addr)", f.addr, err)
 	}
 	hs := &http.Server{
-		Handler:           opac.New(cfg),
+		Handler:           basepath.Mount(f.base, opac.New(cfg)),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -115,7 +126,8 @@ func startOPAC(f *opacFlags, cfg opac.Config, readHeaderTimeout time.Duration, l
 			logger.Error("patrons' catalogue stopped", "err", err)
 		}
 	}()
-	logger.Info("serving the patrons' catalogue", "addr", "http://"+displayAddr(ln.Addr()), "oai", "http://"+displayAddr(ln.Addr())+"/oai")
+	site := "http://" + displayAddr(ln.Addr()) + f.base
+	logger.Info("serving the patrons' catalogue", "addr", site+"/", "oai", site+"/oai")
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()

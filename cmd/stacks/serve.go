@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/library"
@@ -130,9 +131,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"local time of the daily notices run, HH:MM (default: the notices_run_at preference, else 07:00) (STACKS_NOTICES_AT)")
 	noticesEvery := fs.Duration("notices-interval", envDuration("STACKS_NOTICES_INTERVAL", time.Minute),
 		"how often the server composes hold notices and sends the email due (STACKS_NOTICES_INTERVAL)")
+	basePathFlag := fs.String("base-path", env("STACKS_BASE_PATH", ""),
+		"serve the staff site under this path, e.g. /library, where a proxy publishes it; other paths answer 404 (STACKS_BASE_PATH)")
 	opacf := registerOPACFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	base, err := basepath.Clean(*basePathFlag)
+	if err != nil {
+		return usageError{"--base-path: " + err.Error()}
 	}
 	opacf.defaults(fs, *addr, *withDemo)
 	if fs.NArg() > 0 {
@@ -209,11 +216,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stopDebug()
 	}
-	var handler http.Handler = web.New(cfg)
+	// Under --base-path the router sees the routed path and the base rides in
+	// the request's context; the CGI host gives the child the base as
+	// SCRIPT_NAME, as Apache would.
+	var handler http.Handler = basepath.Mount(base, web.New(cfg))
 	if *asCGI {
-		if handler, err = cgiHost(dbf, *idle, *logLevel, stderr); err != nil {
+		if handler, err = cgiHost(dbf, base, *idle, *logLevel, stderr); err != nil {
 			return err
 		}
+		handler = basepath.Guard(base, handler)
 	}
 
 	ln, err := net.Listen("tcp", *addr)
@@ -246,7 +257,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopOPAC()
-	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path, "cgi", *asCGI)
+	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr())+base+"/", "db", dbf.path, "cgi", *asCGI)
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()

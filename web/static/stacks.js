@@ -24,6 +24,8 @@
     var name = form.getAttribute("data-scan-name");
     var deskEl = document.getElementById("desk");
     var idleMinutes = parseInt(deskEl.getAttribute("data-idle-minutes") || "0", 10);
+    // The server gives its URLs, under the base path it is mounted at (/library/...).
+    var doneURL = deskEl.getAttribute("data-done-url");
     var soundOn = document.body.getAttribute("data-sounds") !== "off";
     var queue = [];
     var sending = null;
@@ -249,7 +251,7 @@
 
     // The visit ends when the desk has been idle for the library's minutes, so the
     // next patron never sees the previous one.
-    if (idleMinutes > 0) {
+    if (idleMinutes > 0 && doneURL) {
       window.setInterval(function () {
         if (!document.querySelector("#desk-patron [data-patron]") || sending) { return; }
         if (Date.now() - lastActive >= idleMinutes * 60000) {
@@ -267,7 +269,7 @@
             setStatus(e.row, "Not sent: the desk was idle");
           });
           queue = [];
-          enqueue({ url: "/checkout/done", values: { reason: "idle" }, label: "Idle" });
+          enqueue({ url: doneURL, values: { reason: "idle" }, label: "Idle" });
         }
       }, 5000);
     }

@@ -1,0 +1,138 @@
+// Package basepathtest finds the URLs a page emits, for the tests that prove a
+// site served under a base path links, posts and loads only under it.
+package basepathtest
+
+import (
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+)
+
+// Found is one URL in a page: the element, the attribute, its value, and the
+// method a browser (or the desk's script) uses to follow it.
+type Found struct {
+	Tag, Attr, Value string
+	// Method is "GET" for links, assets and GET forms, "POST" for POST forms,
+	// buttons' formaction in them, hx-post and the desk's data-scan-url.
+	Method string
+}
+
+func (f Found) String() string { return "<" + f.Tag + " " + f.Attr + "=" + f.Value + ">" }
+
+// urlAttrs are the attributes that hold a URL.
+var urlAttrs = map[string]bool{
+	"href": true, "src": true, "action": true, "formaction": true, "poster": true,
+	"hx-get": true, "hx-post": true, "hx-put": true, "hx-delete": true, "hx-patch": true,
+	"hx-push-url": true, "hx-replace-url": true,
+}
+
+// URLs returns every URL attribute of the HTML page body: the attributes of
+// urlAttrs, any data-*-url, and a meta refresh's URL.
+func URLs(body string) ([]Found, error) {
+	doc, err := html.Parse(strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	var out []Found
+	var walk func(n *html.Node, formMethod string)
+	walk = func(n *html.Node, formMethod string) {
+		if n.Type == html.ElementNode {
+			if n.Data == "form" {
+				formMethod = "GET"
+				if strings.EqualFold(attr(n, "method"), "post") {
+					formMethod = "POST"
+				}
+			}
+			for _, a := range n.Attr {
+				name := strings.ToLower(a.Key)
+				if !urlAttrs[name] && !(strings.HasPrefix(name, "data-") && strings.HasSuffix(name, "-url")) {
+					if n.Data == "meta" && name == "content" && strings.EqualFold(attr(n, "http-equiv"), "refresh") {
+						if _, u, ok := strings.Cut(a.Val, "url="); ok {
+							out = append(out, Found{n.Data, "meta refresh", u, "GET"})
+						}
+					}
+					continue
+				}
+				m := "GET"
+				switch {
+				case name == "action" || name == "formaction":
+					m = formMethod
+					if name == "action" && strings.EqualFold(attr(n, "method"), "post") {
+						m = "POST"
+					}
+				case name == "hx-post" || name == "data-scan-url" || name == "data-done-url":
+					m = "POST"
+				case name == "hx-put" || name == "hx-delete" || name == "hx-patch":
+					m = strings.ToUpper(strings.TrimPrefix(name, "hx-"))
+				}
+				out = append(out, Found{n.Data, name, a.Val, m})
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, formMethod)
+		}
+	}
+	walk(doc, "GET")
+	return out, nil
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if strings.EqualFold(a.Key, key) {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// External reports whether v leaves the site, or stays on the page: a fragment,
+// a mailto:, tel: or data: URL, or an absolute URL of another host than host.
+func External(v, host string) bool {
+	if strings.HasPrefix(v, "#") {
+		return true
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "mailto", "tel", "data":
+		return true
+	case "http", "https":
+		return u.Host != host
+	}
+	return false
+}
+
+// Under returns the routed path of the site URL v ("/lib/x/checkout?y=1" under
+// "/lib/x" is "/checkout", query dropped), or ok false if v is not a path
+// under base: relative, "//host", outside the base, or with a "." or ".."
+// segment. An absolute URL of host is read for its path.
+func Under(v, base, host string) (routed string, ok bool) {
+	u, err := url.Parse(v)
+	if err != nil || u.Opaque != "" {
+		return "", false
+	}
+	if u.Scheme != "" || u.Host != "" {
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host != host {
+			return "", false
+		}
+	}
+	if strings.HasPrefix(v, "//") || !strings.HasPrefix(u.Path, "/") {
+		return "", false
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return "", false
+		}
+	}
+	if base == "" {
+		return u.Path, true
+	}
+	rest, found := strings.CutPrefix(u.Path, base)
+	if !found || !strings.HasPrefix(rest, "/") {
+		return "", false
+	}
+	return rest, true
+}

@@ -1,0 +1,193 @@
+package opac_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks/basepath"
+	"github.com/stacks-ils/stacks/basepath/basepathtest"
+)
+
+// TestBasePath serves the patrons' site under a base path (stacks serve
+// --opac-base-path) and at the root, signs a patron in who has loans and a
+// hold, and renders every GET route: each URL a page emits is a fragment, an
+// external URL, or under the base and answered by the router for its method;
+// each Location is under the base; the session cookie's path is base + "/";
+// Server-Timing is sent; the permanent link and OAI-PMH's baseURL carry the
+// base. Every local link found is then followed: none is 404.
+func TestBasePath(t *testing.T) {
+	e := newEnv(t)
+	e.checkout(t, "P0001", "I00001")
+	rec := strconv.FormatInt(e.recordOf(t, "I00002"), 10)
+	router := e.OPAC.Router()
+	// A hold, placed at a base, so that the account page has its forms.
+	placed := false
+	for _, base := range []string{"/lib/x", ""} {
+		t.Run("Base="+base, func(t *testing.T) {
+			ts := httptest.NewServer(basepath.Mount(base, e.OPAC))
+			t.Cleanup(ts.Close)
+			host := strings.TrimPrefix(ts.URL, "http://")
+			site := *e
+			site.Srv = ts
+			c := site.client()
+
+			r := site.get(t, c, base+"/account/fines")
+			if r.Status != http.StatusSeeOther || r.Location != base+"/signin?next=%2Faccount%2Ffines" {
+				t.Fatalf("anonymous GET %s/account/fines: %d to %q, want 303 to %s/signin?next=...", base, r.Status, r.Location, base)
+			}
+			r = site.post(t, c, base+"/signin", url.Values{"card": {"P0001"}, "pin": {"1234"}, "next": {"/account/fines"}})
+			if r.Status != http.StatusSeeOther || r.Location != base+"/account/fines" {
+				t.Fatalf("POST %s/signin: %d to %q, want 303 to %s/account/fines", base, r.Status, r.Location, base)
+			}
+			if len(r.Header.Values("Set-Cookie")) == 0 {
+				t.Fatal("sign-in set no cookie")
+			}
+			checkCookies(t, "POST /signin", r, base)
+			if !placed {
+				r := site.post(t, c, base+"/records/"+rec+"/hold", url.Values{"pickup": {"CEN"}})
+				if r.Status != http.StatusSeeOther {
+					t.Fatalf("place a hold under %s: %d\n%s", base, r.Status, r.Body)
+				}
+				checkLocation(t, "POST hold", r, base, host)
+				placed = true
+			}
+			for _, next := range []string{"/../admin", "/%2e%2e/x"} {
+				r := site.post(t, c, base+"/signin", url.Values{"card": {"P0001"}, "pin": {"1234"}, "next": {next}})
+				if r.Location != base+"/account" {
+					t.Errorf("sign-in with next=%q: to %q, want %s/account", next, r.Location, base)
+				}
+			}
+			// The hold placed under the first base is on the page.
+			if r := site.get(t, c, base+"/account"); !strings.Contains(r.Body, `action="`+base+`/account/holds/`) {
+				t.Errorf("GET %s/account: no hold form under the base", base)
+			}
+
+			links := map[string]bool{}
+			pages := 0
+			for _, rt := range walk(t, router) {
+				if rt.method != http.MethodGet {
+					continue
+				}
+				path := fill(rt.pattern, rec)
+				r := site.get(t, c, base+path)
+				what := "GET " + base + path
+				if r.Status != http.StatusOK && r.Status != http.StatusSeeOther {
+					t.Errorf("%s: %d, want the page", what, r.Status)
+					continue
+				}
+				if r.Header.Get("Server-Timing") == "" && rt.pattern != "/static/*" && rt.pattern != "/favicon.ico" {
+					t.Errorf("%s: no Server-Timing header", what)
+				}
+				for l := range checkEmitted(t, what, r, base, host, router) {
+					links[l] = true
+				}
+				pages++
+			}
+			if pages < 12 {
+				t.Fatalf("rendered only %d pages", pages)
+			}
+			var all []string
+			for l := range links {
+				all = append(all, l)
+			}
+			sort.Strings(all)
+			if len(all) < 15 {
+				t.Fatalf("only %d distinct local links: %v", len(all), all)
+			}
+			t.Logf("%d pages, %d distinct local links", pages, len(all))
+			for _, l := range all {
+				r := site.get(t, c, l)
+				if r.Status == http.StatusNotFound || r.Status >= 500 {
+					t.Errorf("link %s: %d", l, r.Status)
+				}
+				checkLocation(t, "link "+l, r, base, host)
+				checkCookies(t, "link "+l, r, base)
+			}
+
+			// Absolute URLs carry the base: the permanent link and OAI-PMH.
+			want := ts.URL + base + "/records/" + rec
+			if r := site.get(t, c, base+"/records/"+rec); !strings.Contains(r.Body, `href="`+want+`"`) {
+				t.Errorf("the record page has no permanent link %s", want)
+			}
+			if r := site.get(t, c, base+"/oai?verb=Identify"); !strings.Contains(r.Body, "<baseURL>"+ts.URL+base+"/oai</baseURL>") {
+				t.Errorf("OAI-PMH Identify does not give %s%s/oai as baseURL:\n%s", ts.URL, base, r.Body)
+			}
+			if base != "" {
+				if r := site.get(t, c, "/search"); r.Status != http.StatusNotFound {
+					t.Errorf("GET /search outside the base: %d, want 404", r.Status)
+				}
+			}
+			r = site.post(t, c, base+"/signout", url.Values{})
+			if r.Status != http.StatusSeeOther || r.Location != base+"/" {
+				t.Errorf("POST %s/signout: %d to %q, want 303 to %s/", base, r.Status, r.Location, base)
+			}
+			checkCookies(t, "POST /signout", r, base)
+		})
+	}
+}
+
+// checkEmitted checks the answer r to what and returns the local URLs a
+// browser would GET from it.
+func checkEmitted(t *testing.T, what string, r response, base, host string, router chi.Routes) map[string]bool {
+	t.Helper()
+	checkLocation(t, what, r, base, host)
+	checkCookies(t, what, r, base)
+	links := map[string]bool{}
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		return links
+	}
+	found, err := basepathtest.URLs(r.Body)
+	if err != nil {
+		t.Errorf("%s: the HTML does not parse: %v", what, err)
+		return links
+	}
+	for _, f := range found {
+		if basepathtest.External(f.Value, host) {
+			continue
+		}
+		routed, ok := basepathtest.Under(f.Value, base, host)
+		if !ok {
+			t.Errorf("%s: %s is not under the base %q", what, f, base)
+			continue
+		}
+		if !router.Match(chi.NewRouteContext(), f.Method, routed) {
+			t.Errorf("%s: %s: no %s route for %s", what, f, f.Method, routed)
+			continue
+		}
+		if f.Method == http.MethodGet {
+			u, _ := url.Parse(f.Value)
+			l := u.Path
+			if u.RawQuery != "" {
+				l += "?" + u.RawQuery
+			}
+			links[l] = true
+		}
+	}
+	return links
+}
+
+func checkLocation(t *testing.T, what string, r response, base, host string) {
+	t.Helper()
+	if r.Location == "" {
+		return
+	}
+	if _, ok := basepathtest.Under(r.Location, base, host); !ok {
+		t.Errorf("%s: Location %q is not under the base %q", what, r.Location, base)
+	}
+}
+
+func checkCookies(t *testing.T, what string, r response, base string) {
+	t.Helper()
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+		if c.Path != base+"/" {
+			t.Errorf("%s: cookie %s has Path %q, want %q", what, c.Name, c.Path, base+"/")
+		}
+	}
+}

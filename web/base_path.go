@@ -1,0 +1,60 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/a-h/templ"
+
+	"github.com/stacks-ils/stacks/basepath"
+)
+
+// The staff site may be served under a sub-path (stacks serve --base-path, or a
+// CGI or FastCGI mount such as /cgi-bin/stacks): the router sees the routed path
+// only, and every URL the site emits goes through at, atString or redirect,
+// which put the request's base path back in front (package basepath). Handlers
+// and view models keep routed paths ("/patrons/7"), never the base.
+
+// at returns the site path p under the request's base path, for an href, src,
+// action or formaction. An external URL, a fragment or "mailto:" is returned as
+// it is.
+func at(ctx context.Context, p string) templ.SafeURL {
+	return templ.SafeURL(basepath.URL(ctx, p))
+}
+
+// atString is at for attributes that take a plain string (hx-post, data-*-url).
+func atString(ctx context.Context, p string) string { return basepath.URL(ctx, p) }
+
+// redirect sends the browser to the site path p under the request's base path.
+func redirect(w http.ResponseWriter, r *http.Request, p string, code int) {
+	http.Redirect(w, r, basepath.URL(r.Context(), p), code)
+}
+
+// cookiePath is the Path of the site's cookies for the request: the base path
+// and a slash, "/" at the root.
+func cookiePath(r *http.Request) string { return basepath.CookiePath(basepath.From(r.Context())) }
+
+// loadSession is the session middleware: s.Sessions' LoadAndSave, with the
+// session cookie's Path under the request's base path. A copy of the session
+// manager per base path shares the store and the context key, so s.Sessions'
+// Get and Put read and write the same session; the copies are kept, one per
+// base (a server has one base, a FastCGI process one per mount).
+func (s *Server) loadSession(next http.Handler) http.Handler {
+	root := s.Sessions.LoadAndSave(next)
+	var byBase sync.Map
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := basepath.From(r.Context())
+		if base == "" {
+			root.ServeHTTP(w, r)
+			return
+		}
+		h, ok := byBase.Load(base)
+		if !ok {
+			sm := *s.Sessions
+			sm.Cookie.Path = basepath.CookiePath(base)
+			h, _ = byBase.LoadOrStore(base, sm.LoadAndSave(next))
+		}
+		h.(http.Handler).ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,194 @@
+package web_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stacks-ils/stacks/basepath"
+	"github.com/stacks-ils/stacks/basepath/basepathtest"
+)
+
+// TestBasePath serves the staff site under a base path (as stacks serve
+// --base-path does, and a CGI or FastCGI mount) and at the root, signs in as
+// an administrator, and renders every GET route of the router. On every page
+// each URL the HTML emits (href, src, action, formaction, hx-*, data-*-url)
+// must be a fragment, an external URL, or a path under the base that the
+// router answers for its method; every Location is under the base, every
+// Set-Cookie has the path base + "/", and Server-Timing is sent. Then every
+// local link found is followed: none may be 404 or lead outside the base.
+func TestBasePath(t *testing.T) {
+	e := newDemoEnv(t)
+	ids := routeIDs(t, e)
+	rs := routes(t, e)
+	router := e.Web.Router()
+	for _, base := range []string{"", "/lib/x"} {
+		t.Run("Base="+base, func(t *testing.T) {
+			ts := httptest.NewServer(basepath.Mount(base, e.Web))
+			t.Cleanup(ts.Close)
+			host := strings.TrimPrefix(ts.URL, "http://")
+			site := &testEnv{DB: e.DB, Clock: e.Clock, Srv: ts, Web: e.Web}
+			c := site.client(t)
+
+			// A page that needs a sign-in sends the browser to the login page
+			// under the base, remembering the routed path.
+			r := site.get(t, c, base+"/patrons?q=x")
+			if r.Status != http.StatusSeeOther || r.Location != base+"/login?next=%2Fpatrons%3Fq%3Dx" {
+				t.Fatalf("anonymous GET %s/patrons?q=x: %d to %q, want 303 to %s/login?next=...", base, r.Status, r.Location, base)
+			}
+			// The login form posts under the base; the sign-in goes to the page
+			// asked for, under the base, and the cookie's path is the base's.
+			r = site.get(t, c, base+"/login?next=%2Fpatrons%3Fq%3Dx")
+			checkEmitted(t, "GET /login", r, base, host, router)
+			if !strings.Contains(r.Body, `action="`+base+`/login"`) {
+				t.Errorf("the login form does not post to %s/login", base)
+			}
+			r = site.post(t, c, base+"/login", url.Values{"username": {"admin"}, "password": {"admin"}, "next": {"/patrons?q=x"}})
+			if r.Status != http.StatusSeeOther || r.Location != base+"/patrons?q=x" {
+				t.Fatalf("POST %s/login: %d to %q, want 303 to %s/patrons?q=x", base, r.Status, r.Location, base)
+			}
+			if sc := r.Header.Values("Set-Cookie"); len(sc) == 0 {
+				t.Fatalf("POST %s/login: no session cookie", base)
+			}
+			checkCookies(t, "POST /login", r, base)
+			// A "next" that climbs out of the base is refused.
+			for _, next := range []string{"/../admin", "/%2e%2e/admin", "/a/./b"} {
+				r := site.post(t, c, base+"/login", url.Values{"username": {"admin"}, "password": {"admin"}, "next": {next}})
+				if r.Location != base+"/" {
+					t.Errorf("login with next=%q: to %q, want %s/", next, r.Location, base)
+				}
+			}
+
+			links := map[string]bool{}
+			pages := 0
+			for _, rt := range rs {
+				// /metrics is 404 with metrics off, as here (metrics_test.go).
+				if rt.Method != http.MethodGet || rt.Pattern == "/metrics" {
+					continue
+				}
+				path := pathOf(rt.Pattern, ids, "")
+				r := site.get(t, c, base+path)
+				what := "GET " + base + path
+				if r.Status != http.StatusOK && r.Status != http.StatusSeeOther {
+					t.Errorf("%s: %d, want the page", what, r.Status)
+					continue
+				}
+				if r.Header.Get("Server-Timing") == "" && rt.Pattern != "/static/*" && rt.Pattern != "/favicon.ico" {
+					t.Errorf("%s: no Server-Timing header", what)
+				}
+				for l := range checkEmitted(t, what, r, base, host, router) {
+					links[l] = true
+				}
+				pages++
+			}
+			if pages < 40 {
+				t.Fatalf("rendered only %d pages", pages)
+			}
+			// Follow every local link once (sorted, for a stable order).
+			var all []string
+			for l := range links {
+				all = append(all, l)
+			}
+			sort.Strings(all)
+			if len(all) < 60 {
+				t.Fatalf("only %d distinct local links found on the pages: %v", len(all), all)
+			}
+			t.Logf("%d pages, %d distinct local links", pages, len(all))
+			for _, l := range all {
+				r := site.get(t, c, l)
+				if r.Status == http.StatusNotFound || r.Status >= 500 {
+					t.Errorf("link %s: %d", l, r.Status)
+				}
+				checkLocation(t, "link "+l, r, base, host)
+				checkCookies(t, "link "+l, r, base)
+			}
+			// Outside the base: 404; the base without its slash: to base + "/".
+			if base != "" {
+				if r := site.get(t, c, "/checkout"); r.Status != http.StatusNotFound {
+					t.Errorf("GET /checkout outside the base %s: %d, want 404", base, r.Status)
+				}
+				if r := site.get(t, c, base+"x/checkout"); r.Status != http.StatusNotFound {
+					t.Errorf("GET %sx/checkout: %d, want 404", base, r.Status)
+				}
+				if r := site.get(t, c, base+"?a=1"); r.Status != http.StatusMovedPermanently || r.Location != base+"/?a=1" {
+					t.Errorf("GET %s?a=1: %d to %q, want 301 to %s/?a=1", base, r.Status, r.Location, base)
+				}
+			}
+			// Signing out clears the cookie under the base.
+			r = site.post(t, c, base+"/logout", url.Values{})
+			if r.Status != http.StatusSeeOther || r.Location != base+"/login" {
+				t.Errorf("POST %s/logout: %d to %q, want 303 to %s/login", base, r.Status, r.Location, base)
+			}
+			checkCookies(t, "POST /logout", r, base)
+		})
+	}
+}
+
+// checkEmitted checks the answer r to what (see TestBasePath) and returns the
+// local URLs a browser would GET from it (links, assets), as paths with query.
+func checkEmitted(t *testing.T, what string, r response, base, host string, router chi.Routes) map[string]bool {
+	t.Helper()
+	checkLocation(t, what, r, base, host)
+	checkCookies(t, what, r, base)
+	links := map[string]bool{}
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		return links
+	}
+	found, err := basepathtest.URLs(r.Body)
+	if err != nil {
+		t.Errorf("%s: the HTML does not parse: %v", what, err)
+		return links
+	}
+	for _, f := range found {
+		if basepathtest.External(f.Value, host) {
+			continue
+		}
+		routed, ok := basepathtest.Under(f.Value, base, host)
+		if !ok {
+			t.Errorf("%s: %s is not under the base %q", what, f, base)
+			continue
+		}
+		if !router.Match(chi.NewRouteContext(), f.Method, routed) {
+			t.Errorf("%s: %s: no %s route for %s", what, f, f.Method, routed)
+			continue
+		}
+		if f.Method == http.MethodGet {
+			u, _ := url.Parse(f.Value)
+			links[u.Path+querySuffix(u)] = true
+		}
+	}
+	return links
+}
+
+func querySuffix(u *url.URL) string {
+	if u.RawQuery == "" {
+		return ""
+	}
+	return "?" + u.RawQuery
+}
+
+// checkLocation checks that a redirect stays under the base.
+func checkLocation(t *testing.T, what string, r response, base, host string) {
+	t.Helper()
+	if r.Location == "" {
+		return
+	}
+	if _, ok := basepathtest.Under(r.Location, base, host); !ok {
+		t.Errorf("%s: Location %q is not under the base %q", what, r.Location, base)
+	}
+}
+
+// checkCookies checks that every cookie set has the path base + "/".
+func checkCookies(t *testing.T, what string, r response, base string) {
+	t.Helper()
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+		if c.Path != base+"/" {
+			t.Errorf("%s: cookie %s has Path %q, want %q", what, c.Name, c.Path, base+"/")
+		}
+	}
+}
