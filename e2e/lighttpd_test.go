@@ -269,3 +269,45 @@ func linkOrCopy(src, dst string) error {
 	}
 	return errors.Join(out.Close(), os.Chmod(dst, 0o755))
 }
+
+// TestLighttpdConfigDocumented: docs/deploy.md shows the lighttpd configuration the
+// suite runs, with a real host's paths. Every line lighttpdConfig writes for Stacks
+// (all but the test server's own settings), in each mode at the mount the tests
+// use, must be in the documented block, so the documentation is what was tested.
+func TestLighttpdConfigDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	normal := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for mode, heading := range map[httpdMode]string{httpdCGI: "### lighttpd (mod_cgi)", httpdFastCGI: "### lighttpd (mod_fastcgi)"} {
+		t.Run(mode.String(), func(t *testing.T) {
+			_, section, ok := strings.Cut(doc, "\n"+heading+"\n")
+			if !ok {
+				t.Fatalf("docs/deploy.md has no heading %q", heading)
+			}
+			_, block, ok := strings.Cut(section, "```lighttpd\n")
+			if ok {
+				block, _, ok = strings.Cut(block, "```")
+			}
+			if !ok {
+				t.Fatalf("docs/deploy.md, %s: no ```lighttpd block", heading)
+			}
+			documented := map[string]bool{}
+			for _, line := range strings.Split(block, "\n") {
+				documented[normal(line)] = true
+			}
+			conf := lighttpdConfig(lighttpdSite{mode: mode, mount: mode.mount(), bin: "/usr/local/bin/stacks",
+				db: "/var/lib/stacks/library.db", sockDir: "/run/lighttpd"})
+			for _, line := range strings.Split(conf, "\n") {
+				if line = normal(line); line == "" || strings.HasPrefix(line, "server.") && !strings.HasPrefix(line, "server.modules") || strings.HasPrefix(line, "mimetype.") {
+					continue
+				}
+				if !documented[line] {
+					t.Errorf("docs/deploy.md, %s: the tests' line %q is not in the documented configuration\n--- documented ---\n%s--- the tests' ---\n%s", heading, line, block, conf)
+				}
+			}
+		})
+	}
+}
