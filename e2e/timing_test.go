@@ -95,17 +95,20 @@ func timedBrowserSession(t *testing.T, browser playwright.Browser, srv *server) 
 // results.md with the medians.
 func TestDeskTiming(t *testing.T) {
 	runs, _ := strconv.Atoi(os.Getenv("STACKS_DESK_TIMING"))
+	started, startLoad := time.Now().UTC(), loadAverage()
 	var results []deskclient.SessionRun
 	var browser playwright.Browser
 	if runs > 0 {
 		browser = launchBrowser(t)
 	}
-	for _, mode := range deskModes {
-		if mode.timingOnly && runs == 0 {
-			continue
-		}
-		t.Run(mode.name, func(t *testing.T) {
-			for i := 0; i < max(runs, 1); i++ {
+	// Each round runs every mode once, so that a shared machine whose load changes
+	// during the hour slows the modes alike rather than whichever ran then.
+	for i := 0; i < max(runs, 1); i++ {
+		for _, mode := range deskModes {
+			if mode.timingOnly && runs == 0 {
+				continue
+			}
+			t.Run(mode.name, func(t *testing.T) {
 				if runs > 0 {
 					t.Run("browser", func(t *testing.T) {
 						steps := timedBrowserSession(t, browser, mode.start(t))
@@ -125,8 +128,8 @@ func TestDeskTiming(t *testing.T) {
 						}
 					}
 				})
-			}
-		})
+			})
+		}
 	}
 	if runs == 0 || t.Failed() {
 		return
@@ -137,14 +140,25 @@ func TestDeskTiming(t *testing.T) {
 		t.Fatal(err)
 	}
 	js, _ := json.MarshalIndent(map[string]any{"when": time.Now().UTC().Format(time.RFC3339), "runs": results, "summaries": sums}, "", "  ")
-	md := "# Desk session timing\n\nMeasured " + time.Now().UTC().Format("2006-01-02 15:04 UTC") +
-		" with `make desk-timing` (STACKS_DESK_TIMING=" + strconv.Itoa(runs) + ").\n" + deskclient.Markdown(sums)
+	md := "# Desk session timing\n\nMeasured " + started.Format("2006-01-02 15:04") + " to " + time.Now().UTC().Format("15:04 UTC") +
+		" with `make desk-timing` (STACKS_DESK_TIMING=" + strconv.Itoa(runs) + "), the modes taking turns run by run; load average " +
+		startLoad + " at the start, " + loadAverage() + " at the end.\n" + deskclient.Markdown(sums)
 	for name, b := range map[string][]byte{"results.json": js, "results.md": []byte(md)} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Log("\n" + md)
+}
+
+// loadAverage is the machine's load over 1, 5 and 15 minutes (Linux), for
+// reports: on a shared machine it says how far to trust a time.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // moduleRoot is the repository's root, where go.mod is.
