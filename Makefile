@@ -159,7 +159,7 @@ CGI_BINS ?=
 cgi-bench: test-deps
 	@command -v hyperfine >/dev/null || { echo "cgi-bench: hyperfine not found (Debian: apt-get install hyperfine)"; exit 1; }
 	sh scripts/build.sh bin/stacks
-	hyperfine -N --warmup 10 --runs $(CGI_N) --export-markdown bin/cgi-bench-exec.md /bin/true 'bin/stacks version'
+	hyperfine -N --warmup 10 --runs $(CGI_N) --export-markdown bin/cgi-bench-exec.md --export-json bin/cgi-bench-exec.json /bin/true 'bin/stacks version'
 	STACKS_CGI_BENCH=$(CGI_N) STACKS_CGI_BINS='$(CGI_BINS)' $(GO) test -count=1 -timeout 60m -run '^TestCGICost$$' ./e2e/
 	@cat bin/cgi-bench-exec.md bin/cgi-bench.md
 

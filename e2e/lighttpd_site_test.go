@@ -73,10 +73,9 @@ func TestLighttpd(t *testing.T) {
 				if len(session) == 0 {
 					t.Fatal("no session cookie: FormPost failed")
 				}
-				wantPath := mount
-				if wantPath == "" {
-					wantPath = "/"
-				}
+				// The base path and a slash: the browser sends Stacks' session only to
+				// Stacks, not to the rest of the site.
+				wantPath := mount + "/"
 				for _, c := range session {
 					if c.Path != wantPath || !c.HttpOnly || c.SameSite == http.SameSiteNoneMode || c.SameSite == http.SameSiteDefaultMode {
 						t.Errorf("cookie %s: Path %q, HttpOnly %v, SameSite %v; want Path %q, HttpOnly, SameSite Lax or Strict", c.Name, c.Path, c.HttpOnly, c.SameSite, wantPath)
