@@ -112,6 +112,17 @@ func (s *server) Output() string { return s.out.String() }
 // the test ends; its output is logged if the test failed.
 func startServer(t testing.TB, extraArgs ...string) *server {
 	t.Helper()
+	return startServerAt(t, "", extraArgs...)
+}
+
+// startServerAt is startServer with stacks serve --base-path base: the
+// server's BaseURL then ends with the base, so that BaseURL + "/checkout" is
+// the desk under it.
+func startServerAt(t testing.TB, base string, extraArgs ...string) *server {
+	t.Helper()
+	if base != "" {
+		extraArgs = append([]string{"--base-path", base}, extraArgs...)
+	}
 	// A free port can be taken by someone else between our check and the
 	// server's listen; try again on a new port (and a new database) when that
 	// happens.
@@ -125,7 +136,7 @@ func startServer(t testing.TB, extraArgs ...string) *server {
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
 		args := append([]string{"serve", "--demo", "--db", db, "--addr", addr}, extraArgs...)
-		s, err := launch(t, args, "http://"+addr)
+		s, err := launch(t, args, "http://"+addr+base)
 		if err == nil {
 			s.Dir = dir
 			return s

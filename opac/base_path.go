@@ -11,9 +11,10 @@ import (
 )
 
 // The patrons' site may be served under a sub-path (stacks serve
-// --opac-base-path): the router sees the routed path only, and every URL the site emits goes through at, atString or redirect,
-// which put the request's base path back in front (package basepath). Handlers
-// and view models keep routed paths ("/records/7"), never the base.
+// --opac-base-path): the router sees the routed path only, and every URL the
+// site emits goes through at or redirect, which put the request's base path
+// back in front (package basepath). Handlers and view models keep routed paths
+// ("/records/7"), never the base; absolute URLs come from Server.baseURL.
 
 // at returns the site path p under the request's base path, for an href, src,
 // action or formaction. An external URL, a fragment or "mailto:" is returned as
@@ -22,17 +23,10 @@ func at(ctx context.Context, p string) templ.SafeURL {
 	return templ.SafeURL(basepath.URL(ctx, p))
 }
 
-// atString is at for attributes that take a plain string (hx-post, data-*-url).
-func atString(ctx context.Context, p string) string { return basepath.URL(ctx, p) }
-
 // redirect sends the browser to the site path p under the request's base path.
 func redirect(w http.ResponseWriter, r *http.Request, p string, code int) {
 	http.Redirect(w, r, basepath.URL(r.Context(), p), code)
 }
-
-// cookiePath is the Path of the site's cookies for the request: the base path
-// and a slash, "/" at the root.
-func cookiePath(r *http.Request) string { return basepath.CookiePath(basepath.From(r.Context())) }
 
 // loadSession is the session middleware: s.Sessions' LoadAndSave, with the
 // session cookie's Path under the request's base path. A copy of the session
