@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 )
 
 const (
@@ -41,6 +43,26 @@ const (
 
 // stacksBin is the binary under test, built once by TestMain.
 var stacksBin string
+
+// srcRoot is the module's directory, which TestMain built stacksBin from.
+var srcRoot string
+
+// recordInputs lets go test's cache see what the servers are built from: the
+// module's sources of ./cmd/stacks, or the binary STACKS_E2E_BIN names. (go test
+// records the files and variables the tests read while they run, not what
+// TestMain read before.)
+func recordInputs(t testing.TB) {
+	t.Helper()
+	if bin := os.Getenv("STACKS_E2E_BIN"); bin != "" {
+		f, err := os.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return
+	}
+	stackstest.Record(t, srcRoot)
+}
 
 // expect holds assertions that retry until uiTimeout.
 var expect = playwright.NewPlaywrightAssertions(uiTimeout)
@@ -83,6 +105,7 @@ func buildStacks(dir string) (string, error) {
 	if root == "." || root == "" {
 		return "", errors.New("go env GOMOD: not inside the module")
 	}
+	srcRoot = root
 	bin := filepath.Join(dir, "stacks")
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/stacks") // as the Dockerfile and make build do
 	cmd.Dir = root
@@ -140,6 +163,7 @@ func startServer(t testing.TB, extraArgs ...string) *server {
 }
 
 func launch(t testing.TB, args []string, baseURL string) (*server, error) {
+	recordInputs(t)
 	out := &syncBuffer{}
 	cmd := exec.Command(stacksBin, args...)
 	cmd.Stdout = out
