@@ -1,6 +1,8 @@
 # Stacks: build, check and test.
 #
 #   make test      everything CI runs: test deps, static checks, all tests with -race
+#                  (packages nothing changed for come from Go's test cache)
+#   make test-fresh  the same, every package run again (make test FRESH=1)
 #   make check     gofmt, go vet, staticcheck, generated templ code up to date
 #   make build     the production binary in bin/stacks (static, CGO_ENABLED=0)
 #   make run       a server with the demo library
@@ -12,12 +14,29 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
+# test lets Go's test cache work: a package's tests run again when its code, the
+# code it imports, a file its tests opened (testdata, templates, the sources of the
+# stacks binary the browser and hardening tests build: cmd/stacks/stackstest) or
+# an environment variable they read (STACKS_SOAK, STACKS_E2E_BIN, ...) changed;
+# otherwise go test prints "(cached)" and the earlier pass stands. CI starts from a
+# clean clone and runs everything. Go cannot see these, so after changing one run
+# make test-fresh (FRESH=1 adds -count=1, which runs every package):
+#   - the programs the tests start: Chromium (/usr/bin/chromium and what it
+#     loads), the Playwright driver and Node (scripts/test-deps.sh), yaz-marcdump,
+#     xmllint, the go command and scripts/build.sh (TestProductionBuild);
+#   - environment variables read only by those programs or by the stacks servers
+#     the tests start (the servers inherit the environment);
+#   - the clock: a test that passed today is not run again tomorrow.
+FRESH ?=
 test: test-deps check fuzz-short
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race $(if $(FRESH),-count=1) -timeout 15m ./...
+
+test-fresh:
+	$(MAKE) test FRESH=1
 
 # fuzz-short fuzzes every fuzz target briefly, for make test; make fuzz runs them
 # long. Every target's seed corpus (its f.Add inputs and testdata/fuzz) already runs
@@ -92,7 +111,7 @@ run:
 	$(GO) run ./cmd/stacks serve --demo
 
 e2e: test-deps
-	$(GO) test -race -count=1 -timeout 5m ./e2e/...
+	$(GO) test -race $(if $(FRESH),-count=1) -timeout 5m ./e2e/...
 
 generate:
 	$(GO) tool templ generate

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 )
 
 const (
@@ -42,6 +44,26 @@ const (
 // stacksBin is the binary under test, built once by TestMain.
 var stacksBin string
 
+// srcRoot is the module's directory, which TestMain built stacksBin from.
+var srcRoot string
+
+// recordInputs lets go test's cache see what the servers are built from: the
+// module's sources of ./cmd/stacks, or the binary STACKS_E2E_BIN names. (go test
+// records the files and variables the tests read while they run, not what
+// TestMain read before.)
+func recordInputs(t testing.TB) {
+	t.Helper()
+	if bin := os.Getenv("STACKS_E2E_BIN"); bin != "" {
+		f, err := os.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return
+	}
+	stackstest.Record(t, srcRoot)
+}
+
 // expect holds assertions that retry until uiTimeout.
 var expect = playwright.NewPlaywrightAssertions(uiTimeout)
 
@@ -52,16 +74,17 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	// STACKS_E2E_BIN runs the suite against a binary built elsewhere, such as
 	// the one from the container image.
-	if bin := os.Getenv("STACKS_E2E_BIN"); bin != "" {
-		stacksBin = bin
-		return m.Run()
-	}
 	dir, err := os.MkdirTemp("", "stacks-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	demoTemplate.dir = dir
+	if bin := os.Getenv("STACKS_E2E_BIN"); bin != "" {
+		stacksBin = bin
+		return m.Run()
+	}
 
 	bin, err := buildStacks(dir)
 	if err != nil {
@@ -83,6 +106,7 @@ func buildStacks(dir string) (string, error) {
 	if root == "." || root == "" {
 		return "", errors.New("go env GOMOD: not inside the module")
 	}
+	srcRoot = root
 	bin := filepath.Join(dir, "stacks")
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/stacks") // as the Dockerfile and make build do
 	cmd.Dir = root
@@ -107,8 +131,8 @@ type server struct {
 // Output returns what the server wrote to stdout and stderr so far.
 func (s *server) Output() string { return s.out.String() }
 
-// startServer starts `stacks serve --demo` on a free port with a fresh
-// database and waits until it answers /healthz. The process is stopped when
+// startServer starts `stacks serve --demo` on a free port with a fresh copy
+// of the demo library (copyDemo) and waits until it answers /healthz. The process is stopped when
 // the test ends; its output is logged if the test failed.
 func startServer(t testing.TB, extraArgs ...string) *server {
 	t.Helper()
@@ -130,6 +154,7 @@ func startServerAt(t testing.TB, base string, extraArgs ...string) *server {
 	for attempt := 0; attempt < 3; attempt++ {
 		dir := t.TempDir()
 		db := filepath.Join(dir, "stacks.db")
+		copyDemo(t, db)
 		port, err := freePort()
 		if err != nil {
 			t.Fatalf("finding a free port: %v", err)
@@ -150,7 +175,46 @@ func startServerAt(t testing.TB, base string, extraArgs ...string) *server {
 	return nil
 }
 
+// demoTemplate is the demo library `stacks demo` made for today, which
+// copyDemo copies for each server: making it costs over a second of CPU (the
+// staff passwords are hashed at bcrypt's real cost), copying it a few
+// milliseconds.
+var demoTemplate struct {
+	mu   sync.Mutex
+	dir  string // TestMain's directory
+	day  string // the UTC day path was made on
+	path string
+}
+
+// copyDemo puts a copy of today's demo library at path: the library `stacks
+// serve --demo` would create there, made by the binary under test with `stacks
+// demo`. The demo's dates are relative to the UTC day it is made on, so a new
+// day gets a new one; serve --demo serves a library that is already there.
+func copyDemo(t testing.TB, path string) {
+	t.Helper()
+	demoTemplate.mu.Lock()
+	defer demoTemplate.mu.Unlock()
+	if day := time.Now().UTC().Format(time.DateOnly); day != demoTemplate.day {
+		tmpl := filepath.Join(demoTemplate.dir, "demo-"+day+".db")
+		if out, err := exec.Command(stacksBin, "demo", "--db", tmpl).CombinedOutput(); err != nil {
+			t.Fatalf("stacks demo --db %s: %v\n%s", tmpl, err, out)
+		}
+		if _, err := os.Stat(tmpl + "-wal"); err == nil {
+			t.Fatalf("%s-wal is still there after stacks demo: copies of %s would miss its pages", tmpl, tmpl)
+		}
+		demoTemplate.day, demoTemplate.path = day, tmpl
+	}
+	b, err := os.ReadFile(demoTemplate.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func launch(t testing.TB, args []string, baseURL string) (*server, error) {
+	recordInputs(t)
 	out := &syncBuffer{}
 	cmd := exec.Command(stacksBin, args...)
 	cmd.Stdout = out

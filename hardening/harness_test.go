@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/deskclient"
 )
@@ -70,6 +71,9 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
+// srcRoot is the module's directory, which TestMain built stacksBin from.
+var srcRoot string
+
 // buildStacks builds ./cmd/stacks as make build does.
 func buildStacks(dir string) (string, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
@@ -77,6 +81,7 @@ func buildStacks(dir string) (string, error) {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	srcRoot = root
 	bin := filepath.Join(dir, "stacks")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/stacks")
 	cmd.Dir = root
@@ -90,6 +95,9 @@ func buildStacks(dir string) (string, error) {
 // newDB copies the demo library into the test's directory and returns its path.
 func newDB(t testing.TB) string {
 	t.Helper()
+	// go test reruns the package when the binary's sources change only if a
+	// test opens them (TestMain's reads are not recorded).
+	stackstest.Record(t, srcRoot)
 	b, err := os.ReadFile(templateDB)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +126,9 @@ type server struct {
 // is still running.
 func startServer(t testing.TB, path string, extraArgs ...string) *server {
 	t.Helper()
+	// go test reruns the package when the binary's sources change only if a
+	// test opens them (TestMain's reads are not recorded).
+	stackstest.Record(t, srcRoot)
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		addr, err := freeAddr()
@@ -227,6 +238,9 @@ func freeAddr() (string, error) {
 // its output.
 func runStacks(t testing.TB, args ...string) (string, error) {
 	t.Helper()
+	// go test reruns the package when the binary's sources change only if a
+	// test opens them (TestMain's reads are not recorded).
+	stackstest.Record(t, srcRoot)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, stacksBin, args...).CombinedOutput()
