@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/db"
 )
 
@@ -68,7 +69,7 @@ func accessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("id", middleware.GetReqID(r.Context())),
 				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+				slog.String("path", basepath.URL(r.Context(), r.URL.Path)), // as the browser asked, base path included
 				slog.String("route", route),
 				slog.Int("status", ww.Status()),
 				slog.Int("bytes", ww.BytesWritten()),

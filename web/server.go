@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
@@ -390,7 +391,7 @@ func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
-	s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no page at %s. Use the navigation above.", r.URL.Path))
+	s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no page at %s. Use the navigation above.", basepath.URL(r.Context(), r.URL.Path)))
 }
 
 func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
