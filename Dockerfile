@@ -30,9 +30,10 @@ COPY --from=build --chown=65532:65532 /out/data /data
 COPY --from=build --chmod=1777 /out/tmp /tmp
 COPY --from=build /out/stacks /stacks
 USER 65532:65532
+# The health check asks http://127.0.0.1:8080/healthz, under STACKS_BASE_PATH
+# when that is set (stacks healthcheck's default); STACKS_HEALTH_URL overrides it.
 ENV STACKS_DB=/data/stacks.db \
-    STACKS_ADDR=:8080 \
-    STACKS_HEALTH_URL=http://127.0.0.1:8080/healthz
+    STACKS_ADDR=:8080
 VOLUME /data
 EXPOSE 8080 8081
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s CMD ["/stacks", "healthcheck"]

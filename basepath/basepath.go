@@ -19,7 +19,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"unicode"
+
+	"github.com/alexedwards/scs/v2"
 )
 
 type key struct{}
@@ -178,4 +181,38 @@ func Rebase(r *http.Request, base, rest string) *http.Request {
 	}
 	r2.URL = &u
 	return r2
+}
+
+// Sessions is the session middleware of a site that may be mounted anywhere: sm's
+// LoadAndSave, with the session cookie's Path under the request's base path, and
+// Secure whenever the request arrived over TLS (r.TLS is set by Go's TLS server
+// and, for HTTPS=on, by its CGI and FastCGI request readers), besides when sm
+// already marks it Secure. A copy of the manager per (base, TLS) pair shares the
+// store and the context key, so sm's Get and Put read and write the same session;
+// the copies are kept (a server has one base, a FastCGI process one per mount).
+func Sessions(sm *scs.SessionManager, next http.Handler) http.Handler {
+	root := sm.LoadAndSave(next)
+	var copies sync.Map
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := From(r.Context())
+		secure := r.TLS != nil && !sm.Cookie.Secure
+		if base == "" && !secure {
+			root.ServeHTTP(w, r)
+			return
+		}
+		key := sessionKey{base, secure}
+		h, ok := copies.Load(key)
+		if !ok {
+			c := *sm
+			c.Cookie.Path = CookiePath(base)
+			c.Cookie.Secure = c.Cookie.Secure || secure
+			h, _ = copies.LoadOrStore(key, c.LoadAndSave(next))
+		}
+		h.(http.Handler).ServeHTTP(w, r)
+	})
+}
+
+type sessionKey struct {
+	base   string
+	secure bool
 }

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"net/http"
-	"sync"
 
 	"github.com/a-h/templ"
 
@@ -35,26 +34,8 @@ func redirect(w http.ResponseWriter, r *http.Request, p string, code int) {
 // and a slash, "/" at the root.
 func cookiePath(r *http.Request) string { return basepath.CookiePath(basepath.From(r.Context())) }
 
-// loadSession is the session middleware: s.Sessions' LoadAndSave, with the
-// session cookie's Path under the request's base path. A copy of the session
-// manager per base path shares the store and the context key, so s.Sessions'
-// Get and Put read and write the same session; the copies are kept, one per
-// base (a server has one base, a FastCGI process one per mount).
+// loadSession is the session middleware: s.Sessions' LoadAndSave with the cookie
+// under the request's base path, Secure over TLS (basepath.Sessions).
 func (s *Server) loadSession(next http.Handler) http.Handler {
-	root := s.Sessions.LoadAndSave(next)
-	var byBase sync.Map
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		base := basepath.From(r.Context())
-		if base == "" {
-			root.ServeHTTP(w, r)
-			return
-		}
-		h, ok := byBase.Load(base)
-		if !ok {
-			sm := *s.Sessions
-			sm.Cookie.Path = basepath.CookiePath(base)
-			h, _ = byBase.LoadOrStore(base, sm.LoadAndSave(next))
-		}
-		h.(http.Handler).ServeHTTP(w, r)
-	})
+	return basepath.Sessions(s.Sessions, next)
 }

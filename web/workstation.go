@@ -83,7 +83,7 @@ func (s *Server) setWorkstation(w http.ResponseWriter, r *http.Request, ws Works
 		Path:     cookiePath(r),
 		MaxAge:   int(workstationMaxAge / time.Second),
 		HttpOnly: true,
-		Secure:   s.cfg.SecureCookies,
+		Secure:   s.cfg.SecureCookies || r.TLS != nil,
 		SameSite: http.SameSiteLaxMode,
 	})
 }

@@ -145,6 +145,29 @@ func TestFCGI(t *testing.T) {
 		if resp.header.Get("Server-Timing") == "" {
 			t.Errorf("GET %s/checkout: no Server-Timing", base)
 		}
+		// Behind a web server that terminates TLS and says so (HTTPS=on, as
+		// lighttpd and Apache's mod_proxy_fcgi pass it), the session cookie is
+		// Secure though stacks fcgi was not started with --secure-cookies; over
+		// plain HTTP (above) it is not.
+		for _, ck := range cookies {
+			if ck.Secure {
+				t.Errorf("cookie %s over plain HTTP is Secure: the browser would not send it back", ck.Name)
+			}
+		}
+		https := [][2]string{{"HTTPS", "on"}, {"SERVER_PORT", "443"}}
+		resp = fcgiDoEnv(t, "tcp", addr, base, "POST", "/login", nil, form, https)
+		if resp.status != http.StatusSeeOther {
+			t.Fatalf("POST %s/login over HTTPS: %d, want 303", base, resp.status)
+		}
+		secure := (&http.Response{Header: resp.header}).Cookies()
+		if len(secure) == 0 {
+			t.Fatal("POST /login over HTTPS set no cookie")
+		}
+		for _, ck := range secure {
+			if !ck.Secure || ck.Path != base+"/" {
+				t.Errorf("cookie %s over HTTPS: Secure %v, Path %q; want Secure under %s/", ck.Name, ck.Secure, ck.Path, base)
+			}
+		}
 		// A request outside the mount is not served.
 		if r := fcgiDoAt(t, "tcp", addr, "", "GET", "/checkout", cookies, ""); r.status != http.StatusNotFound {
 			t.Errorf("GET /checkout outside %s: %d, want 404", base, r.status)
@@ -248,6 +271,12 @@ func fcgiDo(t *testing.T, network, addr, method, target string, cookies []*http.
 // REQUEST_URI is the whole path, as lighttpd and Apache send them.
 func fcgiDoAt(t *testing.T, network, addr, scriptName, method, target string, cookies []*http.Cookie, body string) fcgiResponse {
 	t.Helper()
+	return fcgiDoEnv(t, network, addr, scriptName, method, target, cookies, body, nil)
+}
+
+// fcgiDoEnv is fcgiDoAt with more parameters from the web server (HTTPS=on).
+func fcgiDoEnv(t *testing.T, network, addr, scriptName, method, target string, cookies []*http.Cookie, body string, extra [][2]string) fcgiResponse {
+	t.Helper()
 	c, err := net.DialTimeout(network, addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -274,6 +303,7 @@ func fcgiDoAt(t *testing.T, network, addr, scriptName, method, target string, co
 	if body != "" {
 		params = append(params, [2]string{"CONTENT_TYPE", "application/x-www-form-urlencoded"})
 	}
+	params = append(params, extra...)
 	if len(cookies) > 0 {
 		var cs []string
 		for _, ck := range cookies {
