@@ -39,7 +39,7 @@ func (f *dbFlags) register(fs interface {
 	IntVar(*int, string, int, string)
 	BoolVar(*bool, string, bool, string)
 }) {
-	fs.StringVar(&f.path, "db", env("STACKS_DB", "stacks.db"), "SQLite database file (STACKS_DB)")
+	fs.StringVar(&f.path, "db", env("STACKS_DB", "stacks.db"), "the library database: a SQLite file, or a postgres:// URL for PostgreSQL (STACKS_DB)")
 	fs.IntVar(&f.readConns, "read-conns", envInt("STACKS_READ_CONNS", 4), "size of the read connection pool (STACKS_READ_CONNS)")
 	fs.StringVar(&f.synchronous, "synchronous", env("STACKS_SYNCHRONOUS", "FULL"),
 		"SQLite synchronous setting: FULL (a commit survives a power cut) or NORMAL (faster) (STACKS_SYNCHRONOUS)")
@@ -59,10 +59,10 @@ func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error)
 	n, err := d.Migrate(ctx)
 	if err != nil {
 		d.Close()
-		return nil, fmt.Errorf("migrate %s: %w", f.path, err)
+		return nil, fmt.Errorf("migrate %s: %w", db.DisplayName(f.path), err)
 	}
 	if n > 0 && logger != nil {
-		logger.Info("database migrated", "db", f.path, "applied", n)
+		logger.Info("database migrated", "db", db.DisplayName(f.path), "applied", n)
 	}
 	return d, nil
 }
@@ -176,7 +176,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return err
 			}
-			logger.Info("demo library created", "db", dbf.path, "records", sum.Records, "items", sum.Items,
+			logger.Info("demo library created", "db", db.DisplayName(dbf.path), "records", sum.Records, "items", sum.Items,
 				"patrons", sum.Patrons, "took", time.Since(start).Round(time.Millisecond))
 		}
 	}
@@ -246,7 +246,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopOPAC()
-	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path, "cgi", *asCGI)
+	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", db.DisplayName(dbf.path), "cgi", *asCGI)
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
