@@ -27,6 +27,7 @@ import (
 type dbFlags struct {
 	path        string
 	readConns   int
+	writeConns  int
 	synchronous string
 	commitEach  bool
 	noStmtCache bool
@@ -41,6 +42,7 @@ func (f *dbFlags) register(fs interface {
 }) {
 	fs.StringVar(&f.path, "db", env("STACKS_DB", "stacks.db"), "the library database: a SQLite file, or a postgres:// URL for PostgreSQL (STACKS_DB)")
 	fs.IntVar(&f.readConns, "read-conns", envInt("STACKS_READ_CONNS", 4), "size of the read connection pool (STACKS_READ_CONNS)")
+	fs.IntVar(&f.writeConns, "write-conns", envInt("STACKS_WRITE_CONNS", 8), "size of the write connection pool, PostgreSQL only: SQLite has one writer (STACKS_WRITE_CONNS)")
 	fs.StringVar(&f.synchronous, "synchronous", env("STACKS_SYNCHRONOUS", "FULL"),
 		"SQLite synchronous setting: FULL (a commit survives a power cut) or NORMAL (faster) (STACKS_SYNCHRONOUS)")
 	fs.BoolVar(&f.commitEach, "commit-each", envBool("STACKS_COMMIT_EACH"),
@@ -51,7 +53,7 @@ func (f *dbFlags) register(fs interface {
 
 // open opens and migrates the database.
 func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error) {
-	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous, CommitEach: f.commitEach,
+	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, WriteConns: f.writeConns, Synchronous: f.synchronous, CommitEach: f.commitEach,
 		NoStatementCache: f.noStmtCache, HeavyReadConns: f.searchConns})
 	if err != nil {
 		return nil, err

@@ -72,9 +72,13 @@ func Engines() []db.Engine {
 
 // URL creates a new database for tb, with the schema migrated and nothing else
 // (the same as a new SQLite file after Migrate), returns its URL and drops it
-// when tb ends.
+// when tb ends. In a run that does not select PostgreSQL it skips tb, saying
+// so; in one that does, with no server, it fails tb and says how to start one.
 func URL(tb testing.TB) string {
 	tb.Helper()
+	if !Selected(db.Postgres) {
+		tb.Skipf("PostgreSQL is not selected for this run (%s=%s)", EnginesEnv, os.Getenv(EnginesEnv))
+	}
 	admin := os.Getenv(Env)
 	if admin == "" {
 		tb.Fatalf("this test needs PostgreSQL and %s is not set: %s", Env, howTo)
