@@ -3,7 +3,6 @@ package catalog_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 )
 
 // findingQuery is the search of issue 13, finding 4: 166 one-letter prefixes,
@@ -57,22 +57,7 @@ func TestMatchExpressionBudget(t *testing.T) {
 // generated as the demo's are.
 func mustBigDB(tb testing.TB, titles int) *db.DB {
 	tb.Helper()
-	d, err := db.Open(filepath.Join(tb.TempDir(), "big.db"), db.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	d.Now = func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
-	start := time.Now()
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: titles, Patrons: 20}); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Logf("demo catalogue of %d titles created in %v", titles, time.Since(start).Round(time.Millisecond))
-	return d
+	return demotest.Demo(tb, demo.Options{Titles: titles, Patrons: 20}, testNow, db.Options{Synchronous: "NORMAL"})
 }
 
 // TestSearchWithinBudget: on a catalogue of a few thousand titles, the search of

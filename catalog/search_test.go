@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,31 +13,25 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/staff"
 )
 
 func TestMain(m *testing.M) {
 	staff.BcryptCost = bcrypt.MinCost
-	os.Exit(m.Run())
+	os.Exit(dbtest.Main(m))
 }
 
+// testNow is the day the tests' demo libraries are created on.
+var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+// mustDemoDB is a small demo library (100 titles, 10 patrons) of the test's own,
+// created on testNow.
 func mustDemoDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	d, err := db.Open(filepath.Join(tb.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	d.Now = func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: 100, Patrons: 10}); err != nil {
-		tb.Fatal(err)
-	}
-	return d
+	return demotest.Demo(tb, demo.Options{Titles: 100, Patrons: 10}, testNow, db.Options{})
 }
 
 func TestMatchExpression(t *testing.T) {

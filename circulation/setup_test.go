@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +15,9 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -50,14 +50,7 @@ func mustOpenDB(tb testing.TB) *db.DB {
 
 func mustOpenDBWith(tb testing.TB, opt db.Options) *db.DB {
 	tb.Helper()
-	d, err := db.Open(filepath.Join(tb.TempDir(), "stacks.db"), opt)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
-	if _, err := d.Migrate(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
+	d := dbtest.Open(tb, opt)
 	d.Now = func() time.Time { return testNow }
 	return d
 }
@@ -79,17 +72,7 @@ func newEnv(tb testing.TB) *env {
 
 func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "stacks.db")
-	tmpl := demoTemplate(tb, opt)
-	copyFile(tb, tmpl, path)
-	if _, err := os.Stat(tmpl + "-wal"); err == nil {
-		copyFile(tb, tmpl+"-wal", path+"-wal")
-	}
-	d, err := db.Open(path, dopt)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
+	d := demotest.Demo(tb, opt, testNow, dopt)
 	c := &clock{t: testNow}
 	d.Now = c.Now
 	e := &env{tb: tb, d: d, svc: circulation.NewService(d, nil), clock: c}
@@ -97,71 +80,11 @@ func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 	return e
 }
 
-// templates holds one demo library file per size, created on testNow the first
-// time a test asks for it; each test works on its own copy. (Creating the library
-// takes far longer than copying it, above all under the race detector.)
-var templates struct {
-	mu    sync.Mutex
-	dir   string
-	paths map[demo.Options]string
-}
-
-func demoTemplate(tb testing.TB, opt demo.Options) string {
-	tb.Helper()
-	templates.mu.Lock()
-	defer templates.mu.Unlock()
-	if p, ok := templates.paths[opt]; ok {
-		return p
-	}
-	if templates.dir == "" {
-		dir, err := os.MkdirTemp("", "stacks-circulation-test-")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		templates.dir, templates.paths = dir, map[demo.Options]string{}
-	}
-	p := filepath.Join(templates.dir, fmt.Sprintf("demo-%d-%d.db", opt.Titles, opt.Patrons))
-	d, err := db.Open(p, db.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	d.Now = func() time.Time { return testNow }
-	if _, err := d.Migrate(context.Background()); err != nil {
-		d.Close()
-		tb.Fatal(err)
-	}
-	if _, err := demo.Create(context.Background(), d, opt); err != nil {
-		d.Close()
-		tb.Fatal(err)
-	}
-	// Closing the last connection checkpoints the WAL into the file.
-	if err := d.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	templates.paths[opt] = p
-	return p
-}
-
-func copyFile(tb testing.TB, from, to string) {
-	tb.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 func TestMain(m *testing.M) {
 	// demo.Create hashes the desk's and the administrator's passwords: at bcrypt's
 	// real cost that is seconds a hash under the race detector, for every template.
 	staff.BcryptCost = bcrypt.MinCost
-	code := m.Run()
-	if templates.dir != "" {
-		os.RemoveAll(templates.dir)
-	}
-	os.Exit(code)
+	os.Exit(dbtest.Main(m))
 }
 
 // actorAt returns the desk's actor working at another branch.

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +13,9 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -32,76 +32,18 @@ var desk = stacks.Actor{Name: "desk", BranchID: 1}
 // title at Eastside (I00001B).
 func mustOpenDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "stacks.db")
-	b, err := os.ReadFile(demoTemplate(tb))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	d, err := db.Open(path, db.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
+	d := demotest.Demo(tb, demo.Options{Titles: 50, Patrons: 10}, testNow, db.Options{})
 	d.Now = func() time.Time { return testNow }
 	exec(tb, d, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, status, created_at, updated_at)
 		SELECT 'I00001B', record_id, 2, 2, item_type_id, 'available', created_at, updated_at FROM items WHERE barcode = 'I00001'`)
 	return d
 }
 
-// template is the demo library every test copies: creating it takes far longer
-// than copying it, above all under the race detector.
-var template struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-func demoTemplate(tb testing.TB) string {
-	tb.Helper()
-	template.once.Do(func() {
-		template.dir, template.err = os.MkdirTemp("", "stacks-holds-test-")
-		if template.err != nil {
-			return
-		}
-		template.path = filepath.Join(template.dir, "demo.db")
-		d, err := db.Open(template.path, db.Options{})
-		if err != nil {
-			template.err = err
-			return
-		}
-		d.Now = func() time.Time { return testNow }
-		if _, err := d.Migrate(context.Background()); err != nil {
-			template.err = err
-		} else if _, err := demo.Create(context.Background(), d, demo.Options{Titles: 50, Patrons: 10}); err != nil {
-			template.err = err
-		}
-		// Closing the last connection checkpoints the WAL into the file.
-		if err := d.Close(); err != nil && template.err == nil {
-			template.err = err
-		}
-		if _, err := os.Stat(template.path + "-wal"); err == nil && template.err == nil {
-			template.err = errors.New("the demo library's WAL was not checkpointed on close")
-		}
-	})
-	if template.err != nil {
-		tb.Fatal(template.err)
-	}
-	return template.path
-}
-
 func TestMain(m *testing.M) {
 	// demo.Create hashes the desk's and the administrator's passwords: at bcrypt's
 	// real cost that is seconds a hash under the race detector, for every template.
 	staff.BcryptCost = bcrypt.MinCost
-	code := m.Run()
-	if template.dir != "" {
-		os.RemoveAll(template.dir)
-	}
-	os.Exit(code)
+	os.Exit(dbtest.Main(m))
 }
 
 func exec(tb testing.TB, d *db.DB, query string, args ...any) {

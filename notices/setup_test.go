@@ -8,10 +8,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
-	"path/filepath"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/notices"
 )
 
@@ -45,6 +47,8 @@ func (c *clock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
+func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
+
 // lib is a small library built by hand: branch CEN (closed Sundays, closes at
 // 20:00), category ADULT, item type BOOK, one circulation rule, a desk account.
 type lib struct {
@@ -57,25 +61,30 @@ type lib struct {
 func newLib(tb testing.TB, tz string) *lib {
 	tb.Helper()
 	// NORMAL: the tests need no power-cut safety, and fsyncs dominate their time.
-	d, err := db.Open(filepath.Join(tb.TempDir(), "stacks.db"), db.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
-	if _, err := d.Migrate(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
+	d := dbtest.Copy(tb, "notices-lib-"+tz, func(d *db.DB) error {
+		return d.Write(context.Background(), func(tx *db.Tx) error {
+			for _, q := range []struct {
+				sql  string
+				args []any
+			}{
+				{`UPDATE preferences SET value = ? WHERE name = 'timezone'`, []any{tz}},
+				{`INSERT INTO branches (id, code, name, closed_weekdays, closes_at) VALUES (1, 'CEN', 'Central', '0', '20:00')`, nil},
+				{`INSERT INTO patron_categories (id, code, name) VALUES (1, 'ADULT', 'Adult')`, nil},
+				{`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`, nil},
+				{`INSERT INTO circ_rules (loan_period, max_loans, renewals, hold_pickup_days) VALUES (21, 10, 2, 7)`, nil},
+				{`INSERT INTO staff_users (id, username, display_name, password_hash, role, branch_id, created_at)
+					VALUES (1, 'desk', 'Desk', 'x', 'circulation', 1, '2026-01-01T00:00:00Z')`, nil},
+			} {
+				if _, err := tx.Exec(q.sql, q.args...); err != nil {
+					return fmt.Errorf("%s: %w", q.sql, err)
+				}
+			}
+			return nil
+		})
+	}, db.Options{Synchronous: "NORMAL"})
 	c := &clock{t: testNow}
 	d.Now = c.Now
-	l := &lib{tb: tb, d: d, clock: c}
-	l.exec(`UPDATE preferences SET value = ? WHERE name = 'timezone'`, tz)
-	l.exec(`INSERT INTO branches (id, code, name, closed_weekdays, closes_at) VALUES (1, 'CEN', 'Central', '0', '20:00')`)
-	l.exec(`INSERT INTO patron_categories (id, code, name) VALUES (1, 'ADULT', 'Adult')`)
-	l.exec(`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`)
-	l.exec(`INSERT INTO circ_rules (loan_period, max_loans, renewals, hold_pickup_days) VALUES (21, 10, 2, 7)`)
-	l.exec(`INSERT INTO staff_users (id, username, display_name, password_hash, role, branch_id, created_at)
-		VALUES (1, 'desk', 'Desk', 'x', 'circulation', 1, '2026-01-01T00:00:00Z')`)
-	return l
+	return &lib{tb: tb, d: d, clock: c}
 }
 
 func (l *lib) exec(q string, args ...any) {

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,7 +18,9 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/opac"
 	"github.com/stacks-ils/stacks/patrons"
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 	// The race detector makes bcrypt many times slower; the demo has PIN hashes
 	// made at cost 4 for tests.
 	staff.BcryptCost = 4
-	os.Exit(m.Run())
+	os.Exit(dbtest.Main(m))
 }
 
 // clock is a settable clock for the tests.
@@ -60,22 +61,12 @@ type testEnv struct {
 // patrons; every patron's PIN is 1234).
 func newEnv(t testing.TB) *testEnv {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d := demotest.Demo(t, demo.Options{Titles: 60, Patrons: 20}, c.Now(), db.Options{})
 	d.Now = c.Now
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: 60, Patrons: 20}); err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
 	var desk stacks.Actor
-	err = d.Read(ctx, func(tx *db.Tx) error {
+	err := d.Read(ctx, func(tx *db.Tx) error {
 		var id, branch int64
 		err := tx.QueryRow(`SELECT id, branch_id FROM staff_users WHERE username = 'desk'`).Scan(&id, &branch)
 		desk = stacks.Actor{StaffID: id, Name: "desk", BranchID: branch}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"path/filepath"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/patrons"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -22,7 +24,7 @@ func TestMain(m *testing.M) {
 	// The demo's staff accounts need password hashes; bcrypt at its real cost is
 	// slow under the race detector.
 	staff.BcryptCost = bcrypt.MinCost
-	m.Run()
+	os.Exit(dbtest.Main(m))
 }
 
 // testNow is a Monday morning, the day the demo library is created.
@@ -36,20 +38,7 @@ var desk = stacks.Actor{StaffID: 1, Name: "desk", BranchID: 1}
 // testNow; tests move d.Now to change "today".
 func mustOpenDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	d, err := db.Open(filepath.Join(tb.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	d.Now = func() time.Time { return testNow }
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 20}); err != nil {
-		tb.Fatal(err)
-	}
-	return d
+	return demotest.Demo(tb, demo.Options{Titles: 50, Patrons: 20}, testNow, db.Options{})
 }
 
 func read(tb testing.TB, d *db.DB, fn func(*db.Tx) error) {

@@ -4,15 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -22,57 +22,11 @@ var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 var ctx = context.Background()
 
-// demoTemplate is a small demo library (50 titles, 20 patrons) created on
-// testNow once per test binary; each test works on its own copy.
-var demoTemplate struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// mustOpenDemo opens a copy of the small demo library.
+// mustOpenDemo opens a copy of the small demo library (50 titles, 20 patrons)
+// created on testNow.
 func mustOpenDemo(tb testing.TB) *db.DB {
 	tb.Helper()
-	demoTemplate.once.Do(func() {
-		dir, err := os.MkdirTemp("", "stacks-privacy-test-")
-		if err != nil {
-			demoTemplate.err = err
-			return
-		}
-		p := filepath.Join(dir, "demo.db")
-		d, err := db.Open(p, db.Options{Synchronous: "NORMAL"})
-		if err != nil {
-			demoTemplate.err = err
-			return
-		}
-		d.Now = func() time.Time { return testNow }
-		if _, err = d.Migrate(ctx); err == nil {
-			_, err = demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 20})
-		}
-		// Closing the last connection checkpoints the WAL into the file.
-		if cerr := d.Close(); err == nil {
-			err = cerr
-		}
-		demoTemplate.path, demoTemplate.err = p, err
-	})
-	if demoTemplate.err != nil {
-		tb.Fatal(demoTemplate.err)
-	}
-	path := filepath.Join(tb.TempDir(), "stacks.db")
-	b, err := os.ReadFile(demoTemplate.path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	d, err := db.Open(path, db.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
-	d.Now = func() time.Time { return testNow }
-	return d
+	return demotest.Demo(tb, demo.Options{Titles: 50, Patrons: 20}, testNow, db.Options{Synchronous: "NORMAL"})
 }
 
 func exec(tb testing.TB, d *db.DB, q string, args ...any) sql.Result {
@@ -195,11 +149,7 @@ func mustCheck(tb testing.TB, d *db.DB) {
 
 func days(n int) time.Time { return testNow.AddDate(0, 0, -n) }
 
-// TestMain removes the demo library template after the tests.
+// TestMain removes the demo library templates after the tests.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if demoTemplate.path != "" {
-		os.RemoveAll(filepath.Dir(demoTemplate.path))
-	}
-	os.Exit(code)
+	os.Exit(dbtest.Main(m))
 }

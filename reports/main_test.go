@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := dbtest.Main(m)
 	if demoLib.db != nil {
 		demoLib.db.Close()
 	}

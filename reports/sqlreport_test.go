@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 	"github.com/stacks-ils/stacks/reports"
@@ -19,20 +20,7 @@ import (
 // mustSmallDemo is a small demo library of the test's own, which it may change.
 func mustSmallDemo(t *testing.T) *db.DB {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	d.Now = func() time.Time { return demoNow }
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 20}); err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return demotest.Demo(t, demo.Options{Titles: 50, Patrons: 20}, demoNow, db.Options{})
 }
 
 func TestCheckSQL(t *testing.T) {

@@ -9,9 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +17,9 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/sip"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -33,11 +33,7 @@ var smallDemo = demo.Options{Titles: 50, Patrons: 30}
 func TestMain(m *testing.M) {
 	// The race detector makes bcrypt many times slower; tests need no strong hashes.
 	staff.BcryptCost = bcrypt.MinCost
-	code := m.Run()
-	if templates.dir != "" {
-		os.RemoveAll(templates.dir)
-	}
-	os.Exit(code)
+	os.Exit(dbtest.Main(m))
 }
 
 // env is a demo library in a file of its own, with a SIP server on 127.0.0.1.
@@ -94,67 +90,13 @@ func newEnvWith(tb testing.TB, o envOptions) *env {
 	return &env{tb: tb, d: d, srv: srv, addr: ln.Addr().String()}
 }
 
-// openDemoCopy opens a copy of the demo library template for opt.
+// openDemoCopy opens a copy of the demo library of size opt created on testNow;
+// its clock is the real one.
 func openDemoCopy(tb testing.TB, opt demo.Options, dopt db.Options) *db.DB {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "stacks.db")
-	b, err := os.ReadFile(demoTemplate(tb, opt))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	d, err := db.Open(path, dopt)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
+	d := demotest.Demo(tb, opt, testNow, dopt)
+	d.Now = time.Now
 	return d
-}
-
-// templates holds one demo library file per size, created on testNow the first
-// time a test asks for it; each test works on its own copy.
-var templates struct {
-	mu    sync.Mutex
-	dir   string
-	paths map[demo.Options]string
-}
-
-func demoTemplate(tb testing.TB, opt demo.Options) string {
-	tb.Helper()
-	templates.mu.Lock()
-	defer templates.mu.Unlock()
-	if p, ok := templates.paths[opt]; ok {
-		return p
-	}
-	if templates.dir == "" {
-		dir, err := os.MkdirTemp("", "stacks-sip-test-")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		templates.dir, templates.paths = dir, map[demo.Options]string{}
-	}
-	p := filepath.Join(templates.dir, fmt.Sprintf("demo-%d-%d.db", opt.Titles, opt.Patrons))
-	d, err := db.Open(p, db.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	d.Now = func() time.Time { return testNow }
-	if _, err := d.Migrate(context.Background()); err != nil {
-		d.Close()
-		tb.Fatal(err)
-	}
-	if _, err := demo.Create(context.Background(), d, opt); err != nil {
-		d.Close()
-		tb.Fatal(err)
-	}
-	// Closing the last connection checkpoints the WAL into the file.
-	if err := d.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	templates.paths[opt] = p
-	return p
 }
 
 // client connects and logs in as the demo's kiosk account.

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/notices"
 	"github.com/stacks-ils/stacks/web"
 )
@@ -34,20 +34,9 @@ func (f *fakeSender) Send(_ context.Context, msgs []notices.Outgoing) []error {
 // newNoticesEnv is newDemoEnv with a mail relay (sender) configured.
 func newNoticesEnv(t *testing.T, sender notices.Sender) *testEnv {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d := demotest.Demo(t, demo.Options{Titles: 50, Patrons: 20}, c.Now(), db.Options{Synchronous: "NORMAL"})
 	d.Now = c.Now
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 20}); err != nil {
-		t.Fatal(err)
-	}
 	cfg := web.Config{DB: d, CachePreferences: true, NoticeSender: sender}
 	if sender != nil {
 		cfg.SMTP = notices.SMTPConfig{Host: "mail.example.org", From: "library@example.org"}

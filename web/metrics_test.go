@@ -1,12 +1,10 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,26 +12,16 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/web"
 )
 
 func newMetricsEnv(t *testing.T, allow ...netip.Prefix) (*testEnv, *metrics.Metrics) {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d := demotest.Demo(t, demo.Options{Titles: 50, Patrons: 10}, c.Now(), db.Options{})
 	d.Now = c.Now
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 10}); err != nil {
-		t.Fatal(err)
-	}
 	m := metrics.New(d)
 	w := web.New(web.Config{DB: d, CachePreferences: true, Metrics: m, MetricsAllow: allow})
 	srv := httptest.NewServer(w)

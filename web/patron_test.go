@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/patrons"
 	"github.com/stacks-ils/stacks/web"
 )
@@ -23,20 +23,9 @@ import (
 // among 20; desk/desk and admin/admin), created on the clock's day.
 func newDemoEnv(t *testing.T) *testEnv {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d := demotest.Demo(t, demo.Options{Titles: 50, Patrons: 20}, c.Now(), db.Options{})
 	d.Now = c.Now
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: 50, Patrons: 20}); err != nil {
-		t.Fatal(err)
-	}
 	w := web.New(web.Config{DB: d, CachePreferences: true})
 	srv := httptest.NewServer(w)
 	t.Cleanup(srv.Close)

@@ -1,12 +1,10 @@
 package web_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -22,20 +21,9 @@ import (
 // search settings.
 func newSearchEnv(t *testing.T, titles int, opt db.Options, cfg web.Config) *testEnv {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d := demotest.Demo(t, demo.Options{Titles: titles, Patrons: 20}, c.Now(), opt)
 	d.Now = c.Now
-	if _, err := demo.Create(ctx, d, demo.Options{Titles: titles, Patrons: 20}); err != nil {
-		t.Fatal(err)
-	}
 	cfg.DB, cfg.CachePreferences = d, true
 	w := web.New(cfg)
 	srv := httptest.NewServer(w)

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/staff"
 	"github.com/stacks-ils/stacks/web"
 
@@ -47,30 +47,21 @@ type testEnv struct {
 // desk/desk (circulation) and admin/admin (administrator).
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d := dbtest.Copy(t, fmt.Sprintf("web-newEnv-bcrypt%d", staff.BcryptCost), func(d *db.DB) error {
+		d.Now = c.Now
+		return d.Write(context.Background(), func(tx *db.Tx) error {
+			if _, err := tx.Exec(`INSERT INTO branches (code, name) VALUES ('CEN', 'Central')`); err != nil {
+				return err
+			}
+			if _, err := staff.Create(tx, staff.NewUser{Username: "desk", DisplayName: "Morgan Desk", Password: "desk", Role: staff.RoleCirculation, BranchCode: "CEN"}); err != nil {
+				return err
+			}
+			_, err := staff.Create(tx, staff.NewUser{Username: "admin", DisplayName: "Avery Admin", Password: "admin", Role: staff.RoleAdmin, BranchCode: "CEN"})
+			return err
+		})
+	}, db.Options{})
 	d.Now = c.Now
-	err = d.Write(ctx, func(tx *db.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO branches (code, name) VALUES ('CEN', 'Central')`); err != nil {
-			return err
-		}
-		if _, err := staff.Create(tx, staff.NewUser{Username: "desk", DisplayName: "Morgan Desk", Password: "desk", Role: staff.RoleCirculation, BranchCode: "CEN"}); err != nil {
-			return err
-		}
-		_, err := staff.Create(tx, staff.NewUser{Username: "admin", DisplayName: "Avery Admin", Password: "admin", Role: staff.RoleAdmin, BranchCode: "CEN"})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := web.New(web.Config{DB: d, CachePreferences: true})
 	srv := httptest.NewServer(w)
 	t.Cleanup(srv.Close)
@@ -444,7 +435,7 @@ func TestHealthz(t *testing.T) {
 func TestMain(m *testing.M) {
 	// bcrypt at its real cost is very slow under the race detector.
 	staff.BcryptCost = bcrypt.MinCost
-	os.Exit(m.Run())
+	os.Exit(dbtest.Main(m))
 }
 
 var scriptTagRE = regexp.MustCompile(`<script\b[^>]*>`)
