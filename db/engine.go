@@ -51,6 +51,27 @@ func (tx *Tx) Engine() Engine {
 	return SQLite
 }
 
+// PerEngine is one statement written for each engine, where portable SQL will
+// not do (full-text search, date arithmetic, upserts the engines spell
+// differently). A domain package keeps it beside its other SQL as a package
+// variable and runs tx.SQL(stmt):
+//
+//	var dueSoon = db.PerEngine{
+//		SQLite:   `... date(?, '+2 days') ...`,
+//		Postgres: `... (?::date + 2)::text ...`,
+//	}
+type PerEngine struct {
+	SQLite, Postgres string
+}
+
+// SQL returns the variant of p for the transaction's engine.
+func (tx *Tx) SQL(p PerEngine) string {
+	if tx.rebind != nil {
+		return p.Postgres
+	}
+	return p.SQLite
+}
+
 // IsUniqueViolation reports whether err is a UNIQUE constraint failure (SQLite's
 // message, PostgreSQL's SQLSTATE 23505), which the domain packages turn into a
 // conflict ("that barcode already exists").

@@ -675,3 +675,21 @@ func TestReadSnapshot(t *testing.T) {
 		}
 	})
 }
+
+func TestPerEngine(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		stmt := db.PerEngine{
+			SQLite:   `SELECT 'sqlite:' || ? WHERE sqlite_version() <> ''`,
+			Postgres: `SELECT 'postgres:' || ?::text WHERE version() LIKE 'PostgreSQL%'`,
+		}
+		var got string
+		if err := d.Read(context.Background(), func(tx *db.Tx) error {
+			return tx.QueryRow(tx.SQL(stmt), "x").Scan(&got)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := d.Engine().String() + ":x"; got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	})
+}
