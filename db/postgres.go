@@ -121,24 +121,18 @@ var lockStatement = fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", writeLockKey
 // holding the write lock, so that two servers starting at once neither apply
 // one twice nor run one beside a write.
 func (db *DB) migratePostgres(ctx context.Context, ms []Migration) (int, error) {
-	var current int
-	err := db.read.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current)
+	var current, count int
+	err := db.read.QueryRowContext(ctx, `SELECT coalesce(max(version), 0), count(*) FROM schema_migrations`).Scan(&current, &count)
 	if err != nil && pgCode(err) != "42P01" { // undefined_table: a new database
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	if n := len(ms); n > 0 && current > ms[n-1].Version {
 		return 0, fmt.Errorf("the database is at schema version %d, newer than this program knows (%d): use a newer stacks binary", current, ms[n-1].Version)
 	}
-	if err == nil && len(ms) > 0 && current == ms[len(ms)-1].Version {
-		// Up to date, unless a version below the newest is missing; the loop
-		// below finds such a gap.
-		var count int
-		if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&count); err != nil {
-			return 0, fmt.Errorf("read schema version: %w", err)
-		}
-		if count == current {
-			return 0, nil
-		}
+	// Up to date: one query. A database missing a version below its newest
+	// goes through the loop below, which fills the gap.
+	if err == nil && len(ms) > 0 && current == ms[len(ms)-1].Version && count == current {
+		return 0, nil
 	}
 	applied := 0
 	for _, m := range ms {
