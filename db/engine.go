@@ -23,6 +23,7 @@ const (
 	Postgres
 )
 
+// String names the engine as STACKS_TEST_ENGINES and test names spell it.
 func (e Engine) String() string {
 	if e == Postgres {
 		return "postgres"

@@ -209,17 +209,6 @@ func checkPostgres(tx *Tx) ([]stacks.Violation, error) {
 	})
 }
 
-// IsSerializationFailure reports whether err is PostgreSQL's serialization
-// failure or deadlock (SQLSTATE 40001, 40P01): the transaction was undone and
-// may be run again.
-func IsSerializationFailure(err error) bool {
-	switch pgCode(err) {
-	case "40001", "40P01":
-		return true
-	}
-	return false
-}
-
 // errNoPgDump is Backup's answer on PostgreSQL where pg_dump is not installed.
 var errNoPgDump = errors.New("backup of a PostgreSQL database runs pg_dump, which is not installed here: install PostgreSQL's client programs (Debian: apt-get install postgresql-client) or back up with the server's own tools (pg_basebackup, a standby)")
 
