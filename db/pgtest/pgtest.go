@@ -79,23 +79,36 @@ func URL(tb testing.TB) string {
 	if !Selected(db.Postgres) {
 		tb.Skipf("PostgreSQL is not selected for this run (%s=%s)", EnginesEnv, os.Getenv(EnginesEnv))
 	}
-	admin := os.Getenv(Env)
-	if admin == "" {
-		tb.Fatalf("this test needs PostgreSQL and %s is not set: %s", Env, howTo)
+	tmpl, err := Template("", nil)
+	if err != nil {
+		skipOrFail(tb, err)
+	}
+	return CopyURL(tb, tmpl)
+}
+
+// skipOrFail ends tb for an error getting a database: a skip if the run does
+// not select PostgreSQL, else a failure.
+func skipOrFail(tb testing.TB, err error) {
+	tb.Helper()
+	if !Selected(db.Postgres) {
+		tb.Skipf("PostgreSQL is not selected for this run (%s=%s)", EnginesEnv, os.Getenv(EnginesEnv))
+	}
+	tb.Fatal(err)
+}
+
+// CopyURL creates a new database for tb as a copy of the template database
+// tmpl (a name Template returned), returns its URL and drops it when tb ends.
+func CopyURL(tb testing.TB, tmpl string) string {
+	tb.Helper()
+	admin, c, err := admin()
+	if err != nil {
+		skipOrFail(tb, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := adminPool(admin)
-	if err != nil {
-		tb.Fatalf("%s: %v; %s", Env, err, howTo)
-	}
-	tmpl, err := template(ctx, c, admin)
-	if err != nil {
-		tb.Fatalf("PostgreSQL test database template: %v (is the cluster of %s running? %s)", err, db.DisplayName(admin), howTo)
-	}
 	name := "stacks_test_" + randomHex(8)
 	if err := createFrom(ctx, c, name, tmpl); err != nil {
-		tb.Fatalf("create test database %s: %v", name, err)
+		tb.Fatalf("create test database %s from %s: %v", name, tmpl, err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -105,6 +118,105 @@ func URL(tb testing.TB) string {
 		}
 	})
 	return withDatabase(admin, name)
+}
+
+// Template returns the name of a template database to copy with CopyURL. The
+// name "" is the migrated, empty one, shared by every test process on the
+// cluster. Any other name is built once per test process: a copy of the
+// migrated one that build fills (a demo library, say); as with dbtest.Copy, the
+// name must say everything build depends on. DropTemplates drops them.
+func Template(name string, build func(*db.DB) error) (string, error) {
+	admin, c, err := admin()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	base, err := template(ctx, c, admin)
+	if err != nil {
+		return "", fmt.Errorf("PostgreSQL test database template: %v (is the cluster of %s running? %s)", err, db.DisplayName(admin), howTo)
+	}
+	if name == "" {
+		return base, nil
+	}
+	adminMu.Lock()
+	t, ok := named[name]
+	if !ok {
+		t = &namedTemplate{}
+		named[name] = t
+	}
+	adminMu.Unlock()
+	t.once.Do(func() { t.db, t.err = buildNamed(ctx, c, admin, base, name, build) })
+	return t.db, t.err
+}
+
+type namedTemplate struct {
+	once sync.Once
+	db   string
+	err  error
+}
+
+var named = map[string]*namedTemplate{}
+
+// buildNamed creates the template database for name, private to this process.
+func buildNamed(ctx context.Context, c *sql.DB, admin, base, name string, build func(*db.DB) error) (string, error) {
+	sum := sha256.Sum256([]byte(name))
+	dbname := fmt.Sprintf("stacks_tmpl_p%d_%s", os.Getpid(), hex.EncodeToString(sum[:])[:12])
+	if _, err := c.ExecContext(ctx, `DROP DATABASE IF EXISTS `+dbname+` WITH (FORCE)`); err != nil {
+		return "", err
+	}
+	if err := createFrom(ctx, c, dbname, base); err != nil {
+		return "", err
+	}
+	if build != nil {
+		d, err := db.Open(withDatabase(admin, dbname), db.Options{})
+		if err != nil {
+			return "", err
+		}
+		err = build(d)
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", fmt.Errorf("build the test database %q: %w", name, err)
+		}
+	}
+	return dbname, nil
+}
+
+// DropTemplates drops the templates Template built in this process (not the
+// shared migrated one): call it when the tests are done (dbtest.Main).
+func DropTemplates() error {
+	adminMu.Lock()
+	defer adminMu.Unlock()
+	var errs []error
+	for name, t := range named {
+		if t.db == "" {
+			continue
+		}
+		c := adminPools[os.Getenv(Env)]
+		if c == nil {
+			break
+		}
+		if _, err := c.Exec(`DROP DATABASE IF EXISTS ` + t.db + ` WITH (FORCE)`); err != nil {
+			errs = append(errs, fmt.Errorf("drop template %q (%s): %w", name, t.db, err))
+		}
+	}
+	named = map[string]*namedTemplate{}
+	return errors.Join(errs...)
+}
+
+// admin returns the cluster's URL and the process's pool on it.
+func admin() (string, *sql.DB, error) {
+	url := os.Getenv(Env)
+	if url == "" {
+		return "", nil, fmt.Errorf("this test needs PostgreSQL and %s is not set: %s", Env, howTo)
+	}
+	c, err := adminPool(url)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %v; %s", Env, err, howTo)
+	}
+	return url, c, nil
 }
 
 // Open opens a new test database (URL) with opt and closes it when tb ends.
