@@ -21,6 +21,10 @@
 // a slice the caller holds, e.g. circulation's renewals), and a retry that
 // doubles a result is worse than a queue. Reads run in REPEATABLE READ READ ONLY
 // transactions: one snapshot, no lock, never waiting for the writers.
+//
+// Domain SQL is written once, with '?' placeholders, for both engines; where
+// they differ a package keeps a PerEngine statement and runs tx.SQL(stmt)
+// (engine.go).
 package db
 
 import (
@@ -49,7 +53,8 @@ type Options struct {
 	// BusyTimeout is how long a connection waits for another process's lock.
 	BusyTimeout time.Duration
 	// ExistingFile opens a database known to exist and to be in WAL mode without
-	// connecting until the first statement (CGI start-up).
+	// connecting until the first statement (CGI start-up). On PostgreSQL it
+	// skips the connection check Open otherwise makes.
 	ExistingFile bool
 	// CommitEach gives every write transaction its own durable commit. By default
 	// (group commit) write transactions that arrive together share one: see
