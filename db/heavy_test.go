@@ -69,31 +69,32 @@ func TestReadHeavy(t *testing.T) {
 }
 
 // TestReadStopsAtDeadline: a statement still running when its context's deadline
-// passes is interrupted inside SQLite (modernc.org/sqlite's progress handler and
-// sqlite3_interrupt), not left to run on a connection of the pool. The statement
-// would never end by itself.
+// passes is interrupted inside the engine (SQLite: modernc.org/sqlite's progress
+// handler and sqlite3_interrupt; PostgreSQL: pgx's cancel request), not left to
+// run on a connection of the pool. The statement would never end by itself.
 func TestReadStopsAtDeadline(t *testing.T) {
-	d := mustOpenDB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err := d.ReadHeavy(ctx, func(tx *db.Tx) error {
-		var n int64
-		return tx.QueryRow(`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c`).Scan(&n)
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := d.ReadHeavy(ctx, func(tx *db.Tx) error {
+			var n int64
+			return tx.QueryRow(`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c`).Scan(&n)
+		})
+		took := time.Since(start)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("an endless statement at its deadline: %v, want context.DeadlineExceeded", err)
+		}
+		t.Logf("stopped after %v (deadline 100ms): %v", took.Round(time.Millisecond), err)
+		if took > 10*time.Second {
+			t.Fatalf("stopped only after %v", took)
+		}
+		// The connection is usable again.
+		if err := d.Read(context.Background(), func(tx *db.Tx) error {
+			var one int
+			return tx.QueryRow(`SELECT 1`).Scan(&one)
+		}); err != nil {
+			t.Fatalf("a read after the interrupted one: %v", err)
+		}
 	})
-	took := time.Since(start)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("an endless statement at its deadline: %v, want context.DeadlineExceeded", err)
-	}
-	t.Logf("stopped after %v (deadline 100ms): %v", took.Round(time.Millisecond), err)
-	if took > 10*time.Second {
-		t.Fatalf("stopped only after %v", took)
-	}
-	// The connection is usable again.
-	if err := d.Read(context.Background(), func(tx *db.Tx) error {
-		var one int
-		return tx.QueryRow(`SELECT 1`).Scan(&one)
-	}); err != nil {
-		t.Fatalf("a read after the interrupted one: %v", err)
-	}
 }

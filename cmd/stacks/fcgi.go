@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/basepath"
+	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/web"
 )
@@ -87,7 +88,7 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer stopBG()
 	go cleanSessions(bg, d, logger)
 
-	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "base", base+"/", "db", dbf.path)
+	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "base", base+"/", "db", db.DisplayName(dbf.path))
 	errc := make(chan error, 1)
 	go func() { errc <- fcgi.Serve(ln, handler) }()
 	select {
