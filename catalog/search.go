@@ -278,7 +278,9 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		return res, errPastListLimit
 	}
 	text := strings.TrimSpace(q.Text)
-	if !q.NoBarcode && !strings.ContainsAny(text, " \t") && text != "" && len(text) <= 64 {
+	// A barcode is valid UTF-8 without NUL (which PostgreSQL refuses in text,
+	// where SQLite would look it up and not find it).
+	if !q.NoBarcode && !strings.ContainsAny(text, " \t\x00") && text != "" && len(text) <= 64 && utf8.ValidString(text) {
 		err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = ?`, text).Scan(&res.BarcodeRecordID)
 		if err == nil {
 			return res, nil

@@ -338,8 +338,8 @@ func testSearchRankLimit(t *testing.T, e db.Engine) {
 	}
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		for i, rec := range []int64{firstID, newest} {
-			if _, err := tx.Exec(`INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, created_at, updated_at)
-				SELECT ?, ?, b.id, b.id, t.id, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
+			if _, err := tx.Exec(`INSERT INTO items (id, barcode, record_id, home_branch_id, current_branch_id, item_type_id, created_at, updated_at)
+				SELECT (SELECT max(id) + 1 FROM items), ?, ?, b.id, b.id, t.id, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
 				FROM branches b, item_types t WHERE b.code = 'EAS' AND t.code = 'BOOK'`, fmt.Sprintf("QK%03d", i), rec); err != nil {
 				return err
 			}
