@@ -90,9 +90,11 @@ var postgresSearch = searchSQL{
 	count: `SELECT count(*) FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1)`,
 	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE doc @@ q
 		ORDER BY ` + tsRank + ` DESC, id LIMIT $2`,
-	bestOfNewest: `SELECT id FROM (SELECT id, doc FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT $2) n,
-			to_tsquery('stacks_english', $1) q
-		ORDER BY ` + tsRank + ` DESC, id LIMIT $3`,
+	// The newest ids first, then their vectors: sorting the ids alone is
+	// several times faster than sorting them with their vectors.
+	bestOfNewest: `SELECT f.id FROM (SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT $2) n
+			JOIN records_fts f ON f.id = n.id, to_tsquery('stacks_english', $1) q
+		ORDER BY ` + tsRankOf("f.doc") + ` DESC, f.id LIMIT $3`,
 	bounds: `SELECT (SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT 1 OFFSET $2),
 			coalesce((SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT 1 OFFSET $3), 0)`,
 	relevance:     postgresRelevance,
@@ -109,11 +111,14 @@ const tsRankWeights = `'{0.1, 0.2, 0.4, 1.0}'::float4[]`
 
 // tsRank scores record doc for query q, higher for better (bm25 is lower for
 // better: the statements negate it where both are ordered the same way).
-const tsRank = `ts_rank(` + tsRankWeights + `, doc, q, 1)`
+var tsRank = tsRankOf("doc")
+
+// tsRankOf is tsRank of the vector doc.
+func tsRankOf(doc string) string { return `ts_rank(` + tsRankWeights + `, ` + doc + `, q, 1)` }
 
 // postgresRelevance is postgresSearch's relevance: the score is negated
 // ts_rank in the core, as SQLite's bm25 rank is lower for better.
-const postgresRelevance = `SELECT id, 0 AS part, -` + tsRank + `::float8 AS score
+var postgresRelevance = `SELECT id, 0 AS part, -` + tsRank + `::float8 AS score
 		FROM records_fts, to_tsquery('stacks_english', $1) q WHERE doc @@ q AND id >= $2 AND id >= $3
 	UNION ALL
 	SELECT id, 1, -id::float8 FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) AND id < $2 AND id >= $3`
