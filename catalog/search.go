@@ -144,9 +144,8 @@ func parseSearch(text string) ([]searchTerm, error) {
 	if !utf8.ValidString(text) || len(text) > 500 {
 		return nil, stacks.FieldErrorf("q", stacks.EINVALID, "Search for up to 500 characters of words.")
 	}
-	type term = searchTerm
-	var terms []term
-	seen := map[term]bool{}
+	var terms []searchTerm
+	seen := map[searchTerm]bool{}
 	prefixes := 0
 	field := ""
 	for _, tok := range strings.Fields(text) {
@@ -164,13 +163,13 @@ func parseSearch(text string) ([]searchTerm, error) {
 			return ' '
 		}, tok))
 		for i, w := range words {
-			t := term{field: field, word: w, prefix: star && i == len(words)-1}
+			t := searchTerm{field: field, word: w, prefix: star && i == len(words)-1}
 			if t.prefix && utf8.RuneCountInString(w) < MinPrefixLen {
 				return nil, stacks.FieldErrorf("q", stacks.EINVALID,
 					"A word ending in * needs at least %d letters: type more of “%s*”, or leave out the *.", MinPrefixLen, w)
 			}
 			// A repeated word narrows nothing and costs a full read each time.
-			key := term{field: field, word: strings.ToLower(w), prefix: t.prefix}
+			key := searchTerm{field: field, word: strings.ToLower(w), prefix: t.prefix}
 			if seen[key] {
 				continue
 			}

@@ -195,7 +195,7 @@ func BenchmarkSearchEngines(b *testing.B) {
 		if len(perQuery[0][qi]) == 0 {
 			continue
 		}
-		fmt.Fprintf(&table, "; %q%s%s%s", q.Text, map[bool]string{true: " available"}[q.Available], " "+q.Sort+q.Branch, map[bool]string{true: " page 2"}[q.Page == 2])
+		fmt.Fprintf(&table, "; %q %s%s available=%v page %d", q.Text, q.Sort, q.Branch, q.Available, max(q.Page, 1))
 		for ei, e := range engines {
 			ts := perQuery[ei][qi]
 			slices.Sort(ts)
