@@ -37,8 +37,10 @@ func hitsByBranch(tx *db.Tx, ids []int64) ([]Hit, map[int64][]BranchAvailability
 	in, args := idArgs(ids)
 	rows, err := tx.Query(`SELECT r.id, r.title, r.author, r.publisher, coalesce(r.year, 0),
 			coalesce(b.code, ''), coalesce(b.name, ''), coalesce(min(i.call_number), ''), count(i.id),
-			coalesce(sum(i.status = 'available'), 0), coalesce(sum(i.status = 'on_loan'), 0), coalesce(sum(i.status = 'on_hold_shelf'), 0),
-			coalesce(sum(i.status NOT IN ('available', 'on_loan', 'on_hold_shelf')), 0), min(l.due_at)
+			coalesce(sum(CASE WHEN i.status = 'available' THEN 1 ELSE 0 END), 0),
+			coalesce(sum(CASE WHEN i.status = 'on_loan' THEN 1 ELSE 0 END), 0),
+			coalesce(sum(CASE WHEN i.status = 'on_hold_shelf' THEN 1 ELSE 0 END), 0),
+			coalesce(sum(CASE WHEN i.status NOT IN ('available', 'on_loan', 'on_hold_shelf') THEN 1 ELSE 0 END), 0), min(l.due_at)
 		FROM records r
 		LEFT JOIN items i ON i.record_id = r.id AND i.status <> 'withdrawn'
 		LEFT JOIN branches b ON b.id = i.home_branch_id

@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stacks-ils/stacks/catalog"
@@ -12,8 +13,10 @@ import (
 // lists the same records as the staff's, with each one's copies by branch, in
 // as many statements or fewer; past ListLimit matches, sorted and filtered, it
 // stays within six statements.
-func TestSearchByBranch(t *testing.T) {
-	d := mustDemoDB(t)
+func TestSearchByBranch(t *testing.T) { forEngines(t, testSearchByBranch) }
+
+func testSearchByBranch(t *testing.T, e db.Engine) {
+	d := demoDBOn(t, e, smallDemo, db.Options{})
 	ctx := context.Background()
 	search := func(q catalog.SearchQuery) (catalog.SearchResult, int64) {
 		t.Helper()
@@ -56,13 +59,17 @@ func TestSearchByBranch(t *testing.T) {
 	t.Run("PastListLimit", func(t *testing.T) {
 		n := catalog.ListLimit + 500
 		err := d.Write(ctx, func(tx *db.Tx) error {
-			st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
-				VALUES ('Wombat ' || ?, 'Anon', 'Burrows', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+			var first int64
+			if err := tx.QueryRow(`SELECT max(id) + 1 FROM records`).Scan(&first); err != nil {
+				return err
+			}
+			st, err := tx.Prepare(`INSERT INTO records (id, title, author, subjects, created_at, updated_at)
+				VALUES (?, ?, 'Anon', 'Burrows', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
 			if err != nil {
 				return err
 			}
 			for i := range n {
-				if _, err := st.Exec(i); err != nil {
+				if _, err := st.Exec(first+int64(i), fmt.Sprintf("Wombat %d", i)); err != nil {
 					return err
 				}
 			}

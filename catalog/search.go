@@ -114,22 +114,38 @@ const (
 	MinPrefixLen = 3
 )
 
+// searchTerm is one word of a search: the FTS column it is restricted to
+// (searchFields' values, or "" for any), the word as typed, and whether it
+// matches as a prefix.
+type searchTerm struct {
+	field, word string
+	prefix      bool
+}
+
 // MatchExpression turns what staff typed into an FTS5 query: every word must match,
 // optionally within a field ("title:left", "author:le guin"). The last word, if it
 // has three letters or more, and any word typed with a trailing * match as prefixes
 // (so a half-typed word finds). Words are quoted, so FTS syntax typed by accident
 // (or malice) is taken literally. A search over the budget (MaxSearchWords,
 // MaxPrefixWords, MinPrefixLen) is refused with a message saying what to change.
+// PostgreSQL's search takes the same words (parseSearch) as a tsquery instead
+// (tsQueryText).
 func MatchExpression(text string) (string, error) {
+	terms, err := parseSearch(text)
+	if err != nil {
+		return "", err
+	}
+	return fts5Expression(terms), nil
+}
+
+// parseSearch reads what staff typed into the words every match must have (see
+// MatchExpression), refusing a search over the budget.
+func parseSearch(text string) ([]searchTerm, error) {
 	if !utf8.ValidString(text) || len(text) > 500 {
-		return "", stacks.FieldErrorf("q", stacks.EINVALID, "Search for up to 500 characters of words.")
+		return nil, stacks.FieldErrorf("q", stacks.EINVALID, "Search for up to 500 characters of words.")
 	}
-	type term struct {
-		field, word string
-		prefix      bool
-	}
-	var terms []term
-	seen := map[term]bool{}
+	var terms []searchTerm
+	seen := map[searchTerm]bool{}
 	prefixes := 0
 	field := ""
 	for _, tok := range strings.Fields(text) {
@@ -147,13 +163,13 @@ func MatchExpression(text string) (string, error) {
 			return ' '
 		}, tok))
 		for i, w := range words {
-			t := term{field: field, word: w, prefix: star && i == len(words)-1}
+			t := searchTerm{field: field, word: w, prefix: star && i == len(words)-1}
 			if t.prefix && utf8.RuneCountInString(w) < MinPrefixLen {
-				return "", stacks.FieldErrorf("q", stacks.EINVALID,
+				return nil, stacks.FieldErrorf("q", stacks.EINVALID,
 					"A word ending in * needs at least %d letters: type more of “%s*”, or leave out the *.", MinPrefixLen, w)
 			}
 			// A repeated word narrows nothing and costs a full read each time.
-			key := term{field: field, word: strings.ToLower(w), prefix: t.prefix}
+			key := searchTerm{field: field, word: strings.ToLower(w), prefix: t.prefix}
 			if seen[key] {
 				continue
 			}
@@ -165,10 +181,10 @@ func MatchExpression(text string) (string, error) {
 		}
 	}
 	if len(terms) == 0 {
-		return "", stacks.FieldErrorf("q", stacks.EINVALID, "Type a word of the title, author or subject, an ISBN, or a barcode.")
+		return nil, stacks.FieldErrorf("q", stacks.EINVALID, "Type a word of the title, author or subject, an ISBN, or a barcode.")
 	}
 	if prefixes > MaxPrefixWords {
-		return "", stacks.FieldErrorf("q", stacks.EINVALID,
+		return nil, stacks.FieldErrorf("q", stacks.EINVALID,
 			"Use * on at most %d words: each one reads every word that starts with it.", MaxPrefixWords)
 	}
 	if last := &terms[len(terms)-1]; !last.prefix && prefixes < MaxPrefixWords && utf8.RuneCountInString(last.word) >= 3 {
@@ -185,11 +201,16 @@ func MatchExpression(text string) (string, error) {
 		kept = terms
 	}
 	if len(kept) > MaxSearchWords {
-		return "", stacks.FieldErrorf("q", stacks.EINVALID,
+		return nil, stacks.FieldErrorf("q", stacks.EINVALID,
 			"Use at most %d words (common words such as “the” and “of” are not counted): keep the most telling ones.", MaxSearchWords)
 	}
-	parts := make([]string, len(kept))
-	for i, t := range kept {
+	return kept, nil
+}
+
+// fts5Expression writes the words as an FTS5 query, each quoted.
+func fts5Expression(terms []searchTerm) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
 		parts[i] = `"` + t.word + `"`
 		if t.prefix {
 			parts[i] += "*"
@@ -198,7 +219,7 @@ func MatchExpression(text string) (string, error) {
 			parts[i] = t.field + " : " + parts[i]
 		}
 	}
-	return strings.Join(parts, " AND "), nil
+	return strings.Join(parts, " AND ")
 }
 
 // Search finds records by keyword, ranked by relevance (bm25, title weighted most;
@@ -210,8 +231,11 @@ func MatchExpression(text string) (string, error) {
 //
 // Its work is bounded: the words by MatchExpression's budget, ranking by
 // RankLimit, sorting, filtering and paging by ListLimit, and time by the
-// transaction's context: past its deadline SQLite is interrupted and Search
-// returns ErrSearchTooLong.
+// transaction's context: past its deadline SQLite is interrupted (PostgreSQL's
+// statement cancelled) and Search returns ErrSearchTooLong.
+//
+// The statements that read the matches are per engine (searchSQL): FTS5 on
+// SQLite, a tsvector with a GIN index on PostgreSQL.
 func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	res, err := search(tx, q)
 	if err != nil && errors.Is(tx.Context().Err(), context.DeadlineExceeded) {
@@ -253,7 +277,9 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		return res, errPastListLimit
 	}
 	text := strings.TrimSpace(q.Text)
-	if !q.NoBarcode && !strings.ContainsAny(text, " \t") && text != "" && len(text) <= 64 {
+	// A barcode is valid UTF-8 without NUL (which PostgreSQL refuses in text,
+	// where SQLite would look it up and not find it).
+	if !q.NoBarcode && !strings.ContainsAny(text, " \t\x00") && text != "" && len(text) <= 64 && utf8.ValidString(text) {
 		err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = ?`, text).Scan(&res.BarcodeRecordID)
 		if err == nil {
 			return res, nil
@@ -261,15 +287,18 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 			return res, fmt.Errorf("barcode lookup: %w", err)
 		}
 	}
-	match, err := MatchExpression(text)
+	terms, err := parseSearch(text)
 	if err != nil {
 		return res, err
 	}
+	sq := searchSQLOf(tx)
+	match := sq.match(terms)
 
-	// How many match; then the best FacetDepth in rank order (FTS5 ranks by the
-	// table's bm25 weights): among all the matches, or past RankLimit among the
-	// newest RankLimit, read newest first without scoring, then scored.
-	if err := tx.QueryRow(`SELECT count(*) FROM records_fts WHERE records_fts MATCH ?`, match).Scan(&res.Total); err != nil {
+	// How many match; then the best FacetDepth in rank order (bm25 on SQLite,
+	// ts_rank on PostgreSQL, each with the fields' weights): among all the
+	// matches, or past RankLimit among the newest RankLimit, read newest first
+	// without scoring, then scored.
+	if err := tx.QueryRow(sq.count, match).Scan(&res.Total); err != nil {
 		return res, fmt.Errorf("search: %w", err)
 	}
 	if res.Total == 0 {
@@ -277,10 +306,9 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	var best []int64
 	if res.Total <= RankLimit {
-		best, err = tx.IDs(`SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank, rowid LIMIT ?`, match, FacetDepth)
+		best, err = tx.IDs(sq.best, match, FacetDepth)
 	} else {
-		best, err = tx.IDs(`SELECT id FROM (SELECT rowid AS id, rank AS score FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
-			ORDER BY score, id LIMIT ?`, match, RankLimit, FacetDepth)
+		best, err = tx.IDs(sq.bestOfNewest, match, RankLimit, FacetDepth)
 	}
 	if err != nil {
 		return res, fmt.Errorf("search: %w", err)
@@ -298,16 +326,14 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		return res, err
 	}
 	// Past the best, or filtered: list from all the matches, in the same order.
-	// Where the ranked core ends (see relevanceOrder):
+	// Where the ranked core ends (see searchSQL.relevance):
 	// and, past ListLimit, where the newest ListLimit end (the floor): sorting,
 	// filtering and paging consider those only.
 	var cut, floor int64
 	if res.Total > RankLimit {
 		// Both bounds in one statement; below ListLimit the second finds no row
 		// (0), after reading the matches' ids, newest first, which costs little.
-		err := tx.QueryRow(`SELECT (SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2),
-				coalesce((SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?3), 0)`,
-			match, RankLimit-1, ListLimit-1).Scan(&cut, &floor)
+		err := tx.QueryRow(sq.bounds, match, RankLimit-1, ListLimit-1).Scan(&cut, &floor)
 		if err != nil {
 			return res, fmt.Errorf("search: %w", err)
 		}
@@ -315,9 +341,9 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	var page []int64
 	if filtered {
 		res.Limited = floor != 0
-		page, res.Total, err = filteredPage(tx, match, cut, floor, q)
+		page, res.Total, err = filteredPage(tx, sq, match, cut, floor, q)
 	} else {
-		page, err = tx.IDs(`SELECT id FROM (`+relevanceOrder+`) ORDER BY part, score, id LIMIT ?4 OFFSET ?5`, match, cut, floor, q.PerPage, offset)
+		page, err = tx.IDs(sq.relevancePage, match, cut, floor, q.PerPage, offset)
 	}
 	if err != nil {
 		return res, fmt.Errorf("search page: %w", err)
@@ -348,12 +374,12 @@ func idArgs(ids []int64) (string, []any) {
 
 // filteredPage returns one page of the matches that have a copy passing the filters,
 // in the chosen order, and how many there are. cut is where the ranked core ends
-// and floor where the newest ListLimit matches end (see relevanceOrder).
-func filteredPage(tx *db.Tx, match string, cut, floor int64, q SearchQuery) ([]int64, int, error) {
+// and floor where the newest ListLimit matches end (see searchSQL.relevance).
+func filteredPage(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, q SearchQuery) ([]int64, int, error) {
 	args := []any{match, cut, floor}
 	param := func(v any) string {
 		args = append(args, v)
-		return fmt.Sprintf("?%d", len(args))
+		return sq.param(len(args))
 	}
 	filter := ""
 	if q.ItemType != "" || q.Branch != "" || q.Available {
@@ -369,15 +395,15 @@ func filteredPage(tx *db.Tx, match string, cut, floor int64, q SearchQuery) ([]i
 		}
 		filter = "WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND " + strings.Join(conds, " AND ") + ")"
 	}
-	// Relevance needs bm25 (for the ranked core only); the other orders do not.
-	matches := relevanceOrder
+	// Relevance needs the rank (for the ranked core only); the other orders do not.
+	matches := sq.relevance
 	order := "m.part, m.score, r.id"
 	switch q.Sort {
 	case "title":
-		matches = `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?3`
-		order = "r.title COLLATE NOCASE, r.id"
+		matches = sq.newest
+		order = sq.titleOrder
 	case "year":
-		matches = `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?3`
+		matches = sq.newest
 		order = "coalesce(r.year, 0) DESC, r.id DESC"
 	}
 	limit, offset := param(q.PerPage), param((q.Page-1)*q.PerPage)
@@ -458,14 +484,6 @@ const RankLimit = 5000
 // the newest records first past RankLimit anyway, so its first ListLimit
 // results are the same either way.
 const ListLimit = 10000
-
-// relevanceOrder lists the matches of ?1 from id ?3 up (the newest ListLimit, or
-// all: see ListLimit) with their place in relevance order (ORDER BY part, score,
-// id): the ranked core (ids from ?2 up) first, by bm25, then the rest, newest
-// first. The rank column is only computed for the core.
-const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?2 AND rowid >= ?3
-	UNION ALL
-	SELECT rowid, 1, -rowid FROM records_fts WHERE records_fts MATCH ?1 AND rowid < ?2 AND rowid >= ?3`
 
 // facetsOf counts the records ids by item type, branch and availability, in one
 // query.

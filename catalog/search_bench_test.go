@@ -2,15 +2,19 @@ package catalog_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 )
 
@@ -90,4 +94,131 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(ms(times[(len(times)*95)/100]), "p95-ms")
 		})
 	}
+}
+
+// BenchmarkSearchEngines compares search latency on SQLite and PostgreSQL on the
+// same catalogue: a demo catalogue of benchTitles titles made on SQLite and its
+// records and copies copied to a PostgreSQL test database (pgtest; run it under
+// scripts/pg.sh). Each iteration runs the next search of a mix (BenchmarkSearch's
+// one-word, three-word and field searches, and some sorted, filtered or second
+// pages) on both engines, one after the other, so that both meet the same load;
+// it reports each engine's p50, p95 and p99 in milliseconds.
+func BenchmarkSearchEngines(b *testing.B) {
+	ctx := context.Background()
+	lite, err := db.Open(filepath.Join(b.TempDir(), "big.db"), db.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lite.Close()
+	if _, err := lite.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	lite.Now = func() time.Time { return testNow }
+	start := time.Now()
+	if _, err := demo.Create(ctx, lite, demo.Options{Titles: benchTitles, Patrons: 20}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("SQLite: demo catalogue of %d titles created in %s", benchTitles, time.Since(start).Round(time.Millisecond))
+	url := pgtest.URL(b)
+	pg, err := db.Open(url, db.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pg.Close()
+	start = time.Now()
+	if err := copyCatalogue(ctx, lite, pg); err != nil {
+		b.Fatal(err)
+	}
+	// As autovacuum would in time: the planner's statistics, the visibility map.
+	if err := vacuumAnalyze(ctx, url); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("PostgreSQL: catalogue copied and analysed in %s", time.Since(start).Round(time.Millisecond))
+
+	var isbn string
+	if err := lite.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT isbn FROM records WHERE isbn <> '' ORDER BY id DESC LIMIT 1`).Scan(&isbn)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	var mix []catalog.SearchQuery
+	for _, text := range []string{"river", "garden", "lantern", "winter", "history", "mirror", "island", "cooking",
+		"the silent river", "letters from lisbon", "the last lighthouse", "garden of secrets", "a history of", "the golden compass",
+		"title:orchard", "author:smith", "subject:history", "title:winter author:a", "subject:fiction", "isbn:" + isbn} {
+		mix = append(mix, catalog.SearchQuery{Text: text})
+	}
+	mix = append(mix,
+		catalog.SearchQuery{Text: "history", Available: true},
+		catalog.SearchQuery{Text: "river", Sort: "title"},
+		catalog.SearchQuery{Text: "subject:fiction", Sort: "year"},
+		catalog.SearchQuery{Text: "garden", Page: 2},
+		catalog.SearchQuery{Text: "émile"},
+		catalog.SearchQuery{Text: "winter", Branch: "EAS", ItemType: "BOOK"},
+	)
+	engines := []struct {
+		name string
+		d    *db.DB
+	}{{"sqlite", lite}, {"postgres", pg}}
+	times := make([][]time.Duration, len(engines))
+	perQuery := make([]map[int][]time.Duration, len(engines))
+	for i := range perQuery {
+		perQuery[i] = map[int][]time.Duration{}
+	}
+	// One pass of the mix on each first: caches and prepared statements.
+	for _, e := range engines {
+		for _, q := range mix {
+			if err := e.d.Read(ctx, func(tx *db.Tx) error { _, err := catalog.Search(tx, q); return err }); err != nil {
+				b.Fatalf("%s %+v: %v", e.name, q, err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		qi := i % len(mix)
+		for ei, e := range engines {
+			t0 := time.Now()
+			err := e.d.Read(ctx, func(tx *db.Tx) error { _, err := catalog.Search(tx, mix[qi]); return err })
+			took := time.Since(t0)
+			if err != nil {
+				b.Fatalf("%s %+v: %v", e.name, mix[qi], err)
+			}
+			times[ei] = append(times[ei], took)
+			perQuery[ei][qi] = append(perQuery[ei][qi], took)
+		}
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	pct := func(ts []time.Duration, p int) time.Duration { return ts[min(len(ts)-1, len(ts)*p/100)] }
+	// One line (the benchmark's log keeps only its first ten lines).
+	var table strings.Builder
+	for qi, q := range mix {
+		if len(perQuery[0][qi]) == 0 {
+			continue
+		}
+		fmt.Fprintf(&table, "; %q %s%s available=%v page %d", q.Text, q.Sort, q.Branch, q.Available, max(q.Page, 1))
+		for ei, e := range engines {
+			ts := perQuery[ei][qi]
+			slices.Sort(ts)
+			fmt.Fprintf(&table, " %s %.1f", e.name, ms(ts[len(ts)/2]))
+		}
+	}
+	b.Logf("medians by search (ms)%s", table.String())
+	for ei, e := range engines {
+		slices.Sort(times[ei])
+		b.ReportMetric(ms(pct(times[ei], 50)), e.name+"-p50-ms")
+		b.ReportMetric(ms(pct(times[ei], 95)), e.name+"-p95-ms")
+		b.ReportMetric(ms(pct(times[ei], 99)), e.name+"-p99-ms")
+	}
+}
+
+// vacuumAnalyze runs VACUUM ANALYZE on the PostgreSQL database at url (outside
+// a transaction, which db's Write would open).
+func vacuumAnalyze(ctx context.Context, url string) error {
+	c, err := sql.Open("pgx", url)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.ExecContext(ctx, `VACUUM ANALYZE`)
+	return err
 }

@@ -61,12 +61,14 @@ func TestMatchExpression(t *testing.T) {
 	}
 }
 
-func TestSearch(t *testing.T) {
-	d := mustDemoDB(t)
+func TestSearch(t *testing.T) { forEngines(t, testSearch) }
+
+func testSearch(t *testing.T, e db.Engine) {
+	d := demoDBOn(t, e, smallDemo, db.Options{})
 	ctx := context.Background()
 	err := d.Write(ctx, func(tx *db.Tx) error {
-		_, err := tx.Exec(`INSERT INTO records (title, author, subjects, created_at, updated_at)
-			VALUES ('Émile, ou De l''éducation', 'Rousseau, Jean-Jacques', 'Education', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		_, err := tx.Exec(`INSERT INTO records (id, title, author, subjects, created_at, updated_at)
+			SELECT max(id) + 1, 'Émile, ou De l''éducation', 'Rousseau, Jean-Jacques', 'Education', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z' FROM records`)
 		return err
 	})
 	if err != nil {
@@ -177,8 +179,10 @@ func TestFindRecord(t *testing.T) {
 	}
 }
 
-func TestSearchFacetsSortFilter(t *testing.T) {
-	d := mustDemoDB(t)
+func TestSearchFacetsSortFilter(t *testing.T) { forEngines(t, testSearchFacetsSortFilter) }
+
+func testSearchFacetsSortFilter(t *testing.T, e db.Engine) {
+	d := demoDBOn(t, e, smallDemo, db.Options{})
 	ctx := context.Background()
 	run := func(q catalog.SearchQuery) catalog.SearchResult {
 		t.Helper()
@@ -244,15 +248,22 @@ func TestSearchFacetsSortFilter(t *testing.T) {
 // TestSearchRankLimit: past RankLimit matches, the newest RankLimit are ranked by
 // relevance and the older ones follow, newest first, on every page and with every
 // filter; the total still counts them all.
-func TestSearchRankLimit(t *testing.T) {
-	d := mustDemoDB(t)
+func TestSearchRankLimit(t *testing.T) { forEngines(t, testSearchRankLimit) }
+
+func testSearchRankLimit(t *testing.T, e db.Engine) {
+	d := demoDBOn(t, e, smallDemo, db.Options{})
 	ctx := context.Background()
 	const extra = 150
 	n := catalog.RankLimit + extra
 	var firstID int64
 	err := d.Write(ctx, func(tx *db.Tx) error {
-		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
-			VALUES (?, 'Anon', 'Zanzibar', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		// Ids given, newest last: PostgreSQL's identity sequence does not
+		// know of the demo's own ids.
+		if err := tx.QueryRow(`SELECT max(id) + 1 FROM records`).Scan(&firstID); err != nil {
+			return err
+		}
+		st, err := tx.Prepare(`INSERT INTO records (id, title, author, subjects, created_at, updated_at)
+			VALUES (?, ?, 'Anon', 'Zanzibar', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
 		if err != nil {
 			return err
 		}
@@ -263,12 +274,8 @@ func TestSearchRankLimit(t *testing.T) {
 			if i%7 == 0 {
 				title = "Quokka quokka"
 			}
-			res, err := st.Exec(title)
-			if err != nil {
+			if _, err := st.Exec(firstID+int64(i), title); err != nil {
 				return err
-			}
-			if i == 0 {
-				firstID, _ = res.LastInsertId()
 			}
 		}
 		return nil
@@ -331,8 +338,8 @@ func TestSearchRankLimit(t *testing.T) {
 	}
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		for i, rec := range []int64{firstID, newest} {
-			if _, err := tx.Exec(`INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, created_at, updated_at)
-				SELECT ?, ?, b.id, b.id, t.id, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
+			if _, err := tx.Exec(`INSERT INTO items (id, barcode, record_id, home_branch_id, current_branch_id, item_type_id, created_at, updated_at)
+				SELECT (SELECT max(id) + 1 FROM items), ?, ?, b.id, b.id, t.id, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
 				FROM branches b, item_types t WHERE b.code = 'EAS' AND t.code = 'BOOK'`, fmt.Sprintf("QK%03d", i), rec); err != nil {
 				return err
 			}

@@ -245,12 +245,76 @@ CREATE INDEX checkins_batch ON checkins (batch, id) WHERE batch <> '';
 CREATE INDEX checkins_at ON checkins (at);
 CREATE INDEX checkins_item ON checkins (item_id, id);
 
--- === Full-text search: NOT YET ON POSTGRESQL ===================================
--- SQLite's records_fts (FTS5, migration 0003) and its three triggers on records
--- are left out here. PostgreSQL's counterpart (a weighted tsvector of title,
--- author, subjects and isbn, a GIN index, unaccent for diacritics) comes in its
--- own migration, with catalog's per-engine search SQL. Until then catalogue
--- search does not work on PostgreSQL.
+-- === Full-text search ==========================================================
+-- SQLite's records_fts (FTS5, migration 0003) is, here, a table of one weighted
+-- tsvector per record, kept by a trigger in the same transaction as every
+-- change to records, with a GIN index. It mirrors FTS5's: title, author,
+-- subjects and isbn weighted A, B, C, D (bm25's 10, 4, 2, 1: catalog ranks with
+-- ts_rank weights {0.1, 0.2, 0.4, 1.0}, the same ratios); words are runs of
+-- letters and digits, as unicode61 splits them; diacritics are removed
+-- ("emile" finds "Émile") and words stemmed ("darkness" finds "dark").
+--
+-- unaccent is a contrib extension, trusted since PostgreSQL 13: the database
+-- owner may create it (docs/deploy.md, section 4, says what to do otherwise).
+CREATE EXTENSION IF NOT EXISTS unaccent;
+
+-- English stemming without english_stem's stop words: FTS5 indexes "the" and
+-- "of", and catalog leaves them out of a search itself (catalog.stopwords),
+-- except when they are all that was typed.
+CREATE TEXT SEARCH DICTIONARY stacks_english_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION stacks_english (COPY = pg_catalog.english);
+ALTER TEXT SEARCH CONFIGURATION stacks_english
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
+    WITH unaccent, stacks_english_stem;
+
+-- records_fts_words turns punctuation into spaces, so that the parser sees the
+-- runs of letters and digits unicode61 would: "978-0-441" is 978, 0 and 441
+-- (not the signed integers -0 and -441), "AC/DC" is ac and dc (not a file
+-- path), "x@y.com" three words (not an e-mail address).
+CREATE FUNCTION records_fts_words(t text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT translate(t, '!"#$%&''()*+,-./:;<=>?@[\]^_`{|}~‘’‚“”„«»‹›–—…·•', repeat(' ', 47))
+$$;
+
+-- records_fts_document is a record's weighted tsvector. It is IMMUTABLE (what
+-- unaccent(text), which looks its dictionary up by search_path, cannot be):
+-- the dictionaries are reached through the stacks_english configuration and
+-- the search_path of its creation, so it gives the same vector in a trigger, in
+-- an index expression, or in pg_restore's session (whose search_path is empty).
+CREATE FUNCTION records_fts_document(title text, author text, subjects text, isbn text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT AS $$
+    SELECT setweight(to_tsvector('stacks_english', records_fts_words(coalesce(title, ''))), 'A')
+        || setweight(to_tsvector('stacks_english', records_fts_words(coalesce(author, ''))), 'B')
+        || setweight(to_tsvector('stacks_english', records_fts_words(coalesce(subjects, ''))), 'C')
+        || setweight(to_tsvector('stacks_english', records_fts_words(coalesce(isbn, ''))), 'D')
+$$;
+
+-- records_fts: a table of its own rather than a column of records, as FTS5's
+-- index is on SQLite: records' rows stay as narrow as they are there, and
+-- reading a page of records never reads the vectors.
+CREATE TABLE records_fts (
+    id  bigint PRIMARY KEY,
+    doc tsvector NOT NULL
+);
+CREATE INDEX records_fts_doc ON records_fts USING gin (doc);
+
+CREATE FUNCTION records_fts_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') AND (TG_OP = 'DELETE' OR OLD.id <> NEW.id) THEN
+        DELETE FROM records_fts WHERE id = OLD.id;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO records_fts (id, doc)
+        VALUES (NEW.id, records_fts_document(NEW.title, NEW.author, NEW.subjects, NEW.isbn))
+        ON CONFLICT (id) DO UPDATE SET doc = excluded.doc;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER records_fts_sync AFTER INSERT OR DELETE OR UPDATE OF id, title, author, subjects, isbn ON records
+    FOR EACH ROW EXECUTE FUNCTION records_fts_sync();
+INSERT INTO records_fts (id, doc)
+SELECT id, records_fts_document(title, author, subjects, isbn) FROM records;
 -- ==============================================================================
 
 CREATE TABLE sip_accounts (

@@ -1,0 +1,157 @@
+package catalog
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/stacks-ils/stacks/db"
+)
+
+// searchSQL is one engine's search: how the parsed words are bound (the first
+// parameter of each statement) and the statements that read the matches. The
+// statements that read records and items by id (hits, facets) are the same on
+// both engines and stay in search.go.
+type searchSQL struct {
+	// match renders the words as the statements' first parameter.
+	match func([]searchTerm) string
+	// count: how many records match 1.
+	count string
+	// best: the FacetDepth (2) best matches of 1, best first.
+	best string
+	// bestOfNewest: the FacetDepth (3) best of the newest RankLimit (2)
+	// matches of 1, best first.
+	bestOfNewest string
+	// bounds: the id of the RankLimit-th (2 is RankLimit-1) and of the
+	// ListLimit-th (3) newest match of 1, or 0 for the second when there are
+	// fewer.
+	bounds string
+	// relevance lists the matches of 1 from id 3 up with their place in
+	// relevance order (ORDER BY part, score, id): the ranked core (ids from 2
+	// up) first, best first, then the rest, newest first.
+	relevance string
+	// relevancePage is one page (4 records from offset 5) of relevance.
+	relevancePage string
+	// newest lists the matches of 1 from id 3 up (2 is unused), for the title
+	// and year orders.
+	newest string
+	// titleOrder orders records r by title, ignoring case.
+	titleOrder string
+	// param is the nth numbered parameter.
+	param func(n int) string
+}
+
+// searchSQLOf returns the search statements of tx's engine.
+func searchSQLOf(tx *db.Tx) *searchSQL {
+	if tx.Engine() == db.Postgres {
+		return &postgresSearch
+	}
+	return &sqliteSearch
+}
+
+// sqliteSearch: FTS5's records_fts, ranked by the table's rank (bm25 with the
+// title weighted most: migrations/0003_search.sql), which FTS5 can order by and
+// stop at the page's end.
+var sqliteSearch = searchSQL{
+	match: fts5Expression,
+	count: `SELECT count(*) FROM records_fts WHERE records_fts MATCH ?`,
+	best:  `SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank, rowid LIMIT ?`,
+	bestOfNewest: `SELECT id FROM (SELECT rowid AS id, rank AS score FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
+			ORDER BY score, id LIMIT ?`,
+	bounds: `SELECT (SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2),
+				coalesce((SELECT rowid FROM records_fts WHERE records_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?3), 0)`,
+	relevance:     relevanceOrder,
+	relevancePage: `SELECT id FROM (` + relevanceOrder + `) ORDER BY part, score, id LIMIT ?4 OFFSET ?5`,
+	newest:        `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?3`,
+	titleOrder:    "r.title COLLATE NOCASE, r.id",
+	param:         func(n int) string { return "?" + strconv.Itoa(n) },
+}
+
+// relevanceOrder is sqliteSearch's relevance. The rank column is only computed
+// for the core.
+const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?2 AND rowid >= ?3
+	UNION ALL
+	SELECT rowid, 1, -rowid FROM records_fts WHERE records_fts MATCH ?1 AND rowid < ?2 AND rowid >= ?3`
+
+// postgresSearch: records_fts is a table of weighted tsvectors with a GIN index
+// (migrations/postgres/0017_baseline.sql); the words are a tsquery read by
+// to_tsquery with the stacks_english configuration (unaccent, English
+// stemming), so each word is normalised as the documents' words were.
+//
+// Ranking is ts_rank with the weights of tsRankWeights, FTS5's bm25 weights in
+// the same ratios, normalised by the log of the record's length (as bm25
+// favours shorter fields). ts_rank and not ts_rank_cd: bm25 scores how often
+// each word occurs, not how close the words are. Unlike bm25, ts_rank knows
+// nothing of how rare a word is in the catalogue, so among records that have
+// every word, one with a common word twice can rank above one with a rare word
+// twice where bm25 would not; the matches, totals, facets, the ranked core and
+// the newest-first order past it are the same.
+var postgresSearch = searchSQL{
+	match: tsQueryText,
+	count: `SELECT count(*) FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1)`,
+	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE doc @@ q
+		ORDER BY ` + tsRank + ` DESC, id LIMIT $2`,
+	// The newest ids first, then their vectors: sorting the ids alone is
+	// several times faster than sorting them with their vectors.
+	bestOfNewest: `SELECT f.id FROM (SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT $2) n
+			JOIN records_fts f ON f.id = n.id, to_tsquery('stacks_english', $1) q
+		ORDER BY ` + tsRankOf("f.doc") + ` DESC, f.id LIMIT $3`,
+	bounds: `SELECT (SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT 1 OFFSET $2),
+			coalesce((SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT 1 OFFSET $3), 0)`,
+	relevance:     postgresRelevance,
+	relevancePage: `SELECT id FROM (` + postgresRelevance + `) o ORDER BY part, score, id LIMIT $4 OFFSET $5`,
+	// PostgreSQL must know every parameter's type, $2 too.
+	newest:     `SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) AND id >= $3 AND $2::bigint IS NOT NULL`,
+	titleOrder: `lower(r.title) COLLATE "C", r.id`,
+	param:      func(n int) string { return "$" + strconv.Itoa(n) },
+}
+
+// tsRankWeights are ts_rank's weights for D, C, B and A (isbn, subjects, author,
+// title): bm25's 1, 2, 4 and 10 on SQLite, in the same ratios.
+const tsRankWeights = `'{0.1, 0.2, 0.4, 1.0}'::float4[]`
+
+// tsRank scores record doc for query q, higher for better (bm25 is lower for
+// better: the statements negate it where both are ordered the same way).
+var tsRank = tsRankOf("doc")
+
+// tsRankOf is tsRank of the vector doc.
+func tsRankOf(doc string) string { return `ts_rank(` + tsRankWeights + `, ` + doc + `, q, 1)` }
+
+// postgresRelevance is postgresSearch's relevance: the score is negated
+// ts_rank in the core, as SQLite's bm25 rank is lower for better.
+var postgresRelevance = `SELECT id, 0 AS part, -` + tsRank + `::float8 AS score
+		FROM records_fts, to_tsquery('stacks_english', $1) q WHERE doc @@ q AND id >= $2 AND id >= $3
+	UNION ALL
+	SELECT id, 1, -id::float8 FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) AND id < $2 AND id >= $3`
+
+// tsWeights restrict a word typed with a field to the field's weight in
+// records_fts.doc.
+var tsWeights = map[string]string{"title": "A", "author": "B", "subjects": "C", "isbn": "D"}
+
+// tsQueryText writes the words as to_tsquery's input: each word quoted (a
+// quote or backslash in it escaped, though parseSearch keeps only letters and
+// digits), :* for a prefix, the field's weight, all joined by &. to_tsquery
+// then removes diacritics from and stems each word, as it did the records'.
+func tsQueryText(terms []searchTerm) string {
+	var b strings.Builder
+	for i, t := range terms {
+		if i > 0 {
+			b.WriteString(" & ")
+		}
+		b.WriteByte('\'')
+		for _, r := range t.word {
+			if r == '\'' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('\'')
+		label := tsWeights[t.field]
+		if t.prefix {
+			label = "*" + label
+		}
+		if label != "" {
+			b.WriteString(":" + label)
+		}
+	}
+	return b.String()
+}
