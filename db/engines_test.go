@@ -194,7 +194,8 @@ func TestMigrationVersionsAgree(t *testing.T) {
 }
 
 // TestSchemasAgree needs both engines: every table and column of SQLite's schema
-// (bar FTS5's) exists on PostgreSQL with a compatible type, so a migration that
+// (bar the full-text index, FTS5's records_fts on SQLite and a tsvector table
+// of the same name on PostgreSQL, whose columns differ by design) exists on PostgreSQL with a compatible type, so a migration that
 // forgets one engine fails here.
 func TestSchemasAgree(t *testing.T) {
 	if !pgtest.Selected(db.Postgres) || !pgtest.Selected(db.SQLite) {
@@ -228,7 +229,7 @@ func TestSchemasAgree(t *testing.T) {
 	pgCols := map[column]string{}
 	if err := pg.Read(ctx, func(tx *db.Tx) error {
 		rows, err := tx.Query(`SELECT table_name, column_name, data_type FROM information_schema.columns
-			WHERE table_schema = current_schema()`)
+			WHERE table_schema = current_schema() AND table_name NOT LIKE 'records_fts%'`)
 		if err != nil {
 			return err
 		}
