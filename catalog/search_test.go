@@ -259,7 +259,7 @@ func TestSearchRankLimit(t *testing.T) {
 	var firstID int64
 	err := d.Write(ctx, func(tx *db.Tx) error {
 		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
-			VALUES (?, 'Anon', 'Zanzibar', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+			VALUES (?, 'Anon', 'Zanzibar', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z') RETURNING id`)
 		if err != nil {
 			return err
 		}
@@ -270,12 +270,12 @@ func TestSearchRankLimit(t *testing.T) {
 			if i%7 == 0 {
 				title = "Quokka quokka"
 			}
-			res, err := st.Exec(title)
-			if err != nil {
+			var id int64
+			if err := st.QueryRow(title).Scan(&id); err != nil {
 				return err
 			}
 			if i == 0 {
-				firstID, _ = res.LastInsertId()
+				firstID = id
 			}
 		}
 		return nil

@@ -212,17 +212,13 @@ func SaveRule(tx *db.Tx, actor stacks.Actor, r Rule) (Rule, error) {
 	}
 	var err error
 	if r.ID == 0 {
-		var res sql.Result
-		res, err = tx.Exec(`INSERT INTO circ_rules (patron_category_id, item_type_id, branch_id, loan_period, loan_unit,
+		err = tx.QueryRow(`INSERT INTO circ_rules (patron_category_id, item_type_id, branch_id, loan_period, loan_unit,
 			max_loans, renewals, fine_cents, grace_periods, fine_cap_cents, hold_pickup_days,
 			lost_after_days, processing_fee_cents, lost_return, lost_return_fee, lost_forgive_fine)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			nullID(r.PatronCategoryID), nullID(r.ItemTypeID), nullID(r.BranchID), r.LoanPeriod, r.LoanUnit,
 			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays,
-			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, r.LostForgiveFine)
-		if err == nil {
-			r.ID, _ = res.LastInsertId()
-		}
+			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, r.LostForgiveFine).Scan(&r.ID)
 	} else {
 		_, err = tx.Exec(`UPDATE circ_rules SET patron_category_id = ?, item_type_id = ?, branch_id = ?, loan_period = ?,
 			loan_unit = ?, max_loans = ?, renewals = ?, fine_cents = ?, grace_periods = ?, fine_cap_cents = ?, hold_pickup_days = ?,

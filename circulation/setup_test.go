@@ -182,17 +182,13 @@ func (e *env) exec(query string, args ...any) {
 	}
 }
 
-// insert runs an INSERT and returns the new row's id.
+// insert runs an INSERT and returns the new row's id (read with RETURNING, which
+// both engines run; PostgreSQL's driver has no LastInsertId).
 func (e *env) insert(query string, args ...any) int64 {
 	e.tb.Helper()
 	var id int64
 	err := e.d.Write(context.Background(), func(tx *db.Tx) error {
-		res, err := tx.Exec(query, args...)
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
+		return tx.QueryRow(query+" RETURNING id", args...).Scan(&id)
 	})
 	if err != nil {
 		e.tb.Fatalf("%s: %v", query, err)
