@@ -1,17 +1,20 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // Backup writes a consistent copy of the database to dest, a new file, while the
-// library keeps working: SQLite's VACUUM INTO reads one snapshot of the database
+// library keeps working. On PostgreSQL it runs pg_dump (backupPostgres). On SQLite: SQLite's VACUUM INTO reads one snapshot of the database
 // (in WAL mode a reader neither waits for the writer nor holds it up) and writes it,
 // compacted, as a complete database in one file, with no -wal file beside it.
 //
@@ -41,6 +44,16 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 		os.Remove(dest)
 		return fmt.Errorf("backup: %w", err)
 	}
+	if db.engine == Postgres {
+		if err := db.backupPostgres(ctx, dest); err != nil {
+			os.Remove(dest)
+			return err
+		}
+		if err := syncFile(filepath.Dir(dest)); err != nil {
+			return fmt.Errorf("backup: flush the directory of %s: %w", dest, err)
+		}
+		return nil
+	}
 
 	conn, err := sql.Open("sqlite", db.path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -59,6 +72,32 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 	}
 	if err := syncFile(filepath.Dir(dest)); err != nil {
 		return fmt.Errorf("backup: flush the directory of %s: %w", dest, err)
+	}
+	return nil
+}
+
+// backupPostgres writes the PostgreSQL database to dest, which exists empty,
+// with pg_dump in its custom format (restore it with pg_restore): one consistent
+// snapshot, taken while the servers keep working. The password goes to pg_dump
+// in its environment, never on its command line.
+func (db *DB) backupPostgres(ctx context.Context, dest string) error {
+	pgDump, err := exec.LookPath("pg_dump")
+	if err != nil {
+		return errNoPgDump
+	}
+	env, err := pgEnv(db.path)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, pgDump, "--format=custom", "--no-password", "--file="+dest)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("backup of %s to %s: pg_dump: %v: %s", db.Name(), dest, err, strings.TrimSpace(stderr.String()))
+	}
+	if err := syncFile(dest); err != nil {
+		return fmt.Errorf("backup: flush %s: %w", dest, err)
 	}
 	return nil
 }

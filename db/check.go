@@ -46,10 +46,15 @@ func violationsOf(tx *Tx, inv Invariant) ([]stacks.Violation, error) {
 	return out, rows.Err()
 }
 
-// Check runs SQLite's own checks of the file in tx: PRAGMA integrity_check (pages,
-// indexes, constraints) and PRAGMA foreign_key_check (rows naming a parent that does
-// not exist). Each problem either reports is one violation.
+// Check runs the engine's own checks of the database in tx. On SQLite: PRAGMA
+// integrity_check (pages, indexes, constraints) and PRAGMA foreign_key_check
+// (rows naming a parent that does not exist). On PostgreSQL, which enforces
+// foreign keys itself: no invalid index and no unvalidated constraint
+// (checkPostgres). Each problem reported is one violation.
 func Check(tx *Tx) ([]stacks.Violation, error) {
+	if tx.Engine() == Postgres {
+		return checkPostgres(tx)
+	}
 	var out []stacks.Violation
 	rows, err := tx.Query(`PRAGMA integrity_check`)
 	if err != nil {

@@ -1,5 +1,6 @@
-// Package db is the database plumbing every domain package uses: it opens the SQLite
-// library database, applies the migrations, serializes writes, hands out read and
+// Package db is the database plumbing every domain package uses: it opens the
+// library database (a SQLite file, or PostgreSQL for a consortium: see
+// postgres.go), applies the migrations, serializes writes, hands out read and
 // write transactions, and counts the SQL statements and time each request spends.
 //
 // SQLite allows one writer at a time. Rather than let concurrent desks race for the
@@ -7,6 +8,19 @@
 // so they queue in Go; reads use a separate pool of read-only connections whose size
 // is configurable. Each write transaction starts with BEGIN IMMEDIATE so that several
 // processes (CGI mode) also queue on the busy timeout instead of deadlocking.
+//
+// On PostgreSQL several stacks serve processes write to one database, so the
+// queue in Go no longer orders their writes. Each write transaction instead
+// begins by taking one transaction-scoped advisory lock
+// (pg_advisory_xact_lock), held until it commits or rolls back: writes from
+// every server run one at a time, exactly as they do on SQLite, each sees
+// everything committed before it, and a read-then-write check ("is this item
+// on loan?") holds without retries. SERIALIZABLE with a retry of the whole
+// function was the alternative; it was not chosen because the domain packages'
+// write functions are not all safe to run twice (some append their results to
+// a slice the caller holds, e.g. circulation's renewals), and a retry that
+// doubles a result is worse than a queue. Reads run in REPEATABLE READ READ ONLY
+// transactions: one snapshot, no lock, never waiting for the writers.
 package db
 
 import (
@@ -18,6 +32,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -52,6 +67,11 @@ type Options struct {
 	// keeping the recent ones compiled per connection (stmtcache.go); benchmarks
 	// compare the two.
 	NoStatementCache bool
+	// WriteConns is the size of the write connection pool on PostgreSQL
+	// (default 8); SQLite has one write connection. Writes are serialized across
+	// servers by the write lock, so more connections mostly queue there; the
+	// pool-size sweep of issue 17 chooses the default.
+	WriteConns int
 }
 
 // DB is the library database.
@@ -59,6 +79,14 @@ type DB struct {
 	path  string
 	write *sql.DB
 	read  *sql.DB
+
+	engine Engine
+	// rebind rewrites '?' placeholders for PostgreSQL; nil on SQLite.
+	rebind *rebinder
+	// readOpts are the options of a Read transaction.
+	readOpts *sql.TxOptions
+	// pgWrites and pgCommits count PostgreSQL's write transactions (CommitStats).
+	pgWrites, pgCommits atomic.Int64
 
 	// group is the group-commit writer; nil with Options.CommitEach.
 	group *groupWriter
@@ -75,18 +103,24 @@ type DB struct {
 	Now func() time.Time
 }
 
-// Open opens (creating if needed) the SQLite database at path. It does not migrate;
-// call Migrate.
-func Open(path string, opt Options) (*DB, error) {
+// Open opens the library database: PostgreSQL when target is a postgres:// or
+// postgresql:// URL, otherwise the SQLite file at target (created if need be).
+// It does not migrate; call Migrate.
+func Open(target string, opt Options) (*DB, error) {
+	if IsPostgresURL(target) {
+		return openPostgres(target, opt)
+	}
+	return openSQLite(target, opt)
+}
+
+func openSQLite(path string, opt Options) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file::memory:") {
 		return nil, fmt.Errorf("database path %q: a file path is required (an in-memory database is not shared between connections)", path)
 	}
 	if strings.Contains(path, "?") || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("database path %q: use a plain file path without '?' (and not a file: URI)", path)
 	}
-	if opt.ReadConns <= 0 {
-		opt.ReadConns = 4
-	}
+	opt = opt.withDefaults()
 	switch strings.ToUpper(opt.Synchronous) {
 	case "":
 		opt.Synchronous = "FULL"
@@ -97,12 +131,6 @@ func Open(path string, opt Options) (*DB, error) {
 	}
 	if opt.BusyTimeout <= 0 {
 		opt.BusyTimeout = 10 * time.Second
-	}
-	if opt.HeavyReadConns <= 0 {
-		opt.HeavyReadConns = max(1, opt.ReadConns-1)
-	}
-	if opt.HeavyReadWait <= 0 {
-		opt.HeavyReadWait = 500 * time.Millisecond
 	}
 
 	if !opt.ExistingFile {
@@ -144,11 +172,29 @@ func Open(path string, opt Options) (*DB, error) {
 	r.SetConnMaxLifetime(0)
 
 	d := &DB{path: path, write: w, read: r, stmts: counters, Now: time.Now,
-		heavy: make(chan struct{}, opt.HeavyReadConns), heavyWait: opt.HeavyReadWait}
+		readOpts: &sql.TxOptions{ReadOnly: true},
+		heavy:    make(chan struct{}, opt.HeavyReadConns), heavyWait: opt.HeavyReadWait}
 	if !opt.CommitEach {
 		d.group = newGroupWriter(d)
 	}
 	return d, nil
+}
+
+// withDefaults fills in the options both engines share.
+func (opt Options) withDefaults() Options {
+	if opt.ReadConns <= 0 {
+		opt.ReadConns = 4
+	}
+	if opt.WriteConns <= 0 {
+		opt.WriteConns = 8
+	}
+	if opt.HeavyReadConns <= 0 {
+		opt.HeavyReadConns = max(1, opt.ReadConns-1)
+	}
+	if opt.HeavyReadWait <= 0 {
+		opt.HeavyReadWait = 500 * time.Millisecond
+	}
+	return opt
 }
 
 // PrivateMode is the mode of the database file, its -wal and -shm files and its
@@ -221,8 +267,13 @@ func dsn(path string, opt Options, readOnly bool) string {
 	return path + "?" + q.Encode()
 }
 
-// Path returns the database file's path.
+// Path returns the database file's path, or the PostgreSQL URL as given to Open
+// (password included: use Name to show it).
 func (db *DB) Path() string { return db.path }
+
+// Name returns the database's file path, or its PostgreSQL URL without the
+// password, for logs and messages.
+func (db *DB) Name() string { return DisplayName(db.path) }
 
 // Close closes both pools. A WAL checkpoint runs as the last connection closes.
 func (db *DB) Close() error {
@@ -247,7 +298,7 @@ func (db *DB) WritePoolStats() sql.DBStats { return db.write.Stats() }
 
 // Read runs fn in a read-only transaction: one consistent snapshot of the database.
 func (db *DB) Read(ctx context.Context, fn func(*Tx) error) error {
-	return db.run(ctx, db.read, &sql.TxOptions{ReadOnly: true}, fn)
+	return db.run(ctx, db.read, db.readOpts, fn)
 }
 
 // ErrBusy is what ReadHeavy returns when every slot for heavy reads stayed taken
@@ -281,7 +332,7 @@ func (db *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
 	start := time.Now()
 	stats := StatsFrom(ctx)
 	defer func() { stats.addTime(time.Since(start)) }()
-	return fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true})
+	return fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true, rebind: db.rebind})
 }
 
 // Write runs fn in a write transaction and commits it if fn returns nil. Writes are
@@ -291,9 +342,16 @@ func (db *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
 // are run one after the other inside one SQLite transaction, each in its own
 // savepoint, and committed together: each call still returns only after its work
 // is durably committed, and a failing fn undoes only its own work.
+//
+// On PostgreSQL each call is its own transaction, serialized with every other
+// server's writes by the write lock (see the package documentation). fn runs
+// once, as on SQLite.
 func (db *DB) Write(ctx context.Context, fn func(*Tx) error) error {
 	if db.group != nil {
 		return db.group.write(ctx, fn)
+	}
+	if db.rebind != nil {
+		return db.writePostgres(ctx, fn)
 	}
 	return db.run(ctx, db.write, nil, fn)
 }
@@ -307,7 +365,7 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn fun
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &Tx{tx: sqltx, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats}
+	tx := &Tx{tx: sqltx, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, rebind: db.rebind}
 	defer func() {
 		if p := recover(); p != nil {
 			sqltx.Rollback()
@@ -334,6 +392,17 @@ type Tx struct {
 	stats *Stats
 	// single: not a transaction but ReadOne's pool.
 	single bool
+	// rebind rewrites placeholders for PostgreSQL; nil on SQLite.
+	rebind *rebinder
+}
+
+// sql returns query as the engine takes it: as written on SQLite, with $n
+// placeholders on PostgreSQL.
+func (tx *Tx) sql(query string) string {
+	if tx.rebind == nil {
+		return query
+	}
+	return tx.rebind.get(query)
 }
 
 // queryer is a transaction, or the read pool itself for ReadOne.
@@ -353,19 +422,19 @@ func (tx *Tx) Now() time.Time { return tx.now }
 // Exec runs a statement that returns no rows.
 func (tx *Tx) Exec(query string, args ...any) (sql.Result, error) {
 	tx.stats.addStatement(query)
-	return tx.tx.ExecContext(tx.ctx, query, args...)
+	return tx.tx.ExecContext(tx.ctx, tx.sql(query), args...)
 }
 
 // Query runs a statement that returns rows.
 func (tx *Tx) Query(query string, args ...any) (*sql.Rows, error) {
 	tx.stats.addStatement(query)
-	return tx.tx.QueryContext(tx.ctx, query, args...)
+	return tx.tx.QueryContext(tx.ctx, tx.sql(query), args...)
 }
 
 // QueryRow runs a statement that returns at most one row.
 func (tx *Tx) QueryRow(query string, args ...any) *sql.Row {
 	tx.stats.addStatement(query)
-	return tx.tx.QueryRowContext(tx.ctx, query, args...)
+	return tx.tx.QueryRowContext(tx.ctx, tx.sql(query), args...)
 }
 
 // IDs runs a query that selects one integer column (ids) and returns its values
@@ -387,10 +456,15 @@ func (tx *Tx) IDs(query string, args ...any) ([]int64, error) {
 	return ids, rows.Err()
 }
 
-// IsUniqueViolation reports whether err is a UNIQUE constraint failure, which the
-// domain packages turn into a conflict ("that barcode already exists").
-func IsUniqueViolation(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+// InsertID runs an INSERT that ends in RETURNING id and returns the id: the
+// portable form of Result.LastInsertId, which PostgreSQL's driver lacks. Both
+// engines support RETURNING.
+func (tx *Tx) InsertID(query string, args ...any) (int64, error) {
+	var id int64
+	if err := tx.QueryRow(query, args...).Scan(&id); err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 // Stmt is a statement prepared inside a transaction, for bulk work (imports) that
@@ -407,7 +481,7 @@ func (tx *Tx) Prepare(query string) (*Stmt, error) {
 	if tx.single {
 		return nil, errors.New("db: Prepare inside ReadOne (use Read)")
 	}
-	st, err := tx.tx.PrepareContext(tx.ctx, query)
+	st, err := tx.tx.PrepareContext(tx.ctx, tx.sql(query))
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,13 @@ import (
 )
 
 // CommitStats reports how many write transactions ran and in how many durable
-// commits (equal without group commit, which does not count them: both zero).
+// commits (equal without group commit, which does not count them: both zero). On
+// PostgreSQL, which has no group commit, writes counts the write transactions
+// begun and commits those committed.
 func (db *DB) CommitStats() (writes, commits int64) {
+	if db.engine == Postgres {
+		return db.pgWrites.Load(), db.pgCommits.Load()
+	}
 	if db.group == nil {
 		return 0, 0
 	}

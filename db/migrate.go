@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,17 +19,46 @@ type Migration struct {
 	Version int
 	Name    string
 	SQL     string
+	// From is the first version the file records: Version, except for a
+	// PostgreSQL baseline (NNNN_baseline.sql), which creates the schema of
+	// versions 1 to NNNN at once and records them all.
+	From int
 }
 
-// Migrations returns the embedded migrations in order.
+// Migrations returns SQLite's embedded migrations in order.
 func Migrations() ([]Migration, error) {
-	names, err := fs.Glob(migrations.FS, "*.sql")
+	return MigrationsFor(SQLite)
+}
+
+// MigrationsFor returns an engine's embedded migrations in order: SQLite's in
+// migrations/, PostgreSQL's in migrations/postgres/. Every version must exist for
+// both engines: a migration added for one engine only is refused here, so that no
+// server starts on a schema the other engine's servers would not have.
+func MigrationsFor(e Engine) ([]Migration, error) {
+	dir := "."
+	if e == Postgres {
+		dir = "postgres"
+	}
+	ms, err := readMigrations(dir, e == Postgres)
+	if err != nil {
+		return nil, err
+	}
+	if err := sameVersions(); err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// readMigrations reads the numbered files of one directory of migrations.FS.
+func readMigrations(dir string, baselines bool) ([]Migration, error) {
+	names, err := fs.Glob(migrations.FS, path.Join(dir, "*.sql"))
 	if err != nil {
 		return nil, err
 	}
 	var ms []Migration
 	for _, name := range names {
-		num, _, ok := strings.Cut(name, "_")
+		base := path.Base(name)
+		num, rest, ok := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil || v <= 0 {
 			return nil, fmt.Errorf("migration %s: name must start with a positive number and _", name)
@@ -37,24 +67,95 @@ func Migrations() ([]Migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, Migration{Version: v, Name: name, SQL: string(b)})
+		from := v
+		if baselines && rest == "baseline.sql" {
+			from = 1
+		}
+		ms = append(ms, Migration{Version: v, Name: base, SQL: string(b), From: from})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 	for i := 1; i < len(ms); i++ {
-		if ms[i].Version == ms[i-1].Version {
+		if ms[i].From <= ms[i-1].Version {
 			return nil, fmt.Errorf("migrations %s and %s share a number", ms[i-1].Name, ms[i].Name)
 		}
 	}
 	return ms, nil
 }
 
+// sameVersions checks that the two engines' migrations cover the same versions.
+// Only the file names are read.
+func sameVersions() error {
+	sqliteNames, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		return err
+	}
+	pgNames, err := fs.Glob(migrations.FS, "postgres/*.sql")
+	if err != nil {
+		return err
+	}
+	return compareVersions(sqliteNames, pgNames)
+}
+
+// compareVersions returns an error naming a version that one engine's files
+// have and the other's lack. A PostgreSQL file NNNN_baseline.sql covers 1 to NNNN.
+func compareVersions(sqliteNames, pgNames []string) error {
+	covered := func(names []string, baselines bool) (map[int]bool, error) {
+		vs := map[int]bool{}
+		for _, name := range names {
+			num, rest, _ := strings.Cut(path.Base(name), "_")
+			v, err := strconv.Atoi(num)
+			if err != nil || v <= 0 {
+				return nil, fmt.Errorf("migration %s: name must start with a positive number and _", name)
+			}
+			from := v
+			if baselines && rest == "baseline.sql" {
+				from = 1
+			}
+			for w := from; w <= v; w++ {
+				vs[w] = true
+			}
+		}
+		return vs, nil
+	}
+	lite, err := covered(sqliteNames, false)
+	if err != nil {
+		return err
+	}
+	pg, err := covered(pgNames, true)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for v := range lite {
+		if !pg[v] {
+			missing = append(missing, fmt.Sprintf("version %d exists for SQLite (migrations/) but not for PostgreSQL (migrations/postgres/)", v))
+		}
+	}
+	for v := range pg {
+		if !lite[v] {
+			missing = append(missing, fmt.Sprintf("version %d exists for PostgreSQL (migrations/postgres/) but not for SQLite (migrations/)", v))
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("migration %s: every migration needs a file for both engines, with the same number", strings.Join(missing, "; "))
+	}
+	return nil
+}
+
 // Migrate brings the schema up to date and returns how many migrations it applied.
 // Each migration runs in its own transaction and is recorded in schema_migrations.
 // An up-to-date database costs one query.
+//
+// On PostgreSQL each migration also runs in one transaction, holding the write
+// lock, so that servers starting together apply it once.
 func (db *DB) Migrate(ctx context.Context) (int, error) {
-	ms, err := Migrations()
+	ms, err := MigrationsFor(db.engine)
 	if err != nil {
 		return 0, err
+	}
+	if db.engine == Postgres {
+		return db.migratePostgres(ctx, ms)
 	}
 	var current, count int
 	// The check reads through the read pool, so that an up-to-date database costs

@@ -35,9 +35,9 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if n == 0 {
-		fmt.Fprintf(stdout, "%s is up to date\n", dbf.path)
+		fmt.Fprintf(stdout, "%s is up to date\n", db.DisplayName(dbf.path))
 	} else {
-		fmt.Fprintf(stdout, "%s: applied %d migration(s)\n", dbf.path, n)
+		fmt.Fprintf(stdout, "%s: applied %d migration(s)\n", db.DisplayName(dbf.path), n)
 	}
 	return nil
 }
@@ -65,7 +65,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintf(stdout, "demo library created in %s in %s: %d branches, %d staff, %d patrons, %d records, %d items, %d loans (%d overdue), %d holds\n",
-		dbf.path, time.Since(start).Round(time.Millisecond), sum.Branches, sum.Staff, sum.Patrons, sum.Records, sum.Items, sum.Loans, sum.Overdue, sum.Holds)
+		db.DisplayName(dbf.path), time.Since(start).Round(time.Millisecond), sum.Branches, sum.Staff, sum.Patrons, sum.Records, sum.Items, sum.Loans, sum.Overdue, sum.Holds)
 	return nil
 }
 

@@ -41,13 +41,13 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	// One request: no group-commit writer to start, one read connection.
-	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous, CommitEach: true, ExistingFile: fileExists(dbf.path)})
+	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous, CommitEach: true, ExistingFile: db.IsPostgresURL(dbf.path) || fileExists(dbf.path)})
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	if _, err := d.Migrate(ctx); err != nil {
-		return fmt.Errorf("check the schema of %s: %w", dbf.path, err)
+		return fmt.Errorf("check the schema of %s: %w", db.DisplayName(dbf.path), err)
 	}
 	srv := web.New(web.Config{
 		DB:            d,

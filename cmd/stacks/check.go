@@ -34,7 +34,7 @@ type violationsError struct {
 }
 
 func (e violationsError) Error() string {
-	return fmt.Sprintf("%d violation(s) of the library's invariants in %s (listed above)", e.n, e.path)
+	return fmt.Sprintf("%d violation(s) of the library's invariants in %s (listed above)", e.n, db.DisplayName(e.path))
 }
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -47,7 +47,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"taking more than was owed, no charge naming an anonymised loan). Every violation is listed, with\n"+
 			"the ids, barcodes and cards concerned; the exit status is 1 if there is any.\n"+
 			"Run it on a live database (it only reads), after a crash, or on a backup.", stderr)
-	path := fs.String("db", env("STACKS_DB", "stacks.db"), "SQLite database file (STACKS_DB)")
+	path := fs.String("db", env("STACKS_DB", "stacks.db"), "the library database: a SQLite file, or a postgres:// URL for PostgreSQL (STACKS_DB)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -75,12 +75,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("check %s: %w", *path, err)
+		return fmt.Errorf("check %s: %w", db.DisplayName(*path), err)
 	}
 	if n > 0 {
 		return violationsError{n: n, path: *path}
 	}
-	fmt.Fprintf(stdout, "%s: no violations (", *path)
+	fmt.Fprintf(stdout, "%s: no violations (", db.DisplayName(*path))
 	for i, g := range checkGroups {
 		if i > 0 {
 			fmt.Fprint(stdout, "; ")
@@ -93,17 +93,21 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // openExisting opens a database that must already exist and have the current
 // schema, for commands that read a library and must not create or migrate one.
-func openExisting(ctx context.Context, path string) (*db.DB, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist: name the library's database with --db", path)
-	} else if err != nil {
-		return nil, err
+func openExisting(ctx context.Context, target string) (*db.DB, error) {
+	// A PostgreSQL database that does not exist is Open's error (it connects).
+	if !db.IsPostgresURL(target) {
+		if _, err := os.Stat(target); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s does not exist: name the library's database with --db", target)
+		} else if err != nil {
+			return nil, err
+		}
 	}
-	d, err := db.Open(path, db.Options{ReadConns: 1})
+	path := db.DisplayName(target)
+	d, err := db.Open(target, db.Options{ReadConns: 1, WriteConns: 1})
 	if err != nil {
 		return nil, err
 	}
-	ms, err := db.Migrations()
+	ms, err := db.MigrationsFor(d.Engine())
 	if err != nil {
 		d.Close()
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/web"
 )
@@ -80,7 +81,7 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer stopBG()
 	go cleanSessions(bg, d, logger)
 
-	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "db", dbf.path)
+	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "db", db.DisplayName(dbf.path))
 	errc := make(chan error, 1)
 	go func() { errc <- fcgi.Serve(ln, handler) }()
 	select {

@@ -57,7 +57,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		if len(branches) > 0 {
-			return stacks.Errorf(stacks.ECONFLICT, "%s is already set up (it has the branch %s); change it on the administration pages, or add staff with stacks user add.", dbf.path, branches[0].Code)
+			return stacks.Errorf(stacks.ECONFLICT, "%s is already set up (it has the branch %s); change it on the administration pages, or add staff with stacks user add.", db.DisplayName(dbf.path), branches[0].Code)
 		}
 		if b, err = library.CreateBranch(tx, stacks.System, *branch, *branchName); err != nil {
 			return err
@@ -93,6 +93,6 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "library set up in %s: branch %s (%s), patron categories ADULT and CHILD, item types BOOK and REF,\n"+
 		"one circulation rule (21 days, 20 loans, 2 renewals, no fines), time zone %s, administrator %q.\n"+
 		"Next: stacks serve --db %s, sign in as %s, and see Administration (rules, calendar, staff accounts);\n"+
-		"stacks import to load the catalogue.\n", dbf.path, b.Code, b.Name, *tz, *admin, dbf.path, *admin)
+		"stacks import to load the catalogue.\n", db.DisplayName(dbf.path), b.Code, b.Name, *tz, *admin, db.DisplayName(dbf.path), *admin)
 	return nil
 }

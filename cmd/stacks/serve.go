@@ -27,6 +27,7 @@ import (
 type dbFlags struct {
 	path        string
 	readConns   int
+	writeConns  int
 	synchronous string
 	commitEach  bool
 	noStmtCache bool
@@ -39,8 +40,9 @@ func (f *dbFlags) register(fs interface {
 	IntVar(*int, string, int, string)
 	BoolVar(*bool, string, bool, string)
 }) {
-	fs.StringVar(&f.path, "db", env("STACKS_DB", "stacks.db"), "SQLite database file (STACKS_DB)")
+	fs.StringVar(&f.path, "db", env("STACKS_DB", "stacks.db"), "the library database: a SQLite file, or a postgres:// URL for PostgreSQL (STACKS_DB)")
 	fs.IntVar(&f.readConns, "read-conns", envInt("STACKS_READ_CONNS", 4), "size of the read connection pool (STACKS_READ_CONNS)")
+	fs.IntVar(&f.writeConns, "write-conns", envInt("STACKS_WRITE_CONNS", 8), "size of the write connection pool, PostgreSQL only: SQLite has one writer (STACKS_WRITE_CONNS)")
 	fs.StringVar(&f.synchronous, "synchronous", env("STACKS_SYNCHRONOUS", "FULL"),
 		"SQLite synchronous setting: FULL (a commit survives a power cut) or NORMAL (faster) (STACKS_SYNCHRONOUS)")
 	fs.BoolVar(&f.commitEach, "commit-each", envBool("STACKS_COMMIT_EACH"),
@@ -51,7 +53,7 @@ func (f *dbFlags) register(fs interface {
 
 // open opens and migrates the database.
 func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error) {
-	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, Synchronous: f.synchronous, CommitEach: f.commitEach,
+	d, err := db.Open(f.path, db.Options{ReadConns: f.readConns, WriteConns: f.writeConns, Synchronous: f.synchronous, CommitEach: f.commitEach,
 		NoStatementCache: f.noStmtCache, HeavyReadConns: f.searchConns})
 	if err != nil {
 		return nil, err
@@ -59,10 +61,10 @@ func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error)
 	n, err := d.Migrate(ctx)
 	if err != nil {
 		d.Close()
-		return nil, fmt.Errorf("migrate %s: %w", f.path, err)
+		return nil, fmt.Errorf("migrate %s: %w", db.DisplayName(f.path), err)
 	}
 	if n > 0 && logger != nil {
-		logger.Info("database migrated", "db", f.path, "applied", n)
+		logger.Info("database migrated", "db", db.DisplayName(f.path), "applied", n)
 	}
 	return d, nil
 }
@@ -176,7 +178,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return err
 			}
-			logger.Info("demo library created", "db", dbf.path, "records", sum.Records, "items", sum.Items,
+			logger.Info("demo library created", "db", db.DisplayName(dbf.path), "records", sum.Records, "items", sum.Items,
 				"patrons", sum.Patrons, "took", time.Since(start).Round(time.Millisecond))
 		}
 	}
@@ -246,7 +248,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopOPAC()
-	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", dbf.path, "cgi", *asCGI)
+	logger.Info("serving", "addr", "http://"+displayAddr(ln.Addr()), "db", db.DisplayName(dbf.path), "cgi", *asCGI)
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()

@@ -1,0 +1,677 @@
+package db_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
+)
+
+// Tests run on every engine the run selects (pgtest.Engines): each subtest is
+// named after its engine. A test that is engine-specific says so in its name
+// and its comment and names its counterpart.
+
+// target returns a new, empty database of engine e: a SQLite file, or a
+// PostgreSQL database (migrated: a copy of the test template).
+func target(t *testing.T, e db.Engine) string {
+	t.Helper()
+	if e == db.Postgres {
+		return pgtest.URL(t)
+	}
+	return filepath.Join(t.TempDir(), "stacks.db")
+}
+
+// forEngines runs fn once per selected engine on a new migrated database.
+func forEngines(t *testing.T, fn func(t *testing.T, d *db.DB, url string)) {
+	for _, e := range pgtest.Engines() {
+		t.Run(e.String(), func(t *testing.T) {
+			url := target(t, e)
+			d := openMigrated(t, url, db.Options{})
+			fn(t, d, url)
+		})
+	}
+}
+
+func openMigrated(t *testing.T, url string, opt db.Options) *db.DB {
+	t.Helper()
+	d, err := db.Open(url, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if _, err := d.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestEngineMigrate(t *testing.T) {
+	ctx := context.Background()
+	for _, e := range pgtest.Engines() {
+		t.Run(e.String(), func(t *testing.T) {
+			ms, err := db.MigrationsFor(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := ms[len(ms)-1].Version
+			url := target(t, e)
+			d, err := db.Open(url, db.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if d.Engine() != e {
+				t.Fatalf("Engine() = %v, want %v", d.Engine(), e)
+			}
+			// The PostgreSQL test database is a copy of a migrated template, so
+			// its first Migrate has nothing to do; a new SQLite file has all.
+			if _, err := d.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			n, err := d.Migrate(ctx)
+			if err != nil || n != 0 {
+				t.Fatalf("second Migrate applied %d (err %v), want 0", n, err)
+			}
+			var count, max int
+			if err := d.Read(ctx, func(tx *db.Tx) error {
+				return tx.QueryRow(`SELECT count(*), max(version) FROM schema_migrations`).Scan(&count, &max)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if count != last || max != last {
+				t.Fatalf("schema_migrations holds %d versions up to %d, want 1 to %d", count, max, last)
+			}
+		})
+	}
+}
+
+// TestPostgresMigrateFromEmpty (PostgreSQL only; SQLite's counterpart is
+// TestMigrate/EmptyDatabase) migrates a database that has nothing, from two
+// servers at once: the baseline is applied once and records every version.
+func TestPostgresMigrateFromEmpty(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	// Empty the copy of the template: drop everything the migrations made.
+	d0 := openMigrated(t, url, db.Options{})
+	if err := d0.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`DROP SCHEMA public CASCADE; CREATE SCHEMA public`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := db.MigrationsFor(db.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	applied := make([]int, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := db.Open(url, db.Options{})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer d.Close()
+			applied[i], errs[i] = d.Migrate(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if applied[0]+applied[1] != len(ms) {
+		t.Fatalf("the two servers applied %d and %d migrations, want %d in all", applied[0], applied[1], len(ms))
+	}
+	var count int
+	if err := d0.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&count)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := ms[len(ms)-1].Version; count != want {
+		t.Fatalf("schema_migrations holds %d versions, want %d", count, want)
+	}
+}
+
+// TestMigrationVersionsAgree: every migration version exists for both engines,
+// so that no server of either engine starts on a schema the other lacks.
+func TestMigrationVersionsAgree(t *testing.T) {
+	lite, err := db.MigrationsFor(db.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := db.MigrationsFor(db.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := func(ms []db.Migration) string {
+		var b strings.Builder
+		for _, m := range ms {
+			for v := m.From; v <= m.Version; v++ {
+				fmt.Fprintf(&b, "%d ", v)
+			}
+		}
+		return b.String()
+	}
+	if a, b := covered(lite), covered(pg); a != b {
+		t.Fatalf("SQLite's migrations cover %s, PostgreSQL's %s", a, b)
+	}
+	for _, c := range []struct {
+		name       string
+		lite, pg   []string
+		wantErrHas string
+	}{
+		{"OK", []string{"0001_a.sql", "0002_b.sql"}, []string{"postgres/0002_baseline.sql"}, ""},
+		{"OKAfterBaseline", []string{"0001_a.sql", "0002_b.sql", "0003_c.sql"}, []string{"postgres/0002_baseline.sql", "postgres/0003_c.sql"}, ""},
+		{"PostgresLacks", []string{"0001_a.sql", "0002_b.sql", "0003_c.sql"}, []string{"postgres/0002_baseline.sql"}, "version 3 exists for SQLite"},
+		{"SQLiteLacks", []string{"0001_a.sql"}, []string{"postgres/0001_baseline.sql", "postgres/0002_b.sql"}, "version 2 exists for PostgreSQL"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := db.CompareVersions(c.lite, c.pg)
+			if c.wantErrHas == "" && err != nil {
+				t.Fatalf("got %v, want no error", err)
+			}
+			if c.wantErrHas != "" && (err == nil || !strings.Contains(err.Error(), c.wantErrHas)) {
+				t.Fatalf("got %v, want an error saying %q", err, c.wantErrHas)
+			}
+		})
+	}
+}
+
+// TestSchemasAgree needs both engines: every table and column of SQLite's schema
+// (bar FTS5's) exists on PostgreSQL with a compatible type, so a migration that
+// forgets one engine fails here.
+func TestSchemasAgree(t *testing.T) {
+	if !pgtest.Selected(db.Postgres) || !pgtest.Selected(db.SQLite) {
+		t.Skipf("compares the two engines' schemas; this run selects only %v", pgtest.Engines())
+	}
+	ctx := context.Background()
+	lite := openMigrated(t, target(t, db.SQLite), db.Options{})
+	pg := openMigrated(t, target(t, db.Postgres), db.Options{})
+
+	type column struct{ table, name string }
+	liteCols := map[column]string{}
+	if err := lite.Read(ctx, func(tx *db.Tx) error {
+		rows, err := tx.Query(`SELECT m.name, p.name, upper(p.type) FROM sqlite_schema m, pragma_table_info(m.name) p
+			WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'records_fts%'`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c column
+			var typ string
+			if err := rows.Scan(&c.table, &c.name, &typ); err != nil {
+				return err
+			}
+			liteCols[c] = typ
+		}
+		return rows.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	pgCols := map[column]string{}
+	if err := pg.Read(ctx, func(tx *db.Tx) error {
+		rows, err := tx.Query(`SELECT table_name, column_name, data_type FROM information_schema.columns
+			WHERE table_schema = current_schema()`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c column
+			var typ string
+			if err := rows.Scan(&c.table, &c.name, &typ); err != nil {
+				return err
+			}
+			pgCols[c] = typ
+		}
+		return rows.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(liteCols) < 100 {
+		t.Fatalf("read %d SQLite columns; the query is wrong", len(liteCols))
+	}
+	compatible := map[string][]string{
+		"INTEGER": {"bigint", "integer", "smallint"},
+		"TEXT":    {"text"},
+		"BLOB":    {"bytea"},
+	}
+	for c, typ := range liteCols {
+		got, ok := pgCols[c]
+		if !ok {
+			t.Errorf("%s.%s (%s) exists on SQLite, not on PostgreSQL", c.table, c.name, typ)
+			continue
+		}
+		want, known := compatible[typ]
+		if !known {
+			t.Errorf("%s.%s has SQLite type %q, which this test does not know: say what it is on PostgreSQL", c.table, c.name, typ)
+			continue
+		}
+		ok = false
+		for _, w := range want {
+			ok = ok || got == w
+		}
+		if !ok {
+			t.Errorf("%s.%s is %s on SQLite and %s on PostgreSQL, want one of %v", c.table, c.name, typ, got, want)
+		}
+	}
+	for c := range pgCols {
+		if _, ok := liteCols[c]; !ok {
+			t.Errorf("%s.%s exists on PostgreSQL, not on SQLite", c.table, c.name)
+		}
+	}
+}
+
+func TestRebind(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"None", `SELECT 1`, `SELECT 1`},
+		{"Several", `SELECT a FROM t WHERE b = ? AND c IN (?, ?)`, `SELECT a FROM t WHERE b = $1 AND c IN ($2, $3)`},
+		{"InString", `SELECT 'why?' || ?, 'it''s ?' FROM t WHERE x = ?`, `SELECT 'why?' || $1, 'it''s ?' FROM t WHERE x = $2`},
+		{"InIdentifier", `SELECT "odd?""name" FROM t WHERE a = ?`, `SELECT "odd?""name" FROM t WHERE a = $1`},
+		{"LineComment", "SELECT a -- is it?\nFROM t WHERE a = ?", "SELECT a -- is it?\nFROM t WHERE a = $1"},
+		{"BlockComment", `SELECT /* ? */ a FROM t WHERE a = ? /* end?`, `SELECT /* ? */ a FROM t WHERE a = $1 /* end?`},
+		{"DollarQuoted", `SELECT $$a?b$$, $x$?$x$, ?`, `SELECT $$a?b$$, $x$?$x$, $1`},
+		{"Minus", `SELECT a - ? FROM t`, `SELECT a - $1 FROM t`},
+		{"Unterminated", `SELECT 'open ?`, `SELECT 'open ?`},
+		{"TenOrMore", `VALUES (?,?,?,?,?,?,?,?,?,?,?)`, `VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := db.Rebind(c.in); got != c.want {
+				t.Errorf("Rebind(%q)\n got %q\nwant %q", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+// TestPlaceholders runs '?' statements on each engine, strings with '?' in
+// them included, many times (the rewritten statement comes from the cache).
+func TestPlaceholders(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		ctx := context.Background()
+		for i := range 3 {
+			var got string
+			var n int64
+			if err := d.Read(ctx, func(tx *db.Tx) error {
+				return tx.QueryRow(`SELECT 'what?' || ? /* ? */, ? + 1`, "x", i).Scan(&got, &n)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got != "what?x" || n != int64(i)+1 {
+				t.Fatalf("got %q, %d; want %q, %d", got, n, "what?x", i+1)
+			}
+		}
+		if err := d.ReadOne(ctx, func(tx *db.Tx) error {
+			var v string
+			return tx.QueryRow(`SELECT value FROM preferences WHERE name = ?`, "timezone").Scan(&v)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		err := d.Write(ctx, func(tx *db.Tx) error {
+			st, err := tx.Prepare(`INSERT INTO preferences (name, value) VALUES (?, ?)`)
+			if err != nil {
+				return err
+			}
+			for i := range 3 {
+				if _, err := st.Exec(fmt.Sprintf("p%d", i), "?"); err != nil {
+					return err
+				}
+			}
+			ids, err := tx.IDs(`SELECT length(name) FROM preferences WHERE name LIKE ? ORDER BY name`, "p_")
+			if err != nil {
+				return err
+			}
+			if len(ids) != 3 || ids[0] != 2 {
+				return fmt.Errorf("IDs = %v, want three 2s", ids)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestInsertID(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		var ids []int64
+		err := d.Write(context.Background(), func(tx *db.Tx) error {
+			for _, code := range []string{"A", "B"} {
+				id, err := tx.InsertID(`INSERT INTO branches (code, name) VALUES (?, ?) RETURNING id`, code, "Branch "+code)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != 2 || ids[0] <= 0 || ids[1] != ids[0]+1 {
+			t.Fatalf("ids %v, want two consecutive positive ids", ids)
+		}
+		var code string
+		if err := d.Read(context.Background(), func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT code FROM branches WHERE id = ?`, ids[1]).Scan(&code)
+		}); err != nil || code != "B" {
+			t.Fatalf("branch %d is %q (err %v), want B", ids[1], code, err)
+		}
+	})
+}
+
+func TestIsUniqueViolation(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		err := d.Write(context.Background(), func(tx *db.Tx) error {
+			_, err := tx.Exec(`INSERT INTO preferences (name, value) VALUES ('timezone', 'UTC')`)
+			return err
+		})
+		if !db.IsUniqueViolation(err) {
+			t.Fatalf("IsUniqueViolation(%v) = false, want true", err)
+		}
+		if db.IsUniqueViolation(fmt.Errorf("wrapped: %w", errors.New("no such table: x"))) {
+			t.Fatal("IsUniqueViolation is true for another error")
+		}
+		// Wrapped, as the domain packages return it.
+		if !db.IsUniqueViolation(fmt.Errorf("save: %w", err)) {
+			t.Fatal("IsUniqueViolation false for a wrapped violation")
+		}
+	})
+}
+
+// TestWriteRaceTwoServers: two DB values on one database, as two stacks serve
+// processes (SQLite: two processes on one file, as CGI), race read-then-write
+// transactions: N increments of one counter, and inserts guarded only by a
+// check that the row is not there yet. No increment is lost, exactly one guarded
+// insert happens, and none fails.
+func TestWriteRaceTwoServers(t *testing.T) {
+	for _, e := range pgtest.Engines() {
+		t.Run(e.String(), func(t *testing.T) {
+			url := target(t, e)
+			a := openMigrated(t, url, db.Options{WriteConns: 4})
+			b := openMigrated(t, url, db.Options{WriteConns: 4})
+			ctx := context.Background()
+			if err := a.Write(ctx, func(tx *db.Tx) error {
+				_, err := tx.Exec(`INSERT INTO preferences (name, value) VALUES ('counter', '0')`)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			const workers, each = 8, 20
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var errs []error
+			inserted := 0
+			for w := range workers {
+				d := a
+				if w%2 == 1 {
+					d = b
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						err := d.Write(ctx, func(tx *db.Tx) error {
+							var n int
+							if err := tx.QueryRow(`SELECT CAST(value AS INTEGER) FROM preferences WHERE name = 'counter'`).Scan(&n); err != nil {
+								return err
+							}
+							_, err := tx.Exec(`UPDATE preferences SET value = ? WHERE name = 'counter'`, fmt.Sprint(n+1))
+							return err
+						})
+						did := false
+						if err == nil {
+							err = d.Write(ctx, func(tx *db.Tx) error {
+								did = false
+								var there int
+								if err := tx.QueryRow(`SELECT count(*) FROM preferences WHERE name = ?`, fmt.Sprintf("once%d", i)).Scan(&there); err != nil {
+									return err
+								}
+								if there > 0 {
+									return nil
+								}
+								did = true
+								_, err := tx.Exec(`INSERT INTO preferences (name, value) VALUES (?, 'x')`, fmt.Sprintf("once%d", i))
+								return err
+							})
+						}
+						mu.Lock()
+						if err != nil {
+							errs = append(errs, err)
+						}
+						if did && err == nil && i == 0 {
+							inserted++
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if len(errs) > 0 {
+				t.Fatalf("%d writes failed, the first: %v", len(errs), errs[0])
+			}
+			var n, onces int
+			if err := b.Read(ctx, func(tx *db.Tx) error {
+				if err := tx.QueryRow(`SELECT CAST(value AS INTEGER) FROM preferences WHERE name = 'counter'`).Scan(&n); err != nil {
+					return err
+				}
+				return tx.QueryRow(`SELECT count(*) FROM preferences WHERE name LIKE 'once%'`).Scan(&onces)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if n != workers*each {
+				t.Errorf("counter = %d, want %d: an increment was lost", n, workers*each)
+			}
+			if onces != each || inserted != 1 {
+				t.Errorf("%d guarded rows (want %d), the first inserted %d times (want 1)", onces, each, inserted)
+			}
+		})
+	}
+}
+
+func TestSessionsBothEngines(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		s := &db.SessionStore{DB: d, Table: "sessions"}
+		data := []byte{0, 1, 2, 255}
+		if err := s.Commit("tok", data, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit("tok", append(data, 7), time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := s.Find("tok")
+		if err != nil || !found || !bytes.Equal(got, append(data, 7)) {
+			t.Fatalf("Find = %v, %v, %v; want the second commit's data", got, found, err)
+		}
+		if err := s.Commit("old", data, time.Now().Add(-time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if _, found, err := s.Find("old"); err != nil || found {
+			t.Fatalf("an expired session was found (err %v)", err)
+		}
+		if err := s.Delete("tok"); err != nil {
+			t.Fatal(err)
+		}
+		if _, found, err := s.Find("tok"); err != nil || found {
+			t.Fatalf("a deleted session was found (err %v)", err)
+		}
+	})
+}
+
+func TestStatsBothEngines(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		w0, c0 := d.CommitStats()
+		ctx, stats := db.WithStats(context.Background())
+		err := d.Write(ctx, func(tx *db.Tx) error {
+			if _, err := tx.Exec(`INSERT INTO preferences (name, value) VALUES ('x', '1')`); err != nil {
+				return err
+			}
+			var v string
+			return tx.QueryRow(`SELECT value FROM preferences WHERE name = ?`, "x").Scan(&v)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.ReadOne(ctx, func(tx *db.Tx) error {
+			var v string
+			return tx.QueryRow(`SELECT value FROM preferences WHERE name = ?`, "x").Scan(&v)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got := stats.Statements(); got != 3 {
+			t.Errorf("Statements() = %d, want 3 (the write lock and BEGIN/COMMIT are not counted)", got)
+		}
+		if s, i, _, _ := stats.Kinds(); s != 2 || i != 1 {
+			t.Errorf("Kinds() = %d selects, %d inserts; want 2, 1", s, i)
+		}
+		if stats.Duration() <= 0 {
+			t.Errorf("Duration() = %v, want > 0", stats.Duration())
+		}
+		w1, c1 := d.CommitStats()
+		if w1-w0 != 1 || c1-c0 != 1 {
+			t.Errorf("CommitStats went from %d/%d to %d/%d, want one more write and commit", w0, c0, w1, c1)
+		}
+		if d.ReadPoolStats().OpenConnections < 1 || d.WritePoolStats().OpenConnections < 1 {
+			t.Errorf("pool stats: read %+v, write %+v; want an open connection in each", d.ReadPoolStats(), d.WritePoolStats())
+		}
+	})
+}
+
+// TestPostgresCheck (PostgreSQL only; SQLite's counterpart is TestCheck): a
+// fresh database passes; a constraint added NOT VALID over a row that breaks it
+// is reported.
+func TestPostgresCheck(t *testing.T) {
+	d := openMigrated(t, pgtest.URL(t), db.Options{})
+	ctx := context.Background()
+	check := func() []string {
+		var out []string
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			vs, err := db.Check(tx)
+			for _, v := range vs {
+				out = append(out, v.Check+": "+v.Detail)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if vs := check(); len(vs) != 0 {
+		t.Fatalf("a fresh database has violations: %v", vs)
+	}
+	if err := d.Write(ctx, func(tx *db.Tx) error {
+		if _, err := tx.Exec(`INSERT INTO branches (code, name) VALUES ('', 'No code')`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(`ALTER TABLE branches ADD CONSTRAINT branches_code_set CHECK (code <> '') NOT VALID`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	vs := check()
+	if len(vs) != 1 || !strings.Contains(vs[0], "branches_code_set") {
+		t.Fatalf("violations %v, want one naming branches_code_set", vs)
+	}
+}
+
+// TestPostgresBackup (PostgreSQL only; SQLite's counterpart is TestBackup):
+// pg_dump writes a private custom-format dump that pg_restore can read, and
+// an existing file is never overwritten.
+func TestPostgresBackup(t *testing.T) {
+	d := openMigrated(t, pgtest.URL(t), db.Options{})
+	ctx := context.Background()
+	dest := filepath.Join(t.TempDir(), "copy.dump")
+	if err := d.Backup(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != db.PrivateMode {
+		t.Errorf("backup mode %v, want %v", fi.Mode().Perm(), db.PrivateMode)
+	}
+	b, err := os.ReadFile(dest)
+	if err != nil || !bytes.HasPrefix(b, []byte("PGDMP")) || !bytes.Contains(b, []byte("loans_current_item")) {
+		t.Fatalf("the backup is not a pg_dump custom archive of the library (%d bytes, err %v)", len(b), err)
+	}
+	if err := d.Backup(ctx, dest); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("a second backup to the same file: %v, want a refusal", err)
+	}
+}
+
+// TestPostgresOpenErrors (PostgreSQL only: SQLite's refusals are
+// TestOpenRefusesMemory): a bad URL and a server that is not there get a
+// message saying what to do, and no password in it.
+func TestPostgresOpenErrors(t *testing.T) {
+	for _, c := range []struct{ name, url, want string }{
+		{"BadURL", "postgres://user:secret@host:notaport/db", "expected postgres://"},
+		{"NoServer", "postgres://user:secret@127.0.0.1:1/db?connect_timeout=2", "is the server running"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := db.Open(c.url, db.Options{})
+			if err == nil {
+				d.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "secret") {
+				t.Fatalf("error %q: want it to say %q and not show the password", err, c.want)
+			}
+		})
+	}
+	if got := db.DisplayName("postgres://u:secret@h/db?password=other"); strings.Contains(got, "secret") || strings.Contains(got, "other") {
+		t.Fatalf("DisplayName shows the password: %s", got)
+	}
+}
+
+// TestReadSnapshot: a Read transaction sees one snapshot on both engines, not
+// a write committed while it runs.
+func TestReadSnapshot(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		ctx := context.Background()
+		err := d.Read(ctx, func(tx *db.Tx) error {
+			var before, after int
+			if err := tx.QueryRow(`SELECT count(*) FROM preferences`).Scan(&before); err != nil {
+				return err
+			}
+			if err := d.Write(ctx, func(tx *db.Tx) error {
+				_, err := tx.Exec(`INSERT INTO preferences (name, value) VALUES ('during', 'read')`)
+				return err
+			}); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(`SELECT count(*) FROM preferences`).Scan(&after); err != nil {
+				return err
+			}
+			if after != before {
+				return fmt.Errorf("the read saw %d rows, then %d: not one snapshot", before, after)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT count(*) FROM preferences WHERE name = 'during'`).Scan(&n)
+		}); err != nil || n != 1 {
+			t.Fatalf("the write is not there afterwards (%d, %v)", n, err)
+		}
+	})
+}

@@ -1,0 +1,266 @@
+// Package pgtest hands a test its own PostgreSQL database: a fresh copy of a
+// migrated template database on the test cluster that scripts/pg.sh runs
+// (make test starts one for the whole go test run and exports its URL in
+// STACKS_TEST_POSTGRES). Copying a template (CREATE DATABASE ... TEMPLATE) takes
+// a few tens of milliseconds where migrating takes about a second, so every test
+// can have its own database and drop it at the end.
+//
+// Which engines a run tests is STACKS_TEST_ENGINES: "sqlite", "postgres" or
+// "sqlite,postgres" (the default). A test of PostgreSQL in a run that selects
+// it, with no server to reach, fails and says how to start one; it never skips.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/migrations"
+)
+
+// Env names the variable holding the test cluster's URL (a superuser's, on a
+// database such as postgres from which new databases are created).
+const Env = "STACKS_TEST_POSTGRES"
+
+// EnginesEnv names the variable that selects the engines a run tests.
+const EnginesEnv = "STACKS_TEST_ENGINES"
+
+// howTo says how to give the tests a server.
+const howTo = "run the tests under a throwaway cluster: scripts/pg.sh run go test ./... " +
+	"(or eval \"$(scripts/pg.sh start)\" first), or set " + EnginesEnv + "=sqlite to test SQLite only"
+
+// Selected reports whether the run tests engine e (STACKS_TEST_ENGINES; both
+// when it is unset).
+func Selected(e db.Engine) bool {
+	v := strings.TrimSpace(os.Getenv(EnginesEnv))
+	if v == "" {
+		return true
+	}
+	for _, name := range strings.Split(v, ",") {
+		if strings.EqualFold(strings.TrimSpace(name), e.String()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Engines returns the engines the run tests, SQLite first.
+func Engines() []db.Engine {
+	var out []db.Engine
+	for _, e := range []db.Engine{db.SQLite, db.Postgres} {
+		if Selected(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// URL creates a new database for tb, with the schema migrated and nothing else
+// (the same as a new SQLite file after Migrate), returns its URL and drops it
+// when tb ends. In a run that does not select PostgreSQL it skips tb, saying
+// so; in one that does, with no server, it fails tb and says how to start one.
+func URL(tb testing.TB) string {
+	tb.Helper()
+	if !Selected(db.Postgres) {
+		tb.Skipf("PostgreSQL is not selected for this run (%s=%s)", EnginesEnv, os.Getenv(EnginesEnv))
+	}
+	admin := os.Getenv(Env)
+	if admin == "" {
+		tb.Fatalf("this test needs PostgreSQL and %s is not set: %s", Env, howTo)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := adminPool(admin)
+	if err != nil {
+		tb.Fatalf("%s: %v; %s", Env, err, howTo)
+	}
+	tmpl, err := template(ctx, c, admin)
+	if err != nil {
+		tb.Fatalf("PostgreSQL test database template: %v (is the cluster of %s running? %s)", err, db.DisplayName(admin), howTo)
+	}
+	name := "stacks_test_" + randomHex(8)
+	if err := createFrom(ctx, c, name, tmpl); err != nil {
+		tb.Fatalf("create test database %s: %v", name, err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := c.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			tb.Errorf("drop test database %s: %v", name, err)
+		}
+	})
+	return withDatabase(admin, name)
+}
+
+// Open opens a new test database (URL) with opt and closes it when tb ends.
+func Open(tb testing.TB, opt db.Options) *db.DB {
+	tb.Helper()
+	d, err := db.Open(URL(tb), opt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	return d
+}
+
+var (
+	adminMu    sync.Mutex
+	adminPools = map[string]*sql.DB{}
+	templates  = map[string]string{}
+)
+
+// adminPool returns the process's connections to the cluster's admin database.
+func adminPool(admin string) (*sql.DB, error) {
+	adminMu.Lock()
+	defer adminMu.Unlock()
+	if c, ok := adminPools[admin]; ok {
+		return c, nil
+	}
+	cfg, err := pgx.ParseConfig(admin)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a PostgreSQL URL: %v", db.DisplayName(admin), err)
+	}
+	c := stdlib.OpenDB(*cfg)
+	c.SetMaxOpenConns(4)
+	adminPools[admin] = c
+	return c, nil
+}
+
+// template returns the name of the migrated template database, creating it if
+// no test process has yet. Its name carries a hash of PostgreSQL's migrations,
+// so a changed migration gets a new template on a cluster that outlives a run.
+// A session advisory lock keeps test processes running in parallel from
+// building it twice.
+func template(ctx context.Context, c *sql.DB, admin string) (string, error) {
+	adminMu.Lock()
+	if t, ok := templates[admin]; ok {
+		adminMu.Unlock()
+		return t, nil
+	}
+	adminMu.Unlock()
+	hash, err := migrationsHash()
+	if err != nil {
+		return "", err
+	}
+	name := "stacks_template_" + hash
+	conn, err := c.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(7310)`); err != nil {
+		return "", err
+	}
+	defer conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(7310)`)
+	var exists bool
+	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if !exists {
+		build := name + "_build"
+		if _, err := conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+build+` WITH (FORCE)`); err != nil {
+			return "", err
+		}
+		if _, err := conn.ExecContext(ctx, `CREATE DATABASE `+build); err != nil {
+			return "", err
+		}
+		d, err := db.Open(withDatabase(admin, build), db.Options{ReadConns: 1, WriteConns: 1})
+		if err != nil {
+			return "", err
+		}
+		_, err = d.Migrate(ctx)
+		d.Close()
+		if err != nil {
+			return "", fmt.Errorf("migrate: %w", err)
+		}
+		if err := retryBusy(ctx, func() error {
+			_, err := conn.ExecContext(ctx, `ALTER DATABASE `+build+` RENAME TO `+name)
+			return err
+		}); err != nil {
+			return "", err
+		}
+	}
+	adminMu.Lock()
+	templates[admin] = name
+	adminMu.Unlock()
+	return name, nil
+}
+
+// createFrom creates database name as a copy of tmpl.
+func createFrom(ctx context.Context, c *sql.DB, name, tmpl string) error {
+	return retryBusy(ctx, func() error {
+		_, err := c.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+tmpl)
+		return err
+	})
+}
+
+// retryBusy retries fn while PostgreSQL says another session still uses the
+// database (SQLSTATE 55006): a closed connection's server process may take a
+// moment to go.
+func retryBusy(ctx context.Context, fn func() error) error {
+	for {
+		err := fn()
+		var pe *pgconn.PgError
+		if err == nil || !errors.As(err, &pe) || pe.Code != "55006" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// withDatabase returns the URL admin with its database replaced by name.
+func withDatabase(admin, name string) string {
+	u, err := url.Parse(admin)
+	if err != nil {
+		return admin
+	}
+	u.Path = "/" + name
+	u.RawPath = ""
+	return u.String()
+}
+
+// migrationsHash is a short hash of PostgreSQL's migration files.
+func migrationsHash() (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(migrations.FS, "postgres", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(migrations.FS, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
