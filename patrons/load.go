@@ -484,7 +484,7 @@ func readSnapshot(tx *db.Tx, cols loadColumns, records []loadRecord) (*loadSnaps
 		FROM patrons p
 		JOIN patron_categories c ON c.id = p.category_id
 		JOIN branches b ON b.id = p.home_branch_id
-		WHERE p.card IN (SELECT value FROM json_each(?)) OR p.external_id IN (SELECT value FROM json_each(?))`, string(cj), string(xj))
+		WHERE p.card IN (SELECT value FROM `+jsonValues(tx)+`) OR p.external_id IN (SELECT value FROM `+jsonValues(tx)+`)`, string(cj), string(xj))
 	if err != nil {
 		return nil, fmt.Errorf("read the patrons the file names: %w", err)
 	}
