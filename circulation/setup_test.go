@@ -17,6 +17,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -50,6 +51,13 @@ func mustOpenDB(tb testing.TB) *db.DB {
 
 func mustOpenDBWith(tb testing.TB, opt db.Options) *db.DB {
 	tb.Helper()
+	if !pgtest.Selected(db.SQLite) {
+		// A run of PostgreSQL only (STACKS_TEST_ENGINES=postgres): a fresh
+		// database on the test cluster.
+		d := pgtest.Open(tb, opt)
+		d.Now = func() time.Time { return testNow }
+		return d
+	}
 	d, err := db.Open(filepath.Join(tb.TempDir(), "stacks.db"), opt)
 	if err != nil {
 		tb.Fatal(err)
@@ -79,6 +87,27 @@ func newEnv(tb testing.TB) *env {
 
 func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 	tb.Helper()
+	d := openDemo(tb, dopt, opt)
+	c := &clock{t: testNow}
+	d.Now = c.Now
+	e := &env{tb: tb, d: d, svc: circulation.NewService(d, nil), clock: c}
+	e.desk = stacks.Actor{StaffID: e.queryInt(`SELECT id FROM staff_users WHERE username = 'desk'`), Name: "desk", BranchID: 1}
+	return e
+}
+
+// openDemo opens a copy of the demo library of size opt; on a run of PostgreSQL
+// only (STACKS_TEST_ENGINES=postgres), a fresh database on the test cluster
+// with the library created in it.
+func openDemo(tb testing.TB, dopt db.Options, opt demo.Options) *db.DB {
+	tb.Helper()
+	if !pgtest.Selected(db.SQLite) {
+		d := pgtest.Open(tb, dopt)
+		d.Now = func() time.Time { return testNow }
+		if _, err := demo.Create(context.Background(), d, opt); err != nil {
+			tb.Fatal(err)
+		}
+		return d
+	}
 	path := filepath.Join(tb.TempDir(), "stacks.db")
 	tmpl := demoTemplate(tb, opt)
 	copyFile(tb, tmpl, path)
@@ -90,11 +119,7 @@ func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { d.Close() })
-	c := &clock{t: testNow}
-	d.Now = c.Now
-	e := &env{tb: tb, d: d, svc: circulation.NewService(d, nil), clock: c}
-	e.desk = stacks.Actor{StaffID: e.queryInt(`SELECT id FROM staff_users WHERE username = 'desk'`), Name: "desk", BranchID: 1}
-	return e
+	return d
 }
 
 // templates holds one demo library file per size, created on testNow the first

@@ -4,9 +4,12 @@ import "github.com/stacks-ils/stacks/db"
 
 // forEngine returns the SQLite or the PostgreSQL text of a statement, for the
 // engine tx runs on, where the two engines differ (issue 17).
-// TODO(issue 17): switch on tx's engine once db.Tx names it (the PostgreSQL
-// engine is being built in db); until then every transaction is SQLite's.
-func forEngine[T any](tx *db.Tx, sqlite, postgres T) T { return sqlite }
+func forEngine[T any](tx *db.Tx, sqlite, postgres T) T {
+	if tx.Engine() == db.Postgres {
+		return postgres
+	}
+	return sqlite
+}
 
 // jsonValues is a FROM item whose column value holds, as text, the elements of
 // the JSON array given as the next parameter: one parameter for a list of any
