@@ -19,13 +19,13 @@ func CreateItemType(tx *db.Tx, actor stacks.Actor, code, name string, notForLoan
 	if name, err = stacks.NormalizeName("item_type_name", name); err != nil {
 		return 0, err
 	}
-	res, err := tx.Exec(`INSERT INTO item_types (code, name, not_for_loan) VALUES (?, ?, ?)`, code, name, notForLoan)
+	var id int64
+	err = tx.QueryRow(`INSERT INTO item_types (code, name, not_for_loan) VALUES (?, ?, ?) RETURNING id`, code, name, notForLoan).Scan(&id)
 	if db.IsUniqueViolation(err) {
 		return 0, stacks.FieldErrorf("item_type", stacks.ECONFLICT, "There is already an item type with code %s.", code)
 	} else if err != nil {
 		return 0, fmt.Errorf("insert item type: %w", err)
 	}
-	id, _ := res.LastInsertId()
 	return id, tx.Audit(actor, "item_type.create", "item_type", id, code)
 }
 

@@ -177,12 +177,9 @@ func CreateRecord(tx *db.Tx, actor stacks.Actor, in RecordInput) (int64, error) 
 	}
 	year, _ := parseYear(in.Year)
 	now := db.FormatTime(tx.Now())
-	res, err := tx.Exec(`INSERT INTO records (id, title, author, isbn, publisher, year, subjects, created_at, updated_at)
-		VALUES (`+nextRecordID+`, ?, ?, ?, ?, ?, ?, ?, ?)`, in.Title, in.Author, in.ISBN, in.Publisher, year, in.Subjects, now, now)
-	if err != nil {
-		return 0, fmt.Errorf("insert record: %w", err)
-	}
-	id, err := res.LastInsertId()
+	var id int64
+	err := tx.QueryRow(`INSERT INTO records (id, title, author, isbn, publisher, year, subjects, created_at, updated_at)
+		VALUES (`+nextRecordID+`, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, in.Title, in.Author, in.ISBN, in.Publisher, year, in.Subjects, now, now).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert record: %w", err)
 	}
@@ -369,17 +366,14 @@ func AddItem(tx *db.Tx, actor stacks.Actor, recordID int64, in ItemInput) (int64
 	}
 	price, _ := parsePrice(in.Price)
 	now := db.FormatTime(tx.Now())
-	res, err := tx.Exec(`INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id,
+	var id int64
+	err = tx.QueryRow(`INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id,
 		call_number, location, status, price_cents, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		in.Barcode, recordID, branchID, branchID, typeID, in.CallNumber, in.Location, StatusAvailable, price, now, now)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		in.Barcode, recordID, branchID, branchID, typeID, in.CallNumber, in.Location, StatusAvailable, price, now, now).Scan(&id)
 	if db.IsUniqueViolation(err) {
 		return 0, errBarcodeInUse(in.Barcode)
 	} else if err != nil {
-		return 0, fmt.Errorf("insert item %s: %w", in.Barcode, err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
 		return 0, fmt.Errorf("insert item %s: %w", in.Barcode, err)
 	}
 	if err := tx.Audit(actor, "item.create", "item", id, fmt.Sprintf("barcode %s on record %d, %s at %s, call number %q, location %q, price %s",

@@ -212,17 +212,13 @@ func SaveRule(tx *db.Tx, actor stacks.Actor, r Rule) (Rule, error) {
 	}
 	var err error
 	if r.ID == 0 {
-		var res sql.Result
-		res, err = tx.Exec(`INSERT INTO circ_rules (patron_category_id, item_type_id, branch_id, loan_period, loan_unit,
+		err = tx.QueryRow(`INSERT INTO circ_rules (patron_category_id, item_type_id, branch_id, loan_period, loan_unit,
 			max_loans, renewals, fine_cents, grace_periods, fine_cap_cents, hold_pickup_days,
 			lost_after_days, processing_fee_cents, lost_return, lost_return_fee, lost_forgive_fine)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			nullID(r.PatronCategoryID), nullID(r.ItemTypeID), nullID(r.BranchID), r.LoanPeriod, r.LoanUnit,
 			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays,
-			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, r.LostForgiveFine)
-		if err == nil {
-			r.ID, _ = res.LastInsertId()
-		}
+			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, sqlBool(r.LostForgiveFine)).Scan(&r.ID)
 	} else {
 		_, err = tx.Exec(`UPDATE circ_rules SET patron_category_id = ?, item_type_id = ?, branch_id = ?, loan_period = ?,
 			loan_unit = ?, max_loans = ?, renewals = ?, fine_cents = ?, grace_periods = ?, fine_cap_cents = ?, hold_pickup_days = ?,
@@ -230,7 +226,7 @@ func SaveRule(tx *db.Tx, actor stacks.Actor, r Rule) (Rule, error) {
 			WHERE id = ?`,
 			nullID(r.PatronCategoryID), nullID(r.ItemTypeID), nullID(r.BranchID), r.LoanPeriod, r.LoanUnit,
 			r.MaxLoans, r.Renewals, r.FineCents, r.GracePeriods, r.FineCapCents, r.HoldPickupDays,
-			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, r.LostForgiveFine, r.ID)
+			r.LostAfterDays, r.ProcessingFeeCents, r.LostReturn, r.LostReturnFee, sqlBool(r.LostForgiveFine), r.ID)
 	}
 	if db.IsUniqueViolation(err) {
 		return Rule{}, stacks.Errorf(stacks.ECONFLICT, "A rule for this patron category, item type and branch already exists; edit that one instead.")
@@ -253,4 +249,13 @@ func DeleteRule(tx *db.Tx, actor stacks.Actor, id int64) error {
 		return stacks.Errorf(stacks.ENOTFOUND, "There is no circulation rule %d.", id)
 	}
 	return tx.Audit(actor, "rule.delete", "circ_rule", id, "")
+}
+
+// sqlBool is b as the 0 or 1 the flag columns hold: SQLite takes a Go bool for
+// an integer column, but pgx does not encode one into PostgreSQL's bigint.
+func sqlBool(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

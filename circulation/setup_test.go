@@ -16,6 +16,7 @@ import (
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/staff"
@@ -50,6 +51,13 @@ func mustOpenDB(tb testing.TB) *db.DB {
 
 func mustOpenDBWith(tb testing.TB, opt db.Options) *db.DB {
 	tb.Helper()
+	if !pgtest.Selected(db.SQLite) {
+		// A run of PostgreSQL only (STACKS_TEST_ENGINES=postgres): a fresh
+		// database on the test cluster.
+		d := pgtest.Open(tb, opt)
+		d.Now = func() time.Time { return testNow }
+		return d
+	}
 	d := dbtest.Open(tb, opt)
 	d.Now = func() time.Time { return testNow }
 	return d
@@ -72,12 +80,28 @@ func newEnv(tb testing.TB) *env {
 
 func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 	tb.Helper()
-	d := demotest.Demo(tb, opt, testNow, dopt)
+	d := openDemo(tb, dopt, opt)
 	c := &clock{t: testNow}
 	d.Now = c.Now
 	e := &env{tb: tb, d: d, svc: circulation.NewService(d, nil), clock: c}
 	e.desk = stacks.Actor{StaffID: e.queryInt(`SELECT id FROM staff_users WHERE username = 'desk'`), Name: "desk", BranchID: 1}
 	return e
+}
+
+// openDemo opens a copy of the demo library of size opt; on a run of PostgreSQL
+// only (STACKS_TEST_ENGINES=postgres), a fresh database on the test cluster
+// with the library created in it.
+func openDemo(tb testing.TB, dopt db.Options, opt demo.Options) *db.DB {
+	tb.Helper()
+	if !pgtest.Selected(db.SQLite) {
+		d := pgtest.Open(tb, dopt)
+		d.Now = func() time.Time { return testNow }
+		if _, err := demo.Create(context.Background(), d, opt); err != nil {
+			tb.Fatal(err)
+		}
+		return d
+	}
+	return demotest.Demo(tb, opt, testNow, dopt)
 }
 
 func TestMain(m *testing.M) {
@@ -105,17 +129,13 @@ func (e *env) exec(query string, args ...any) {
 	}
 }
 
-// insert runs an INSERT and returns the new row's id.
+// insert runs an INSERT and returns the new row's id (read with RETURNING, which
+// both engines run; PostgreSQL's driver has no LastInsertId).
 func (e *env) insert(query string, args ...any) int64 {
 	e.tb.Helper()
 	var id int64
 	err := e.d.Write(context.Background(), func(tx *db.Tx) error {
-		res, err := tx.Exec(query, args...)
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
+		return tx.QueryRow(query+" RETURNING id", args...).Scan(&id)
 	})
 	if err != nil {
 		e.tb.Fatalf("%s: %v", query, err)

@@ -410,6 +410,39 @@ func (tx *Tx) sql(query string) string {
 	return tx.rebind.get(query)
 }
 
+// args returns args as the engine takes them. SQLite stores a Go bool as the
+// integer 1 or 0, which is what the schema's flag columns hold; PostgreSQL's
+// driver refuses a bool for an integer column, so on PostgreSQL a bool becomes
+// 1 or 0 here, once, for every statement (the slice is copied only when it holds
+// a bool).
+func (tx *Tx) args(args []any) []any {
+	if tx.rebind == nil {
+		return args
+	}
+	return intBools(args)
+}
+
+func intBools(args []any) []any {
+	var out []any
+	for i, a := range args {
+		b, ok := a.(bool)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = append([]any(nil), args...)
+		}
+		out[i] = int64(0)
+		if b {
+			out[i] = int64(1)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
 // queryer is a transaction, or the read pool itself for ReadOne.
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -427,19 +460,19 @@ func (tx *Tx) Now() time.Time { return tx.now }
 // Exec runs a statement that returns no rows.
 func (tx *Tx) Exec(query string, args ...any) (sql.Result, error) {
 	tx.stats.addStatement(query)
-	return tx.tx.ExecContext(tx.ctx, tx.sql(query), args...)
+	return tx.tx.ExecContext(tx.ctx, tx.sql(query), tx.args(args)...)
 }
 
 // Query runs a statement that returns rows.
 func (tx *Tx) Query(query string, args ...any) (*sql.Rows, error) {
 	tx.stats.addStatement(query)
-	return tx.tx.QueryContext(tx.ctx, tx.sql(query), args...)
+	return tx.tx.QueryContext(tx.ctx, tx.sql(query), tx.args(args)...)
 }
 
 // QueryRow runs a statement that returns at most one row.
 func (tx *Tx) QueryRow(query string, args ...any) *sql.Row {
 	tx.stats.addStatement(query)
-	return tx.tx.QueryRowContext(tx.ctx, tx.sql(query), args...)
+	return tx.tx.QueryRowContext(tx.ctx, tx.sql(query), tx.args(args)...)
 }
 
 // IDs runs a query that selects one integer column (ids) and returns its values
@@ -496,11 +529,11 @@ func (tx *Tx) Prepare(query string) (*Stmt, error) {
 // Exec runs the prepared statement.
 func (s *Stmt) Exec(args ...any) (sql.Result, error) {
 	s.tx.stats.addStatement(s.query)
-	return s.st.ExecContext(s.tx.ctx, args...)
+	return s.st.ExecContext(s.tx.ctx, s.tx.args(args)...)
 }
 
 // QueryRow runs the prepared statement for at most one row.
 func (s *Stmt) QueryRow(args ...any) *sql.Row {
 	s.tx.stats.addStatement(s.query)
-	return s.st.QueryRowContext(s.tx.ctx, args...)
+	return s.st.QueryRowContext(s.tx.ctx, s.tx.args(args)...)
 }

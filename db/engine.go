@@ -127,7 +127,8 @@ func (r *rebinder) get(query string) string {
 	return q
 }
 
-// Rebind rewrites each '?' placeholder of query as $1, $2, ... in order, leaving
+// Rebind rewrites each '?' placeholder of query as $1, $2, ... in order (and
+// SQLite's numbered ?NNN as $NNN, a bare ? after it numbered as SQLite numbers it), leaving
 // alone a '?' inside a string literal ('it”s?'), a quoted identifier ("a?"), a
 // dollar-quoted string ($$?$$, $tag$?$tag$) or a comment (-- ?, /* ? */).
 func Rebind(query string) string {
@@ -141,6 +142,22 @@ func Rebind(query string) string {
 		c := query[i]
 		switch {
 		case c == '?':
+			// ?NNN is SQLite's numbered parameter NNN, PostgreSQL's $NNN; a
+			// bare ? is, as in SQLite, one more than the largest number
+			// assigned so far.
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			if j > i+1 {
+				if k, err := strconv.Atoi(query[i+1 : j]); err == nil && k > 0 {
+					n = max(n, k)
+					b.WriteByte('$')
+					b.WriteString(query[i+1 : j])
+					i = j
+					continue
+				}
+			}
 			n++
 			b.WriteByte('$')
 			b.WriteString(strconv.Itoa(n))

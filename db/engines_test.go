@@ -292,6 +292,11 @@ func TestRebind(t *testing.T) {
 		{"Minus", `SELECT a - ? FROM t`, `SELECT a - $1 FROM t`},
 		{"Unterminated", `SELECT 'open ?`, `SELECT 'open ?`},
 		{"TenOrMore", `VALUES (?,?,?,?,?,?,?,?,?,?,?)`, `VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`},
+		// SQLite's numbered parameters: ?1 used twice is one argument; a bare ?
+		// after ?2 is parameter 3, as SQLite numbers it.
+		{"Numbered", `SELECT a FROM t WHERE a = ?1 OR b = ?1 LIMIT ?2`, `SELECT a FROM t WHERE a = $1 OR b = $1 LIMIT $2`},
+		{"NumberedThenBare", `SELECT ?2, ?1, ?`, `SELECT $2, $1, $3`},
+		{"NumberedTen", `SELECT ?10, ?`, `SELECT $10, $11`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := db.Rebind(c.in); got != c.want {
@@ -299,6 +304,56 @@ func TestRebind(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNumberedPlaceholders runs SQLite's numbered ?NNN on both engines: the same
+// statement text, the same arguments, the same answer.
+func TestNumberedPlaceholders(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		var a, b, c int64
+		if err := d.Read(context.Background(), func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT CAST(?2 AS bigint), CAST(?1 AS bigint) * 2, CAST(? AS bigint)`, 5, 7, 11).Scan(&a, &b, &c)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if a != 7 || b != 10 || c != 11 {
+			t.Errorf("SELECT ?2, ?1 * 2, ? with (5, 7, 11): got %d, %d, %d; want 7, 10, 11", a, b, c)
+		}
+	})
+}
+
+// TestBoolArguments stores Go bools in an integer flag column on both engines:
+// SQLite keeps them as 1 and 0, and so must PostgreSQL (its driver refuses a
+// bool for a bigint column unless db turns it into one).
+func TestBoolArguments(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		ctx := context.Background()
+		if err := d.Write(ctx, func(tx *db.Tx) error {
+			if _, err := tx.Exec(`CREATE TABLE flags (id bigint PRIMARY KEY, on_ bigint NOT NULL)`); err != nil {
+				return err
+			}
+			st, err := tx.Prepare(`INSERT INTO flags (id, on_) VALUES (?, ?)`)
+			if err != nil {
+				return err
+			}
+			if _, err := st.Exec(1, true); err != nil {
+				return err
+			}
+			_, err = tx.Exec(`INSERT INTO flags (id, on_) VALUES (?, ?)`, 2, false)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var sum, n int64
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT sum(on_), count(*) FROM flags WHERE on_ IN (?, ?)`, true, false).Scan(&sum, &n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if sum != 1 || n != 2 {
+			t.Errorf("flags stored from true and false: sum %d of %d rows, want 1 of 2", sum, n)
+		}
+	})
 }
 
 // TestPlaceholders runs '?' statements on each engine, strings with '?' in

@@ -155,7 +155,26 @@ func (l *library) writeData(tx *db.Tx) error {
 			return err
 		}
 	}
-	return holds.flush()
+	if err := holds.flush(); err != nil {
+		return err
+	}
+	return moveIdentities(tx, "records", "items", "patrons", "loans", "ledger", "holds")
+}
+
+// moveIdentities moves PostgreSQL's identity sequence of each table past the ids
+// the demo gave its rows: an insert that names its id does not move it, and the
+// desk's next insert would take an id in use. SQLite needs nothing: it gives
+// max(id) + 1.
+func moveIdentities(tx *db.Tx, tables ...string) error {
+	if tx.Engine() != db.Postgres {
+		return nil
+	}
+	for _, t := range tables {
+		if _, err := tx.Exec(`SELECT setval(pg_get_serial_sequence('` + t + `', 'id'), (SELECT coalesce(max(id), 0) + 1 FROM ` + t + `), false)`); err != nil {
+			return fmt.Errorf("move the ids of %s on: %w", t, err)
+		}
+	}
+	return nil
 }
 
 func boolInt(b bool) int {

@@ -220,7 +220,7 @@ func TestFill(t *testing.T) {
 	if got := queryString(t, d, `SELECT status || ' ' || closed_at FROM holds WHERE id = ?`, ids[0]); got != "fulfilled 2026-11-30T10:00:00Z" {
 		t.Errorf("filled hold %q", got)
 	}
-	if got := queryString(t, d, `SELECT group_concat(priority, ',') FROM (SELECT priority FROM holds WHERE id IN (?, ?) ORDER BY id)`, ids[1], ids[2]); got != "1,2" {
+	if got := queryString(t, d, `SELECT string_agg(CAST(priority AS TEXT), ',' ORDER BY id) FROM holds WHERE id IN (?, ?)`, ids[1], ids[2]); got != "1,2" {
 		t.Errorf("queue after fill %q, want 1,2", got)
 	}
 	if n := id(t, d, `SELECT count(*) FROM audit_log WHERE action = 'hold.fill' AND object_id = ?`, ids[0]); n != 1 {
@@ -257,8 +257,8 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := queryString(t, d, `SELECT group_concat(status || ':' || priority || ':' || coalesce(trapped_item_id, '-') || ':' || coalesce(pickup_by, '-'), ' ')
-		FROM (SELECT * FROM holds WHERE id IN (?, ?, ?) ORDER BY id)`, ids[0], ids[1], ids[2])
+	got := queryString(t, d, `SELECT string_agg(status || ':' || priority || ':' || coalesce(CAST(trapped_item_id AS TEXT), '-') || ':' || coalesce(pickup_by, '-'), ' ' ORDER BY id)
+		FROM holds WHERE id IN (?, ?, ?)`, ids[0], ids[1], ids[2])
 	if got != "queued:1:-:- queued:2:-:- queued:3:-:-" {
 		t.Errorf("holds after release: %q", got)
 	}
@@ -423,8 +423,8 @@ func TestTrapAtCheckin(t *testing.T) {
 					t.Fatalf("trapped %+v, want hold %d", tr, ids[tc.want])
 				}
 				// The queue stays numbered 1..n without gaps or ties.
-				got := queryString(t, d, `SELECT group_concat(priority, ',') FROM (SELECT priority FROM holds
-					WHERE id IN (?, ?) AND status = 'queued' ORDER BY priority)`, ids[0], ids[1])
+				got := queryString(t, d, `SELECT string_agg(CAST(priority AS TEXT), ',' ORDER BY priority) FROM holds
+					WHERE id IN (?, ?) AND status = 'queued'`, ids[0], ids[1])
 				if got != "" && got != "1" {
 					t.Errorf("queued priorities after the trap: %s, want 1", got)
 				}

@@ -288,8 +288,8 @@ func lend(tb testing.TB, d *db.DB, card, barcode string) {
 // queueOf lists the priorities of a record's queued holds in queue order: "1,2,3".
 func queueOf(tb testing.TB, d *db.DB, recordID int64) string {
 	tb.Helper()
-	return queryString(tb, d, `SELECT group_concat(priority, ',') FROM (SELECT priority FROM holds
-		WHERE record_id = ? AND status = 'queued' ORDER BY priority, id)`, recordID)
+	return queryString(tb, d, `SELECT string_agg(CAST(priority AS TEXT), ',' ORDER BY priority, id) FROM holds
+		WHERE record_id = ? AND status = 'queued'`, recordID)
 }
 
 // seq is "1,2,...,n".

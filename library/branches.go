@@ -17,13 +17,13 @@ func CreateBranch(tx *db.Tx, actor stacks.Actor, code, name string) (Branch, err
 	if name, err = stacks.NormalizeName("branch_name", name); err != nil {
 		return Branch{}, err
 	}
-	res, err := tx.Exec(`INSERT INTO branches (code, name) VALUES (?, ?)`, code, name)
+	var id int64
+	err = tx.QueryRow(`INSERT INTO branches (code, name) VALUES (?, ?) RETURNING id`, code, name).Scan(&id)
 	if db.IsUniqueViolation(err) {
 		return Branch{}, stacks.FieldErrorf("branch", stacks.ECONFLICT, "There is already a branch with code %s.", code)
 	} else if err != nil {
 		return Branch{}, fmt.Errorf("insert branch: %w", err)
 	}
-	id, _ := res.LastInsertId()
 	if err := tx.Audit(actor, "branch.create", "branch", id, code); err != nil {
 		return Branch{}, err
 	}

@@ -126,17 +126,13 @@ func AddClosedDay(tx *db.Tx, actor stacks.Actor, branchID int64, day, descriptio
 		}
 	}
 
-	res, err := tx.Exec(`INSERT INTO closed_days (branch_id, day, description) VALUES (?, ?, ?)`, branch, day, description)
+	err := tx.QueryRow(`INSERT INTO closed_days (branch_id, day, description) VALUES (?, ?, ?) RETURNING id`, branch, day, description).Scan(&d.ID)
 	if db.IsUniqueViolation(err) {
 		if branchID == 0 {
 			return ClosedDay{}, stacks.FieldErrorf("day", stacks.ECONFLICT, "All branches are already closed on %s.", day)
 		}
 		return ClosedDay{}, stacks.FieldErrorf("day", stacks.ECONFLICT, "%s is already closed on %s.", d.BranchName, day)
 	} else if err != nil {
-		return ClosedDay{}, fmt.Errorf("add closed day: %w", err)
-	}
-	d.ID, err = res.LastInsertId()
-	if err != nil {
 		return ClosedDay{}, fmt.Errorf("add closed day: %w", err)
 	}
 	if err := tx.Audit(actor, "calendar.add", "closed_day", d.ID, d.describe()); err != nil {

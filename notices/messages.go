@@ -25,7 +25,14 @@ type Filter struct {
 const messageColumns = `m.id, m.patron_id, p.first_name || ' ' || p.surname, p.card, m.delivery, m.branch_id, b.name,
 	m.library_day, m.to_address, m.subject, m.body_text, m.body_html, m.status, m.attempts, m.next_attempt_at,
 	m.last_error, m.created_at, m.sent_at,
-	(SELECT group_concat(DISTINCT n.trigger) FROM notice_items n WHERE n.message_id = m.id)`
+	` + messageKinds
+
+// messageKinds lists the triggers of message m's items, each once, in the order
+// they were first added. string_agg with ORDER BY runs on SQLite (3.44 on) and
+// PostgreSQL alike; SQLite's group_concat(DISTINCT ...) does not run on
+// PostgreSQL.
+const messageKinds = `(SELECT string_agg(k.trigger, ',' ORDER BY k.first_id) FROM
+	(SELECT n.trigger, min(n.id) AS first_id FROM notice_items n WHERE n.message_id = m.id GROUP BY n.trigger) AS k)`
 
 const messageFrom = ` FROM notice_messages m
 	JOIN patrons p ON p.id = m.patron_id

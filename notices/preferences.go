@@ -78,8 +78,8 @@ func FindPatronNotices(tx *db.Tx, patronID int64, email string, limit int) (Patr
 		UNION ALL
 		SELECT * FROM (SELECT 1, m.id, m.delivery, m.status, m.subject, m.library_day, m.created_at, m.attempts,
 				coalesce(m.sent_at, ''), m.last_error,
-				coalesce((SELECT group_concat(DISTINCT n.trigger) FROM notice_items n WHERE n.message_id = m.id), '')
-			FROM notice_messages m WHERE m.patron_id = ?1 ORDER BY m.id DESC LIMIT ?2)`, patronID, limit)
+				coalesce(`+messageKinds+`, '')
+			FROM notice_messages m WHERE m.patron_id = ?1 ORDER BY m.id DESC LIMIT ?2) AS recent`, patronID, limit)
 	if err != nil {
 		return PatronNotices{}, fmt.Errorf("read patron notices: %w", err)
 	}

@@ -264,7 +264,7 @@ const staleItem = `CASE
 		WHEN n.trigger IN ('hold_available', 'hold_expiring') THEN
 			NOT EXISTS (SELECT 1 FROM holds h WHERE h.id = n.object_id AND h.status = 'waiting'
 				AND (n.occurrence = '' OR h.waiting_since = n.occurrence))
-		ELSE 0
+		ELSE FALSE
 	END`
 
 // readNewItems reads the items not yet composed, by patron, in one query. A stale

@@ -527,7 +527,8 @@ func TestPINChangeEndsSessions(t *testing.T) {
 		// session as it was.
 		err = e.DB.Write(ctx, func(tx *db.Tx) error {
 			for _, row := range rows {
-				if _, err := tx.Exec(`INSERT OR REPLACE INTO opac_sessions (token_hash, data, expiry) VALUES (?, ?, ?)`, row...); err != nil {
+				if _, err := tx.Exec(`INSERT INTO opac_sessions (token_hash, data, expiry) VALUES (?, ?, ?)
+					ON CONFLICT (token_hash) DO UPDATE SET data = excluded.data, expiry = excluded.expiry`, row...); err != nil {
 					return err
 				}
 			}

@@ -17,12 +17,12 @@ func CreateCategory(tx *db.Tx, actor stacks.Actor, code, name string) (int64, er
 	if name, err = stacks.NormalizeName("category_name", name); err != nil {
 		return 0, err
 	}
-	res, err := tx.Exec(`INSERT INTO patron_categories (code, name) VALUES (?, ?)`, code, name)
+	var id int64
+	err = tx.QueryRow(`INSERT INTO patron_categories (code, name) VALUES (?, ?) RETURNING id`, code, name).Scan(&id)
 	if db.IsUniqueViolation(err) {
 		return 0, stacks.FieldErrorf("category", stacks.ECONFLICT, "There is already a patron category with code %s.", code)
 	} else if err != nil {
 		return 0, fmt.Errorf("insert patron category: %w", err)
 	}
-	id, _ := res.LastInsertId()
 	return id, tx.Audit(actor, "category.create", "patron_category", id, code)
 }

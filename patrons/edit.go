@@ -293,18 +293,15 @@ func Create(tx *db.Tx, actor stacks.Actor, in Input) (*Patron, error) {
 	}
 	now := tx.Now()
 	expires := addMonths(localToday(now, r.tz), r.cardMonths)
-	res, err := tx.Exec(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
+	var id int64
+	err = tx.QueryRow(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
 		category_id, home_branch_id, expires_on, notes, desk_message, keep_history, created_at, external_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
-		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, in.KeepHistory, db.FormatTime(now), nullIfEmpty(in.ExternalID))
+		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, in.KeepHistory, db.FormatTime(now), nullIfEmpty(in.ExternalID)).Scan(&id)
 	if db.IsUniqueViolation(err) {
 		return nil, errInUse(err, in)
 	} else if err != nil {
-		return nil, fmt.Errorf("insert patron: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
 		return nil, fmt.Errorf("insert patron: %w", err)
 	}
 	if err := tx.Audit(actor, "patron.create", "patron", id,

@@ -484,7 +484,7 @@ func readSnapshot(tx *db.Tx, cols loadColumns, records []loadRecord) (*loadSnaps
 		FROM patrons p
 		JOIN patron_categories c ON c.id = p.category_id
 		JOIN branches b ON b.id = p.home_branch_id
-		WHERE p.card IN (SELECT value FROM json_each(?)) OR p.external_id IN (SELECT value FROM json_each(?))`, string(cj), string(xj))
+		WHERE p.card IN (SELECT value FROM `+jsonValues(tx)+`) OR p.external_id IN (SELECT value FROM `+jsonValues(tx)+`)`, string(cj), string(xj))
 	if err != nil {
 		return nil, fmt.Errorf("read the patrons the file names: %w", err)
 	}
@@ -834,7 +834,7 @@ func hashPINs(ctx context.Context, rows []LoadRow) error {
 func writeRows(tx *db.Tx, actor stacks.Actor, res *LoadResult) error {
 	ins, err := tx.Prepare(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
 		category_id, home_branch_id, expires_on, notes, created_at, external_id, pin_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
 	if err != nil {
 		return fmt.Errorf("prepare patron insert: %w", err)
 	}
@@ -872,14 +872,11 @@ func writeRows(tx *db.Tx, actor stacks.Actor, res *LoadResult) error {
 		in := row.in
 		switch row.Action {
 		case "create":
-			r, err := ins.Exec(in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
-				cats[in.CategoryCode], branches[in.HomeBranchCode], row.expires, in.Notes, now, row.extID, row.pinHash)
+			err := ins.QueryRow(in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
+				cats[in.CategoryCode], branches[in.HomeBranchCode], row.expires, in.Notes, now, row.extID, row.pinHash).Scan(&row.patronID)
 			if db.IsUniqueViolation(err) {
 				return stacks.Errorf(stacks.ECONFLICT, "Line %d: card %s or external id %q was taken by a patron added while the file was being checked. Nothing was imported; load the file again.", row.Line, in.Card, row.ExternalID)
 			} else if err != nil {
-				return fmt.Errorf("line %d: insert patron: %w", row.Line, err)
-			}
-			if row.patronID, err = r.LastInsertId(); err != nil {
 				return fmt.Errorf("line %d: insert patron: %w", row.Line, err)
 			}
 			if _, err := audit.Exec(now, staffID, actor.Name, "patron.create", row.patronID, row.auditText); err != nil {

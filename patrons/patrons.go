@@ -191,9 +191,10 @@ func Search(tx *db.Tx, q string, limit int) ([]Patron, error) {
 	if limit <= 0 {
 		limit = 50
 	}
+	sq := forEngine(tx, searchSQLite, searchPostgres)
 	var b strings.Builder
 	args := []any{q, likePrefix(q)}
-	b.WriteString(patronSelect + ` WHERE p.card = ? COLLATE NOCASE OR p.card LIKE ? ESCAPE '\'`)
+	b.WriteString(patronSelect + ` WHERE ` + sq.cardIs + ` OR ` + sq.cardLike)
 	// The name words: each must start a word of "surname first_name"; hyphenated
 	// names count as separate words.
 	b.WriteString(` OR (`)
@@ -201,10 +202,10 @@ func Search(tx *db.Tx, q string, limit int) ([]Patron, error) {
 		if i > 0 {
 			b.WriteString(` AND `)
 		}
-		b.WriteString(`(' ' || replace(p.surname || ' ' || p.first_name, '-', ' ')) LIKE ? ESCAPE '\'`)
+		b.WriteString(sq.nameLike)
 		args = append(args, "% "+escapeLike(w)+"%")
 	}
-	b.WriteString(`) ORDER BY p.card = ? COLLATE NOCASE DESC, p.surname, p.first_name, p.id LIMIT ?`)
+	b.WriteString(`) ORDER BY ` + sq.cardIs + ` DESC, p.surname, p.first_name, p.id LIMIT ?`)
 	args = append(args, q, limit)
 
 	rows, err := tx.Query(b.String(), args...)
@@ -275,6 +276,27 @@ func Identify(tx *db.Tx, input string, limit int) (Identified, error) {
 		id.Matches, id.More = matches[:limit], true
 	}
 	return id, nil
+}
+
+// searchSQL is the text of Search's case-blind comparisons for one engine: the
+// card (equal, or beginning with a LIKE pattern) and one word of the name (a LIKE
+// pattern).
+type searchSQL struct{ cardIs, cardLike, nameLike string }
+
+// searchSQLite: SQLite's LIKE ignores the case of ASCII letters, and NOCASE does
+// for =. Both scan the table (the card index is binary), but lower() on every row,
+// which both engines would run, was some 35% slower here on 5,000 patrons.
+var searchSQLite = searchSQL{
+	cardIs:   `p.card = ? COLLATE NOCASE`,
+	cardLike: `p.card LIKE ? ESCAPE '\'`,
+	nameLike: `(' ' || replace(p.surname || ' ' || p.first_name, '-', ' ')) LIKE ? ESCAPE '\'`,
+}
+
+// searchPostgres: PostgreSQL's LIKE heeds case; ILIKE does not.
+var searchPostgres = searchSQL{
+	cardIs:   `lower(p.card) = lower(?)`,
+	cardLike: `p.card ILIKE ? ESCAPE '\'`,
+	nameLike: `(' ' || replace(p.surname || ' ' || p.first_name, '-', ' ')) ILIKE ? ESCAPE '\'`,
 }
 
 // escapeLike escapes LIKE's wildcards, with backslash as the escape character.

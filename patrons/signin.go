@@ -219,7 +219,7 @@ func (s *SignIn) clearAttempt(tx *db.Tx, keys []string) error {
 	if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, keys[0]); err != nil {
 		return err
 	}
-	_, err := tx.Exec(`UPDATE login_throttle SET failures = max(failures - 1, 0),
+	_, err := tx.Exec(`UPDATE login_throttle SET failures = CASE WHEN failures > 1 THEN failures - 1 ELSE 0 END,
 			locked_until = CASE WHEN failures - 1 >= ? THEN locked_until END
 		WHERE key = ?`, s.Throttle.MaxAddrFailures, keys[1])
 	return err

@@ -27,17 +27,19 @@ type StandingSummary struct {
 // the desk pages. Overdue is judged at the transaction's clock.
 func Standing(tx *db.Tx, patronID int64) (StandingSummary, error) {
 	var s StandingSummary
-	err := tx.QueryRow(`SELECT `+standingColumns+` FROM (SELECT ?1 AS id) p`, patronID, db.FormatTime(tx.Now())).Scan(s.scanDest()...)
+	err := tx.QueryRow(`SELECT `+standingColumns+` FROM (SELECT CAST(? AS BIGINT) AS id) p`, db.FormatTime(tx.Now()), patronID).Scan(s.scanDest()...)
 	if err != nil {
 		return StandingSummary{}, fmt.Errorf("standing of patron %d: %w", patronID, err)
 	}
 	return s, nil
 }
 
-// standingColumns computes a StandingSummary for the patron p; ?2 is now.
+// standingColumns computes a StandingSummary for the patron p; its one
+// parameter is now. (Plain ? placeholders, in order: db rewrites them to $n for
+// PostgreSQL, and has no form for SQLite's numbered ?NNN.)
 const standingColumns = `(SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE patron_id = p.id),
 	(SELECT count(*) FROM loans WHERE patron_id = p.id AND returned_at IS NULL),
-	(SELECT count(*) FROM loans WHERE patron_id = p.id AND returned_at IS NULL AND due_at < ?2),
+	(SELECT count(*) FROM loans WHERE patron_id = p.id AND returned_at IS NULL AND due_at < ?),
 	(SELECT count(*) FROM holds WHERE patron_id = p.id AND status = 'waiting'),
 	(SELECT count(*) FROM holds WHERE patron_id = p.id AND status IN ('queued', 'in_transit', 'waiting'))`
 
@@ -49,7 +51,7 @@ func (s *StandingSummary) scanDest() []any {
 // desk, where every scan needs both.
 func FindWithStanding(tx *db.Tx, id int64) (*Patron, StandingSummary, error) {
 	var s StandingSummary
-	p, err := scanPatron(tx.QueryRow(patronColumns+", "+standingColumns+patronFrom+` WHERE p.id = ?1`, id, db.FormatTime(tx.Now())), s.scanDest()...)
+	p, err := scanPatron(tx.QueryRow(patronColumns+", "+standingColumns+patronFrom+` WHERE p.id = ?`, db.FormatTime(tx.Now()), id), s.scanDest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, s, stacks.Errorf(stacks.ENOTFOUND, "There is no patron with id %d. Search for the patron by name or card.", id)
 	} else if err != nil {

@@ -39,14 +39,12 @@ func richPatron(tb testing.TB, d *db.DB, card, surname string) person {
 	exec(tb, d, `INSERT INTO ledger (patron_id, kind, amount_cents, loan_id, description, created_at) VALUES (?, 'overdue', 150, ?, 'Overdue', ?)`, id, loan, ts)
 	exec(tb, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, payment_method, branch_id) VALUES (?, 'payment', -150, 'Cash from '||?, ?, 'cash', 1)`, id, surname, ts)
 	rec := queryInt(tb, d, `SELECT r.id FROM records r JOIN items i ON i.record_id = r.id ORDER BY r.id LIMIT 1`)
-	hold := exec(tb, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at)
+	holdID := insertID(tb, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at)
 		VALUES (?, ?, 1, ?, 0, 'fulfilled', ?)`, rec, id, ts, ts)
-	holdID, _ := hold.LastInsertId()
 	exec(tb, d, `INSERT INTO checkins (at, item_id, branch_id, actor, hold_id) VALUES (?, (SELECT min(id) FROM items), 1, 'desk', ?)`, ts, holdID)
-	msg := exec(tb, d, `INSERT INTO notice_messages (patron_id, delivery, branch_id, library_day, to_address, subject, body_text, body_html, status, next_attempt_at, created_at)
+	msgID := insertID(tb, d, `INSERT INTO notice_messages (patron_id, delivery, branch_id, library_day, to_address, subject, body_text, body_html, status, next_attempt_at, created_at)
 		VALUES (?, 'email', 1, ?, ?, 'Your hold', 'Dear '||?||', card '||?, '<p>Dear '||?||'</p>', 'sent', ?, ?)`,
 		id, ts[:10], p.email, surname, card, surname, ts, ts)
-	msgID, _ := msg.LastInsertId()
 	exec(tb, d, `INSERT INTO notice_items (trigger, object_id, patron_id, library_day, created_at, delivery, message_id) VALUES ('hold_available', ?, ?, ?, ?, 'email', ?)`,
 		holdID, id, ts[:10], ts, msgID)
 	exec(tb, d, `INSERT INTO notice_preferences (patron_id, kind, delivery) VALUES (?, 'predue', 'print')`, id)
@@ -226,13 +224,11 @@ func TestPurgeByStaff(t *testing.T) {
 		id := newPatron(t, d, "X9303", "Increditt", days(10))
 		// A lost item's replacement cost, paid, then credited back when the
 		// item came home.
-		r := exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'lost', 300, 'Lost item', ?)`, id, db.FormatTime(days(4)))
-		charge, _ := r.LastInsertId()
+		charge := insertID(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'lost', 300, 'Lost item', ?)`, id, db.FormatTime(days(4)))
 		// The payment paid that line (its allocation), as the desk records it:
 		// only money paid toward a charge is credited back (stacks check's
 		// ledger-credit-over-paid).
-		r = exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, payment_method, branch_id) VALUES (?, 'payment', -300, 'Payment', ?, 'cash', 1)`, id, db.FormatTime(days(3)))
-		payment, _ := r.LastInsertId()
+		payment := insertID(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, payment_method, branch_id) VALUES (?, 'payment', -300, 'Payment', ?, 'cash', 1)`, id, db.FormatTime(days(3)))
 		exec(t, d, `INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (?, ?, 300)`, payment, charge)
 		exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at, reverses_id) VALUES (?, 'credit', -300, 'Credited', ?, ?)`, id, db.FormatTime(days(2)), charge)
 		err := purge(id)
@@ -290,9 +286,7 @@ func TestPurgeAuditOthers(t *testing.T) {
 		{entry{"desk", "Q001 and Q0012 swapped cards"}, entry{"desk", "[purged] and Q0012 swapped cards"}},
 	}
 	add := func(e entry) int64 {
-		r := exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, ?, 'test', 'loan', ?, ?)`, ts, e.actor, other, e.detail)
-		id, _ := r.LastInsertId()
-		return id
+		return insertID(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, ?, 'test', 'loan', ?, ?)`, ts, e.actor, other, e.detail)
 	}
 	var unrelatedIDs, namedIDs []int64
 	for _, e := range unrelated {

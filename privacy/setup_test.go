@@ -46,6 +46,18 @@ func exec(tb testing.TB, d *db.DB, q string, args ...any) sql.Result {
 	return res
 }
 
+// insertID runs an INSERT and returns the new row's id (read with RETURNING, which
+// both engines run; PostgreSQL's driver has no LastInsertId).
+func insertID(tb testing.TB, d *db.DB, q string, args ...any) int64 {
+	tb.Helper()
+	var id int64
+	err := d.Write(ctx, func(tx *db.Tx) error { return tx.QueryRow(q+" RETURNING id", args...).Scan(&id) })
+	if err != nil {
+		tb.Fatalf("%s: %v", q, err)
+	}
+	return id
+}
+
 func queryInt(tb testing.TB, d *db.DB, q string, args ...any) int64 {
 	tb.Helper()
 	var n int64
@@ -85,15 +97,10 @@ func queryText(tb testing.TB, d *db.DB, q string, args ...any) []string {
 // whose card expires a year after created, and returns the id.
 func newPatron(tb testing.TB, d *db.DB, card, surname string, created time.Time) int64 {
 	tb.Helper()
-	res := exec(tb, d, `INSERT INTO patrons (card, surname, first_name, email, phone, address, category_id, home_branch_id, expires_on, created_at)
+	return insertID(tb, d, `INSERT INTO patrons (card, surname, first_name, email, phone, address, category_id, home_branch_id, expires_on, created_at)
 		VALUES (?, ?, 'Quintessa', lower(?) || '@example.org', '+44 7700 ' || substr(?, -6), '1 Mulberry Lane', 
 			(SELECT id FROM patron_categories WHERE code = 'ADULT' OR name = 'Adult' LIMIT 1), (SELECT id FROM branches WHERE code = 'CEN'), date(?5, '+1 year'), ?5)`,
 		card, surname, surname, card, db.FormatTime(created))
-	id, err := res.LastInsertId()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return id
 }
 
 // freeItem returns the id of an available item nobody has borrowed, a new one
@@ -116,13 +123,9 @@ func addLoan(tb testing.TB, d *db.DB, patron int64, issued, returned time.Time) 
 	} else {
 		exec(tb, d, `UPDATE items SET status = 'on_loan' WHERE id = ?`, item)
 	}
-	res := exec(tb, d, `INSERT INTO loans (item_id, patron_id, branch_id, issued_at, due_at, returned_at, return_branch_id)
+	id := insertID(tb, d, `INSERT INTO loans (item_id, patron_id, branch_id, issued_at, due_at, returned_at, return_branch_id)
 		VALUES (?, ?, (SELECT id FROM branches WHERE code = 'CEN'), ?, ?, ?, CASE WHEN ?5 IS NULL THEN NULL ELSE (SELECT id FROM branches WHERE code = 'CEN') END)`,
 		item, patron, db.FormatTime(issued), db.FormatTime(issued.AddDate(0, 0, 21)), ret)
-	id, err := res.LastInsertId()
-	if err != nil {
-		tb.Fatal(err)
-	}
 	if !returned.IsZero() {
 		exec(tb, d, `INSERT INTO checkins (at, item_id, loan_id, branch_id, actor) VALUES (?, ?, ?, (SELECT id FROM branches WHERE code = 'CEN'), 'desk')`,
 			db.FormatTime(returned), item, id)

@@ -122,8 +122,11 @@ func RefreshCollection(ctx context.Context, d *db.DB) error {
 	type row struct{ branch, typ, items, onLoan, gone int64 }
 	var rows []row
 	err := d.Read(ctx, func(tx *db.Tx) error {
-		rs, err := tx.Query(`SELECT home_branch_id, item_type_id, count(*), sum(status = 'on_loan'), sum(status IN ('lost', 'missing'))
-			FROM items NOT INDEXED WHERE status <> 'withdrawn' GROUP BY 1, 2`)
+		// NOT INDEXED (SQLite's: scan the table, not an index) has no
+		// PostgreSQL counterpart; its planner chooses alone.
+		rs, err := tx.Query(`SELECT home_branch_id, item_type_id, count(*),
+				sum(CASE WHEN status = 'on_loan' THEN 1 ELSE 0 END), sum(CASE WHEN status IN ('lost', 'missing') THEN 1 ELSE 0 END)
+			FROM items` + forEngine(tx, ` NOT INDEXED`, ``) + ` WHERE status <> 'withdrawn' GROUP BY 1, 2`)
 		if err != nil {
 			return err
 		}
@@ -185,8 +188,10 @@ func rollupBatch(tx *db.Tx, max int) (int, error) {
 	if err := tx.QueryRow(`SELECT last_loan_id FROM report_rollup WHERE id = 1`).Scan(&last); err != nil {
 		return 0, err
 	}
-	if err := tx.QueryRow(`SELECT count(*), coalesce(max(id), ?1) FROM (SELECT id FROM loans WHERE id > ?1 ORDER BY id LIMIT ?2)`,
-		last, max).Scan(&n, &upto); err != nil {
+	// Plain ? placeholders, each once, in order (db rewrites them to $n for
+	// PostgreSQL); the derived table is named, which PostgreSQL before 16 needs.
+	if err := tx.QueryRow(`SELECT count(*), coalesce(max(id), ?) FROM (SELECT id FROM loans WHERE id > ? ORDER BY id LIMIT ?) AS batch`,
+		last, last, max).Scan(&n, &upto); err != nil {
 		return 0, err
 	}
 	now := db.FormatTime(tx.Now())
@@ -198,16 +203,16 @@ func rollupBatch(tx *db.Tx, max int) (int, error) {
 		`INSERT INTO loan_stats (day, branch_id, item_type_id, category_id, loans)
 		SELECT CAST(replace(substr(l.issued_at, 1, 10), '-', '') AS INTEGER), l.branch_id, i.item_type_id, coalesce(` + LoanCategory + `, 0), count(*)
 		FROM loans l JOIN items i ON i.id = l.item_id` + loanPatronJoin + `
-		WHERE l.id > ?1 AND l.id <= ?2
+		WHERE l.id > ? AND l.id <= ?
 		GROUP BY 1, 2, 3, 4
-		ON CONFLICT (day, branch_id, item_type_id, category_id) DO UPDATE SET loans = loans + excluded.loans`,
+		ON CONFLICT (day, branch_id, item_type_id, category_id) DO UPDATE SET loans = loan_stats.loans + excluded.loans`,
 		`INSERT INTO loan_titles (issued, loan_id, record_id, branch_id, item_type_id)
-		SELECT CAST(strftime('%s', l.issued_at) AS INTEGER), l.id, i.record_id, l.branch_id, i.item_type_id
-		FROM loans l JOIN items i ON i.id = l.item_id WHERE l.id > ?1 AND l.id <= ?2`,
-		`INSERT INTO item_loans (item_id, loan_id) SELECT item_id, id FROM loans WHERE id > ?1 AND id <= ?2`,
-		`INSERT INTO open_loans (loan_id, due_at) SELECT id, due_at FROM loans WHERE id > ?1 AND id <= ?2 AND returned_at IS NULL`,
+		SELECT ` + forEngine(tx, `CAST(strftime('%s', l.issued_at) AS INTEGER)`, `CAST(extract(epoch FROM CAST(l.issued_at AS timestamptz)) AS bigint)`) + `, l.id, i.record_id, l.branch_id, i.item_type_id
+		FROM loans l JOIN items i ON i.id = l.item_id WHERE l.id > ? AND l.id <= ?`,
+		`INSERT INTO item_loans (item_id, loan_id) SELECT item_id, id FROM loans WHERE id > ? AND id <= ?`,
+		`INSERT INTO open_loans (loan_id, due_at) SELECT id, due_at FROM loans WHERE id > ? AND id <= ? AND returned_at IS NULL`,
 		`UPDATE items SET last_borrowed_at = n.m
-		FROM (SELECT item_id, max(issued_at) AS m FROM loans WHERE id > ?1 AND id <= ?2 GROUP BY item_id) AS n
+		FROM (SELECT item_id, max(issued_at) AS m FROM loans WHERE id > ? AND id <= ? GROUP BY item_id) AS n
 		WHERE items.id = n.item_id AND (items.last_borrowed_at IS NULL OR items.last_borrowed_at < n.m)`,
 	}
 	for _, q := range stmts {

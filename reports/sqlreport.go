@@ -607,16 +607,12 @@ func SaveSQL(tx *db.Tx, actor stacks.Actor, id int64, in SavedInput) (int64, err
 		staffID = actor.StaffID
 	}
 	if id == 0 {
-		res, err := tx.Exec(`INSERT INTO saved_reports (name, description, sql, staff_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			in.Name, in.Description, in.SQL, staffID, now, now)
+		err := tx.QueryRow(`INSERT INTO saved_reports (name, description, sql, staff_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			in.Name, in.Description, in.SQL, staffID, now, now).Scan(&id)
 		if db.IsUniqueViolation(err) {
 			return 0, stacks.FieldErrorf("name", stacks.ECONFLICT, "A report called %q exists already: choose another name.", in.Name)
 		} else if err != nil {
 			return 0, fmt.Errorf("save report: %w", err)
-		}
-		id, err = res.LastInsertId()
-		if err != nil {
-			return 0, err
 		}
 		return id, tx.Audit(actor, "sql_report.create", "saved_report", id, in.Name)
 	}

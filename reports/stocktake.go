@@ -155,12 +155,13 @@ func insertStocktake(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, e
 	if actor.StaffID != 0 {
 		staffID = actor.StaffID
 	}
-	res, err := tx.Exec(`INSERT INTO stocktakes (branch_id, call_from, call_to, location, staff_id, started_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		in.BranchID, in.From, in.To, in.Location, staffID, db.FormatTime(tx.Now()))
+	var id int64
+	err := tx.QueryRow(`INSERT INTO stocktakes (branch_id, call_from, call_to, location, staff_id, started_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		in.BranchID, in.From, in.To, in.Location, staffID, db.FormatTime(tx.Now())).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("start stocktake: %w", err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // BranchLocations is the shelving locations in use at one branch, in order.

@@ -120,14 +120,14 @@ func Create(tx *db.Tx, n NewUser) (*User, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("find branch: %w", err)
 	}
-	res, err := tx.Exec(`INSERT INTO staff_users (username, display_name, password_hash, role, branch_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, n.Username, n.DisplayName, hash, n.Role, branchID, db.FormatTime(tx.Now()))
+	var id int64
+	err = tx.QueryRow(`INSERT INTO staff_users (username, display_name, password_hash, role, branch_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`, n.Username, n.DisplayName, hash, n.Role, branchID, db.FormatTime(tx.Now())).Scan(&id)
 	if db.IsUniqueViolation(err) {
 		return nil, stacks.FieldErrorf("username", stacks.ECONFLICT, "The username %q is taken; choose another.", n.Username)
 	} else if err != nil {
 		return nil, fmt.Errorf("insert staff user: %w", err)
 	}
-	id, _ := res.LastInsertId()
 	return FindByID(tx, id)
 }
 
@@ -376,7 +376,7 @@ func (s *Service) clearAttempt(tx *db.Tx, keys []string) error {
 	if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, keys[0]); err != nil {
 		return err
 	}
-	_, err := tx.Exec(`UPDATE login_throttle SET failures = max(failures - 1, 0),
+	_, err := tx.Exec(`UPDATE login_throttle SET failures = CASE WHEN failures > 1 THEN failures - 1 ELSE 0 END,
 			locked_until = CASE WHEN failures - 1 >= ? THEN locked_until END
 		WHERE key = ?`, s.Throttle.MaxAddrFailures, keys[1])
 	return err
