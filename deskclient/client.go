@@ -100,7 +100,7 @@ func (c *Client) do(ctx context.Context, method, path string, form url.Values) (
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		// What a browser sends with a same-origin form post.
-		req.Header.Set("Origin", c.Base)
+		req.Header.Set("Origin", c.origin())
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
 	}
 	start := time.Now()
@@ -122,6 +122,32 @@ func (c *Client) do(ctx context.Context, method, path string, form url.Values) (
 	return resp, string(b), nil
 }
 
+// origin is the scheme and host of c.Base, what a browser sends as Origin.
+func (c *Client) origin() string {
+	u, err := url.Parse(c.Base)
+	if err != nil {
+		return c.Base
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// sitePath turns a redirect's Location into a path of the site: the site may be
+// mounted under a base path (c.Base is http://host/library), and its redirects
+// name the whole path (/library/checkout), which the client asks for as
+// /checkout under c.Base.
+func (c *Client) sitePath(loc *url.URL) string {
+	p := loc.RequestURI()
+	if u, err := url.Parse(c.Base); err == nil && u.Path != "" && u.Path != "/" {
+		if rest, ok := strings.CutPrefix(p, u.Path); ok && (rest == "" || rest[0] == '/' || rest[0] == '?') {
+			if rest == "" || rest[0] == '?' {
+				rest = "/" + rest
+			}
+			return rest
+		}
+	}
+	return p
+}
+
 // follow sends a request and follows redirects (at most 5), as a browser does.
 func (c *Client) follow(ctx context.Context, method, path string, form url.Values) (Page, error) {
 	for i := 0; i < 6; i++ {
@@ -136,7 +162,7 @@ func (c *Client) follow(ctx context.Context, method, path string, form url.Value
 		if err != nil {
 			return Page{}, fmt.Errorf("%s %s: redirect without Location", method, path)
 		}
-		path, method, form = loc.RequestURI(), http.MethodGet, nil
+		path, method, form = c.sitePath(loc), http.MethodGet, nil
 	}
 	return Page{}, fmt.Errorf("too many redirects from %s", path)
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"html"
 	"io"
 	"net/http"
@@ -127,6 +128,19 @@ func TestLighttpd(t *testing.T) {
 
 			t.Run("DeskSession", func(t *testing.T) {
 				runDeskSession(t, browser, srv, "")
+			})
+
+			// The scripted desk session (make desk-timing's server-side client)
+			// through the same mount: it follows the site's redirects, which name
+			// the whole path under the mount.
+			t.Run("ScriptedSession", func(t *testing.T) {
+				steps, err := deskclient.Run(context.Background(), srv.BaseURL)
+				if err != nil {
+					t.Fatalf("the scripted desk session at %s: %v", srv.BaseURL, err)
+				}
+				if len(steps) == 0 {
+					t.Fatal("the scripted desk session ran no steps")
+				}
 			})
 		})
 	}
