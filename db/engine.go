@@ -73,6 +73,16 @@ func (tx *Tx) SQL(p PerEngine) string {
 	return p.SQLite
 }
 
+// Pick returns sqlite or postgres, whichever is for the engine tx runs on: the
+// per-engine choice for a fragment of a statement or anything else a PerEngine
+// statement will not hold (a domain package builds the rest of the SQL around it).
+func Pick[T any](tx *Tx, sqlite, postgres T) T {
+	if tx.rebind != nil {
+		return postgres
+	}
+	return sqlite
+}
+
 // IsUniqueViolation reports whether err is a UNIQUE constraint failure (SQLite's
 // message, PostgreSQL's SQLSTATE 23505), which the domain packages turn into a
 // conflict ("that barcode already exists").

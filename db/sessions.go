@@ -79,3 +79,14 @@ func (s *SessionStore) Commit(token string, b []byte, expiry time.Time) error {
 func (s *SessionStore) Delete(token string) error {
 	return s.DeleteCtx(context.Background(), token)
 }
+
+// SessionValue is an SQL expression reading the integer the scs session codec
+// stores under i.<key> in a sessions row's data (JSON in a BLOB), NULL when the
+// data is not JSON (on PostgreSQL: when it does not begin with "{", as IS JSON
+// needs version 16 and Debian's is 15). Staff, patrons' site and privacy code
+// find a user's or a patron's sessions with it.
+func SessionValue(tx *Tx, key string) string {
+	return Pick(tx,
+		`CASE WHEN json_valid(CAST(data AS TEXT)) THEN json_extract(CAST(data AS TEXT), '$.i.`+key+`') END`,
+		`CASE WHEN substr(data, 1, 1) = CAST('\x7b' AS bytea) THEN CAST(CAST(convert_from(data, 'UTF8') AS jsonb) #>> '{i,`+key+`}' AS bigint) END`)
+}

@@ -14,7 +14,7 @@ import (
 // endSessionsOf deletes every session signed in as patron pid, in tx: a changed
 // PIN signs the patron out everywhere else.
 func endSessionsOf(tx *db.Tx, pid int64) error {
-	_, err := tx.Exec(`DELETE FROM opac_sessions WHERE `+sessionValue(tx, sessPatronID)+` = ?`, pid)
+	_, err := tx.Exec(`DELETE FROM opac_sessions WHERE `+db.SessionValue(tx, sessPatronID)+` = ?`, pid)
 	return err
 }
 

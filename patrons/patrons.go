@@ -191,7 +191,7 @@ func Search(tx *db.Tx, q string, limit int) ([]Patron, error) {
 	if limit <= 0 {
 		limit = 50
 	}
-	sq := forEngine(tx, searchSQLite, searchPostgres)
+	sq := db.Pick(tx, searchSQLite, searchPostgres)
 	var b strings.Builder
 	args := []any{q, likePrefix(q)}
 	b.WriteString(patronSelect + ` WHERE ` + sq.cardIs + ` OR ` + sq.cardLike)

@@ -196,7 +196,7 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 		`DELETE FROM notice_preferences WHERE patron_id = ?1`,
 		// opac's session data is JSON with the patron's id under i.pid
 		// (opac.sessPatronID).
-		`DELETE FROM opac_sessions WHERE ` + sessionValue(tx, "pid") + ` = ?1`,
+		`DELETE FROM opac_sessions WHERE ` + db.SessionValue(tx, "pid") + ` = ?1`,
 		`DELETE FROM sip_lockouts WHERE kind = 'pin' AND subject = ?2`,
 		`DELETE FROM login_throttle WHERE key = 'card:' || ?3`,
 		`DELETE FROM patrons WHERE id = ?1`,

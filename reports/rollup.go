@@ -126,7 +126,7 @@ func RefreshCollection(ctx context.Context, d *db.DB) error {
 		// PostgreSQL counterpart; its planner chooses alone.
 		rs, err := tx.Query(`SELECT home_branch_id, item_type_id, count(*),
 				sum(CASE WHEN status = 'on_loan' THEN 1 ELSE 0 END), sum(CASE WHEN status IN ('lost', 'missing') THEN 1 ELSE 0 END)
-			FROM items` + forEngine(tx, ` NOT INDEXED`, ``) + ` WHERE status <> 'withdrawn' GROUP BY 1, 2`)
+			FROM items` + db.Pick(tx, ` NOT INDEXED`, ``) + ` WHERE status <> 'withdrawn' GROUP BY 1, 2`)
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func rollupBatch(tx *db.Tx, max int) (int, error) {
 		GROUP BY 1, 2, 3, 4
 		ON CONFLICT (day, branch_id, item_type_id, category_id) DO UPDATE SET loans = loan_stats.loans + excluded.loans`,
 		`INSERT INTO loan_titles (issued, loan_id, record_id, branch_id, item_type_id)
-		SELECT ` + forEngine(tx, `CAST(strftime('%s', l.issued_at) AS INTEGER)`, `CAST(extract(epoch FROM CAST(l.issued_at AS timestamptz)) AS bigint)`) + `, l.id, i.record_id, l.branch_id, i.item_type_id
+		SELECT ` + db.Pick(tx, `CAST(strftime('%s', l.issued_at) AS INTEGER)`, `CAST(extract(epoch FROM CAST(l.issued_at AS timestamptz)) AS bigint)`) + `, l.id, i.record_id, l.branch_id, i.item_type_id
 		FROM loans l JOIN items i ON i.id = l.item_id WHERE l.id > ? AND l.id <= ?`,
 		`INSERT INTO item_loans (item_id, loan_id) SELECT item_id, id FROM loans WHERE id > ? AND id <= ?`,
 		`INSERT INTO open_loans (loan_id, due_at) SELECT id, due_at FROM loans WHERE id > ? AND id <= ? AND returned_at IS NULL`,

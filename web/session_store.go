@@ -13,7 +13,7 @@ import (
 // the user id where sessionCodec writes it; a session in the old gob encoding
 // cannot be read this way, but none survived migration 0007.
 func endSessionsOf(tx *db.Tx, uid int64) (int64, error) {
-	res, err := tx.Exec(`DELETE FROM sessions WHERE `+sessionValue(tx, sessUserID)+` = ?`, uid)
+	res, err := tx.Exec(`DELETE FROM sessions WHERE `+db.SessionValue(tx, sessUserID)+` = ?`, uid)
 	if err != nil {
 		return 0, err
 	}
