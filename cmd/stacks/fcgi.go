@@ -85,8 +85,11 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		SearchTimeout:    *searchTimeout,
 	}))}
 	bg, stopBG := context.WithCancel(context.Background())
-	defer stopBG()
-	go cleanSessions(bg, d, logger)
+	// The session cleaner stops before the database closes (a write racing the
+	// close is a send on the closed group-commit queue: TestFCGI/Unix under -race).
+	cleaned := make(chan struct{})
+	go func() { cleanSessions(bg, d, logger); close(cleaned) }()
+	defer func() { stopBG(); <-cleaned }()
 
 	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "base", base+"/", "db", db.DisplayName(dbf.path))
 	errc := make(chan error, 1)

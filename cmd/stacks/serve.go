@@ -263,7 +263,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
-	go cleanSessions(bg, d, logger)
+	// The session cleaner stops before the database closes (a write racing the
+	// close is a send on the closed group-commit queue).
+	cleaned := make(chan struct{})
+	go func() { cleanSessions(bg, d, logger); close(cleaned) }()
+	defer func() { stopBG(); <-cleaned }()
 	// The report statistics are rolled up from the loans here, every minute, off
 	// the desk's write path (no trigger on loans); it stops before the database
 	// closes.
