@@ -132,11 +132,14 @@ func TestLighttpd(t *testing.T) {
 
 			// The scripted desk session (make desk-timing's server-side client)
 			// through the same mount: it follows the site's redirects, which name
-			// the whole path under the mount.
+			// the whole path under the mount. The session checks items out and in
+			// as the browser's did, so it needs a library of its own: a second
+			// lighttpd on a fresh demo library.
 			t.Run("ScriptedSession", func(t *testing.T) {
-				steps, err := deskclient.Run(context.Background(), srv.BaseURL)
+				fresh := startLighttpd(t, mode, mount)
+				steps, err := deskclient.Run(context.Background(), fresh.BaseURL)
 				if err != nil {
-					t.Fatalf("the scripted desk session at %s: %v", srv.BaseURL, err)
+					t.Fatalf("the scripted desk session at %s: %v", fresh.BaseURL, err)
 				}
 				if len(steps) == 0 {
 					t.Fatal("the scripted desk session ran no steps")
