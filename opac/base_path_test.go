@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/basepath/basepathtest"
 )
@@ -49,13 +47,13 @@ func TestBasePath(t *testing.T) {
 			if len(r.Header.Values("Set-Cookie")) == 0 {
 				t.Fatal("sign-in set no cookie")
 			}
-			checkCookies(t, "POST /signin", r, base)
+			basepathtest.CheckCookies(t, "POST /signin", r.Header, base)
 			if !placed {
 				r := site.post(t, c, base+"/records/"+rec+"/hold", url.Values{"pickup": {"CEN"}})
 				if r.Status != http.StatusSeeOther {
 					t.Fatalf("place a hold under %s: %d\n%s", base, r.Status, r.Body)
 				}
-				checkLocation(t, "POST hold", r, base, host)
+				basepathtest.CheckLocation(t, "POST hold", r.Location, base, host)
 				placed = true
 			}
 			for _, next := range []string{"/../admin", "/%2e%2e/x"} {
@@ -85,7 +83,7 @@ func TestBasePath(t *testing.T) {
 				if r.Header.Get("Server-Timing") == "" && rt.pattern != "/static/*" && rt.pattern != "/favicon.ico" {
 					t.Errorf("%s: no Server-Timing header", what)
 				}
-				for l := range checkEmitted(t, what, r, base, host, router) {
+				for l := range basepathtest.Emitted(t, what, r.Header, r.Location, r.Body, base, host, router) {
 					links[l] = true
 				}
 				pages++
@@ -107,8 +105,8 @@ func TestBasePath(t *testing.T) {
 				if r.Status == http.StatusNotFound || r.Status >= 500 {
 					t.Errorf("link %s: %d", l, r.Status)
 				}
-				checkLocation(t, "link "+l, r, base, host)
-				checkCookies(t, "link "+l, r, base)
+				basepathtest.CheckLocation(t, "link "+l, r.Location, base, host)
+				basepathtest.CheckCookies(t, "link "+l, r.Header, base)
 			}
 
 			// Absolute URLs carry the base: the permanent link and OAI-PMH.
@@ -128,66 +126,7 @@ func TestBasePath(t *testing.T) {
 			if r.Status != http.StatusSeeOther || r.Location != base+"/" {
 				t.Errorf("POST %s/signout: %d to %q, want 303 to %s/", base, r.Status, r.Location, base)
 			}
-			checkCookies(t, "POST /signout", r, base)
+			basepathtest.CheckCookies(t, "POST /signout", r.Header, base)
 		})
-	}
-}
-
-// checkEmitted checks the answer r to what and returns the local URLs a
-// browser would GET from it.
-func checkEmitted(t *testing.T, what string, r response, base, host string, router chi.Routes) map[string]bool {
-	t.Helper()
-	checkLocation(t, what, r, base, host)
-	checkCookies(t, what, r, base)
-	links := map[string]bool{}
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
-		return links
-	}
-	found, err := basepathtest.URLs(r.Body)
-	if err != nil {
-		t.Errorf("%s: the HTML does not parse: %v", what, err)
-		return links
-	}
-	for _, f := range found {
-		if basepathtest.External(f.Value, host) {
-			continue
-		}
-		routed, ok := basepathtest.Under(f.Value, base, host)
-		if !ok {
-			t.Errorf("%s: %s is not under the base %q", what, f, base)
-			continue
-		}
-		if !router.Match(chi.NewRouteContext(), f.Method, routed) {
-			t.Errorf("%s: %s: no %s route for %s", what, f, f.Method, routed)
-			continue
-		}
-		if f.Method == http.MethodGet {
-			u, _ := url.Parse(f.Value)
-			l := u.Path
-			if u.RawQuery != "" {
-				l += "?" + u.RawQuery
-			}
-			links[l] = true
-		}
-	}
-	return links
-}
-
-func checkLocation(t *testing.T, what string, r response, base, host string) {
-	t.Helper()
-	if r.Location == "" {
-		return
-	}
-	if _, ok := basepathtest.Under(r.Location, base, host); !ok {
-		t.Errorf("%s: Location %q is not under the base %q", what, r.Location, base)
-	}
-}
-
-func checkCookies(t *testing.T, what string, r response, base string) {
-	t.Helper()
-	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
-		if c.Path != base+"/" {
-			t.Errorf("%s: cookie %s has Path %q, want %q", what, c.Name, c.Path, base+"/")
-		}
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/basepath/basepathtest"
 )
@@ -44,7 +42,7 @@ func TestBasePath(t *testing.T) {
 			// The login form posts under the base; the sign-in goes to the page
 			// asked for, under the base, and the cookie's path is the base's.
 			r = site.get(t, c, base+"/login?next=%2Fpatrons%3Fq%3Dx")
-			checkEmitted(t, "GET /login", r, base, host, router)
+			basepathtest.Emitted(t, "GET /login", r.Header, r.Location, r.Body, base, host, router)
 			if !strings.Contains(r.Body, `action="`+base+`/login"`) {
 				t.Errorf("the login form does not post to %s/login", base)
 			}
@@ -55,7 +53,7 @@ func TestBasePath(t *testing.T) {
 			if sc := r.Header.Values("Set-Cookie"); len(sc) == 0 {
 				t.Fatalf("POST %s/login: no session cookie", base)
 			}
-			checkCookies(t, "POST /login", r, base)
+			basepathtest.CheckCookies(t, "POST /login", r.Header, base)
 			// A "next" that climbs out of the base is refused.
 			for _, next := range []string{"/../admin", "/%2e%2e/admin", "/a/./b"} {
 				r := site.post(t, c, base+"/login", url.Values{"username": {"admin"}, "password": {"admin"}, "next": {next}})
@@ -81,7 +79,7 @@ func TestBasePath(t *testing.T) {
 				if r.Header.Get("Server-Timing") == "" && rt.Pattern != "/static/*" && rt.Pattern != "/favicon.ico" {
 					t.Errorf("%s: no Server-Timing header", what)
 				}
-				for l := range checkEmitted(t, what, r, base, host, router) {
+				for l := range basepathtest.Emitted(t, what, r.Header, r.Location, r.Body, base, host, router) {
 					links[l] = true
 				}
 				pages++
@@ -104,8 +102,8 @@ func TestBasePath(t *testing.T) {
 				if r.Status == http.StatusNotFound || r.Status >= 500 {
 					t.Errorf("link %s: %d", l, r.Status)
 				}
-				checkLocation(t, "link "+l, r, base, host)
-				checkCookies(t, "link "+l, r, base)
+				basepathtest.CheckLocation(t, "link "+l, r.Location, base, host)
+				basepathtest.CheckCookies(t, "link "+l, r.Header, base)
 			}
 			// Outside the base: 404; the base without its slash: to base + "/".
 			if base != "" {
@@ -124,71 +122,7 @@ func TestBasePath(t *testing.T) {
 			if r.Status != http.StatusSeeOther || r.Location != base+"/login" {
 				t.Errorf("POST %s/logout: %d to %q, want 303 to %s/login", base, r.Status, r.Location, base)
 			}
-			checkCookies(t, "POST /logout", r, base)
+			basepathtest.CheckCookies(t, "POST /logout", r.Header, base)
 		})
-	}
-}
-
-// checkEmitted checks the answer r to what (see TestBasePath) and returns the
-// local URLs a browser would GET from it (links, assets), as paths with query.
-func checkEmitted(t *testing.T, what string, r response, base, host string, router chi.Routes) map[string]bool {
-	t.Helper()
-	checkLocation(t, what, r, base, host)
-	checkCookies(t, what, r, base)
-	links := map[string]bool{}
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
-		return links
-	}
-	found, err := basepathtest.URLs(r.Body)
-	if err != nil {
-		t.Errorf("%s: the HTML does not parse: %v", what, err)
-		return links
-	}
-	for _, f := range found {
-		if basepathtest.External(f.Value, host) {
-			continue
-		}
-		routed, ok := basepathtest.Under(f.Value, base, host)
-		if !ok {
-			t.Errorf("%s: %s is not under the base %q", what, f, base)
-			continue
-		}
-		if !router.Match(chi.NewRouteContext(), f.Method, routed) {
-			t.Errorf("%s: %s: no %s route for %s", what, f, f.Method, routed)
-			continue
-		}
-		if f.Method == http.MethodGet {
-			u, _ := url.Parse(f.Value)
-			links[u.Path+querySuffix(u)] = true
-		}
-	}
-	return links
-}
-
-func querySuffix(u *url.URL) string {
-	if u.RawQuery == "" {
-		return ""
-	}
-	return "?" + u.RawQuery
-}
-
-// checkLocation checks that a redirect stays under the base.
-func checkLocation(t *testing.T, what string, r response, base, host string) {
-	t.Helper()
-	if r.Location == "" {
-		return
-	}
-	if _, ok := basepathtest.Under(r.Location, base, host); !ok {
-		t.Errorf("%s: Location %q is not under the base %q", what, r.Location, base)
-	}
-}
-
-// checkCookies checks that every cookie set has the path base + "/".
-func checkCookies(t *testing.T, what string, r response, base string) {
-	t.Helper()
-	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
-		if c.Path != base+"/" {
-			t.Errorf("%s: cookie %s has Path %q, want %q", what, c.Name, c.Path, base+"/")
-		}
 	}
 }

@@ -3,9 +3,12 @@
 package basepathtest
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
+	"testing"
 
+	"github.com/go-chi/chi/v5"
 	"golang.org/x/net/html"
 )
 
@@ -135,4 +138,69 @@ func Under(v, base, host string) (routed string, ok bool) {
 		return "", false
 	}
 	return rest, true
+}
+
+// Emitted checks an answer of a site mounted at base (its header, the Location
+// in it, its body): the Location, every cookie's Path and every URL in the HTML
+// are under base, and every local URL names a route of router. It returns the
+// local URLs a browser would GET from the page, as paths with their queries, for
+// the caller to follow. what names the answer in failures.
+func Emitted(t testing.TB, what string, h http.Header, location, body, base, host string, router chi.Routes) map[string]bool {
+	t.Helper()
+	CheckLocation(t, what, location, base, host)
+	CheckCookies(t, what, h, base)
+	links := map[string]bool{}
+	if !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+		return links
+	}
+	found, err := URLs(body)
+	if err != nil {
+		t.Errorf("%s: the HTML does not parse: %v", what, err)
+		return links
+	}
+	for _, f := range found {
+		if External(f.Value, host) {
+			continue
+		}
+		routed, ok := Under(f.Value, base, host)
+		if !ok {
+			t.Errorf("%s: %s is not under the base %q", what, f, base)
+			continue
+		}
+		if !router.Match(chi.NewRouteContext(), f.Method, routed) {
+			t.Errorf("%s: %s: no %s route for %s", what, f, f.Method, routed)
+			continue
+		}
+		if f.Method == http.MethodGet {
+			u, _ := url.Parse(f.Value)
+			l := u.Path
+			if u.RawQuery != "" {
+				l += "?" + u.RawQuery
+			}
+			links[l] = true
+		}
+	}
+	return links
+}
+
+// CheckLocation fails t if a redirect's location is not under base.
+func CheckLocation(t testing.TB, what, location, base, host string) {
+	t.Helper()
+	if location == "" {
+		return
+	}
+	if _, ok := Under(location, base, host); !ok {
+		t.Errorf("%s: Location %q is not under the base %q", what, location, base)
+	}
+}
+
+// CheckCookies fails t if a cookie the header sets has a Path other than the
+// base and a slash.
+func CheckCookies(t testing.TB, what string, h http.Header, base string) {
+	t.Helper()
+	for _, c := range (&http.Response{Header: h}).Cookies() {
+		if c.Path != base+"/" {
+			t.Errorf("%s: cookie %s has Path %q, want %q", what, c.Name, c.Path, base+"/")
+		}
+	}
 }
