@@ -48,10 +48,14 @@ type writeJob struct {
 }
 
 type groupWriter struct {
-	db      *DB
-	queue   chan *writeJob
-	wg      sync.WaitGroup
-	once    sync.Once
+	db    *DB
+	queue chan *writeJob
+	wg    sync.WaitGroup
+	// mu guards closed and the queue's closing: enqueue sends under the read
+	// lock, close closes under the write lock, so a write after (or racing)
+	// Close gets errClosed, never a send on a closed channel.
+	mu      sync.RWMutex
+	closed  bool
 	commits atomic.Int64
 	writes  atomic.Int64
 }
@@ -65,7 +69,12 @@ func newGroupWriter(d *DB) *groupWriter {
 
 // close stops the writer after the work already queued.
 func (g *groupWriter) close() {
-	g.once.Do(func() { close(g.queue) })
+	g.mu.Lock()
+	if !g.closed {
+		g.closed = true
+		close(g.queue)
+	}
+	g.mu.Unlock()
 	g.wg.Wait()
 }
 
@@ -88,13 +97,14 @@ func (g *groupWriter) write(ctx context.Context, fn func(*Tx) error) (err error)
 }
 
 // enqueue puts a job in the queue, unless ctx ends first or the database closed.
-func (g *groupWriter) enqueue(ctx context.Context, job *writeJob) (err error) {
-	defer func() {
-		// Sending on the queue of a closed database panics.
-		if recover() != nil {
-			err = errClosed
-		}
-	}()
+func (g *groupWriter) enqueue(ctx context.Context, job *writeJob) error {
+	// The read lock is held while waiting for room in the queue: the writer's
+	// loop keeps draining it, so a close waits at most for the queue to move.
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed {
+		return errClosed
+	}
 	select {
 	case g.queue <- job:
 		return nil

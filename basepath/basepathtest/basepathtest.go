@@ -5,6 +5,7 @@ package basepathtest
 import (
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"testing"
 
@@ -202,5 +203,37 @@ func CheckCookies(t testing.TB, what string, h http.Header, base string) {
 		if c.Path != base+"/" {
 			t.Errorf("%s: cookie %s has Path %q, want %q", what, c.Name, c.Path, base+"/")
 		}
+	}
+}
+
+// Answer is what a test's client got for a GET: its status, header and Location.
+type Answer struct {
+	Status   int
+	Header   http.Header
+	Location string
+}
+
+// FollowLinks asks get for each of the local links a site's pages emitted
+// (sorted, for a stable order; at least min of them, or the pages were not
+// what the test thinks) and fails t for a link that is not found or errs, or
+// whose answer redirects or sets a cookie outside base.
+func FollowLinks(t testing.TB, links map[string]bool, min int, base, host string, get func(path string) Answer) {
+	t.Helper()
+	var all []string
+	for l := range links {
+		all = append(all, l)
+	}
+	sort.Strings(all)
+	if len(all) < min {
+		t.Fatalf("only %d distinct local links found on the pages, want at least %d: %v", len(all), min, all)
+	}
+	t.Logf("%d distinct local links", len(all))
+	for _, l := range all {
+		r := get(l)
+		if r.Status == http.StatusNotFound || r.Status >= 500 {
+			t.Errorf("link %s: %d", l, r.Status)
+		}
+		CheckLocation(t, "link "+l, r.Location, base, host)
+		CheckCookies(t, "link "+l, r.Header, base)
 	}
 }
