@@ -5,9 +5,12 @@
 // a package's tests build each kind once and each test gets a copy of its own that
 // it may change freely.
 //
-// This is the one place where tests acquire a database: the engine is chosen here
-// (today SQLite: a template is a file, a copy is a file copy), so another engine
-// changes template and its two methods, not the tests.
+// This is the one place where tests acquire a database, and the engine is chosen
+// here (Engine): on SQLite a template is a file and a copy is a file copy; on
+// PostgreSQL (STACKS_TEST_ENGINES=postgres, the second pass of make test) a
+// template is a database on the test cluster and a copy is a CREATE DATABASE
+// ... TEMPLATE of it (db/pgtest), and where a test gets a path it gets the
+// copy's URL. The tests themselves do not change.
 //
 // A package that uses dbtest calls Main from its TestMain, which removes the
 // templates when the tests are done:
@@ -25,7 +28,18 @@ import (
 	"testing"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
 )
+
+// Engine is the engine this test process's databases are on: PostgreSQL when
+// the run selects it alone (STACKS_TEST_ENGINES=postgres), else SQLite. Tests
+// that compare the engines side by side use pgtest.Engines instead.
+func Engine() db.Engine {
+	if e := pgtest.Engines(); len(e) == 1 && e[0] == db.Postgres {
+		return db.Postgres
+	}
+	return db.SQLite
+}
 
 // templates are the databases built in this test process, by name.
 var templates struct {
@@ -42,6 +56,9 @@ func Main(m *testing.M) int {
 	templates.running = true
 	templates.mu.Unlock()
 	code := m.Run()
+	if err := pgtest.DropTemplates(); err != nil {
+		fmt.Fprintln(os.Stderr, "dbtest:", err)
+	}
 	templates.mu.Lock()
 	defer templates.mu.Unlock()
 	if templates.dir != "" {
@@ -73,6 +90,14 @@ func Open(tb testing.TB, opt db.Options) *db.DB {
 // day, options). The copy's clock is the real one, as from db.Open.
 func Copy(tb testing.TB, name string, build func(*db.DB) error, opt db.Options) *db.DB {
 	tb.Helper()
+	if Engine() == db.Postgres {
+		d, err := db.Open(pgCopy(tb, name, build), opt)
+		if err != nil {
+			tb.Fatalf("open the test database %q: %v", name, err)
+		}
+		tb.Cleanup(func() { d.Close() })
+		return d
+	}
 	t, err := lookup(name)
 	if err != nil {
 		tb.Fatal(err)
@@ -90,9 +115,13 @@ func Copy(tb testing.TB, name string, build func(*db.DB) error, opt db.Options) 
 }
 
 // CopyPath is Copy for a test that opens the database itself (a command's --db
-// flag, another process): it returns where the copy is, and does not open it.
+// flag, another process): it returns where the copy is (a file's path, or on
+// PostgreSQL the copy's URL), and does not open it.
 func CopyPath(tb testing.TB, name string, build func(*db.DB) error) string {
 	tb.Helper()
+	if Engine() == db.Postgres {
+		return pgCopy(tb, name, build)
+	}
 	t, err := lookup(name)
 	if err != nil {
 		tb.Fatal(err)
@@ -108,12 +137,39 @@ func CopyPath(tb testing.TB, name string, build func(*db.DB) error) string {
 	return path
 }
 
+// pgCopy returns the URL of a new PostgreSQL database for tb, a copy of the
+// template called name (the migrated one for Open's name), built with build the
+// first time; it is dropped when tb ends.
+func pgCopy(tb testing.TB, name string, build func(*db.DB) error) string {
+	tb.Helper()
+	if !isRunning() {
+		tb.Fatal(errNoMain)
+	}
+	tmplName := name
+	if name == migrated {
+		tmplName, build = "", nil
+	}
+	tmpl, err := pgtest.Template(tmplName, build)
+	if err != nil {
+		tb.Fatalf("build the test database %q on PostgreSQL: %v", name, err)
+	}
+	return pgtest.CopyURL(tb, tmpl)
+}
+
+var errNoMain = fmt.Errorf("dbtest: the package's TestMain must run its tests with os.Exit(dbtest.Main(m)), which removes the template databases afterwards")
+
+func isRunning() bool {
+	templates.mu.Lock()
+	defer templates.mu.Unlock()
+	return templates.running
+}
+
 // lookup returns the template called name, new and unbuilt the first time.
 func lookup(name string) (*template, error) {
 	templates.mu.Lock()
 	defer templates.mu.Unlock()
 	if !templates.running {
-		return nil, fmt.Errorf("dbtest: the package's TestMain must run its tests with os.Exit(dbtest.Main(m)), which removes the template databases afterwards")
+		return nil, errNoMain
 	}
 	if t, ok := templates.byName[name]; ok {
 		return t, nil
