@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -326,7 +325,7 @@ type a11yData struct {
 
 func a11yFixtures(t *testing.T, srv *server) a11yData {
 	t.Helper()
-	d, err := db.Open(filepath.Join(srv.Dir, "stacks.db"), db.Options{ReadConns: 1})
+	d, err := db.Open(srv.DB, db.Options{ReadConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ func TestDeskUnderBasePath(t *testing.T) {
 	srv := startServerAt(t, base)
 	browser := launchBrowser(t)
 	lib := openLibraryDB(t, srv)
-	shares, err := load.SharesFromDB(context.Background(), filepath.Join(srv.Dir, "stacks.db"), load.ShareQuery{Branch: "CEN", Items: 2, Max: 2})
+	shares, err := load.SharesFromDB(context.Background(), srv.DB, load.ShareQuery{Branch: "CEN", Items: 2, Max: 2})
 	if err != nil || len(shares) < 2 {
 		t.Fatalf("demo shares: %v (%d)", err, len(shares))
 	}

@@ -44,7 +44,7 @@ func (d *desk) scan(t *testing.T, label, value string) {
 // the server's own calendar (holidays and Sundays moved to the next open day).
 func dueDate(t *testing.T, srv *server) string {
 	t.Helper()
-	d, err := db.Open(filepath.Join(srv.Dir, "stacks.db"), db.Options{ReadConns: 1})
+	d, err := db.Open(srv.DB, db.Options{ReadConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

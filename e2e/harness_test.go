@@ -18,6 +18,9 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/db/pgtest"
 )
 
 const (
@@ -80,6 +83,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer func() {
+		if err := pgtest.DropTemplates(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+		}
+	}()
 	demoTemplate.dir = dir
 	if bin := os.Getenv("STACKS_E2E_BIN"); bin != "" {
 		stacksBin = bin
@@ -122,8 +130,12 @@ type server struct {
 	// BaseURL is the root of the server, without a trailing slash, like
 	// "http://127.0.0.1:41234".
 	BaseURL string
-	// Dir is the server's private temporary directory holding its database.
+	// Dir is the server's private temporary directory (holding its database
+	// on SQLite).
 	Dir string
+	// DB is the server's database: the file's path, or on PostgreSQL
+	// (STACKS_TEST_ENGINES=postgres) its URL, as given to --db.
+	DB string
 
 	out *syncBuffer
 }
@@ -153,17 +165,16 @@ func startServerAt(t testing.TB, base string, extraArgs ...string) *server {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		dir := t.TempDir()
-		db := filepath.Join(dir, "stacks.db")
-		copyDemo(t, db)
+		dbArg := demoDB(t, dir)
 		port, err := freePort()
 		if err != nil {
 			t.Fatalf("finding a free port: %v", err)
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		args := append([]string{"serve", "--demo", "--db", db, "--addr", addr}, extraArgs...)
+		args := append([]string{"serve", "--demo", "--db", dbArg, "--addr", addr}, extraArgs...)
 		s, err := launch(t, args, "http://"+addr+base)
 		if err == nil {
-			s.Dir = dir
+			s.Dir, s.DB = dir, dbArg
 			return s
 		}
 		lastErr = err
@@ -184,6 +195,30 @@ var demoTemplate struct {
 	dir  string // TestMain's directory
 	day  string // the UTC day path was made on
 	path string
+}
+
+// demoDB returns the database of a new copy of today's demo library, for
+// --db: a file in dir (copyDemo), or on PostgreSQL the URL of a new database
+// on the test cluster, copied from a template that stacks demo filled, dropped
+// when t ends.
+func demoDB(t testing.TB, dir string) string {
+	t.Helper()
+	if dbtest.Engine() != db.Postgres {
+		path := filepath.Join(dir, "stacks.db")
+		copyDemo(t, path)
+		return path
+	}
+	day := time.Now().UTC().Format(time.DateOnly)
+	tmpl, err := pgtest.TemplateURL("e2e-demo-"+day, func(url string) error {
+		if out, err := exec.Command(stacksBin, "demo", "--db", url).CombinedOutput(); err != nil {
+			return fmt.Errorf("stacks demo --db %s: %v\n%s", db.DisplayName(url), err, out)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pgtest.CopyURL(t, tmpl)
 }
 
 // copyDemo puts a copy of today's demo library at path: the library `stacks

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -65,7 +64,7 @@ type libraryDB struct {
 }
 
 func openLibraryDB(t *testing.T, srv *server) *libraryDB {
-	d, err := db.Open(filepath.Join(srv.Dir, "stacks.db"), db.Options{ReadConns: 1})
+	d, err := db.Open(srv.DB, db.Options{ReadConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +179,7 @@ func TestScannerDesk(t *testing.T) {
 	srv := startServer(t)
 	browser := launchBrowser(t)
 	lib := openLibraryDB(t, srv)
-	shares, err := load.SharesFromDB(context.Background(), filepath.Join(srv.Dir, "stacks.db"), load.ShareQuery{Branch: "CEN", Items: 6, Max: 32})
+	shares, err := load.SharesFromDB(context.Background(), srv.DB, load.ShareQuery{Branch: "CEN", Items: 6, Max: 32})
 	if err != nil {
 		t.Fatal(err)
 	}

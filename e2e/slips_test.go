@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -260,7 +259,7 @@ func checkSlipPDF(t *testing.T, page playwright.Page, receipt bool) {
 // server's demo library.
 func waitingHold(t *testing.T, srv *server) string {
 	t.Helper()
-	d, err := db.Open(filepath.Join(srv.Dir, "stacks.db"), db.Options{ReadConns: 1})
+	d, err := db.Open(srv.DB, db.Options{ReadConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

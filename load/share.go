@@ -45,7 +45,9 @@ func SharesFromDB(ctx context.Context, path string, q ShareQuery) ([]Share, erro
 	if q.Items <= 0 {
 		return nil, fmt.Errorf("items per share must be at least 1, got %d", q.Items)
 	}
-	if _, err := os.Stat(path); err != nil {
+	// A postgres:// URL is a server, not a file: db.Open says what to check
+	// when it is not there.
+	if _, err := os.Stat(path); err != nil && !db.IsPostgresURL(path) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("database %s does not exist: give the server's database file with --db (or a list with --shares)", path)
 		}

@@ -127,6 +127,26 @@ func CopyURL(tb testing.TB, tmpl string) string {
 // migrated one that build fills (a demo library, say); as with dbtest.Copy, the
 // name must say everything build depends on. DropTemplates drops them.
 func Template(name string, build func(*db.DB) error) (string, error) {
+	if build == nil {
+		return TemplateURL(name, nil)
+	}
+	return TemplateURL(name, func(url string) error {
+		d, err := db.Open(url, db.Options{})
+		if err != nil {
+			return err
+		}
+		err = build(d)
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// TemplateURL is Template for a build that fills the template through its URL:
+// another process, such as the stacks binary a browser test runs
+// (stacks demo --db URL).
+func TemplateURL(name string, build func(url string) error) (string, error) {
 	admin, c, err := admin()
 	if err != nil {
 		return "", err
@@ -160,7 +180,7 @@ type namedTemplate struct {
 var named = map[string]*namedTemplate{}
 
 // buildNamed creates the template database for name, private to this process.
-func buildNamed(ctx context.Context, c *sql.DB, admin, base, name string, build func(*db.DB) error) (string, error) {
+func buildNamed(ctx context.Context, c *sql.DB, admin, base, name string, build func(url string) error) (string, error) {
 	sum := sha256.Sum256([]byte(name))
 	dbname := fmt.Sprintf("stacks_tmpl_p%d_%s", os.Getpid(), hex.EncodeToString(sum[:])[:12])
 	if _, err := c.ExecContext(ctx, `DROP DATABASE IF EXISTS `+dbname+` WITH (FORCE)`); err != nil {
@@ -170,15 +190,7 @@ func buildNamed(ctx context.Context, c *sql.DB, admin, base, name string, build 
 		return "", err
 	}
 	if build != nil {
-		d, err := db.Open(withDatabase(admin, dbname), db.Options{})
-		if err != nil {
-			return "", err
-		}
-		err = build(d)
-		if cerr := d.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := build(withDatabase(admin, dbname)); err != nil {
 			return "", fmt.Errorf("build the test database %q: %w", name, err)
 		}
 	}
