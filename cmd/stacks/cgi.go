@@ -93,9 +93,11 @@ func cgiHost(dbf dbFlags, base string, idle time.Duration, logLevel string, stde
 	if err != nil {
 		return nil, fmt.Errorf("find this program to run as CGI: %w", err)
 	}
-	path, err := filepath.Abs(dbf.path)
-	if err != nil {
-		return nil, err
+	path := dbf.path
+	if !db.IsPostgresURL(path) {
+		if path, err = filepath.Abs(path); err != nil {
+			return nil, err
+		}
 	}
 	return &cgi.Handler{
 		Path: exe,
