@@ -2,32 +2,28 @@ package library_test
 
 import (
 	"context"
-	"path/filepath"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/library"
 )
 
 var admin = stacks.Actor{Name: "admin"}
 
+func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
+
 // mustOpenDB opens a migrated database with two branches: Central (1) and East (2).
 func mustOpenDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	d, err := db.Open(filepath.Join(tb.TempDir(), "stacks.db"), db.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { d.Close() })
+	d := dbtest.Open(tb, db.Options{})
 	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
 	d.Now = func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
-	err = d.Write(ctx, func(tx *db.Tx) error {
+	err := d.Write(ctx, func(tx *db.Tx) error {
 		_, err := tx.Exec(`INSERT INTO branches (id, code, name) VALUES (1, 'CEN', 'Central'), (2, 'EAS', 'East')`)
 		return err
 	})

@@ -2,32 +2,28 @@ package staff_test
 
 import (
 	"context"
-	"path/filepath"
+	"os"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/staff"
 )
+
+func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 
 // TestManage: List, SetActive (never oneself, never the last active
 // administrator) and a new password.
 func TestManage(t *testing.T) {
 	staff.BcryptCost = bcrypt.MinCost
 	ctx := context.Background()
-	d, err := db.Open(filepath.Join(t.TempDir(), "s.db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	d := dbtest.Open(t, db.Options{})
 	write := func(fn func(tx *db.Tx) error) error { return d.Write(ctx, fn) }
 	users := map[string]*staff.User{}
-	err = write(func(tx *db.Tx) error {
+	err := write(func(tx *db.Tx) error {
 		if _, err := tx.Exec(`INSERT INTO branches (code, name) VALUES ('CEN', 'Central')`); err != nil {
 			return err
 		}
