@@ -32,17 +32,20 @@ all: check build
 #   - environment variables read only by those programs or by the stacks servers
 #     the tests start (the servers inherit the environment);
 #   - the clock: a test that passed today is not run again tomorrow.
-# The tests run on both engines (issue 17): scripts/pg.sh starts a throwaway
+# The tests run on both engines (issue 17), in two passes (scripts/test-engines.sh):
+# every package on SQLite, then every package whose tests take their databases
+# from db/dbtest or demo/demotest again on PostgreSQL. scripts/pg.sh starts a throwaway
 # PostgreSQL cluster for the whole go test run (a Unix socket in a temporary
 # directory, no TCP port), exports its URL as STACKS_TEST_POSTGRES, and stops
 # and deletes it when the run ends; each test that wants PostgreSQL gets its
 # own database, copied from a migrated template (db/pgtest). Starting the
 # cluster takes a few seconds. Its URL changes every run but is not an input of
 # any test (db/pgtest reads it out of Go's test cache's sight), so it does not
-# defeat the cache. STACKS_TEST_ENGINES=sqlite runs SQLite only.
+# defeat the cache. The PostgreSQL pass sets STACKS_TEST_ENGINES=postgres, which
+# the tests read, so the cache keeps its results apart from the SQLite pass's.
 FRESH ?=
 test: test-deps check fuzz-short
-	bash scripts/pg.sh run $(GO) test -race $(if $(FRESH),-count=1) -timeout 20m ./...
+	GO=$(GO) bash scripts/pg.sh run bash scripts/test-engines.sh -race $(if $(FRESH),-count=1) -timeout 20m
 
 test-fresh:
 	$(MAKE) test FRESH=1
