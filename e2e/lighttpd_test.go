@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
 // lighttpdPath is Debian's lighttpd, installed by scripts/test-deps.sh: the real web
@@ -60,7 +63,7 @@ type lighttpdSite struct {
 	mount   string // "" (the site root) or "/cgi-bin/stacks", without a trailing slash
 	port    int
 	bin     string // the stacks binary
-	db      string // the database file
+	db      string // the database file, or on PostgreSQL its URL
 	dir     string // lighttpd's own files: the document root, the error log
 	sockDir string // where lighttpd puts the FastCGI socket
 	user    string // server.username and groupname; empty to stay as the current user
@@ -147,7 +150,12 @@ func startLighttpd(t testing.TB, mode httpdMode, mount string) *server {
 	if err := linkOrCopy(stacksBin, site.bin); err != nil {
 		t.Fatalf("putting stacks where lighttpd can run it: %v", err)
 	}
-	if out, err := exec.Command(site.bin, "demo", "--db", site.db).CombinedOutput(); err != nil {
+	pg := dbtest.Engine() == db.Postgres
+	if pg {
+		// A database on the test cluster, reached through its Unix socket,
+		// which any local user may open.
+		site.db = demoDB(t, "")
+	} else if out, err := exec.Command(site.bin, "demo", "--db", site.db).CombinedOutput(); err != nil {
 		t.Fatalf("stacks demo --db %s: %v\n%s", site.db, err, out)
 	}
 	if os.Geteuid() == 0 {
@@ -163,7 +171,11 @@ func startLighttpd(t testing.TB, mode httpdMode, mount string) *server {
 		}
 		// SQLite writes its -wal and -shm files beside the database: the CGI
 		// user needs the directory as well as the file (docs/deploy.md).
-		for _, p := range []string{filepath.Dir(site.errorLog()), site.sockDir, filepath.Dir(site.db), site.db} {
+		owned := []string{filepath.Dir(site.errorLog()), site.sockDir, filepath.Join(dir, "data")}
+		if !pg {
+			owned = append(owned, site.db)
+		}
+		for _, p := range owned {
 			if err := os.Chown(p, uid, gid); err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +262,7 @@ func launchLighttpd(t testing.TB, site lighttpdSite) (*server, error) {
 			t.Logf("lighttpd serving stacks as %s at %q:\n%s", site.mode, site.mount, logs())
 		}
 	})
-	return &server{BaseURL: root + site.mount, Dir: filepath.Dir(site.db), out: out}, nil
+	return &server{BaseURL: root + site.mount, Dir: filepath.Join(site.dir, "data"), DB: site.db, out: out}, nil
 }
 
 // linkOrCopy puts a hard link to src at dst, or a copy where a link cannot be made
