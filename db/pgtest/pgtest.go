@@ -99,26 +99,123 @@ func skipOrFail(tb testing.TB, err error) {
 
 // CopyURL creates a new database for tb as a copy of the template database
 // tmpl (a name Template returned), returns its URL and drops it when tb ends.
+//
+// The copy is usually made before tb asks: each template has a worker that
+// keeps the next copy ready (spares), so a test does not wait for CREATE
+// DATABASE (a checkpoint, 0.1 s on a quiet machine and over a second on a
+// busy one) while the package's tests run one after another; and the drop
+// happens after tb, while the next test runs. DropTemplates stops the workers
+// and waits for the drops.
 func CopyURL(tb testing.TB, tmpl string) string {
 	tb.Helper()
 	admin, c, err := admin()
 	if err != nil {
 		skipOrFail(tb, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	name := "stacks_test_" + randomHex(8)
-	if err := createFrom(ctx, c, name, tmpl); err != nil {
-		tb.Fatalf("create test database %s from %s: %v", name, tmpl, err)
+	name, err := spareOf(c, tmpl)
+	if err != nil {
+		tb.Fatalf("create a test database from %s: %v", tmpl, err)
 	}
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if _, err := c.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
-			tb.Errorf("drop test database %s: %v", name, err)
-		}
+		spares.drops.Add(1)
+		go func() {
+			defer spares.drops.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := c.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+				fmt.Fprintf(os.Stderr, "pgtest: drop test database %s: %v\n", name, err)
+			}
+		}()
 	})
 	return withDatabase(admin, name)
+}
+
+// spares are the copies made ahead, a worker a template.
+var spares struct {
+	mu      sync.Mutex
+	byTmpl  map[string]chan spare
+	stop    chan struct{} // closed by DropTemplates
+	workers sync.WaitGroup
+	drops   sync.WaitGroup
+}
+
+type spare struct {
+	name string
+	err  error
+}
+
+// spareOf returns a new copy of tmpl, from its worker, starting the worker
+// the first time.
+func spareOf(c *sql.DB, tmpl string) (string, error) {
+	spares.mu.Lock()
+	if spares.byTmpl == nil {
+		spares.byTmpl, spares.stop = map[string]chan spare{}, make(chan struct{})
+	}
+	ch, ok := spares.byTmpl[tmpl]
+	if !ok {
+		// One ready in the channel and one being made: two ahead at most.
+		ch = make(chan spare, 1)
+		spares.byTmpl[tmpl] = ch
+		spares.workers.Add(1)
+		go copyAhead(c, tmpl, ch, spares.stop)
+	}
+	spares.mu.Unlock()
+	select {
+	case s := <-ch:
+		return s.name, s.err
+	case <-time.After(5 * time.Minute):
+		return "", fmt.Errorf("no copy of %s after 5 minutes: is the test cluster overloaded?", tmpl)
+	}
+}
+
+// copyAhead makes copies of tmpl into ch until stop is closed, then drops the
+// one it holds.
+func copyAhead(c *sql.DB, tmpl string, ch chan<- spare, stop <-chan struct{}) {
+	defer spares.workers.Done()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		s := spare{name: "stacks_test_" + randomHex(8)}
+		s.err = createFrom(ctx, c, s.name, tmpl)
+		cancel()
+		select {
+		case ch <- s:
+			if s.err != nil {
+				// The test that receives it fails; try again for the next.
+				time.Sleep(100 * time.Millisecond)
+			}
+		case <-stop:
+			if s.err == nil {
+				_, _ = c.Exec(`DROP DATABASE IF EXISTS ` + s.name + ` WITH (FORCE)`)
+			}
+			return
+		}
+	}
+}
+
+// stopSpares stops the workers, drops the copies nobody took and waits for
+// the tests' drops.
+func stopSpares() {
+	spares.mu.Lock()
+	if spares.stop != nil {
+		close(spares.stop)
+	}
+	byTmpl := spares.byTmpl
+	spares.byTmpl, spares.stop = nil, nil
+	spares.mu.Unlock()
+	spares.workers.Wait()
+	adminMu.Lock()
+	c := adminPools[clusterURL()]
+	adminMu.Unlock()
+	for _, ch := range byTmpl {
+		select {
+		case s := <-ch:
+			if s.err == nil && c != nil {
+				_, _ = c.Exec(`DROP DATABASE IF EXISTS ` + s.name + ` WITH (FORCE)`)
+			}
+		default:
+		}
+	}
+	spares.drops.Wait()
 }
 
 // Template returns the name of a template database to copy with CopyURL. The
@@ -200,6 +297,7 @@ func buildNamed(ctx context.Context, c *sql.DB, admin, base, name string, build 
 // DropTemplates drops the templates Template built in this process (not the
 // shared migrated one): call it when the tests are done (dbtest.Main).
 func DropTemplates() error {
+	stopSpares()
 	adminMu.Lock()
 	defer adminMu.Unlock()
 	var errs []error
