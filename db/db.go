@@ -348,9 +348,10 @@ func (db *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
 // savepoint, and committed together: each call still returns only after its work
 // is durably committed, and a failing fn undoes only its own work.
 //
-// On PostgreSQL each call is its own transaction, serialized with every other
-// server's writes by the write lock (see the package documentation). fn runs
-// once, as on SQLite.
+// On PostgreSQL the same: a batch is one transaction that first takes the write
+// lock serializing every server's writes (see the package documentation), and
+// with CommitEach each call is its own such transaction. fn runs once, as on
+// SQLite.
 func (db *DB) Write(ctx context.Context, fn func(*Tx) error) error {
 	if db.group != nil {
 		return db.group.write(ctx, fn)

@@ -10,17 +10,17 @@ import (
 )
 
 // CommitStats reports how many write transactions ran and in how many durable
-// commits (equal without group commit, which does not count them: both zero). On
-// PostgreSQL, which has no group commit, writes counts the write transactions
-// begun and commits those committed.
+// commits (equal without group commit, which does not count them: both zero),
+// on either engine. On PostgreSQL with CommitEach, writes counts the write
+// transactions begun and commits those committed.
 func (db *DB) CommitStats() (writes, commits int64) {
+	if db.group != nil {
+		return db.group.writes.Load(), db.group.commits.Load()
+	}
 	if db.engine == Postgres {
 		return db.pgWrites.Load(), db.pgCommits.Load()
 	}
-	if db.group == nil {
-		return 0, 0
-	}
-	return db.group.writes.Load(), db.group.commits.Load()
+	return 0, 0
 }
 
 // Group commit. On this kind of machine a durable SQLite commit (WAL,
@@ -150,6 +150,15 @@ func (g *groupWriter) run(batch []*writeJob) {
 		fail(fmt.Errorf("begin transaction: %w", err))
 		return
 	}
+	if g.db.engine == Postgres {
+		// The batch holds the write lock that serializes every server's
+		// writes (writePostgres), once for all its transactions.
+		if _, err := sqltx.Exec(lockStatement); err != nil {
+			sqltx.Rollback()
+			fail(fmt.Errorf("wait for the write lock: %w", err))
+			return
+		}
+	}
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			answers[i].err = err
@@ -163,7 +172,7 @@ func (g *groupWriter) run(batch []*writeJob) {
 		}
 		// The function's statements must not be interrupted by its caller's
 		// cancellation halfway: that would abort the whole batch.
-		tx := &Tx{tx: sqltx, ctx: context.WithoutCancel(j.ctx), now: g.db.Now().UTC().Truncate(time.Second), stats: StatsFrom(j.ctx)}
+		tx := &Tx{tx: sqltx, ctx: context.WithoutCancel(j.ctx), now: g.db.Now().UTC().Truncate(time.Second), stats: StatsFrom(j.ctx), rebind: g.db.rebind}
 		answers[i] = call(j.fn, tx)
 		if answers[i].err != nil || answers[i].panic != nil {
 			if _, err := sqltx.Exec("ROLLBACK TO " + sp); err != nil {

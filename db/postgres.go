@@ -70,10 +70,17 @@ func openPostgres(target string, opt Options) (*DB, error) {
 			return nil, fmt.Errorf("connect to PostgreSQL at %s: %v (is the server running and the URL right? scripts/pg.sh start runs a throwaway one for tests)", name, err)
 		}
 	}
-	return &DB{path: target, write: w, read: r, engine: Postgres, rebind: newRebinder(),
+	d := &DB{path: target, write: w, read: r, engine: Postgres, rebind: newRebinder(),
 		readOpts: &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
 		stmts:    nil, Now: time.Now,
-		heavy: make(chan struct{}, opt.HeavyReadConns), heavyWait: opt.HeavyReadWait}, nil
+		heavy: make(chan struct{}, opt.HeavyReadConns), heavyWait: opt.HeavyReadWait}
+	// Group commit, as on SQLite: the write lock is held from one commit to
+	// the next, so without it every write would wait for the one before it
+	// to be flushed; a batch takes the lock once and is flushed once.
+	if !opt.CommitEach {
+		d.group = newGroupWriter(d)
+	}
+	return d, nil
 }
 
 // DisplayName returns a --db target fit for a log or a message: a SQLite path as
@@ -98,7 +105,9 @@ func DisplayName(target string) string {
 	return u.String()
 }
 
-// writePostgres runs fn in a transaction that holds the write lock.
+// writePostgres runs fn in a transaction of its own that holds the write lock
+// (Options.CommitEach; by default the group writer runs a batch of writes in
+// one such transaction).
 func (db *DB) writePostgres(ctx context.Context, fn func(*Tx) error) error {
 	db.pgWrites.Add(1)
 	err := db.run(ctx, db.write, nil, func(tx *Tx) error {
