@@ -39,6 +39,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite"
 )
 
@@ -91,6 +92,9 @@ type DB struct {
 	// plans makes PostgreSQL's prepared statements stale after another
 	// server's migration (postgres.go); nil on SQLite.
 	plans *planGeneration
+	// pgcfg is PostgreSQL's connection configuration (Exclusive connects with
+	// it); nil on SQLite.
+	pgcfg *pgx.ConnConfig
 	// readOpts are the options of a Read transaction.
 	readOpts *sql.TxOptions
 	// pgWrites and pgCommits count PostgreSQL's write transactions (CommitStats).

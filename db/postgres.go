@@ -74,10 +74,16 @@ func openPostgres(target string, opt Options) (*DB, error) {
 			return nil, fmt.Errorf("connect to PostgreSQL at %s: %v (is the server running and the URL right? scripts/pg.sh start runs a throwaway one for tests)", name, err)
 		}
 	}
-	return &DB{path: target, write: w, read: r, engine: Postgres, rebind: newRebinder(), plans: plans,
+	return &DB{path: target, write: w, read: r, engine: Postgres, rebind: newRebinder(), plans: plans, pgcfg: cfg,
 		readOpts: &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
 		stmts:    nil, Now: time.Now,
 		heavy: make(chan struct{}, opt.HeavyReadConns), heavyWait: opt.HeavyReadWait}, nil
+}
+
+// connectAlone opens a connection of its own to the database, outside the
+// pools (Exclusive's lock).
+func (db *DB) connectAlone(ctx context.Context) (*pgx.Conn, error) {
+	return pgx.ConnectConfig(ctx, db.pgcfg.Copy())
 }
 
 // DisplayName returns a --db target fit for a log or a message: a SQLite path as

@@ -483,7 +483,7 @@ func (c *conn) handleLogged(ctx context.Context, line []byte) bool {
 		start = time.Now()
 		ctx, stats = db.WithStats(ctx)
 	}
-	resp, keep := c.handle(ctx, line)
+	resp, keep := c.handle(db.WithRequestVersions(ctx), line)
 	if observe != nil {
 		// Before the answer goes out, so that whoever reads the metrics after
 		// seeing the answer finds the message counted.
