@@ -39,6 +39,8 @@ type deskLoad struct {
 	// gone: the last run ended because a request got no answer (the server
 	// was killed), not because stop was closed or the server answered wrong.
 	gone bool
+	// onAck, if set, is called after each acknowledged operation.
+	onAck func()
 }
 
 // TestCrashRecovery kills the server with SIGKILL while several desks check items
@@ -218,6 +220,9 @@ func (l *deskLoad) run(base string, stop <-chan struct{}) (int, string) {
 			it.ops[len(it.ops)-1].acked = true
 			it.onLoan = o.checkout
 			acked++
+			if l.onAck != nil {
+				l.onAck()
+			}
 		}
 	}
 }

@@ -195,6 +195,43 @@ func TestKillOneOfTwoServers(t *testing.T) {
 		problems = append(problems, fmt.Sprintf(format, args...))
 		mu.Unlock()
 	}
+	// acks counts each desk's acknowledged operations in the current phase
+	// (before the kill, after it); acked is signalled at each.
+	acks := map[*deskLoad]int{}
+	acked := make(chan struct{}, 1)
+	for _, l := range loads {
+		l.onAck = func() {
+			mu.Lock()
+			acks[l]++
+			mu.Unlock()
+			select {
+			case acked <- struct{}{}:
+			default:
+			}
+		}
+	}
+	// waitAcks waits until every desk has n operations acknowledged in the
+	// phase, or the time limit.
+	waitAcks := func(phase string, n int) {
+		limit := time.After(2 * time.Minute)
+		for {
+			mu.Lock()
+			least := n
+			for _, l := range loads {
+				least = min(least, acks[l])
+			}
+			mu.Unlock()
+			if least >= n {
+				return
+			}
+			select {
+			case <-acked:
+			case <-limit:
+				t.Errorf("%s: a desk has fewer than %d operations acknowledged after 2 minutes", phase, n)
+				return
+			}
+		}
+	}
 	for i, l := range loads {
 		onA := i%2 == 0
 		wg.Add(1)
@@ -239,9 +276,13 @@ func TestKillOneOfTwoServers(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(scale(2*time.Second, 5*time.Second))
+	perPhase := scale(8, 40)
+	waitAcks("before the kill", perPhase)
 	close(killed)
 	sa.kill()
+	mu.Lock()
+	clear(acks)
+	mu.Unlock()
 	// Requests to the killed server fail at once.
 	c := &http.Client{Timeout: 2 * time.Second}
 	began := time.Now()
@@ -251,14 +292,11 @@ func TestKillOneOfTwoServers(t *testing.T) {
 	} else if took := time.Since(began); took > time.Second {
 		t.Errorf("a request to the killed server took %v to fail", took)
 	}
-	time.Sleep(scale(2*time.Second, 5*time.Second))
+	waitAcks("after the kill", perPhase)
 	close(stop)
 	wg.Wait()
 	for _, p := range problems {
 		t.Error(p)
-	}
-	if ackedBefore < 10*desks || ackedAfter < 5*desks/2 {
-		t.Errorf("%d operations acknowledged before the kill and %d after: too light a load to prove anything", ackedBefore, ackedAfter)
 	}
 	if st, _, err := newDesk(sb.Base).get("/healthz"); err != nil || st != http.StatusOK {
 		t.Errorf("the surviving server's /healthz after the run: %d %v", st, err)
