@@ -394,3 +394,29 @@ func sipAddr(t *testing.T, s *server) string {
 	t.Fatal("the server has no --sip-addr")
 	return ""
 }
+
+// TestPreferencesReachOtherServer: an administrator saves the preferences on
+// one server; the next page from the other server, which had them cached,
+// shows the new library name.
+func TestPreferencesReachOtherServer(t *testing.T) {
+	target := pgDemo(t)
+	sa, sb := startServer(t, target), startServer(t, target)
+	admin, reader := newDesk(sa.Base), newDesk(sb.Base)
+	admin.login(t, "admin")
+	reader.login(t, "desk")
+	for round, name := range []string{"Riverside Consortium", "Hilltop Libraries"} {
+		// The other server's page before: its cache holds the old name.
+		if st, _, err := reader.get("/checkout"); err != nil || st != http.StatusOK {
+			t.Fatalf("round %d: GET /checkout at B: %d %v", round, st, err)
+		}
+		st, loc, err := admin.post("/admin/preferences", url.Values{"library_name": {name}, "fines_limit": {"5.00"},
+			"timezone": {"UTC"}, "desk_idle": {"5"}, "anonymise_days": {"0"}, "purge_years": {"0"}})
+		if err != nil || st != http.StatusSeeOther {
+			t.Fatalf("round %d: save the preferences at A: %d (to %q) %v", round, st, loc, err)
+		}
+		st, body, err := reader.get("/checkout")
+		if err != nil || st != http.StatusOK || !strings.Contains(body, name) {
+			t.Errorf("round %d: the next page at B (%d, %v) does not show the library name %q saved at A", round, st, err, name)
+		}
+	}
+}
