@@ -39,6 +39,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite"
 )
 
@@ -88,6 +89,12 @@ type DB struct {
 	engine Engine
 	// rebind rewrites '?' placeholders for PostgreSQL; nil on SQLite.
 	rebind *rebinder
+	// plans makes PostgreSQL's prepared statements stale after another
+	// server's migration (postgres.go); nil on SQLite.
+	plans *planGeneration
+	// pgcfg is PostgreSQL's connection configuration (Exclusive connects with
+	// it); nil on SQLite.
+	pgcfg *pgx.ConnConfig
 	// readOpts are the options of a Read transaction.
 	readOpts *sql.TxOptions
 	// pgWrites and pgCommits count PostgreSQL's write transactions (CommitStats).
@@ -302,8 +309,15 @@ func (db *DB) ReadPoolStats() sql.DBStats { return db.read.Stats() }
 func (db *DB) WritePoolStats() sql.DBStats { return db.write.Stats() }
 
 // Read runs fn in a read-only transaction: one consistent snapshot of the database.
+// On PostgreSQL a read refused because another server's migration changed a
+// table under a prepared statement runs once more (postgres.go): fn must, as a
+// read, be safe to run again.
 func (db *DB) Read(ctx context.Context, fn func(*Tx) error) error {
-	return db.run(ctx, db.read, db.readOpts, fn)
+	err := db.run(ctx, db.read, db.readOpts, fn)
+	if db.stalePlan(err) {
+		err = db.run(ctx, db.read, db.readOpts, fn)
+	}
+	return err
 }
 
 // ErrBusy is what ReadHeavy returns when every slot for heavy reads stayed taken
@@ -337,7 +351,11 @@ func (db *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
 	start := time.Now()
 	stats := StatsFrom(ctx)
 	defer func() { stats.addTime(time.Since(start)) }()
-	return fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true, rebind: db.rebind})
+	err := fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true, rebind: db.rebind})
+	if db.stalePlan(err) {
+		err = fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true, rebind: db.rebind})
+	}
+	return err
 }
 
 // Write runs fn in a write transaction and commits it if fn returns nil. Writes are

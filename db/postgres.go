@@ -3,10 +3,12 @@ package db
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,7 +52,9 @@ func openPostgres(target string, opt Options) (*DB, error) {
 	if opt.NoStatementCache {
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
-	connector := stdlib.GetConnector(*cfg)
+	plans := &planGeneration{}
+	connector := stdlib.GetConnector(*cfg, stdlib.OptionAfterConnect(plans.afterConnect),
+		stdlib.OptionResetSession(plans.resetSession))
 	w := sql.OpenDB(connector)
 	w.SetMaxOpenConns(opt.WriteConns)
 	w.SetMaxIdleConns(opt.WriteConns)
@@ -70,7 +74,7 @@ func openPostgres(target string, opt Options) (*DB, error) {
 			return nil, fmt.Errorf("connect to PostgreSQL at %s: %v (is the server running and the URL right? scripts/pg.sh start runs a throwaway one for tests)", name, err)
 		}
 	}
-	d := &DB{path: target, write: w, read: r, engine: Postgres, rebind: newRebinder(),
+	d := &DB{path: target, write: w, read: r, engine: Postgres, rebind: newRebinder(), plans: plans, pgcfg: cfg,
 		readOpts: &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
 		stmts:    nil, Now: time.Now,
 		heavy: make(chan struct{}, opt.HeavyReadConns), heavyWait: opt.HeavyReadWait}
@@ -81,6 +85,12 @@ func openPostgres(target string, opt Options) (*DB, error) {
 		d.group = newGroupWriter(d)
 	}
 	return d, nil
+}
+
+// connectAlone opens a connection of its own to the database, outside the
+// pools (Exclusive's lock).
+func (db *DB) connectAlone(ctx context.Context) (*pgx.Conn, error) {
+	return pgx.ConnectConfig(ctx, db.pgcfg.Copy())
 }
 
 // DisplayName returns a --db target fit for a log or a message: a SQLite path as
@@ -118,8 +128,72 @@ func (db *DB) writePostgres(ctx context.Context, fn func(*Tx) error) error {
 	})
 	if err == nil {
 		db.pgCommits.Add(1)
+	} else if db.stalePlan(err) {
+		return errStalePlanWrite(err)
 	}
 	return err
+}
+
+// Prepared statements after another server's migration. pgx keeps each
+// connection's statements prepared on the server. When another server migrates
+// the database and a table's columns change, PostgreSQL refuses to run a
+// prepared statement whose result would now have other columns ("cached plan
+// must not change result type", SQLSTATE 0A000), once per statement and
+// connection, and the transaction fails. So the first such refusal moves a
+// generation on and every connection of this server drops its prepared
+// statements when it is next handed out (pgx prepares them again as they are
+// used); the read that was refused runs again at once (a read has nothing to
+// undo); a write is not run twice (its function may not be safe to run again:
+// see the package documentation) and fails with a message saying to try again.
+
+// planGeneration counts the refusals that made every connection's prepared
+// statements stale.
+type planGeneration struct{ n atomic.Uint64 }
+
+// planGenKey is where a connection keeps the generation its statements date
+// from (pgconn's CustomData).
+const planGenKey = "stacks.planGeneration"
+
+// afterConnect records that a new connection's statements (none yet) are of
+// the current generation.
+func (g *planGeneration) afterConnect(ctx context.Context, c *pgx.Conn) error {
+	c.PgConn().CustomData()[planGenKey] = g.n.Load()
+	return nil
+}
+
+// resetSession runs as database/sql hands out a connection used before: it
+// drops the connection's prepared statements when they are older than the
+// generation.
+func (g *planGeneration) resetSession(ctx context.Context, c *pgx.Conn) error {
+	want := g.n.Load()
+	data := c.PgConn().CustomData()
+	if have, _ := data[planGenKey].(uint64); have >= want {
+		return nil
+	}
+	if err := c.DeallocateAll(ctx); err != nil {
+		return driver.ErrBadConn
+	}
+	data[planGenKey] = want
+	return nil
+}
+
+// stalePlan reports whether err is PostgreSQL refusing a prepared statement
+// whose result changed under it; if so every connection's statements are made
+// stale.
+func (db *DB) stalePlan(err error) bool {
+	if db.plans == nil || pgCode(err) != "0A000" || !strings.Contains(err.Error(), "cached plan must not change result type") {
+		return false
+	}
+	db.plans.n.Add(1)
+	return true
+}
+
+// errStalePlanWrite is a write refused for a prepared statement made stale by
+// another server's migration: the statements are prepared again for the next
+// try.
+func errStalePlanWrite(err error) error {
+	return fmt.Errorf("%w (%v)", stacks.Errorf(stacks.ECONFLICT,
+		"The database was just upgraded by another server and this change was not saved; please try again."), err)
 }
 
 // lockStatement takes the write lock until the transaction ends. It has no

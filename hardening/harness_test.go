@@ -20,6 +20,7 @@ import (
 
 	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/deskclient"
 )
 
@@ -58,6 +59,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer pgtest.DropTemplates()
 	if stacksBin, err = buildStacks(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "hardening:", err)
 		return 1

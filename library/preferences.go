@@ -96,15 +96,21 @@ func SetPreference(tx *db.Tx, name, value string) error {
 	return nil
 }
 
-// PreferenceCache keeps preferences in memory in server mode; an administrator's
-// change calls Invalidate. Disabled (CGI mode), every Get reads the database.
+// PreferenceCache keeps preferences in memory in server mode. Several
+// processes may serve one database (stacks serve on PostgreSQL, FastCGI
+// processes on one SQLite file) and any of them may change a preference, so
+// before each use the cache compares the version it holds with the database's
+// (db.CacheVersion: a trigger moves it on in the transaction that changes a
+// preference). That is one single-row read by primary key, against the whole
+// table and its parsing; the preferences are read again only when the version
+// moved, so an administrator's change on one server is in the next request on
+// every server. Disabled (CGI mode), every Get reads the database.
 type PreferenceCache struct {
 	enabled bool
 	mu      sync.RWMutex
 	cached  *Preferences
-	// gen counts invalidations, so that a read that started before a change is
-	// not cached after it.
-	gen uint64
+	// version is the database's preferences version cached was read at.
+	version int64
 }
 
 // NewPreferenceCache returns a cache; enabled false makes it read through.
@@ -112,21 +118,29 @@ func NewPreferenceCache(enabled bool) *PreferenceCache {
 	return &PreferenceCache{enabled: enabled}
 }
 
-// Get returns the preferences, from memory when cached.
+// Get returns the preferences, from memory when they are current.
 func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error) {
-	var gen uint64
 	if c.enabled {
+		v, err := d.CacheVersion(ctx, db.CachePreferences)
+		if err != nil {
+			return Preferences{}, err
+		}
 		c.mu.RLock()
-		p, g := c.cached, c.gen
+		p, have := c.cached, c.version
 		c.mu.RUnlock()
-		if p != nil {
+		if p != nil && have == v {
 			return *p, nil
 		}
-		gen = g
 	}
 	var p Preferences
+	var v int64
 	err := d.Read(ctx, func(tx *db.Tx) error {
 		var err error
+		if c.enabled {
+			if v, err = tx.CacheVersion(db.CachePreferences); err != nil {
+				return err
+			}
+		}
 		p, err = LoadPreferences(tx)
 		return err
 	})
@@ -135,18 +149,21 @@ func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error
 	}
 	if c.enabled {
 		c.mu.Lock()
-		if c.gen == gen {
-			c.cached = &p
+		// Of two reads racing, the newer version stays.
+		if c.cached == nil || v >= c.version {
+			c.cached, c.version = &p, v
 		}
 		c.mu.Unlock()
 	}
 	return p, nil
 }
 
-// Invalidate drops the cached preferences; the next Get reads them again.
+// Invalidate drops the cached preferences; the next Get reads them again. A
+// change made through any server is seen without it (the version check); the
+// server that made one calls it all the same, so that it never depends on the
+// trigger alone.
 func (c *PreferenceCache) Invalidate() {
 	c.mu.Lock()
 	c.cached = nil
-	c.gen++
 	c.mu.Unlock()
 }

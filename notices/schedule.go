@@ -99,7 +99,8 @@ func RunJobs(ctx context.Context, d *db.DB, jobs []DailyJob, logger *slog.Logger
 // day at At (and at once after downtime that missed one), and, every Interval,
 // composing new hold notices and sending what is due. It holds no state of its
 // own: the run log and the queue are in the database, so a restart loses
-// nothing and stacks notices run (cron) can share the work.
+// nothing and stacks notices run (cron), or other servers on the same
+// database, can share the work (one at a time: see Tick).
 type Scheduler struct {
 	DB     *db.DB
 	Sender Sender
@@ -115,8 +116,22 @@ type Scheduler struct {
 	Logger   *slog.Logger
 }
 
-// Tick does one pass: the daily run if due, hold notices, then delivery.
+// LockName names the notices' work for db.Exclusive: the daily run (jobs and
+// notices), composing hold notices and sending, which every server's scheduler
+// and stacks notices run (cron) start on their own; one at a time does them.
+const LockName = "notices"
+
+// Tick does one pass: the daily run if due, hold notices, then delivery. When
+// several servers share the database, the pass happens on one of them at a
+// time (db.Exclusive); a server that finds another's pass running skips its
+// own, so the daily run happens once, on whichever server gets there first,
+// and the others find it done at their next pass.
 func (s *Scheduler) Tick(ctx context.Context) error {
+	_, err := s.DB.Exclusive(ctx, LockName, s.tick)
+	return err
+}
+
+func (s *Scheduler) tick(ctx context.Context) error {
 	due, err := DailyDue(ctx, s.DB, s.At)
 	if err != nil {
 		return err

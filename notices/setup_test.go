@@ -61,30 +61,33 @@ type lib struct {
 func newLib(tb testing.TB, tz string) *lib {
 	tb.Helper()
 	// NORMAL: the tests need no power-cut safety, and fsyncs dominate their time.
-	d := dbtest.Copy(tb, "notices-lib-"+tz, func(d *db.DB) error {
-		return d.Write(context.Background(), func(tx *db.Tx) error {
-			for _, q := range []struct {
-				sql  string
-				args []any
-			}{
-				{`UPDATE preferences SET value = ? WHERE name = 'timezone'`, []any{tz}},
-				{`INSERT INTO branches (id, code, name, closed_weekdays, closes_at) VALUES (1, 'CEN', 'Central', '0', '20:00')`, nil},
-				{`INSERT INTO patron_categories (id, code, name) VALUES (1, 'ADULT', 'Adult')`, nil},
-				{`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`, nil},
-				{`INSERT INTO circ_rules (loan_period, max_loans, renewals, hold_pickup_days) VALUES (21, 10, 2, 7)`, nil},
-				{`INSERT INTO staff_users (id, username, display_name, password_hash, role, branch_id, created_at)
-					VALUES (1, 'desk', 'Desk', 'x', 'circulation', 1, '2026-01-01T00:00:00Z')`, nil},
-			} {
-				if _, err := tx.Exec(q.sql, q.args...); err != nil {
-					return fmt.Errorf("%s: %w", q.sql, err)
-				}
-			}
-			return nil
-		})
-	}, db.Options{Synchronous: "NORMAL"})
+	d := dbtest.Copy(tb, "notices-lib-"+tz, func(d *db.DB) error { return buildLib(d, tz) }, db.Options{Synchronous: "NORMAL"})
 	c := &clock{t: testNow}
 	d.Now = c.Now
 	return &lib{tb: tb, d: d, clock: c}
+}
+
+// buildLib fills a migrated database d with newLib's library.
+func buildLib(d *db.DB, tz string) error {
+	return d.Write(context.Background(), func(tx *db.Tx) error {
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{`UPDATE preferences SET value = ? WHERE name = 'timezone'`, []any{tz}},
+			{`INSERT INTO branches (id, code, name, closed_weekdays, closes_at) VALUES (1, 'CEN', 'Central', '0', '20:00')`, nil},
+			{`INSERT INTO patron_categories (id, code, name) VALUES (1, 'ADULT', 'Adult')`, nil},
+			{`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`, nil},
+			{`INSERT INTO circ_rules (loan_period, max_loans, renewals, hold_pickup_days) VALUES (21, 10, 2, 7)`, nil},
+			{`INSERT INTO staff_users (id, username, display_name, password_hash, role, branch_id, created_at)
+				VALUES (1, 'desk', 'Desk', 'x', 'circulation', 1, '2026-01-01T00:00:00Z')`, nil},
+		} {
+			if _, err := tx.Exec(q.sql, q.args...); err != nil {
+				return fmt.Errorf("%s: %w", q.sql, err)
+			}
+		}
+		return nil
+	})
 }
 
 func (l *lib) exec(q string, args ...any) {

@@ -56,7 +56,7 @@ func (w *timingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // (docs/desk-session.md).
 func serverTiming(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, stats := db.WithStats(r.Context())
+		ctx, stats := db.WithStats(db.WithRequestVersions(r.Context()))
 		next.ServeHTTP(&timingWriter{ResponseWriter: w, start: time.Now(), stats: stats}, r.WithContext(ctx))
 	})
 }

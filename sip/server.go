@@ -27,9 +27,12 @@ type Config struct {
 	DB     *db.DB
 	Logger *slog.Logger
 	// Prefs supplies the preferences (fines limit, time zone, library name). Nil
-	// gives the server its own cache, read again at most every PrefsMaxAge, so that
-	// a change an administrator makes reaches the terminals within seconds.
-	Prefs       *library.PreferenceCache
+	// gives the server its own cache. Either way a change an administrator makes,
+	// on this server or another on the same database, is in the next message's
+	// answer (library.PreferenceCache checks the database's version).
+	Prefs *library.PreferenceCache
+	// PrefsMaxAge is how long a connection keeps its account's settings before
+	// reading them again (default 5 seconds).
 	PrefsMaxAge time.Duration
 	// IdleTimeout closes a connection that sends nothing for this long (default 5
 	// minutes); terminals log in again.
@@ -89,9 +92,6 @@ type Server struct {
 	log   *slog.Logger
 	circ  *circulation.Service
 	prefs *library.PreferenceCache
-	// prefsAt is when the server's own preference cache was last filled (unix ns).
-	prefsAt  atomic.Int64
-	ownPrefs bool
 
 	// logins throttles failed logins per account and address; pins, wrong PINs per
 	// patron.
@@ -149,7 +149,7 @@ func New(cfg Config) *Server {
 		pins:   newThrottle(cfg.DB, "pin", PINLimit, AttemptWindow, LockoutFor),
 	}
 	if s.prefs == nil {
-		s.prefs, s.ownPrefs = library.NewPreferenceCache(true), true
+		s.prefs = library.NewPreferenceCache(true)
 	}
 	s.circ = circulation.NewService(cfg.DB, s.prefs)
 	return s
@@ -238,15 +238,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// preferences returns the preferences, refreshing the server's own cache when it is
-// older than PrefsMaxAge.
+// preferences returns the current preferences (from the cache while the
+// database's version has not moved).
 func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
-	if s.ownPrefs {
-		now := time.Now().UnixNano()
-		if at := s.prefsAt.Load(); now-at > int64(s.cfg.PrefsMaxAge) && s.prefsAt.CompareAndSwap(at, now) {
-			s.prefs.Invalidate()
-		}
-	}
 	return s.prefs.Get(ctx, s.cfg.DB)
 }
 
@@ -489,7 +483,7 @@ func (c *conn) handleLogged(ctx context.Context, line []byte) bool {
 		start = time.Now()
 		ctx, stats = db.WithStats(ctx)
 	}
-	resp, keep := c.handle(ctx, line)
+	resp, keep := c.handle(db.WithRequestVersions(ctx), line)
 	if observe != nil {
 		// Before the answer goes out, so that whoever reads the metrics after
 		// seeing the answer finds the message counted.

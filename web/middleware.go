@@ -51,7 +51,7 @@ func (w *timingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // figure Koha's measurement counted).
 func serverTiming(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, stats := db.WithStats(r.Context())
+		ctx, stats := db.WithStats(db.WithRequestVersions(r.Context()))
 		tw := &timingWriter{ResponseWriter: w, start: time.Now(), stats: stats}
 		next.ServeHTTP(tw, r.WithContext(ctx))
 	})

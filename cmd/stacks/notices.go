@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/notices"
 )
 
@@ -149,15 +150,6 @@ func runNoticesWith(ctx context.Context, name string, args []string, stdout, std
 	}
 	defer d.Close()
 
-	if !*dry && len(jobs) > 0 {
-		for _, j := range jobs {
-			did, err := j.Run(ctx, d)
-			if err != nil {
-				return fmt.Errorf("daily job %s: %w", j.Name, err)
-			}
-			fmt.Fprintf(stdout, "%s: %s.\n", j.Name, did)
-		}
-	}
 	if *dry {
 		res, err := notices.RunDaily(ctx, d, notices.RunOptions{DryRun: true})
 		if err != nil {
@@ -173,14 +165,36 @@ func runNoticesWith(ctx context.Context, name string, args []string, stdout, std
 		}
 		return nil
 	}
-	due := *force
+	// Several servers (and cron on several hosts) may share a PostgreSQL
+	// database: one at a time does the notices' work.
+	ran, err := d.Exclusive(ctx, notices.LockName, func(ctx context.Context) error {
+		return noticesPass(ctx, d, stdout, jobs, *force, *runAt, cfg)
+	})
+	if err == nil && !ran {
+		fmt.Fprintln(stdout, "Another Stacks process (a server's scheduler, or another cron job) is doing the notices' work now; nothing done.")
+	}
+	return err
+}
+
+// noticesPass is what stacks notices run and stacks daily do under the notices
+// lock: the daily jobs, the daily run when due, hold notices, sending.
+func noticesPass(ctx context.Context, d *db.DB, stdout io.Writer, jobs []notices.DailyJob, force bool, runAt string, cfg notices.SMTPConfig) error {
+	for _, j := range jobs {
+		did, err := j.Run(ctx, d)
+		if err != nil {
+			return fmt.Errorf("daily job %s: %w", j.Name, err)
+		}
+		fmt.Fprintf(stdout, "%s: %s.\n", j.Name, did)
+	}
+	due := force
 	if !due {
-		if due, err = notices.DailyDue(ctx, d, *runAt); err != nil {
+		var err error
+		if due, err = notices.DailyDue(ctx, d, runAt); err != nil {
 			return err
 		}
 	}
 	if due {
-		res, err := notices.RunDaily(ctx, d, notices.RunOptions{Force: *force})
+		res, err := notices.RunDaily(ctx, d, notices.RunOptions{Force: force})
 		if err != nil {
 			return err
 		}

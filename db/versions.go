@@ -1,0 +1,76 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Cache versions. A process may keep database state in memory (the
+// preferences, read by nearly every request) only if it learns at once of a
+// change another process made: several stacks serve processes share one
+// PostgreSQL database, FastCGI processes one SQLite file. The table
+// cache_versions (migration 0018) holds a version per cached thing, moved on by
+// a trigger in the very transaction that changes the thing. A cache keeps the
+// version it read with its data and, before each use, compares it with
+// CacheVersion: one single-row read by primary key, without a transaction;
+// only when the version moved does it read the data again, in one snapshot
+// with its version (Tx.CacheVersion).
+
+// CachePreferences names the preferences' version.
+const CachePreferences = "preferences"
+
+// versionQuery reads one version; a name without a row reads as version 0.
+const versionQuery = `SELECT coalesce((SELECT version FROM cache_versions WHERE name = ?), 0)`
+
+// CacheVersion returns the current version of the cached thing name. Within a
+// request (WithRequestVersions) it is read once: a request uses the cached
+// things as they were when it first asked, as one transaction would.
+func (db *DB) CacheVersion(ctx context.Context, name string) (int64, error) {
+	memo, _ := ctx.Value(versionsKey{}).(*requestVersions)
+	if memo != nil {
+		memo.mu.Lock()
+		v, ok := memo.m[name]
+		memo.mu.Unlock()
+		if ok {
+			return v, nil
+		}
+	}
+	var v int64
+	err := db.ReadOne(ctx, func(tx *Tx) error {
+		var err error
+		v, err = tx.CacheVersion(name)
+		return err
+	})
+	if err == nil && memo != nil {
+		memo.mu.Lock()
+		memo.m[name] = v
+		memo.mu.Unlock()
+	}
+	return v, err
+}
+
+type versionsKey struct{}
+
+type requestVersions struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+// WithRequestVersions returns a context for one request (an HTTP request, a
+// SIP message) in which CacheVersion reads each version once: a page that asks
+// for the preferences twice (its layout and its handler) costs one version
+// read, not two.
+func WithRequestVersions(ctx context.Context) context.Context {
+	return context.WithValue(ctx, versionsKey{}, &requestVersions{m: map[string]int64{}})
+}
+
+// CacheVersion returns the version of the cached thing name as the transaction
+// sees it: read in the same transaction as the data, it is the data's version.
+func (tx *Tx) CacheVersion(name string) (int64, error) {
+	var v int64
+	if err := tx.QueryRow(versionQuery, name).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read the version of %s: %w", name, err)
+	}
+	return v, nil
+}
