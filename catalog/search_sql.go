@@ -12,6 +12,8 @@ import (
 // statements that read records and items by id (hits, facets) are the same on
 // both engines and stay in search.go.
 type searchSQL struct {
+	// setup, if not empty, runs first in a search's transaction.
+	setup string
 	// match renders the words as the statements' first parameter.
 	match func([]searchTerm) string
 	// count: how many records match 1.
@@ -72,10 +74,14 @@ const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM record
 	UNION ALL
 	SELECT rowid, 1, -rowid FROM records_fts WHERE records_fts MATCH ?1 AND rowid < ?2 AND rowid >= ?3`
 
-// postgresSearch: records_fts is a table of weighted tsvectors with a GIN index
-// (migrations/postgres/0017_baseline.sql); the words are a tsquery read by
-// to_tsquery with the stacks_english configuration (unaccent, English
-// stemming), so each word is normalised as the documents' words were.
+// postgresSearch: records_fts is a table of weighted tsvectors (doc, for
+// ranking) and of the same words tagged with their fields (words, for matching)
+// with a GIN index on words (migrations/postgres/0017_baseline.sql and
+// 0018_search_fields.sql). The typed words are a tsquery read by to_tsquery with
+// the stacks_english configuration (unaccent, English stemming), so each word
+// is normalised as the documents' words were; records_fts_query writes its
+// words restricted to a field as tagged words, which the index answers without
+// reading a row again ("Recheck Cond").
 //
 // Ranking is ts_rank with the weights of tsRankWeights, FTS5's bm25 weights in
 // the same ratios, normalised by the log of the record's length (as bm25
@@ -85,22 +91,30 @@ const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM record
 // every word, one with a common word twice can rank above one with a rare word
 // twice where bm25 would not; the matches, totals, facets, the ranked core and
 // the newest-first order past it are the same.
+//
+// The statements are planned for their words (setup): a plan made once for any
+// words (PostgreSQL's generic plan for a prepared statement, which it chooses
+// after five runs) assumes a few hundred matches for every search, and is slow
+// for one that has one match or 45,000.
 var postgresSearch = searchSQL{
+	setup: `SET LOCAL plan_cache_mode = force_custom_plan`,
 	match: tsQueryText,
-	count: `SELECT count(*) FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1)`,
-	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE doc @@ q
+	count: `SELECT count(*) FROM records_fts WHERE words @@ records_fts_query($1)`,
+	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE words @@ records_fts_query($1)
 		ORDER BY ` + tsRank + ` DESC, id LIMIT $2`,
-	// The newest ids first, then their vectors: sorting the ids alone is
-	// several times faster than sorting them with their vectors.
-	bestOfNewest: `SELECT f.id FROM (SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT $2) n
-			JOIN records_fts f ON f.id = n.id, to_tsquery('stacks_english', $1) q
-		ORDER BY ` + tsRankOf("f.doc") + ` DESC, f.id LIMIT $3`,
-	bounds: `SELECT (SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT 1 OFFSET $2),
-			coalesce((SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT 1 OFFSET $3), 0)`,
+	// The newest matches come from the primary key read backwards, each row
+	// checked and the scan stopped at the RankLimit-th, with their vectors:
+	// a match in two has to read about 2 RankLimit rows, fewer than all the
+	// matches a bitmap scan would read and sort.
+	bestOfNewest: `SELECT n.id FROM (SELECT id, doc FROM records_fts WHERE words @@ records_fts_query($1) ORDER BY id DESC LIMIT $2) n,
+			to_tsquery('stacks_english', $1) q
+		ORDER BY ` + tsRankOf("n.doc") + ` DESC, n.id LIMIT $3`,
+	bounds: `SELECT (SELECT id FROM records_fts WHERE words @@ records_fts_query($1) ORDER BY id DESC LIMIT 1 OFFSET $2),
+			coalesce((SELECT id FROM records_fts WHERE words @@ records_fts_query($1) ORDER BY id DESC LIMIT 1 OFFSET $3), 0)`,
 	relevance:     postgresRelevance,
 	relevancePage: `SELECT id FROM (` + postgresRelevance + `) o ORDER BY part, score, id LIMIT $4 OFFSET $5`,
 	// PostgreSQL must know every parameter's type, $2 too.
-	newest:     `SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) AND id >= $3 AND $2::bigint IS NOT NULL`,
+	newest:     `SELECT id FROM records_fts WHERE words @@ records_fts_query($1) AND id >= $3 AND $2::bigint IS NOT NULL`,
 	titleOrder: `lower(r.title) COLLATE "C", r.id`,
 	param:      func(n int) string { return "$" + strconv.Itoa(n) },
 }
@@ -119,9 +133,9 @@ func tsRankOf(doc string) string { return `ts_rank(` + tsRankWeights + `, ` + do
 // postgresRelevance is postgresSearch's relevance: the score is negated
 // ts_rank in the core, as SQLite's bm25 rank is lower for better.
 var postgresRelevance = `SELECT id, 0 AS part, -` + tsRank + `::float8 AS score
-		FROM records_fts, to_tsquery('stacks_english', $1) q WHERE doc @@ q AND id >= $2 AND id >= $3
+		FROM records_fts, to_tsquery('stacks_english', $1) q WHERE words @@ records_fts_query($1) AND id >= $2 AND id >= $3
 	UNION ALL
-	SELECT id, 1, -id::float8 FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) AND id < $2 AND id >= $3`
+	SELECT id, 1, -id::float8 FROM records_fts WHERE words @@ records_fts_query($1) AND id < $2 AND id >= $3`
 
 // tsWeights restrict a word typed with a field to the field's weight in
 // records_fts.doc.
