@@ -293,11 +293,6 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	sq := searchSQLOf(tx)
 	match := sq.match(terms)
-	if sq.setup != "" {
-		if _, err := tx.Exec(sq.setup); err != nil {
-			return res, fmt.Errorf("search: %w", err)
-		}
-	}
 
 	// How many match; then the best FacetDepth in rank order (bm25 on SQLite,
 	// ts_rank on PostgreSQL, each with the fields' weights): among all the

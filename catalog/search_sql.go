@@ -12,8 +12,6 @@ import (
 // statements that read records and items by id (hits, facets) are the same on
 // both engines and stay in search.go.
 type searchSQL struct {
-	// setup, if not empty, runs first in a search's transaction.
-	setup string
 	// match renders the words as the statements' first parameter.
 	match func([]searchTerm) string
 	// count: how many records match 1.
@@ -91,15 +89,12 @@ const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM record
 // every word, one with a common word twice can rank above one with a rare word
 // twice where bm25 would not; the matches, totals, facets, the ranked core and
 // the newest-first order past it are the same.
-//
-// The statements are planned for their words (setup): a plan made once for any
-// words (PostgreSQL's generic plan for a prepared statement, which it chooses
-// after five runs) assumes a few hundred matches for every search, and is slow
-// for one that has one match or 45,000.
 var postgresSearch = searchSQL{
-	setup: `SET LOCAL plan_cache_mode = force_custom_plan`,
 	match: tsQueryText,
-	count: `SELECT count(*) FROM records_fts WHERE words @@ records_fts_query($1)`,
+	// The first statement of a search (after the barcode's) sets up the
+	// planning of those after it (postgresPlanning), in the scalar subquery
+	// that the index scan reads its words from once at its start.
+	count: `SELECT count(*) FROM records_fts WHERE words @@ (SELECT records_fts_query($1) FROM (` + postgresPlanning + `) s)`,
 	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE words @@ records_fts_query($1)
 		ORDER BY ` + tsRank + ` DESC, id LIMIT $2`,
 	// The newest matches come from the primary key read backwards, each row
@@ -109,8 +104,11 @@ var postgresSearch = searchSQL{
 	bestOfNewest: `SELECT n.id FROM (SELECT id, doc FROM records_fts WHERE words @@ records_fts_query($1) ORDER BY id DESC LIMIT $2) n,
 			to_tsquery('stacks_english', $1) q
 		ORDER BY ` + tsRankOf("n.doc") + ` DESC, n.id LIMIT $3`,
-	bounds: `SELECT (SELECT id FROM records_fts WHERE words @@ records_fts_query($1) ORDER BY id DESC LIMIT 1 OFFSET $2),
-			coalesce((SELECT id FROM records_fts WHERE words @@ records_fts_query($1) ORDER BY id DESC LIMIT 1 OFFSET $3), 0)`,
+	// Both bounds in one read of the newest matches, backwards by the primary
+	// key (not one read each).
+	bounds: `SELECT min(id) FILTER (WHERE n = $2::bigint + 1), coalesce(min(id) FILTER (WHERE n = $3::bigint + 1), 0)
+		FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS n FROM records_fts WHERE words @@ records_fts_query($1)
+			ORDER BY id DESC LIMIT $3::bigint + 1) b`,
 	relevance:     postgresRelevance,
 	relevancePage: `SELECT id FROM (` + postgresRelevance + `) o ORDER BY part, score, id LIMIT $4 OFFSET $5`,
 	// PostgreSQL must know every parameter's type, $2 too.
@@ -118,6 +116,24 @@ var postgresSearch = searchSQL{
 	titleOrder: `lower(r.title) COLLATE "C", r.id`,
 	param:      func(n int) string { return "$" + strconv.Itoa(n) },
 }
+
+// postgresPlanning sets, for the search's transaction only, what its statements
+// need from the planner (postgresSearch.count runs it first, without a round
+// trip of its own):
+//   - plans made for their words: a plan made once for any words (PostgreSQL's
+//     generic plan for a prepared statement, which it chooses after five runs)
+//     assumes a few hundred matches for every search, which is slow for one
+//     that has one match or 45,000, and computes records_fts_query for every
+//     row it checks;
+//   - nested loops over the indexes for every join: each joins at most
+//     ListLimit matches to records or items by id, and with hash or merge joins
+//     allowed the planner read the whole records table (100,000 rows, four
+//     times slower for subject:fiction by year);
+//   - no JIT compilation and no parallel workers, whose start costs more than
+//     such a statement.
+const postgresPlanning = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
+		set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+		set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`
 
 // tsRankWeights are ts_rank's weights for D, C, B and A (isbn, subjects, author,
 // title): bm25's 1, 2, 4 and 10 on SQLite, in the same ratios.
