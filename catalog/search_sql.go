@@ -38,6 +38,9 @@ type searchSQL struct {
 	titleOrder string
 	// param is the nth numbered parameter.
 	param func(n int) string
+	// idList writes ids as what IN (...) takes, with its arguments, for the
+	// facets' FacetDepth ids.
+	idList func(ids []int64) (string, []any)
 }
 
 // searchSQLOf returns the search statements of tx's engine.
@@ -64,6 +67,7 @@ var sqliteSearch = searchSQL{
 	newest:        `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?3`,
 	titleOrder:    "r.title COLLATE NOCASE, r.id",
 	param:         func(n int) string { return "?" + strconv.Itoa(n) },
+	idList:        idArgs,
 }
 
 // relevanceOrder is sqliteSearch's relevance. The rank column is only computed
@@ -115,6 +119,10 @@ var postgresSearch = searchSQL{
 	newest:     `SELECT id FROM records_fts WHERE words @@ records_fts_query($1) AND id >= $3 AND $2::bigint IS NOT NULL`,
 	titleOrder: `lower(r.title) COLLATE "C", r.id`,
 	param:      func(n int) string { return "$" + strconv.Itoa(n) },
+	// One array, not FacetDepth parameters: the statements after count are
+	// planned for each search (postgresPlanning), and planning a list of 500
+	// values cost as much as running the facets' statement.
+	idList: func(ids []int64) (string, []any) { return `SELECT unnest(CAST(? AS bigint[]))`, []any{ids} },
 }
 
 // postgresPlanning sets, for the search's transaction only, what its statements
