@@ -15,7 +15,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-search-engines bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -164,6 +164,20 @@ bench-patron-import:
 # (STACKS_BENCH_TITLES changes the size). Not part of make test.
 bench-search:
 	$(GO) test -run '^$$' -bench BenchmarkSearch -benchtime 200x -v ./catalog/
+
+# bench-search-engines runs BenchmarkSearchEngines: one mix of 26 searches (the one-word,
+# three-word and field searches above, and sorted, filtered and second pages) on
+# SQLite and PostgreSQL side by side in one run, each search on both engines one
+# after the other, with each engine's p50, p95 and p99 in milliseconds. The
+# catalogue (STACKS_BENCH_TITLES, 100,000 by default) is made on SQLite and
+# copied to a database of a throwaway cluster (scripts/pg.sh), or of the one
+# STACKS_TEST_POSTGRES names. Building 100,000 titles takes minutes: set
+# STACKS_BENCH_SQLITE to a file and STACKS_BENCH_POSTGRES to the URL of an
+# existing database to keep both between runs. Not part of make test.
+BENCH_SEARCH_ROUNDS ?= 20
+bench-search-engines:
+	cmd=($(GO) test -run '^$$' -bench BenchmarkSearchEngines -benchtime $$(( $(BENCH_SEARCH_ROUNDS) * 26 ))x -timeout 60m ./catalog/); \
+	if [[ -n "$${STACKS_TEST_POSTGRES:-}$${STACKS_BENCH_POSTGRES:-}" ]]; then "$${cmd[@]}"; else bash scripts/pg.sh run "$${cmd[@]}"; fi
 
 # bench-reports times each standard report (issue 19) on a 100,000-title demo
 # library with 20,000 patrons (STACKS_BENCH_TITLES changes the size): median and

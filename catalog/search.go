@@ -492,7 +492,7 @@ func facetsOf(tx *db.Tx, ids []int64) (Facets, error) {
 	if len(ids) == 0 {
 		return f, nil
 	}
-	in, args := idArgs(ids)
+	in, args := searchSQLOf(tx).idList(ids)
 	rows, err := tx.Query(`WITH c AS MATERIALIZED (SELECT record_id, item_type_id, home_branch_id, status FROM items WHERE record_id IN (`+in+`))
 		SELECT 'type', t.code, t.name, count(DISTINCT c.record_id) FROM c JOIN item_types t ON t.id = c.item_type_id GROUP BY t.id
 		UNION ALL

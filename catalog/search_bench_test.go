@@ -99,41 +99,16 @@ func BenchmarkSearch(b *testing.B) {
 // BenchmarkSearchEngines compares search latency on SQLite and PostgreSQL on the
 // same catalogue: a demo catalogue of benchTitles titles made on SQLite and its
 // records and copies copied to a PostgreSQL test database (pgtest; run it under
-// scripts/pg.sh). Each iteration runs the next search of a mix (BenchmarkSearch's
+// scripts/pg.sh), or kept between runs (benchEngines: STACKS_BENCH_SQLITE,
+// STACKS_BENCH_POSTGRES). Each iteration runs the next search of a mix (BenchmarkSearch's
 // one-word, three-word and field searches, and some sorted, filtered or second
 // pages) on both engines, one after the other, so that both meet the same load;
 // it reports each engine's p50, p95 and p99 in milliseconds.
 func BenchmarkSearchEngines(b *testing.B) {
 	ctx := context.Background()
-	lite, err := db.Open(filepath.Join(b.TempDir(), "big.db"), db.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	lite, pg := benchEngines(b, ctx)
 	defer lite.Close()
-	if _, err := lite.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	lite.Now = func() time.Time { return testNow }
-	start := time.Now()
-	if _, err := demo.Create(ctx, lite, demo.Options{Titles: benchTitles, Patrons: 20}); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("SQLite: demo catalogue of %d titles created in %s", benchTitles, time.Since(start).Round(time.Millisecond))
-	url := pgtest.URL(b)
-	pg, err := db.Open(url, db.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	defer pg.Close()
-	start = time.Now()
-	if err := copyCatalogue(ctx, lite, pg); err != nil {
-		b.Fatal(err)
-	}
-	// As autovacuum would in time: the planner's statistics, the visibility map.
-	if err := vacuumAnalyze(ctx, url); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("PostgreSQL: catalogue copied and analysed in %s", time.Since(start).Round(time.Millisecond))
 
 	var isbn string
 	if err := lite.Read(ctx, func(tx *db.Tx) error {
@@ -221,4 +196,69 @@ func vacuumAnalyze(ctx context.Context, url string) error {
 	defer c.Close()
 	_, err = c.ExecContext(ctx, `VACUUM ANALYZE`)
 	return err
+}
+
+// benchEngines opens BenchmarkSearchEngines' two catalogues. By default both are
+// new: a demo catalogue of benchTitles titles made on SQLite in a temporary
+// file, and a pgtest database it is copied to. Building 100,000 titles takes
+// minutes, so two variables keep them between runs:
+//
+//   - STACKS_BENCH_SQLITE, a file: the SQLite catalogue is made there if the
+//     file does not exist, and read from it if it does;
+//   - STACKS_BENCH_POSTGRES, a database URL (an existing, possibly empty
+//     database): migrated, and filled from SQLite's catalogue if it has no
+//     records.
+//
+// A kept catalogue must be of benchTitles titles: delete the file or drop the
+// database to change the size.
+func benchEngines(b *testing.B, ctx context.Context) (lite, pg *db.DB) {
+	path := os.Getenv("STACKS_BENCH_SQLITE")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "big.db")
+	}
+	_, statErr := os.Stat(path)
+	lite, err := db.Open(path, db.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := lite.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	lite.Now = func() time.Time { return testNow }
+	if statErr != nil {
+		start := time.Now()
+		if _, err := demo.Create(ctx, lite, demo.Options{Titles: benchTitles, Patrons: 20}); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("SQLite: demo catalogue of %d titles created in %s", benchTitles, time.Since(start).Round(time.Millisecond))
+	}
+	url := os.Getenv("STACKS_BENCH_POSTGRES")
+	if url == "" {
+		url = pgtest.URL(b)
+	}
+	pg, err = db.Open(url, db.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pg.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var records int
+	if err := pg.Read(ctx, func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT count(*) FROM records`).Scan(&records)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if records == 0 {
+		start := time.Now()
+		if err := copyCatalogue(ctx, lite, pg); err != nil {
+			b.Fatal(err)
+		}
+		// As autovacuum would in time: the planner's statistics, the visibility map.
+		if err := vacuumAnalyze(ctx, url); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("PostgreSQL: catalogue copied and analysed in %s", time.Since(start).Round(time.Millisecond))
+	}
+	return lite, pg
 }

@@ -38,6 +38,9 @@ type searchSQL struct {
 	titleOrder string
 	// param is the nth numbered parameter.
 	param func(n int) string
+	// idList writes ids as what IN (...) takes, with its arguments, for the
+	// facets' FacetDepth ids.
+	idList func(ids []int64) (string, []any)
 }
 
 // searchSQLOf returns the search statements of tx's engine.
@@ -64,6 +67,7 @@ var sqliteSearch = searchSQL{
 	newest:        `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?3`,
 	titleOrder:    "r.title COLLATE NOCASE, r.id",
 	param:         func(n int) string { return "?" + strconv.Itoa(n) },
+	idList:        idArgs,
 }
 
 // relevanceOrder is sqliteSearch's relevance. The rank column is only computed
@@ -72,10 +76,14 @@ const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM record
 	UNION ALL
 	SELECT rowid, 1, -rowid FROM records_fts WHERE records_fts MATCH ?1 AND rowid < ?2 AND rowid >= ?3`
 
-// postgresSearch: records_fts is a table of weighted tsvectors with a GIN index
-// (migrations/postgres/0017_baseline.sql); the words are a tsquery read by
-// to_tsquery with the stacks_english configuration (unaccent, English
-// stemming), so each word is normalised as the documents' words were.
+// postgresSearch: records_fts is a table of weighted tsvectors (doc, for
+// ranking) and of the same words tagged with their fields (words, for matching)
+// with a GIN index on words (migrations/postgres/0017_baseline.sql and
+// 0018_search_fields.sql). The typed words are a tsquery read by to_tsquery with
+// the stacks_english configuration (unaccent, English stemming), so each word
+// is normalised as the documents' words were; records_fts_query writes its
+// words restricted to a field as tagged words, which the index answers without
+// reading a row again ("Recheck Cond").
 //
 // Ranking is ts_rank with the weights of tsRankWeights, FTS5's bm25 weights in
 // the same ratios, normalised by the log of the record's length (as bm25
@@ -87,23 +95,53 @@ const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM record
 // the newest-first order past it are the same.
 var postgresSearch = searchSQL{
 	match: tsQueryText,
-	count: `SELECT count(*) FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1)`,
-	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE doc @@ q
+	// The first statement of a search (after the barcode's) sets up the
+	// planning of those after it (postgresPlanning), in the scalar subquery
+	// that the index scan reads its words from once at its start.
+	count: `SELECT count(*) FROM records_fts WHERE words @@ (SELECT records_fts_query($1) FROM (` + postgresPlanning + `) s)`,
+	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE words @@ records_fts_query($1)
 		ORDER BY ` + tsRank + ` DESC, id LIMIT $2`,
-	// The newest ids first, then their vectors: sorting the ids alone is
-	// several times faster than sorting them with their vectors.
-	bestOfNewest: `SELECT f.id FROM (SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT $2) n
-			JOIN records_fts f ON f.id = n.id, to_tsquery('stacks_english', $1) q
-		ORDER BY ` + tsRankOf("f.doc") + ` DESC, f.id LIMIT $3`,
-	bounds: `SELECT (SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT 1 OFFSET $2),
-			coalesce((SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) ORDER BY id DESC LIMIT 1 OFFSET $3), 0)`,
+	// The newest matches come from the primary key read backwards, each row
+	// checked and the scan stopped at the RankLimit-th, with their vectors:
+	// a match in two has to read about 2 RankLimit rows, fewer than all the
+	// matches a bitmap scan would read and sort.
+	bestOfNewest: `SELECT n.id FROM (SELECT id, doc FROM records_fts WHERE words @@ records_fts_query($1) ORDER BY id DESC LIMIT $2) n,
+			to_tsquery('stacks_english', $1) q
+		ORDER BY ` + tsRankOf("n.doc") + ` DESC, n.id LIMIT $3`,
+	// Both bounds in one read of the newest matches, backwards by the primary
+	// key (not one read each).
+	bounds: `SELECT min(id) FILTER (WHERE n = $2::bigint + 1), coalesce(min(id) FILTER (WHERE n = $3::bigint + 1), 0)
+		FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS n FROM records_fts WHERE words @@ records_fts_query($1)
+			ORDER BY id DESC LIMIT $3::bigint + 1) b`,
 	relevance:     postgresRelevance,
 	relevancePage: `SELECT id FROM (` + postgresRelevance + `) o ORDER BY part, score, id LIMIT $4 OFFSET $5`,
 	// PostgreSQL must know every parameter's type, $2 too.
-	newest:     `SELECT id FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) AND id >= $3 AND $2::bigint IS NOT NULL`,
+	newest:     `SELECT id FROM records_fts WHERE words @@ records_fts_query($1) AND id >= $3 AND $2::bigint IS NOT NULL`,
 	titleOrder: `lower(r.title) COLLATE "C", r.id`,
 	param:      func(n int) string { return "$" + strconv.Itoa(n) },
+	// One array, not FacetDepth parameters: the statements after count are
+	// planned for each search (postgresPlanning), and planning a list of 500
+	// values cost as much as running the facets' statement.
+	idList: func(ids []int64) (string, []any) { return `SELECT unnest(CAST(? AS bigint[]))`, []any{ids} },
 }
+
+// postgresPlanning sets, for the search's transaction only, what its statements
+// need from the planner (postgresSearch.count runs it first, without a round
+// trip of its own):
+//   - plans made for their words: a plan made once for any words (PostgreSQL's
+//     generic plan for a prepared statement, which it chooses after five runs)
+//     assumes a few hundred matches for every search, which is slow for one
+//     that has one match or 45,000, and computes records_fts_query for every
+//     row it checks;
+//   - nested loops over the indexes for every join: each joins at most
+//     ListLimit matches to records or items by id, and with hash or merge joins
+//     allowed the planner read the whole records table (100,000 rows, four
+//     times slower for subject:fiction by year);
+//   - no JIT compilation and no parallel workers, whose start costs more than
+//     such a statement.
+const postgresPlanning = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
+		set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+		set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`
 
 // tsRankWeights are ts_rank's weights for D, C, B and A (isbn, subjects, author,
 // title): bm25's 1, 2, 4 and 10 on SQLite, in the same ratios.
@@ -119,9 +157,9 @@ func tsRankOf(doc string) string { return `ts_rank(` + tsRankWeights + `, ` + do
 // postgresRelevance is postgresSearch's relevance: the score is negated
 // ts_rank in the core, as SQLite's bm25 rank is lower for better.
 var postgresRelevance = `SELECT id, 0 AS part, -` + tsRank + `::float8 AS score
-		FROM records_fts, to_tsquery('stacks_english', $1) q WHERE doc @@ q AND id >= $2 AND id >= $3
+		FROM records_fts, to_tsquery('stacks_english', $1) q WHERE words @@ records_fts_query($1) AND id >= $2 AND id >= $3
 	UNION ALL
-	SELECT id, 1, -id::float8 FROM records_fts WHERE doc @@ to_tsquery('stacks_english', $1) AND id < $2 AND id >= $3`
+	SELECT id, 1, -id::float8 FROM records_fts WHERE words @@ records_fts_query($1) AND id < $2 AND id >= $3`
 
 // tsWeights restrict a word typed with a field to the field's weight in
 // records_fts.doc.
