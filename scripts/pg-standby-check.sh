@@ -118,10 +118,10 @@ timeout 60 "$stacks" migrate --db "$(url primary)" >"$tmp/log/migrate.log" 2>&1 
 
 # 2. The standby, from a base backup that streams the WAL it needs (-X stream)
 # through the slot (-S) and writes the standby's settings (-R).
-log "2. standby: pg_basebackup -R -X stream -S standby1, then start it"
-as_owner timeout 120 "$bin/pg_basebackup" -h "$tmp/sock-primary" -p 5432 -U replicator \
-	-D "$tmp/standby" -R -X stream -S standby1 >"$tmp/log/basebackup.log" 2>&1 ||
-	{ cat "$tmp/log/basebackup.log" >&2; die "pg_basebackup failed"; }
+log "2. standby: pg_basebackup -R -X stream -S standby1 -c fast, then start it"
+as_owner timeout 300 "$bin/pg_basebackup" -h "$tmp/sock-primary" -p 5432 -U replicator \
+	-D "$tmp/standby" -R -X stream -S standby1 -c fast >"$tmp/log/basebackup.log" 2>&1 ||
+	{ cat "$tmp/log/basebackup.log" >&2; die "pg_basebackup failed or took over 300 s (its output, if any, is above)"; }
 [[ -f $tmp/standby/standby.signal ]] || die "pg_basebackup -R wrote no standby.signal"
 grep -q "primary_conninfo = '.*user=replicator" "$tmp/standby/postgresql.auto.conf" ||
 	die "pg_basebackup -R wrote no primary_conninfo with user=replicator: $(cat "$tmp/standby/postgresql.auto.conf")"
