@@ -273,6 +273,16 @@ func (s *Suite) start(ctx context.Context, name string, args []string, url strin
 	}
 }
 
+// loadAverage is the machine's 1, 5 and 15 minute load averages, as uptime
+// shows them ("2.31, 1.80, 1.20"), or "?".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], ", ")
+	}
+	return "?"
+}
+
 func tail(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
@@ -484,8 +494,8 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 	}
 	sec.commands = append(sec.commands, fmt.Sprintf("%s: `%s` then `%s`", sc.label, strings.Join(serverCmds, "` and `"), s.displayCommand(loadArgs)))
 	if rep.LoginTime > 0 {
-		sec.after = append(sec.after, fmt.Sprintf("%s: signing in %d users took %.1f s (not measured); measured %.1f s; %d unmeasured check-ins to put items back.",
-			sc.label, sc.users, rep.LoginTime.Seconds(), rep.Elapsed.Seconds(), rep.Unmeasured))
+		sec.after = append(sec.after, fmt.Sprintf("%s: signing in %d users took %.1f s (not measured); measured %.1f s; %d unmeasured check-ins to put items back; load average %s at the end.",
+			sc.label, sc.users, rep.LoginTime.Seconds(), rep.Elapsed.Seconds(), rep.Unmeasured, loadAverage()))
 	}
 	for msg, n := range rep.Errors {
 		sec.after = append(sec.after, fmt.Sprintf("%s: error ×%d: %s", sc.label, n, msg))
