@@ -291,7 +291,7 @@ func bar(v, top float64, width int) string {
 // saturation rate, with its ratio to SQLite's, from this suite's runs.
 func (s *Suite) sideBySide(base string, labels []string, desk, sat map[string]Output, users, satUsers int) {
 	sec := &section{title: "SQLite and PostgreSQL side by side",
-		intro: fmt.Sprintf("From the two tables above, measured in this run one after the other: the desk-paced times at %d users "+
+		intro: fmt.Sprintf("From the two tables below, measured in this run one after the other: the desk-paced times at %d users "+
 			"(the bar of issue 17: p95 under 100 ms, 0 errors) and the saturation rate at %d users. Ratios are to SQLite's figure "+
 			"in the same run.", users, satUsers)}
 	sec.header = "| run | desk CO median | desk CO p95 | desk CI median | desk CI p95 | desk errors | p95 < 100 ms, 0 errors | saturation CO + CI a second | ratio to SQLite | saturation CO p95 | saturation errors |\n" +
