@@ -235,10 +235,18 @@ sip-bench:
 # --commit-each; 500 keep-alive connections for 30 s against /healthz, the
 # signed-in search page and a bare net/http hello-world server; SIP2 saturation at
 # 8 and 75 terminals; the read pool sweep (--read-conns 1, 2, 4, 8, 16) at 560
-# desk-paced users. Tables, commands and the server's peak memory go to
+# desk-paced users; and issue 17's postgres part: 560 desk-paced users and
+# saturation at 75 users on SQLite, on PostgreSQL with one server and with two
+# servers sharing the database (users round-robin over them), then the pool sweep
+# (--write-conns = --read-conns 2 to 64 on two servers at saturation). The
+# postgres part runs on STACKS_LOAD_POSTGRES (a URL) if set, else on a durable
+# throwaway cluster it starts with PG_DURABLE=1 scripts/pg.sh (fsync and
+# synchronous_commit on, as SQLite's synchronous FULL) and deletes after, about
+# 15 more minutes. Tables, commands and the server's peak memory go to
 # docs/load-results.md; LOAD_DIR keeps the database, server logs and JSON.
-# load-quick is the smoke run (a few users, 10 s each, about a minute and a half).
-# LOAD_PARTS=desk,flood runs only some parts. Not part of make test.
+# load-quick is the smoke run (a few users, 10 s each, about four minutes).
+# LOAD_PARTS=desk,flood runs only some parts (desk, saturation, flood, sip,
+# sweep, postgres). Not part of make test.
 LOAD_DIR ?= $(CURDIR)/bin/load
 LOAD_PARTS ?=
 load: build

@@ -24,13 +24,37 @@ func HTTPDialer(base, user, password string) Dialer {
 			MaxIdleConnsPerHost: 2,
 			IdleConnTimeout:     5 * time.Minute,
 		}
-		if _, err := c.Login(ctx, user, password); err != nil {
+		if err := login(ctx, c, user, password); err != nil {
 			return nil, err
 		}
 		c.Timings = c.Timings[:0]
 		return &httpTerminal{c: c}, nil
 	}
 }
+
+// login signs in, and again after a pause while the server answers 429: it
+// checks one sign-in per account at a time and refuses those that waited too
+// long for their turn ("Wait a moment and try again"), which hundreds of desks
+// signing in as the same user on a busy machine do. Sign-in is not measured, so
+// waiting costs the run nothing; a wrong password is not retried.
+func login(ctx context.Context, c *deskclient.Client, user, password string) error {
+	for attempt := 1; ; attempt++ {
+		_, err := c.Login(ctx, user, password)
+		if err == nil || !strings.Contains(err.Error(), "(status 429)") || attempt == maxLoginAttempts {
+			return err
+		}
+		t := time.NewTimer(time.Duration(attempt) * 250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// maxLoginAttempts bounds the sign-in retries (about a minute of pauses).
+const maxLoginAttempts = 20
 
 // httpTerminal is a desk over HTTP. Each transaction is a form post and the page
 // its 303 leads to, checked the way a person would check it: the right status

@@ -43,6 +43,9 @@ type Output struct {
 	Started  string   `json:"started"`
 	Report   *Report  `json:"-"`
 	Memory   *Memory  `json:"server_memory,omitempty"`
+	// MoreMemory is the other servers' memory when the run spread its users
+	// over several (Memory is the first's).
+	MoreMemory []*Memory `json:"more_servers_memory,omitempty"`
 	// CPU is where the machine's CPU went during the measured time.
 	CPU *CPUUse `json:"cpu,omitempty"`
 }
@@ -89,9 +92,10 @@ func (o Output) MarshalJSON() ([]byte, error) {
 		GaveUp     int                    `json:"users_gave_up,omitempty"`
 		Unmeasured int                    `json:"unmeasured_checkins"`
 		Memory     *Memory                `json:"server_memory,omitempty"`
+		MoreMemory []*Memory              `json:"more_servers_memory,omitempty"`
 		CPU        *CPUUse                `json:"cpu_cores,omitempty"`
 	}{o.Settings, o.Started, o.Report.Elapsed.Seconds(), o.Report.LoginTime.Seconds(), ops,
-		o.Report.TotalTPS, o.Report.Errors, o.Report.GaveUp, o.Report.Unmeasured, o.Memory, o.CPU})
+		o.Report.TotalTPS, o.Report.Errors, o.Report.GaveUp, o.Report.Unmeasured, o.Memory, o.MoreMemory, o.CPU})
 }
 
 // opLabel is an operation's name in tables.
@@ -143,7 +147,7 @@ func (o Output) WriteTable(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintf(w, "\ntotal: %.1f check-outs and check-ins a second, %d errors", r.TotalTPS, r.ErrorCount())
 	if o.Memory != nil {
-		fmt.Fprintf(w, "; server peak resident memory %s", mb(o.Memory.PeakKB))
+		fmt.Fprintf(w, "; %s", o.peakMemory())
 	}
 	fmt.Fprintln(w)
 	if o.CPU != nil {
@@ -155,6 +159,19 @@ func (o Output) WriteTable(w io.Writer) {
 	for _, msg := range slices.Sorted(maps.Keys(r.Errors)) {
 		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[msg], msg)
 	}
+}
+
+// peakMemory is "server peak resident memory 50 MB", or with several servers
+// "servers' peak resident memory 50 + 48 MB".
+func (o Output) peakMemory() string {
+	if len(o.MoreMemory) == 0 {
+		return "server peak resident memory " + mb(o.Memory.PeakKB)
+	}
+	parts := []string{fmt.Sprintf("%.0f", float64(o.Memory.PeakKB)/1024)}
+	for _, m := range o.MoreMemory {
+		parts = append(parts, fmt.Sprintf("%.0f", float64(m.PeakKB)/1024))
+	}
+	return "servers' peak resident memory " + strings.Join(parts, " + ") + " MB"
 }
 
 func mb(kb int64) string { return fmt.Sprintf("%.0f MB", float64(kb)/1024) }
@@ -174,10 +191,14 @@ func (o Output) MarkdownRows(w io.Writer, label string) {
 	}
 	var notes []string
 	if o.Memory != nil {
-		notes = append(notes, "server peak RSS "+mb(o.Memory.PeakKB))
+		notes = append(notes, strings.Replace(o.peakMemory(), "peak resident memory", "peak RSS", 1))
 	}
-	if o.CPU != nil {
-		notes = append(notes, fmt.Sprintf("CPU cores: server %.1f, generator %.1f, other %.1f", o.CPU.Server, o.CPU.Generator, o.CPU.Other))
+	if c := o.CPU; c != nil {
+		if c.Database > 0 {
+			notes = append(notes, fmt.Sprintf("CPU cores: server %.1f, PostgreSQL %.1f, generator %.1f, other %.1f", c.Server, c.Database, c.Generator, c.Other))
+		} else {
+			notes = append(notes, fmt.Sprintf("CPU cores: server %.1f, generator %.1f, other %.1f", c.Server, c.Generator, c.Other))
+		}
 	}
 	fmt.Fprintf(w, "| %s | **total** | %d | | | | | | %d | **%.1f** | %s |\n", label, r.Transactions(), r.ErrorCount(), r.TotalTPS,
 		strings.Join(notes, "; "))

@@ -67,6 +67,20 @@ type Terminal interface {
 // not measured: it runs before the measured time starts.
 type Dialer func(ctx context.Context, i int) (Terminal, error)
 
+// RoundRobin spreads the virtual users over several servers: user i signs in
+// through dialers[i % len(dialers)] and stays there for the whole run, as behind
+// a balancer that keeps each desk on one server. Stacks' sessions live in the
+// database, so a balancer need not be sticky; pinning each user keeps the run
+// repeatable and each server's share of the users equal.
+func RoundRobin(dialers ...Dialer) Dialer {
+	if len(dialers) == 1 {
+		return dialers[0]
+	}
+	return func(ctx context.Context, i int) (Terminal, error) {
+		return dialers[i%len(dialers)](ctx, i)
+	}
+}
+
 // Config is one run.
 type Config struct {
 	// Users is the number of virtual users, each with its own terminal and share.

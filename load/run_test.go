@@ -309,6 +309,40 @@ func TestRunConcurrent(t *testing.T) {
 	}
 }
 
+// TestRunRoundRobin spreads users over two servers: user i signs in to server
+// i mod 2 and does all its work there, as behind a balancer that keeps each desk
+// on one server.
+func TestRunRoundRobin(t *testing.T) {
+	desks := []*fakeDesk{newFakeDesk(0, 0), newFakeDesk(0, 0)}
+	dialers := make([]load.Dialer, len(desks))
+	for i, f := range desks {
+		dialers[i] = load.HTTPDialer(startFake(t, f), "desk", "desk")
+	}
+	const users = 5
+	rep, err := load.Run(context.Background(), load.Config{
+		Users: users, Shares: shares(users, "", ""), Dial: load.RoundRobin(dialers...), Count: 60,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ErrorCount() != 0 {
+		t.Errorf("%d errors: %v", rep.ErrorCount(), rep.Errors)
+	}
+	for n, f := range desks {
+		f.mu.Lock()
+		if want := (users + 1 - n) / 2; f.logins != want {
+			t.Errorf("server %d: %d sign-ins, want %d", n+1, f.logins, want)
+		}
+		for i := range users {
+			lent := f.coOKOf[fmt.Sprintf("U%02d-I0", i)]
+			if mine := i%2 == n; mine != (lent > 0) {
+				t.Errorf("server %d lent user %d's first item %d times; user %d belongs to server %d", n+1, i+1, lent, i+1, i%2+1)
+			}
+		}
+		f.mu.Unlock()
+	}
+}
+
 // TestRunPaced checks think time and the duration: a user with a 100 ms mean
 // pause does about one scan in 100 ms, and the run ends on time.
 func TestRunPaced(t *testing.T) {

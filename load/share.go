@@ -33,10 +33,12 @@ type ShareQuery struct {
 	Max int
 }
 
-// SharesFromDB reads shares from the server's database file without changing it:
-// it opens the file with one read connection (db.Open with ReadConns 1; no
-// migration) and runs only SELECTs, in one read transaction, so it may run while
-// the server serves. A share's patron is an adult in good standing: not blocked,
+// SharesFromDB reads shares from the server's database without changing it: a
+// SQLite file, or a postgres:// URL, the --db the servers were given (on
+// PostgreSQL every server of a consortium shares it). It opens the database with
+// one read connection (db.Open with ReadConns 1 and WriteConns 1; no migration)
+// and runs only SELECTs, in one read transaction, so it may run while the
+// servers serve. A share's patron is an adult in good standing: not blocked,
 // card valid for at least another week, balance under the fines limit, no current
 // loans (so the loan limit is never reached); its items are available, on the
 // shelf of their home branch (Branch), of a type that may be lent, and on records
@@ -45,15 +47,17 @@ func SharesFromDB(ctx context.Context, path string, q ShareQuery) ([]Share, erro
 	if q.Items <= 0 {
 		return nil, fmt.Errorf("items per share must be at least 1, got %d", q.Items)
 	}
-	// A postgres:// URL is a server, not a file: db.Open says what to check
-	// when it is not there.
-	if _, err := os.Stat(path); err != nil && !db.IsPostgresURL(path) {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("database %s does not exist: give the server's database file with --db (or a list with --shares)", path)
+	// A SQLite file must exist (Open would create it); a PostgreSQL URL has
+	// nothing to stat: Open connects and says what is wrong.
+	if !db.IsPostgresURL(path) {
+		if _, err := os.Stat(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("database %s does not exist: give the server's database file with --db (or a list with --shares)", path)
+			}
+			return nil, err
 		}
-		return nil, err
 	}
-	d, err := db.Open(path, db.Options{ReadConns: 1, CommitEach: true})
+	d, err := db.Open(path, db.Options{ReadConns: 1, WriteConns: 1, CommitEach: true})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +67,7 @@ func SharesFromDB(ctx context.Context, path string, q ShareQuery) ([]Share, erro
 	err = d.Read(ctx, func(tx *db.Tx) error {
 		var branchID int64
 		if err := tx.QueryRow(`SELECT id FROM branches WHERE code = ?`, q.Branch).Scan(&branchID); err != nil {
-			return fmt.Errorf("branch %q: %w (is %s a Stacks database?)", q.Branch, err, path)
+			return fmt.Errorf("branch %q: %w (is %s a Stacks database?)", q.Branch, err, db.DisplayName(path))
 		}
 		soon := time.Now().UTC().AddDate(0, 0, 8).Format("2006-01-02")
 		rows, err := tx.Query(`

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/load"
 	"github.com/stacks-ils/stacks/sip"
@@ -89,6 +90,57 @@ func TestStacksHTTP(t *testing.T) {
 	}
 	co, ci := rep.Ops[load.OpCheckout], rep.Ops[load.OpCheckin]
 	if co.Count+ci.Count != 60 || co.Count < 30 || !co.ServerKnown || co.ServerMedian <= 0 || co.ServerMedian > co.Median {
+		t.Errorf("check-out %+v\ncheck-in %+v", co, ci)
+	}
+	if got := loanCount(t, d); got != loans {
+		t.Errorf("%d current loans after the run, %d before: the run should leave the library as it found it", got, loans)
+	}
+}
+
+// TestStacksPostgresTwoServers runs the workflow against two staff sites on one
+// PostgreSQL database, the users spread over them (a consortium behind a
+// balancer), with the shares read through the database's URL: no errors, and
+// the library left as found.
+func TestStacksPostgresTwoServers(t *testing.T) {
+	url := pgtest.URL(t)
+	d, err := db.Open(url, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ctx := context.Background()
+	if _, err := demo.Create(ctx, d, demo.Options{Titles: 100, Patrons: 60}); err != nil {
+		t.Fatal(err)
+	}
+	shares, err := load.SharesFromDB(ctx, url, load.ShareQuery{Branch: "CEN", Items: 3, Max: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shares) < 4 {
+		t.Fatalf("%d shares in the demo library, want 4", len(shares))
+	}
+	loans := loanCount(t, d)
+	var dialers []load.Dialer
+	for range 2 {
+		// Each server has its own pools on the database, as two processes would.
+		sd, err := db.Open(url, db.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sd.Close() })
+		srv := httptest.NewServer(web.New(web.Config{DB: sd, CachePreferences: true,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+		t.Cleanup(srv.Close)
+		dialers = append(dialers, load.HTTPDialer(srv.URL, "desk", "desk"))
+	}
+	rep, err := load.Run(ctx, load.Config{Users: 4, Shares: shares, Dial: load.RoundRobin(dialers...), Count: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ErrorCount() != 0 {
+		t.Fatalf("errors: %v", rep.Errors)
+	}
+	if co, ci := rep.Ops[load.OpCheckout], rep.Ops[load.OpCheckin]; co.Count+ci.Count != 40 {
 		t.Errorf("check-out %+v\ncheck-in %+v", co, ci)
 	}
 	if got := loanCount(t, d); got != loans {

@@ -39,8 +39,17 @@ type Suite struct {
 	// Results is the Markdown file written (again after every run, so that an
 	// interrupted suite leaves what it measured).
 	Results string
+	// Postgres is a PostgreSQL server for the postgres part, a URL to a database
+	// the suite may create its own database from. Empty: the suite starts a
+	// durable throwaway cluster with PGScript (scripts/pg.sh) and deletes it after.
+	Postgres string
+	// PGScript is scripts/pg.sh, relative to the working directory.
+	PGScript string
+	// QuietWait bounds each run's wait for a quiet machine (default 90 s).
+	QuietWait time.Duration
 
 	db      string
+	pg      *pgTarget
 	started time.Time
 	demo    string
 	// sections in order, each a heading, text and table rows
@@ -65,6 +74,13 @@ type scenario struct {
 	duration time.Duration
 	serve    []string // extra serve flags
 	sip      bool
+	// db is the database the servers serve (default: the suite's SQLite file);
+	// servers is how many serve it at once (default 1), the users spread
+	// round-robin over them.
+	db      string
+	servers int
+	// done, if set, receives the run's output.
+	done func(Output)
 	// also is another section the run's rows go to, under alsoLabel.
 	also      *section
 	alsoLabel string
@@ -178,6 +194,9 @@ func (s *Suite) Run(ctx context.Context) error {
 			s.cico(ctx, sweepSec, sc)
 		}
 	}
+	if s.want("postgres") {
+		s.postgresPart(ctx)
+	}
 	s.logf("done in %s; results in %s", time.Since(s.started).Round(time.Second), s.Results)
 	return s.write()
 }
@@ -254,6 +273,16 @@ func (s *Suite) start(ctx context.Context, name string, args []string, url strin
 	}
 }
 
+// loadAverage is the machine's 1, 5 and 15 minute load averages, as uptime
+// shows them ("2.31, 1.80, 1.20"), or "?".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], ", ")
+	}
+	return "?"
+}
+
 func tail(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
@@ -273,13 +302,18 @@ func (p *proc) stop() {
 	p.log.Close()
 }
 
-// serve starts stacks serve on the suite's database.
+// serve starts stacks serve on the suite's SQLite database.
 func (s *Suite) serve(ctx context.Context, name string, extra []string, sipAddr string) (*proc, string, error) {
+	return s.serveDB(ctx, name, s.db, extra, sipAddr)
+}
+
+// serveDB starts stacks serve on database (a file or a URL).
+func (s *Suite) serveDB(ctx context.Context, name, database string, extra []string, sipAddr string) (*proc, string, error) {
 	addr, err := freePort()
 	if err != nil {
 		return nil, "", err
 	}
-	args := []string{"serve", "--db", s.db, "--addr", addr, "--log-level", "warn"}
+	args := []string{"serve", "--db", database, "--addr", addr, "--log-level", "warn"}
 	if sipAddr != "" {
 		args = append(args, "--sip-addr", sipAddr)
 	}
@@ -296,6 +330,9 @@ func (s *Suite) displayCommand(args []string) string {
 	out := []string{"stacks"}
 	for _, a := range args {
 		a = strings.ReplaceAll(a, s.db, "load.db")
+		if s.pg != nil && a == s.pg.url {
+			a = s.pg.display
+		}
 		if strings.ContainsAny(a, " ?&") {
 			a = "'" + a + "'"
 		}
@@ -304,26 +341,33 @@ func (s *Suite) displayCommand(args []string) string {
 	return strings.Join(out, " ")
 }
 
-// cico runs one scenario and adds its rows to sec; a failure is noted, not fatal.
-func (s *Suite) cico(ctx context.Context, sec *section, sc scenario) {
-	if ctx.Err() != nil {
-		return
+// cico runs one scenario and adds its rows to sec; a failure is noted in the
+// table, not fatal, and returned.
+func (s *Suite) cico(ctx context.Context, sec *section, sc scenario) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	if err := s.cicoErr(ctx, sec, sc); err != nil {
+	err := s.cicoErr(ctx, sec, sc)
+	if err != nil {
 		s.logf("%s, %s: %v", sec.title, sc.label, err)
 		fmt.Fprintf(&sec.rows, "| %s | failed: %s | | | | | | | | | |\n", sc.label, strings.ReplaceAll(err.Error(), "|", "/"))
 	}
 	if err := s.write(); err != nil {
 		s.logf("write %s: %v", s.Results, err)
 	}
+	return err
 }
 
-// waitQuiet waits, at most 90 seconds, until other work on the machine uses less
+// waitQuiet waits, at most QuietWait (90 seconds), until other work on the machine uses less
 // than 0.3 cores over 2 seconds, so that a run does not start while a build or a
 // test suite has the CPU. The machine may still get busy during the run: each
 // run reports the CPU other processes used while it measured.
 func (s *Suite) waitQuiet(ctx context.Context) {
-	deadline := time.Now().Add(90 * time.Second)
+	wait := s.QuietWait
+	if wait <= 0 {
+		wait = 90 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	for ctx.Err() == nil {
 		m := StartCPU(0)
 		select {
@@ -358,13 +402,32 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 		// Every terminal connects from this host: lift the per-address limit.
 		extra = append(slices.Clone(extra), "--sip-max-conns-per-addr", strconv.Itoa(sc.users))
 	}
-	p, base, err := s.serve(ctx, name, extra, sipAddr)
-	if err != nil {
-		return err
+	database := sc.db
+	if database == "" {
+		database = s.db
 	}
-	defer p.stop()
+	servers := max(1, sc.servers)
+	var procs []*proc
+	var bases []string
+	defer func() {
+		for _, p := range procs {
+			p.stop()
+		}
+	}()
+	for i := range servers {
+		n := name
+		if servers > 1 {
+			n = fmt.Sprintf("%s-%d", name, i+1)
+		}
+		p, base, err := s.serveDB(ctx, n, database, extra, sipAddr)
+		if err != nil {
+			return err
+		}
+		procs, bases = append(procs, p), append(bases, base)
+	}
+	p, base := procs[0], strings.Join(bases, ",")
 
-	shares, err := SharesFromDB(ctx, s.db, ShareQuery{Branch: "CEN", Items: sc.items, Max: sc.users})
+	shares, err := SharesFromDB(ctx, database, ShareQuery{Branch: "CEN", Items: sc.items, Max: sc.users})
 	if err != nil {
 		return err
 	}
@@ -372,21 +435,37 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 		Progress: func(format string, args ...any) {
 			s.logf("%s, %s: "+format, append([]any{sec.title, sc.label}, args...)...)
 		}}
+	serverCmds := make([]string, len(procs))
+	for i, p := range procs {
+		serverCmds[i] = s.displayCommand(p.args)
+	}
 	set := Settings{Label: sc.label, Protocol: "http", Target: base, Users: sc.users, Items: sc.items, ThinkS: sc.think.Seconds(),
-		Jitter: 0.5, DurationS: sc.duration.Seconds(), Server: s.displayCommand(p.args)}
-	loadArgs := []string{"load", "--target", base, "--db", s.db, "--users", strconv.Itoa(sc.users), "--items", strconv.Itoa(sc.items),
+		Jitter: 0.5, DurationS: sc.duration.Seconds(), Server: strings.Join(serverCmds, "; ")}
+	loadArgs := []string{"load", "--target", base, "--db", database, "--users", strconv.Itoa(sc.users), "--items", strconv.Itoa(sc.items),
 		"--think", sc.think.String(), "--duration", sc.duration.String()}
 	if sc.sip {
 		cfg.Dial = SIPDialer(SIPConfig{Addr: sipAddr, User: "kiosk", Password: "kiosk", Institution: "CEN", PIN: "1234"})
 		set.Protocol, set.Target = "sip2", sipAddr
 		loadArgs[1], loadArgs[2] = "--sip", sipAddr
 	} else {
-		cfg.Dial = HTTPDialer(base, "desk", "desk")
+		dialers := make([]Dialer, len(bases))
+		for i, b := range bases {
+			dialers[i] = HTTPDialer(b, "desk", "desk")
+		}
+		cfg.Dial = RoundRobin(dialers...)
 	}
 	set.Command = append([]string{"stacks"}, loadArgs...)
+	watch := Procs{}
+	for _, p := range procs {
+		watch.Servers = append(watch.Servers, p.cmd.Process.Pid)
+		ResetPeakMemory(p.cmd.Process.Pid)
+	}
+	if s.pg != nil && database == s.pg.url {
+		watch.Database = s.pg.postmaster
+	}
 	var meter *CPUMeter
 	var cpu *CPUUse
-	cfg.OnStart = func() { meter = StartCPU(p.cmd.Process.Pid) }
+	cfg.OnStart = func() { meter = StartCPUProcs(watch) }
 	cfg.OnStop = func() { cpu = meter.Stop() }
 	s.logf("%s, %s: %s", sec.title, sc.label, s.displayCommand(loadArgs))
 	started := time.Now()
@@ -398,6 +477,14 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 	if m, err := ReadMemory(p.cmd.Process.Pid); err == nil {
 		out.Memory = m
 	}
+	for _, q := range procs[1:] {
+		if m, err := ReadMemory(q.cmd.Process.Pid); err == nil {
+			out.MoreMemory = append(out.MoreMemory, m)
+		}
+	}
+	if sc.done != nil {
+		sc.done(out)
+	}
 	out.WriteTable(s.Log)
 	fmt.Fprintln(s.Log)
 	out.MarkdownRows(&sec.rows, sc.label)
@@ -405,10 +492,10 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 		out.MarkdownRows(&sc.also.rows, sc.alsoLabel)
 		sc.also.after = append(sc.also.after, fmt.Sprintf("%s: the read pool sweep's --read-conns 4 run (the default), below.", sc.alsoLabel))
 	}
-	sec.commands = append(sec.commands, fmt.Sprintf("%s: `%s` then `%s`", sc.label, s.displayCommand(p.args), s.displayCommand(loadArgs)))
+	sec.commands = append(sec.commands, fmt.Sprintf("%s: `%s` then `%s`", sc.label, strings.Join(serverCmds, "` and `"), s.displayCommand(loadArgs)))
 	if rep.LoginTime > 0 {
-		sec.after = append(sec.after, fmt.Sprintf("%s: signing in %d users took %.1f s (not measured); measured %.1f s; %d unmeasured check-ins to put items back.",
-			sc.label, sc.users, rep.LoginTime.Seconds(), rep.Elapsed.Seconds(), rep.Unmeasured))
+		sec.after = append(sec.after, fmt.Sprintf("%s: signing in %d users took %.1f s (not measured); measured %.1f s; %d unmeasured check-ins to put items back; load average %s at the end.",
+			sc.label, sc.users, rep.LoginTime.Seconds(), rep.Elapsed.Seconds(), rep.Unmeasured, loadAverage()))
 	}
 	for msg, n := range rep.Errors {
 		sec.after = append(sec.after, fmt.Sprintf("%s: error ×%d: %s", sc.label, n, msg))
@@ -514,16 +601,20 @@ func (s *Suite) write() error {
 		return nil
 	}
 	var b bytes.Buffer
-	kind := "make load"
+	kind, suite := "make load", "full"
 	if s.Quick {
-		kind = "make load-quick"
+		kind, suite = "make load-quick", "quick"
 	}
-	fmt.Fprintf(&b, "# Load test results\n\nGenerated by `%s` (`stacks load --suite`), started %s, on %d CPUs (%s/%s, %s); "+
+	if len(s.Parts) > 0 {
+		kind = "LOAD_PARTS=" + strings.Join(s.Parts, ",") + " " + kind
+		suite += " --parts " + strings.Join(s.Parts, ",")
+	}
+	fmt.Fprintf(&b, "# Load test results\n\nGenerated by `%s` (`stacks load --suite %s`), started %s, on %d CPUs (%s/%s, %s); "+
 		"the load generator runs on the same machine as the server. docs/performance.md explains the figures and what "+
 		"limits them. Times are in milliseconds, from sending a request to reading the whole page it leads to; a "+
 		"transaction is a form post and the page its redirect leads to. Each total row gives the server's peak resident memory "+
 		"(VmHWM) and where the machine's CPU went while measuring, in cores: the server, the load generator, and other "+
-		"processes (the machine is shared: a run with other work above about 0.2 cores competed with it).\n\n", kind, s.started.UTC().Format("2006-01-02 15:04 UTC"),
+		"processes (the machine is shared: a run with other work above about 0.2 cores competed with it).\n\n", kind, suite, s.started.UTC().Format("2006-01-02 15:04 UTC"),
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(&b, "Demo library: %s.\n", s.demo)
 	for _, sec := range s.sections {

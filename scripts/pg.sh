@@ -20,6 +20,11 @@
 # as the postgres user when started by root (PostgreSQL refuses to run as root).
 # fsync, synchronous_commit and full_page_writes are off: TEST-ONLY settings
 # that make a crash lose or corrupt the data, which is thrown away anyway.
+# PG_DURABLE=1 turns all three on (PostgreSQL's defaults: a commit is on disk
+# when acknowledged), for measurements that compare with SQLite's durable
+# default (stacks load --suite starts its cluster so). max_connections is 400
+# either way: enough for the load suite's pool sweep, two servers with 64 write
+# and 64 read connections each (256), beside the tests' own.
 set -euo pipefail
 
 log() { printf 'pg.sh: %s\n' "$*" >&2; }
@@ -90,9 +95,11 @@ start() {
 		rm -rf "$dir"
 		die "initdb failed (its output is above)"
 	}
-	# Test-only settings: see the top of this file.
+	# Test-only settings unless PG_DURABLE=1: see the top of this file.
+	local durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	[[ ${PG_DURABLE:-} != 1 ]] || durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
 	as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t "$START_WAIT" \
-		-o "-c listen_addresses='' -c unix_socket_directories='$dir' -c port=5432 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400 -c shared_buffers=64MB" \
+		-o "-c listen_addresses='' -c unix_socket_directories='$dir' -c port=5432 $durability -c max_connections=400 -c shared_buffers=64MB" \
 		start >/dev/null || {
 		log "the server did not start within ${START_WAIT}s; its log:"
 		cat "$dir/server.log" >&2 || true

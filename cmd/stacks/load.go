@@ -9,9 +9,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/load"
 )
 
@@ -27,10 +29,15 @@ check-ins and prints each operation's count, average, median, p95, p99,
 longest, errors and transactions a second; --json writes the same figures.
 Signing in is not measured. Items still out at the end are checked in.
 
+--target may list several servers, comma-separated (a consortium's servers on
+one PostgreSQL database): the users are spread round-robin, user i on server
+i mod N for the whole run, as behind a balancer.
+
 Each user's share (a patron in good standing and --items available items with
-no holds, at the desk's branch) is read from the server's database file (--db:
-opened read-only in effect, SELECTs only, safe while the server runs) or from a
-list (--shares FILE: one user a line, CARD BARCODE..., as --write-shares makes).
+no holds, at the desk's branch) is read from the server's database (--db: a
+SQLite file or a postgres:// URL; read-only in effect, SELECTs only, safe while
+the servers run) or from a list (--shares FILE: one user a line, CARD
+BARCODE..., as --write-shares makes).
 The demo library has shares for about 1,200 users with
   stacks demo --db load.db --titles 5000 --patrons 3000
 
@@ -43,15 +50,19 @@ Other modes:
                      --duration (--login: with a signed-in desk's cookie)
   --serve-hello ADDR a bare net/http hello-world server, to compare with
   --suite full|quick what make load and make load-quick run: starts servers
-                     on a fresh demo library and writes --out
+                     on a fresh demo library and writes --out; its postgres
+                     part compares SQLite with PostgreSQL (one and two
+                     servers) on --postgres, or on a durable throwaway cluster
+                     it starts with scripts/pg.sh
 
 Examples:
   stacks load --target http://127.0.0.1:8080 --db stacks.db --users 75 --think 3s --duration 60s
   stacks load --target http://127.0.0.1:8080 --db stacks.db --users 8 --think 0 --count 10000 --json sat.json
+  stacks load --target http://127.0.0.1:8081,http://127.0.0.1:8082 --db postgres://stacks@/stacks?host=/run/postgresql --users 560 --duration 60s
   stacks load --sip 127.0.0.1:6001 --db stacks.db --users 20 --think 0 --duration 30s   # serve --sip-max-conns-per-addr 20
   stacks load --target http://127.0.0.1:8080 --flood /healthz --conns 500 --duration 30s`, stderr)
-	target := fs.String("target", env("STACKS_LOAD_TARGET", "http://127.0.0.1:8080"), "the staff site's URL (STACKS_LOAD_TARGET)")
-	dbPath := fs.String("db", env("STACKS_DB", ""), "the server's database file, to read the users' shares from (STACKS_DB)")
+	target := fs.String("target", env("STACKS_LOAD_TARGET", "http://127.0.0.1:8080"), "the staff site's URL, or several servers' comma-separated (STACKS_LOAD_TARGET)")
+	dbPath := fs.String("db", env("STACKS_DB", ""), "the servers' database, a SQLite file or a postgres:// URL, to read the users' shares from (STACKS_DB)")
 	sharesFile := fs.String("shares", "", "read the users' shares from this list instead of --db")
 	writeShares := fs.String("write-shares", "", "write the shares found in --db to this file (for --shares) and exit")
 	users := fs.Int("users", 8, "virtual users")
@@ -68,7 +79,7 @@ Examples:
 	institution := fs.String("institution", "CEN", "institution ID sent to the SIP server (AO)")
 	pin := fs.String("pin", "1234", "patrons' PIN over SIP2")
 	jsonFile := fs.String("json", "", "also write the settings and figures to this JSON file")
-	serverPID := fs.Int("server-pid", 0, "the server's process id: report its peak resident memory (VmHWM, reset at the start)")
+	serverPIDs := fs.String("server-pid", "", "the server's process id (several servers': comma-separated): report peak resident memory (VmHWM, reset at the start) and CPU")
 	floodPath := fs.String("flood", "", "connection test: GET this path of --target on --conns connections for --duration")
 	conns := fs.Int("conns", 500, "connections for --flood")
 	login := fs.Bool("login", false, "--flood with a signed-in desk's session cookie")
@@ -76,7 +87,9 @@ Examples:
 	suite := fs.String("suite", "", "run make load's suite: full or quick")
 	out := fs.String("out", "docs/load-results.md", "--suite: the Markdown results file")
 	dir := fs.String("dir", "", "--suite: working directory for the database, logs and JSON (default: a new temporary one)")
-	parts := fs.String("parts", "", "--suite: only these parts, comma-separated: desk, saturation, flood, sip, sweep")
+	parts := fs.String("parts", "", "--suite: only these parts, comma-separated: desk, saturation, flood, sip, sweep, postgres")
+	pgURL := fs.String("postgres", env("STACKS_LOAD_POSTGRES", ""), "--suite: a PostgreSQL server for the postgres part, as a URL to its maintenance database (it creates a database stacks_load there); default: a durable throwaway cluster started with scripts/pg.sh (STACKS_LOAD_POSTGRES)")
+	quietWait := fs.Duration("quiet-wait", 90*time.Second, "--suite: how long each run waits, at most, for other work on the machine to stop")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -92,17 +105,32 @@ Examples:
 		}
 		return load.ServeHello(ctx, *hello, func(a net.Addr) { fmt.Fprintf(stdout, "hello-world server on http://%s\n", a) })
 	case *suite != "":
-		return runLoadSuite(ctx, *suite, *out, *dir, *parts, stderr)
+		return runLoadSuite(ctx, loadSuiteFlags{kind: *suite, out: *out, dir: *dir, parts: *parts, postgres: *pgURL, quietWait: *quietWait}, stderr)
 	}
 
+	targets := splitList(*target)
 	if *sipAddr != "" {
 		if err := load.CheckLoopback(*sipAddr); err != nil {
 			return usageError{err.Error()}
 		}
-	} else if err := load.CheckLoopback(*target); err != nil {
+	} else {
+		if len(targets) == 0 {
+			return usageError{"--target is empty: give the staff site's URL, e.g. http://127.0.0.1:8080"}
+		}
+		for _, t := range targets {
+			if err := load.CheckLoopback(t); err != nil {
+				return usageError{err.Error()}
+			}
+		}
+	}
+	pids, err := parsePIDs(*serverPIDs)
+	if err != nil {
 		return usageError{err.Error()}
 	}
 	if *floodPath != "" {
+		if len(targets) > 1 {
+			return usageError{"--flood tests one server: give one --target"}
+		}
 		return runFlood(ctx, *target, *floodPath, *conns, *duration, *login, *user, *password, *jsonFile, stdout)
 	}
 	if *users < 1 || *items < 1 {
@@ -143,23 +171,27 @@ Examples:
 
 	cfg := load.Config{Users: *users, Shares: shares, Think: *think, Duration: *duration, Count: *count,
 		Progress: func(format string, args ...any) { fmt.Fprintf(stderr, "load: "+format+"\n", args...) }}
-	set := load.Settings{Protocol: "http", Target: *target, Users: *users, Items: *items, ThinkS: think.Seconds(), Jitter: 0.5,
+	set := load.Settings{Protocol: "http", Target: strings.Join(targets, ","), Users: *users, Items: *items, ThinkS: think.Seconds(), Jitter: 0.5,
 		DurationS: duration.Seconds(), Count: *count, Command: append([]string{"stacks", "load"}, args...)}
 	if *sipAddr != "" {
 		cfg.Dial = load.SIPDialer(load.SIPConfig{Addr: *sipAddr, User: *sipUser, Password: *sipPassword, Institution: *institution, PIN: *pin})
 		set.Protocol, set.Target = "sip2", *sipAddr
 	} else {
-		cfg.Dial = load.HTTPDialer(*target, *user, *password)
+		dialers := make([]load.Dialer, len(targets))
+		for i, t := range targets {
+			dialers[i] = load.HTTPDialer(t, *user, *password)
+		}
+		cfg.Dial = load.RoundRobin(dialers...)
 	}
-	if *serverPID > 0 {
-		if err := load.ResetPeakMemory(*serverPID); err != nil {
+	for _, pid := range pids {
+		if err := load.ResetPeakMemory(pid); err != nil {
 			fmt.Fprintf(stderr, "load: cannot reset the server's peak memory (the figure will be its peak since it started): %v\n", err)
 		}
 	}
 	var meter *load.CPUMeter
 	var cpu *load.CPUUse
-	if *serverPID > 0 {
-		cfg.OnStart = func() { meter = load.StartCPU(*serverPID) }
+	if len(pids) > 0 {
+		cfg.OnStart = func() { meter = load.StartCPUProcs(load.Procs{Servers: pids}) }
 		cfg.OnStop = func() { cpu = meter.Stop() }
 	}
 	started := time.Now()
@@ -172,9 +204,16 @@ Examples:
 		return err
 	}
 	o := load.Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu}
-	if *serverPID > 0 {
-		if o.Memory, err = load.ReadMemory(*serverPID); err != nil {
+	for i, pid := range pids {
+		m, err := load.ReadMemory(pid)
+		if err != nil {
 			fmt.Fprintf(stderr, "load: %v\n", err)
+			continue
+		}
+		if i == 0 {
+			o.Memory = m
+		} else {
+			o.MoreMemory = append(o.MoreMemory, m)
 		}
 	}
 	o.WriteTable(stdout)
@@ -250,30 +289,61 @@ func runFlood(ctx context.Context, target, path string, conns int, d time.Durati
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func runLoadSuite(ctx context.Context, kind, out, dir, parts string, stderr io.Writer) error {
-	if kind != "full" && kind != "quick" {
-		return usageError{fmt.Sprintf("--suite %q: use full or quick", kind)}
+// loadSuiteFlags are stacks load's --suite settings.
+type loadSuiteFlags struct {
+	kind, out, dir, parts, postgres string
+	quietWait                       time.Duration
+}
+
+func runLoadSuite(ctx context.Context, f loadSuiteFlags, stderr io.Writer) error {
+	if f.kind != "full" && f.kind != "quick" {
+		return usageError{fmt.Sprintf("--suite %q: use full or quick", f.kind)}
+	}
+	if f.postgres != "" && !db.IsPostgresURL(f.postgres) {
+		return usageError{fmt.Sprintf("--postgres %q: give a postgres:// URL", db.DisplayName(f.postgres))}
 	}
 	bin, err := os.Executable()
 	if err != nil {
 		return err
 	}
+	dir := f.dir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "stacks-load-"); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "load: working in %s (database, server logs, JSON of each run)\n", dir)
 	}
-	s := &load.Suite{Bin: bin, Dir: dir, Quick: kind == "quick", Log: stderr, Results: out}
-	if out != "" {
-		if abs, err := filepath.Abs(out); err == nil {
+	s := &load.Suite{Bin: bin, Dir: dir, Quick: f.kind == "quick", Log: stderr, Results: f.out,
+		Postgres: f.postgres, PGScript: filepath.Join("scripts", "pg.sh"), QuietWait: f.quietWait}
+	if f.out != "" {
+		if abs, err := filepath.Abs(f.out); err == nil {
 			s.Results = abs
 		}
 	}
-	for _, p := range strings.Split(parts, ",") {
+	s.Parts = splitList(f.parts)
+	return s.Run(ctx)
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
-			s.Parts = append(s.Parts, p)
+			out = append(out, p)
 		}
 	}
-	return s.Run(ctx)
+	return out
+}
+
+// parsePIDs parses --server-pid: process ids, comma-separated.
+func parsePIDs(s string) ([]int, error) {
+	var pids []int
+	for _, p := range splitList(s) {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("--server-pid %q: give process ids, comma-separated", s)
+		}
+		pids = append(pids, n)
+	}
+	return pids, nil
 }
