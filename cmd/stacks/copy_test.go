@@ -27,7 +27,8 @@ import (
 // three; every table's rows are the same, value for value and type for type,
 // on the first and last SQLite files and (read independently of stacks copy's
 // own checksums) on PostgreSQL; the copied PostgreSQL library finds what the
-// original finds, and lends a book under a new loan id.
+// original finds, and lends a book under a new loan id. Copying onto it again
+// is refused without --replace.
 func TestCopyRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	first := newDemoDB(t)
@@ -146,11 +147,39 @@ func TestCopyRoundTrip(t *testing.T) {
 	if res.Loan.ID <= maxLoan {
 		t.Errorf("the new loan has id %d, not past the copied loans' largest, %d", res.Loan.ID, maxLoan)
 	}
+
+	// The PostgreSQL database now holds a library: refused as a target
+	// without --replace and left as it is; with --replace it becomes the
+	// source's library again.
+	if _, err := pg.Exec(`INSERT INTO branches (code, name) VALUES ('NEW', 'Only on the target')`); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = run(ctx, []string{"copy", "--from", first, "--to", pgURL}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "already holds a library") || !strings.Contains(err.Error(), "--replace") {
+		t.Fatalf("copy onto a PostgreSQL library: %v\n%s; want a refusal naming --replace", err, out.String())
+	}
+	newBranches := func() (n int) {
+		if err := pg.QueryRow(`SELECT count(*) FROM branches WHERE code = 'NEW'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := newBranches(); n != 1 {
+		t.Fatalf("the refused copy changed the target: %d NEW branches", n)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"copy", "--from", first, "--to", pgURL, "--replace"}, &out, &out); err != nil {
+		t.Fatalf("copy --replace onto PostgreSQL: %v\n%s", err, out.String())
+	}
+	if n := newBranches(); n != 0 {
+		t.Errorf("copy --replace kept the target's own branch")
+	}
 }
 
 // TestCopyRefusals: stacks copy refuses what it cannot do well, says why and
-// what to do, and leaves the target as it was (SQLite; the PostgreSQL
-// counterparts are in TestCopyRefusalsPostgres).
+// what to do, and leaves the target as it was (SQLite; TestCopyRoundTrip ends
+// with a PostgreSQL target that holds a library).
 func TestCopyRefusals(t *testing.T) {
 	ctx := context.Background()
 	src := newDemoDB(t)
@@ -162,9 +191,7 @@ func TestCopyRefusals(t *testing.T) {
 
 	t.Run("ErrNotEmpty", func(t *testing.T) {
 		dst := filepath.Join(t.TempDir(), "copy.db")
-		if out, err := copyTo("--from", src, "--to", dst); err != nil {
-			t.Fatalf("first copy: %v\n%s", err, out)
-		}
+		copyDB(t, src, dst)
 		c := openSQL(t, "sqlite", dst)
 		if _, err := c.Exec(`INSERT INTO branches (code, name) VALUES ('NEW', 'Only on the target')`); err != nil {
 			t.Fatal(err)
@@ -250,44 +277,6 @@ func TestCopyRefusals(t *testing.T) {
 			t.Fatalf("copy onto itself: %v\n%s", err, out)
 		}
 	})
-}
-
-// TestCopyRefusalsPostgres: a PostgreSQL target that holds a library is
-// refused without --replace and left as it was; with --replace it becomes
-// the source's library.
-func TestCopyRefusalsPostgres(t *testing.T) {
-	ctx := context.Background()
-	src := newDemoDB(t)
-	pgURL := pgtest.URL(t)
-	var out bytes.Buffer
-	if err := run(ctx, []string{"copy", "--from", src, "--to", pgURL}, &out, &out); err != nil {
-		t.Fatalf("first copy: %v\n%s", err, out.String())
-	}
-	pg := openSQL(t, "pgx", pgURL)
-	if _, err := pg.Exec(`INSERT INTO branches (code, name) VALUES ('NEW', 'Only on the target')`); err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	err := run(ctx, []string{"copy", "--from", src, "--to", pgURL}, &out, &out)
-	if err == nil || !strings.Contains(err.Error(), "already holds a library") || !strings.Contains(err.Error(), "--replace") {
-		t.Fatalf("copy onto a PostgreSQL library: %v\n%s; want a refusal naming --replace", err, out.String())
-	}
-	count := func() (n int) {
-		if err := pg.QueryRow(`SELECT count(*) FROM branches WHERE code = 'NEW'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if n := count(); n != 1 {
-		t.Fatalf("the refused copy changed the target: %d NEW branches", n)
-	}
-	out.Reset()
-	if err := run(ctx, []string{"copy", "--from", src, "--to", pgURL, "--replace"}, &out, &out); err != nil {
-		t.Fatalf("copy --replace: %v\n%s", err, out.String())
-	}
-	if n := count(); n != 0 {
-		t.Errorf("copy --replace kept the target's own branch")
-	}
 }
 
 func openSQL(t *testing.T, driver, dsn string) *sql.DB {
