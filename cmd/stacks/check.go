@@ -60,8 +60,21 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer d.Close()
 
+	n, err := checkLibrary(ctx, d, *path, stdout)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return violationsError{n: n, path: *path}
+	}
+	return nil
+}
+
+// checkLibrary runs every check of checkGroups on d (named target), prints
+// each violation, or a line saying there is none, and returns how many it found.
+func checkLibrary(ctx context.Context, d *db.DB, target string, stdout io.Writer) (int, error) {
 	n := 0
-	err = d.Read(ctx, func(tx *db.Tx) error {
+	err := d.Read(ctx, func(tx *db.Tx) error {
 		for _, g := range checkGroups {
 			vs, err := g.run(tx)
 			if err != nil {
@@ -75,12 +88,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("check %s: %w", db.DisplayName(*path), err)
+		return 0, fmt.Errorf("check %s: %w", db.DisplayName(target), err)
 	}
 	if n > 0 {
-		return violationsError{n: n, path: *path}
+		return n, nil
 	}
-	fmt.Fprintf(stdout, "%s: no violations (", db.DisplayName(*path))
+	fmt.Fprintf(stdout, "%s: no violations (", db.DisplayName(target))
 	for i, g := range checkGroups {
 		if i > 0 {
 			fmt.Fprint(stdout, "; ")
@@ -88,7 +101,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stdout, g.name)
 	}
 	fmt.Fprintln(stdout, ")")
-	return nil
+	return 0, nil
 }
 
 // openExisting opens a database that must already exist and have the current

@@ -41,6 +41,7 @@ func commands() []command {
 		{"privacy", "privacy run: anonymise old loan history and purge inactive patrons (--dry-run); privacy export --card: a patron's data as JSON", runPrivacy},
 		{"check", "verify a database: SQLite integrity and the circulation invariants", runCheck},
 		{"backup", "write a consistent copy of a live database to a new file", runBackup},
+		{"copy", "copy a whole library between databases: SQLite to PostgreSQL, or back (--from, --to)", runCopy},
 		{"healthcheck", "check that a running server answers (for container health checks)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}
