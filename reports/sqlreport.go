@@ -186,7 +186,9 @@ func scanSQL(q string) (scanned, error) {
 				inStatement = true
 				s.statements++
 			}
-			if c == '?' {
+			if c == '?' || c == '$' && !(i+1 < len(r) && isWordRune(r[i+1])) {
+				// ?, ?NNN; a lone $ (PostgreSQL's $$ quotes, whose contents
+				// this scan would not skip) is refused alike.
 				s.positional = true
 				continue
 			}
