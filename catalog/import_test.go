@@ -181,7 +181,7 @@ func TestImportHoldings(t *testing.T) {
 	}
 	var got string
 	d.Read(context.Background(), func(tx *db.Tx) error {
-		return tx.QueryRow(`SELECT r.title || '|' || group_concat(i.barcode || ':' || b.code || ':' || t.code || ':' || i.call_number || ':' || i.location || ':' || i.price_cents, ',')
+		return tx.QueryRow(`SELECT r.title || '|' || string_agg(i.barcode || ':' || b.code || ':' || t.code || ':' || i.call_number || ':' || i.location || ':' || i.price_cents, ',' ORDER BY i.barcode)
 			FROM records r JOIN items i ON i.record_id = r.id JOIN branches b ON b.id = i.home_branch_id JOIN item_types t ON t.id = i.item_type_id
 			WHERE r.control_number = 'h-1' GROUP BY r.id`).Scan(&got)
 	})
@@ -207,9 +207,9 @@ func dumpCatalogue(t *testing.T, d *db.DB) string {
 	var out strings.Builder
 	err := d.Read(context.Background(), func(tx *db.Tx) error {
 		rows, err := tx.Query(`SELECT r.title, r.author, r.isbn, r.publisher, coalesce(r.year, 0), r.subjects, r.control_number,
-				coalesce((SELECT group_concat(x, ';') FROM (SELECT i.barcode || ':' || hb.code || ':' || t.code || ':' || i.call_number || ':' || i.location || ':' || i.price_cents AS x
+				coalesce((SELECT string_agg(i.barcode || ':' || hb.code || ':' || t.code || ':' || i.call_number || ':' || i.location || ':' || i.price_cents, ';' ORDER BY i.barcode)
 					FROM items i JOIN branches hb ON hb.id = i.home_branch_id JOIN item_types t ON t.id = i.item_type_id
-					WHERE i.record_id = r.id ORDER BY i.barcode)), '')
+					WHERE i.record_id = r.id), '')
 			FROM records r ORDER BY r.title, r.control_number, r.isbn, r.id`)
 		if err != nil {
 			return err

@@ -135,8 +135,9 @@ func notXMLChar(r rune) bool {
 // nextRecordID is the SQL for a new record's id: above every live and every
 // deleted record's, so that a deleted record's id (its OAI identifier and
 // permanent link) never names another book (migration 0011). Both maxima are
-// read from the primary keys' ends.
-const nextRecordID = `(SELECT max(coalesce((SELECT max(id) FROM records), 0), coalesce((SELECT max(record_id) FROM deleted_records), 0)) + 1)`
+// read from the primary keys' ends. An aggregate max over the two (not SQLite's
+// scalar max(a, b), which PostgreSQL lacks) keeps one statement for both engines.
+const nextRecordID = `(SELECT coalesce(max(m.id), 0) + 1 FROM (SELECT max(id) AS id FROM records UNION ALL SELECT max(record_id) FROM deleted_records) AS m)`
 
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
