@@ -28,7 +28,7 @@ func TestCheckin(t *testing.T) {
 		if got := e.queryString(`SELECT returned_at || ' ' || return_branch_id FROM loans WHERE id = ?`, loan.ID); got != "2026-12-10T15:00:00Z 1" {
 			t.Errorf("loan returned %q", got)
 		}
-		if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(transit_to_id, 'none') FROM items WHERE barcode = 'I00001'`); got != "available 1 none" {
+		if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(CAST(transit_to_id AS TEXT), 'none') FROM items WHERE barcode = 'I00001'`); got != "available 1 none" {
 			t.Errorf("item %q, want available at Central", got)
 		}
 		if e.balance("P0001") != 0 {
@@ -48,7 +48,7 @@ func TestCheckin(t *testing.T) {
 		if s := e.itemStatus("I00001"); s != "available" {
 			t.Errorf("item %s", s)
 		}
-		if got := e.queryString(`SELECT coalesce(loan_id, 'none') FROM checkins WHERE id = ?`, r.ID); got != "none" {
+		if got := e.queryString(`SELECT coalesce(CAST(loan_id AS TEXT), 'none') FROM checkins WHERE id = ?`, r.ID); got != "none" {
 			t.Errorf("checkin row loan %q", got)
 		}
 	})
@@ -78,7 +78,7 @@ func TestCheckin(t *testing.T) {
 		if r.TransferTo != nil || r.WasOnLoan {
 			t.Errorf("at home: %+v", r)
 		}
-		if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(transit_to_id, 'none') FROM items WHERE barcode = ?`, east); got != "available 2 none" {
+		if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(CAST(transit_to_id AS TEXT), 'none') FROM items WHERE barcode = ?`, east); got != "available 2 none" {
 			t.Errorf("item %q", got)
 		}
 	})
@@ -298,7 +298,7 @@ func TestCheckinHolds(t *testing.T) {
 			if want := at("2026-12-10 20:00"); !r.Hold.PickupBy.Equal(want) {
 				t.Errorf("pickup by %s, want %s", r.Hold.PickupBy, want)
 			}
-			if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(transit_to_id, 'none') FROM items WHERE barcode = 'I00010'`); got != "on_hold_shelf 3 none" {
+			if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(CAST(transit_to_id AS TEXT), 'none') FROM items WHERE barcode = 'I00010'`); got != "on_hold_shelf 3 none" {
 				t.Errorf("item %q", got)
 			}
 		})

@@ -242,7 +242,7 @@ func TestCheckoutConfirm(t *testing.T) {
 		if _, err := e.checkout("P0001", "I00001", circulation.BlockHoldShelf); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.queryString(`SELECT status || ' ' || priority || ' ' || coalesce(trapped_item_id, 'none') FROM holds WHERE id = ?`, hold); got != "queued 1 none" {
+		if got := e.queryString(`SELECT status || ' ' || priority || ' ' || coalesce(CAST(trapped_item_id AS TEXT), 'none') FROM holds WHERE id = ?`, hold); got != "queued 1 none" {
 			t.Errorf("hold after override: %q, want queued at the head", got)
 		}
 		if s := e.itemStatus("I00001"); s != "on_loan" {
@@ -317,7 +317,7 @@ func TestCheckoutConfirm(t *testing.T) {
 		if res.FilledHold != own {
 			t.Errorf("filled hold %d, want %d", res.FilledHold, own)
 		}
-		if got := e.queryString(`SELECT status || ' ' || coalesce(trapped_item_id, 'none') FROM holds WHERE id = ?`, own); got != "fulfilled none" {
+		if got := e.queryString(`SELECT status || ' ' || coalesce(CAST(trapped_item_id AS TEXT), 'none') FROM holds WHERE id = ?`, own); got != "fulfilled none" {
 			t.Errorf("hold %q", got)
 		}
 	})

@@ -49,7 +49,7 @@ func (e *env) holdState(id int64) string {
 // itemPlace is "status current-branch transit-to" of an item ("-" for none).
 func (e *env) itemPlace(barcode string) string {
 	e.tb.Helper()
-	return e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(transit_to_id, '-') FROM items WHERE barcode = ?`, barcode)
+	return e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(CAST(transit_to_id AS TEXT), '-') FROM items WHERE barcode = ?`, barcode)
 }
 
 // queue lists a record's open holds as "CARD:status:priority", in queue order.
@@ -562,7 +562,7 @@ func TestCheckoutFillsHold(t *testing.T) {
 			if res.FilledHold != own {
 				t.Errorf("filled hold %d, want %d", res.FilledHold, own)
 			}
-			if got := e.queryString(`SELECT status || ' ' || coalesce(trapped_item_id, '-') || ' ' || closed_at FROM holds WHERE id = ?`, own); got != "fulfilled - 2026-11-30T10:00:00Z" {
+			if got := e.queryString(`SELECT status || ' ' || coalesce(CAST(trapped_item_id AS TEXT), '-') || ' ' || closed_at FROM holds WHERE id = ?`, own); got != "fulfilled - 2026-11-30T10:00:00Z" {
 				t.Errorf("own hold %q", got)
 			}
 			if got := e.queue("I00010"); got != tt.want {

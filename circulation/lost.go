@@ -235,7 +235,7 @@ func ClaimedReturned(tx *db.Tx, f ClaimsFilter) (claims []ClaimedLoan, more bool
 			i.barcode, r.title, b.name, l.due_at, l.claimed_returned_at, coalesce(l.returned_at, '')
 		FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id
 		LEFT JOIN patrons p ON p.id = l.patron_id JOIN branches b ON b.id = l.branch_id
-		WHERE l.claimed_returned_at IS NOT NULL AND (? OR l.returned_at IS NULL) AND (? = 0 OR l.branch_id = ?)
+		WHERE l.claimed_returned_at IS NOT NULL AND (? = 1 OR l.returned_at IS NULL) AND (? = 0 OR l.branch_id = ?)
 		ORDER BY l.claimed_returned_at, l.id LIMIT ? OFFSET ?`, f.All, f.BranchID, f.BranchID, f.Limit+1, f.Offset)
 	if err != nil {
 		return nil, false, fmt.Errorf("claims returned: %w", err)

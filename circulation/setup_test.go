@@ -16,7 +16,6 @@ import (
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
-	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/staff"
@@ -51,13 +50,6 @@ func mustOpenDB(tb testing.TB) *db.DB {
 
 func mustOpenDBWith(tb testing.TB, opt db.Options) *db.DB {
 	tb.Helper()
-	if !pgtest.Selected(db.SQLite) {
-		// A run of PostgreSQL only (STACKS_TEST_ENGINES=postgres): a fresh
-		// database on the test cluster.
-		d := pgtest.Open(tb, opt)
-		d.Now = func() time.Time { return testNow }
-		return d
-	}
 	d := dbtest.Open(tb, opt)
 	d.Now = func() time.Time { return testNow }
 	return d
@@ -88,19 +80,11 @@ func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 	return e
 }
 
-// openDemo opens a copy of the demo library of size opt; on a run of PostgreSQL
-// only (STACKS_TEST_ENGINES=postgres), a fresh database on the test cluster
-// with the library created in it.
+// openDemo opens a copy of the demo library of size opt created at testNow
+// (demotest: a file copy on SQLite, a copy of a template database on
+// PostgreSQL).
 func openDemo(tb testing.TB, dopt db.Options, opt demo.Options) *db.DB {
 	tb.Helper()
-	if !pgtest.Selected(db.SQLite) {
-		d := pgtest.Open(tb, dopt)
-		d.Now = func() time.Time { return testNow }
-		if _, err := demo.Create(context.Background(), d, opt); err != nil {
-			tb.Fatal(err)
-		}
-		return d
-	}
 	return demotest.Demo(tb, opt, testNow, dopt)
 }
 

@@ -123,7 +123,7 @@ func FindTransfer(tx *db.Tx, checkinID int64) (Transfer, error) {
 	var toID sql.NullInt64
 	var hold TransferHold
 	err := tx.QueryRow(`SELECT i.id, i.barcode, i.record_id, r.title, r.author, i.call_number,
-			fb.id, fb.code, fb.name, tb.id, coalesce(tb.code, ''), coalesce(tb.name, ''), c.at, coalesce(tb.id = i.home_branch_id, 0),
+			fb.id, fb.code, fb.name, tb.id, coalesce(tb.code, ''), coalesce(tb.name, ''), c.at, coalesce(tb.id = i.home_branch_id, FALSE),
 			coalesce(h.id, 0), coalesce(h.patron_id, 0), coalesce(p.first_name || ' ' || p.surname, ''), coalesce(p.card, '')
 		FROM checkins c
 		JOIN items i ON i.id = c.item_id

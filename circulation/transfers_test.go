@@ -122,7 +122,7 @@ func TestListTransfers(t *testing.T) {
 			if res.TransferTo != nil || res.Hold != nil {
 				t.Fatalf("at home: %+v", res)
 			}
-			if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(transit_to_id, 'none') FROM items WHERE barcode = ?`, east); got != "available 2 none" {
+			if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(CAST(transit_to_id AS TEXT), 'none') FROM items WHERE barcode = ?`, east); got != "available 2 none" {
 				t.Errorf("item %q, want available at Eastside", got)
 			}
 			e.wantNone(central)
@@ -180,7 +180,7 @@ func TestListTransfers(t *testing.T) {
 			if res.Hold == nil || res.Hold.HoldID != hold || res.Hold.InTransit || res.TransferTo != nil {
 				t.Fatalf("at the pickup branch: %+v", res)
 			}
-			if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(transit_to_id, 'none') FROM items WHERE barcode = 'I00010'`); got != "on_hold_shelf 3 none" {
+			if got := e.queryString(`SELECT status || ' ' || current_branch_id || ' ' || coalesce(CAST(transit_to_id AS TEXT), 'none') FROM items WHERE barcode = 'I00010'`); got != "on_hold_shelf 3 none" {
 				t.Errorf("item %q, want on the hold shelf at Westside", got)
 			}
 			if got := e.queryString(`SELECT status FROM holds WHERE id = ?`, hold); got != "waiting" {

@@ -425,7 +425,7 @@ func allocateFrom(tx *db.Tx, sources []moneySource, charge, cents int64) error {
 			continue
 		}
 		if _, err := tx.Exec(`INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (?, ?, ?)
-			ON CONFLICT (payment_id, charge_id) DO UPDATE SET amount_cents = amount_cents + excluded.amount_cents`,
+			ON CONFLICT (payment_id, charge_id) DO UPDATE SET amount_cents = ledger_allocations.amount_cents + excluded.amount_cents`,
 			sources[i].ID, charge, take); err != nil {
 			return fmt.Errorf("allocate ledger row %d: %w", sources[i].ID, err)
 		}

@@ -153,20 +153,21 @@ func anonymiseLoans(tx *db.Tx, ids []int64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`UPDATE patrons SET anonymised_until = max(coalesce(anonymised_until, ''),
-			(SELECT max(l.returned_at) FROM loans l WHERE l.patron_id = patrons.id AND l.id IN (SELECT value FROM json_each(?1))))
-		WHERE id IN (SELECT l.patron_id FROM loans l WHERE l.id IN (SELECT value FROM json_each(?1)))`, string(list)); err != nil {
+	in := idsIn(tx, "?1")
+	if _, err := tx.Exec(`UPDATE patrons SET anonymised_until = `+greatest(tx)+`(coalesce(anonymised_until, ''),
+			(SELECT max(l.returned_at) FROM loans l WHERE l.patron_id = patrons.id AND l.id IN (`+in+`)))
+		WHERE id IN (SELECT l.patron_id FROM loans l WHERE l.id IN (`+in+`))`, string(list)); err != nil {
 		return fmt.Errorf("record anonymised activity: %w", err)
 	}
 	if _, err := tx.Exec(`UPDATE loans SET
 			patron_category_id = (SELECT p.category_id FROM patrons p WHERE p.id = loans.patron_id),
 			patron_branch_id = (SELECT p.home_branch_id FROM patrons p WHERE p.id = loans.patron_id),
 			patron_id = NULL
-		WHERE id IN (SELECT value FROM json_each(?1)) AND patron_id IS NOT NULL AND returned_at IS NOT NULL`, string(list)); err != nil {
+		WHERE id IN (`+in+`) AND patron_id IS NOT NULL AND returned_at IS NOT NULL`, string(list)); err != nil {
 		return fmt.Errorf("anonymise loans: %w", err)
 	}
 	if _, err := tx.Exec(`UPDATE ledger SET loan_id = NULL, description = `+genericCharge+`
-		WHERE loan_id IN (SELECT value FROM json_each(?1))`, string(list)); err != nil {
+		WHERE loan_id IN (`+in+`)`, string(list)); err != nil {
 		return fmt.Errorf("detach charges from anonymised loans: %w", err)
 	}
 	return nil

@@ -67,7 +67,7 @@ func BenchmarkPurge(b *testing.B) {
 			b.Fatal(err)
 		}
 		took := time.Since(start)
-		if garbled := queryInt(b, d, `SELECT count(*) FROM audit_log WHERE instr(detail, '[purged]') > 0 AND action = 'checkout'`); garbled != 0 {
+		if garbled := queryInt(b, d, `SELECT count(*) FROM audit_log WHERE `+instr+`(detail, '[purged]') > 0 AND action = 'checkout'`); garbled != 0 {
 			b.Fatalf("%d other people's entries rewritten", garbled)
 		}
 		if n < patrons {

@@ -47,7 +47,7 @@ func TestExport(t *testing.T) {
 	if len(e.Loans) != 1 || e.Loans[0]["title"] == nil || len(e.Ledger) != 2 || len(e.Audit) < 3 {
 		t.Errorf("loans %v, ledger %d rows, audit %d rows", e.Loans, len(e.Ledger), len(e.Audit))
 	}
-	if n := queryInt(t, d, `SELECT count(*) FROM audit_log WHERE action = 'patron.export' AND object_id = ? AND actor = 'desk' AND instr(detail, 'X9400') = 0`, p.id); n != 1 {
+	if n := queryInt(t, d, `SELECT count(*) FROM audit_log WHERE action = 'patron.export' AND object_id = ? AND actor = 'desk' AND `+instr+`(detail, 'X9400') = 0`, p.id); n != 1 {
 		t.Errorf("%d audit entries for the export, want 1 naming no card", n)
 	}
 

@@ -26,25 +26,28 @@ import (
 // patrons' site, a change of notice preferences). An export of their data
 // (patron.export) is staff's act, not the patron's, and does not count; a
 // load that updates them does (the school says they are current).
-const lastActivity = `max(p.created_at, coalesce(p.anonymised_until, ''),
-	coalesce((SELECT max(max(l.issued_at, coalesce(l.returned_at, ''))) FROM loans l WHERE l.patron_id = p.id), ''),
-	coalesce((SELECT max(max(h.placed_at, coalesce(h.closed_at, ''))) FROM holds h WHERE h.patron_id = p.id), ''),
+func lastActivity(tx *db.Tx) string {
+	most := greatest(tx)
+	return most + `(p.created_at, coalesce(p.anonymised_until, ''),
+	coalesce((SELECT max(` + most + `(l.issued_at, coalesce(l.returned_at, ''))) FROM loans l WHERE l.patron_id = p.id), ''),
+	coalesce((SELECT max(` + most + `(h.placed_at, coalesce(h.closed_at, ''))) FROM holds h WHERE h.patron_id = p.id), ''),
 	coalesce((SELECT max(g.created_at) FROM ledger g WHERE g.patron_id = p.id), ''),
 	coalesce((SELECT max(a.at) FROM audit_log a WHERE a.object_type = 'patron' AND a.object_id = p.id AND a.action <> 'patron.export'), ''))`
+}
 
 // inactive selects the patrons p inactive since before ?1: no activity since
 // (lastActivity), and a card that expired before it too. A patron whose card
 // is still valid is not inactive, however quiet: the library (or a school's
 // load) said they are a member until then.
-const inactive = lastActivity + ` < ?1 AND p.expires_on < ?1`
+func inactive(tx *db.Tx) string { return lastActivity(tx) + ` < ?1 AND p.expires_on < ?1` }
 
 // purgeBlockers are the reasons a patron may not be purged, as one text column
 // (” when there is none), for patron p.
-const purgeBlockers = `trim(
+var purgeBlockers = `trim(
 	CASE WHEN coalesce((SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id), 0) <> 0 AND (SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) > 0
-		THEN 'owes ' || printf('%.2f', (SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) / 100.0) || '; '
+		THEN 'owes ' || ` + moneySQL(`(SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id)`) + ` || '; '
 		WHEN coalesce((SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id), 0) < 0
-		THEN 'is in credit ' || printf('%.2f', -(SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id) / 100.0) || ' (refund it first); ' ELSE '' END ||
+		THEN 'is in credit ' || ` + moneySQL(`-(SELECT sum(g.amount_cents) FROM ledger g WHERE g.patron_id = p.id)`) + ` || ' (refund it first); ' ELSE '' END ||
 	CASE WHEN EXISTS (SELECT 1 FROM loans l WHERE l.patron_id = p.id AND l.returned_at IS NULL) THEN 'has items checked out; ' ELSE '' END ||
 	CASE WHEN EXISTS (SELECT 1 FROM holds h WHERE h.patron_id = p.id AND h.status IN ('queued', 'in_transit', 'waiting')) THEN 'has open holds; ' ELSE '' END, '; ')`
 
@@ -55,11 +58,13 @@ const purgeBlockers = `trim(
 // the purge by id only.
 func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options) (int, error) {
 	cut := db.FormatTime(cutoff.UTC())
-	find := `SELECT p.id FROM patrons p WHERE ` + inactive + ` AND ` + purgeBlockers + ` = '' AND p.id > ?2 ORDER BY p.id LIMIT ?3`
+	find := func(tx *db.Tx) string {
+		return `SELECT p.id FROM patrons p WHERE ` + inactive(tx) + ` AND ` + purgeBlockers + ` = '' AND p.id > ?2 ORDER BY p.id LIMIT ?3`
+	}
 	if opt.DryRun {
 		var n int
 		err := d.Read(ctx, func(tx *db.Tx) error {
-			return tx.QueryRow(`SELECT count(*) FROM patrons p WHERE `+inactive+` AND `+purgeBlockers+` = ''`, cut).Scan(&n)
+			return tx.QueryRow(`SELECT count(*) FROM patrons p WHERE `+inactive(tx)+` AND `+purgeBlockers+` = ''`, cut).Scan(&n)
 		})
 		return n, err
 	}
@@ -75,7 +80,7 @@ func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options)
 		var sc auditScrub
 		err := d.Read(ctx, func(tx *db.Tx) error {
 			var err error
-			if ids, err = tx.IDs(find, cut, last, chunk); err != nil {
+			if ids, err = tx.IDs(find(tx), cut, last, chunk); err != nil {
 				return fmt.Errorf("find inactive patrons: %w", err)
 			}
 			sc, err = findAuditText(tx, ids)
@@ -89,8 +94,8 @@ func PurgeInactive(ctx context.Context, d *db.DB, cutoff time.Time, opt Options)
 		start := time.Now()
 		purged := 0
 		err = d.Write(ctx, func(tx *db.Tx) error {
-			still, err := tx.IDs(`SELECT p.id FROM patrons p WHERE `+inactive+` AND `+purgeBlockers+` = ''
-				AND p.id IN (SELECT value FROM json_each(?2)) ORDER BY p.id`, cut, jsonIDs(ids))
+			still, err := tx.IDs(`SELECT p.id FROM patrons p WHERE `+inactive(tx)+` AND `+purgeBlockers+` = ''
+				AND p.id IN (`+idsIn(tx, "?2")+`) ORDER BY p.id`, cut, jsonIDs(ids))
 			if err != nil {
 				return fmt.Errorf("find inactive patrons: %w", err)
 			}
@@ -185,23 +190,28 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 	if err := scrubAudit(tx, id); err != nil {
 		return err
 	}
-	for _, q := range []string{
+	// Each statement gets the one argument it reads (PostgreSQL refuses more
+	// arguments than parameters).
+	for _, q := range []struct {
+		sql string
+		arg any
+	}{
 		// A checkin that trapped one of their holds keeps its row (statistics)
 		// without the hold.
-		`UPDATE checkins SET hold_id = NULL WHERE hold_id IN (SELECT id FROM holds WHERE patron_id = ?1)`,
-		`DELETE FROM holds WHERE patron_id = ?1`,
-		`DELETE FROM notice_items WHERE patron_id = ?1`,
-		`DELETE FROM notice_items WHERE message_id IN (SELECT id FROM notice_messages WHERE patron_id = ?1)`,
-		`DELETE FROM notice_messages WHERE patron_id = ?1`,
-		`DELETE FROM notice_preferences WHERE patron_id = ?1`,
+		{`UPDATE checkins SET hold_id = NULL WHERE hold_id IN (SELECT id FROM holds WHERE patron_id = ?)`, id},
+		{`DELETE FROM holds WHERE patron_id = ?`, id},
+		{`DELETE FROM notice_items WHERE patron_id = ?`, id},
+		{`DELETE FROM notice_items WHERE message_id IN (SELECT id FROM notice_messages WHERE patron_id = ?)`, id},
+		{`DELETE FROM notice_messages WHERE patron_id = ?`, id},
+		{`DELETE FROM notice_preferences WHERE patron_id = ?`, id},
 		// opac's session data is JSON with the patron's id under i.pid
 		// (opac.sessPatronID).
-		`DELETE FROM opac_sessions WHERE ` + db.SessionValue(tx, "pid") + ` = ?1`,
-		`DELETE FROM sip_lockouts WHERE kind = 'pin' AND subject = ?2`,
-		`DELETE FROM login_throttle WHERE key = 'card:' || ?3`,
-		`DELETE FROM patrons WHERE id = ?1`,
+		{`DELETE FROM opac_sessions WHERE ` + db.SessionValue(tx, "pid") + ` = ?`, id},
+		{`DELETE FROM sip_lockouts WHERE kind = 'pin' AND subject = ?`, strconv.FormatInt(id, 10)},
+		{`DELETE FROM login_throttle WHERE key = 'card:' || ?`, card},
+		{`DELETE FROM patrons WHERE id = ?`, id},
 	} {
-		if _, err := tx.Exec(q, id, strconv.FormatInt(id, 10), card); err != nil {
+		if _, err := tx.Exec(q.sql, q.arg); err != nil {
 			return fmt.Errorf("purge patron %d: %w", id, err)
 		}
 	}
@@ -293,7 +303,7 @@ func needlesOf(card, name, email, phone string) []string {
 func findAuditText(tx *db.Tx, patronIDs []int64) (auditScrub, error) {
 	var sc auditScrub
 	rows, err := tx.Query(`SELECT card, first_name || ' ' || surname, email, phone FROM patrons
-		WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(patronIDs))
+		WHERE id IN (`+idsIn(tx, "?")+`)`, jsonIDs(patronIDs))
 	if err != nil {
 		return sc, fmt.Errorf("read purged patrons: %w", err)
 	}
@@ -425,7 +435,7 @@ func (sc auditScrub) apply(tx *db.Tx) error {
 		where string
 		arg   any
 	}{
-		{`id IN (SELECT value FROM json_each(?))`, jsonIDs(sc.ids)},
+		{`id IN (` + idsIn(tx, "?") + `)`, jsonIDs(sc.ids)},
 		{`id > ?`, sc.maxID},
 	} {
 		r, err := sc.candidates(tx, q.where, q.arg)
@@ -442,8 +452,12 @@ func (sc auditScrub) apply(tx *db.Tx) error {
 	return nil
 }
 
-// jsonIDs is ids as a JSON array, for json_each.
+// jsonIDs is ids as a JSON array, for idsIn: [] for none (not null, which
+// PostgreSQL's json_array_elements_text refuses).
 func jsonIDs(ids []int64) string {
+	if len(ids) == 0 {
+		return "[]"
+	}
 	b, _ := json.Marshal(ids)
 	return string(b)
 }

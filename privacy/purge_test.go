@@ -9,6 +9,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/privacy"
 )
 
@@ -175,19 +176,25 @@ func cashUpTotals(tb testing.TB, d *db.DB) []string {
 // assertGone enumerates the schema (every table, every column) and fails if a
 // column that references patrons, or is named patron_id, holds p's id, or if
 // any column holds p's card, surname, email or phone as text.
+//
+// The schema's catalogue is engine-specific, so assertGone reads the one of
+// the engine it runs on (dbtest.Engine, schemaSQL): sqlite_master and its
+// pragmas on SQLite, pg_catalog on PostgreSQL, where a bytea column (the
+// sessions' data) is searched as its escaped text, not its hex.
 func assertGone(t *testing.T, d *db.DB, p person) {
 	t.Helper()
-	tables := queryText(t, d, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	q := schemaSQL[dbtest.Engine()]
+	tables := queryText(t, d, q.tables)
 	if len(tables) < 20 {
 		t.Fatalf("only %d tables found: %v", len(tables), tables)
 	}
 	searched := 0
 	for _, table := range tables {
 		refs := map[string]bool{}
-		for _, col := range queryText(t, d, `SELECT "from" FROM pragma_foreign_key_list(?) WHERE "table" = 'patrons'`, table) {
+		for _, col := range queryText(t, d, q.patronRefs, table) {
 			refs[col] = true
 		}
-		for _, col := range queryText(t, d, `SELECT name FROM pragma_table_info(?)`, table) {
+		for _, col := range queryText(t, d, q.columns, table) {
 			quoted := `"` + strings.ReplaceAll(table, `"`, `""`) + `"."` + strings.ReplaceAll(col, `"`, `""`) + `"`
 			from := ` FROM "` + strings.ReplaceAll(table, `"`, `""`) + `"`
 			if refs[col] || col == "patron_id" {
@@ -196,7 +203,7 @@ func assertGone(t *testing.T, d *db.DB, p person) {
 				}
 			}
 			for _, s := range []string{p.card, p.surname, p.email, p.phone} {
-				if n := queryInt(t, d, `SELECT count(*)`+from+` WHERE instr(CAST(`+quoted+` AS TEXT), ?) > 0`, s); n != 0 {
+				if n := queryInt(t, d, `SELECT count(*)`+from+` WHERE `+fmt.Sprintf(q.contains, quoted)+` > 0`, s); n != 0 {
 					t.Errorf("%s.%s holds %q in %d rows", table, col, s, n)
 				}
 			}
@@ -206,6 +213,29 @@ func assertGone(t *testing.T, d *db.DB, p person) {
 	if searched < 100 {
 		t.Errorf("searched only %d columns", searched)
 	}
+}
+
+// schemaSQL is, per engine, how assertGone reads the schema: the tables, the
+// columns of the table given as the parameter that reference patrons, all its
+// columns, and an expression (a format with the quoted column for %s) giving
+// the position of the parameter in the column's value as text (0 if absent).
+var schemaSQL = map[db.Engine]struct{ tables, patronRefs, columns, contains string }{
+	db.SQLite: {
+		tables:     `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+		patronRefs: `SELECT "from" FROM pragma_foreign_key_list(?) WHERE "table" = 'patrons'`,
+		columns:    `SELECT name FROM pragma_table_info(?)`,
+		contains:   `instr(CAST(%s AS TEXT), ?)`,
+	},
+	db.Postgres: {
+		tables: `SELECT c.relname FROM pg_class c WHERE c.relkind IN ('r', 'p') AND c.relnamespace = current_schema()::regnamespace
+			ORDER BY c.relname`,
+		patronRefs: `SELECT a.attname FROM pg_constraint k
+			JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey)
+			WHERE k.contype = 'f' AND k.conrelid = CAST(? AS regclass) AND k.confrelid = CAST('patrons' AS regclass)`,
+		columns: `SELECT a.attname FROM pg_attribute a WHERE a.attrelid = CAST(? AS regclass) AND a.attnum > 0 AND NOT a.attisdropped
+			ORDER BY a.attnum`,
+		contains: `strpos(CASE WHEN pg_typeof(%[1]s) = CAST('bytea' AS regtype) THEN encode(CAST(CAST(%[1]s AS TEXT) AS bytea), 'escape') ELSE CAST(%[1]s AS TEXT) END, ?)`,
+	},
 }
 
 func TestPurgeByStaff(t *testing.T) {

@@ -97,10 +97,11 @@ func queryText(tb testing.TB, d *db.DB, q string, args ...any) []string {
 // whose card expires a year after created, and returns the id.
 func newPatron(tb testing.TB, d *db.DB, card, surname string, created time.Time) int64 {
 	tb.Helper()
+	phone := card[max(0, len(card)-6):] // the card's last six characters
 	return insertID(tb, d, `INSERT INTO patrons (card, surname, first_name, email, phone, address, category_id, home_branch_id, expires_on, created_at)
-		VALUES (?, ?, 'Quintessa', lower(?) || '@example.org', '+44 7700 ' || substr(?, -6), '1 Mulberry Lane', 
-			(SELECT id FROM patron_categories WHERE code = 'ADULT' OR name = 'Adult' LIMIT 1), (SELECT id FROM branches WHERE code = 'CEN'), date(?5, '+1 year'), ?5)`,
-		card, surname, surname, card, db.FormatTime(created))
+		VALUES (?, ?, 'Quintessa', lower(?) || '@example.org', '+44 7700 ' || ?, '1 Mulberry Lane',
+			(SELECT id FROM patron_categories WHERE code = 'ADULT' OR name = 'Adult' LIMIT 1), (SELECT id FROM branches WHERE code = 'CEN'), ?, ?)`,
+		card, surname, surname, phone, created.UTC().AddDate(1, 0, 0).Format(time.DateOnly), db.FormatTime(created))
 }
 
 // freeItem returns the id of an available item nobody has borrowed, a new one
@@ -124,7 +125,7 @@ func addLoan(tb testing.TB, d *db.DB, patron int64, issued, returned time.Time) 
 		exec(tb, d, `UPDATE items SET status = 'on_loan' WHERE id = ?`, item)
 	}
 	id := insertID(tb, d, `INSERT INTO loans (item_id, patron_id, branch_id, issued_at, due_at, returned_at, return_branch_id)
-		VALUES (?, ?, (SELECT id FROM branches WHERE code = 'CEN'), ?, ?, ?, CASE WHEN ?5 IS NULL THEN NULL ELSE (SELECT id FROM branches WHERE code = 'CEN') END)`,
+		VALUES (?, ?, (SELECT id FROM branches WHERE code = 'CEN'), ?, ?, ?, CASE WHEN CAST(?5 AS TEXT) IS NULL THEN NULL ELSE (SELECT id FROM branches WHERE code = 'CEN') END)`,
 		item, patron, db.FormatTime(issued), db.FormatTime(issued.AddDate(0, 0, 21)), ret)
 	if !returned.IsZero() {
 		exec(tb, d, `INSERT INTO checkins (at, item_id, loan_id, branch_id, actor) VALUES (?, ?, ?, (SELECT id FROM branches WHERE code = 'CEN'), 'desk')`,
@@ -152,6 +153,11 @@ func mustCheck(tb testing.TB, d *db.DB) {
 		tb.Fatal(err)
 	}
 }
+
+// instr is the function giving the position of its second argument in its
+// first (0 if absent), as the tests' engine (dbtest.Engine) spells it: SQLite's
+// instr, PostgreSQL's strpos.
+var instr = map[db.Engine]string{db.SQLite: "instr", db.Postgres: "strpos"}[dbtest.Engine()]
 
 func days(n int) time.Time { return testNow.AddDate(0, 0, -n) }
 
