@@ -116,7 +116,7 @@ func FindHarvestRecord(tx *db.Tx, id int64) (HarvestRecord, error) {
 // catalogue's first change or deletion); the zero time for an empty catalogue.
 func EarliestDatestamp(tx *db.Tx) (time.Time, error) {
 	var s sql.NullString
-	err := tx.QueryRow(`SELECT min(d) FROM (SELECT min(updated_at) AS d FROM records UNION ALL SELECT min(deleted_at) FROM deleted_records)`).Scan(&s)
+	err := tx.QueryRow(`SELECT min(d) FROM (SELECT min(updated_at) AS d FROM records UNION ALL SELECT min(deleted_at) FROM deleted_records) AS m`).Scan(&s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("earliest datestamp: %w", err)
 	}

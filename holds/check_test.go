@@ -2,13 +2,13 @@ package holds_test
 
 import (
 	"context"
-	"database/sql"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/holds"
 )
 
@@ -23,22 +23,6 @@ func holdsCheck(tb testing.TB, d *db.DB) []stacks.Violation {
 		tb.Fatal(err)
 	}
 	return vs
-}
-
-// corrupt runs statements on a connection of its own, without the foreign keys the
-// db package turns on, to break the database as a bug or a hand edit could.
-func corrupt(tb testing.TB, d *db.DB, stmts ...string) {
-	tb.Helper()
-	c, err := sql.Open("sqlite", d.Path())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer c.Close()
-	for _, s := range stmts {
-		if _, err := c.Exec(s); err != nil {
-			tb.Fatalf("%s: %v", s, err)
-		}
-	}
 }
 
 func TestCheckInvariants(t *testing.T) {
@@ -100,7 +84,7 @@ func TestCheckInvariants(t *testing.T) {
 				}
 				stmts = append(stmts, s)
 			}
-			corrupt(t, d, stmts...)
+			dbtest.Corrupt(t, d, stmts...)
 			vs := holdsCheck(t, d)
 			if tc.check == "" {
 				if len(vs) != 0 {

@@ -240,7 +240,7 @@ func TestFill(t *testing.T) {
 		if err := d.Write(context.Background(), func(tx *db.Tx) error { return holds.Fill(tx, desk, ids[0]) }); err != nil {
 			t.Fatal(err)
 		}
-		if got := queryString(t, d, `SELECT status || ' ' || coalesce(trapped_item_id, 'none') FROM holds WHERE id = ?`, ids[0]); got != "fulfilled none" {
+		if got := queryString(t, d, `SELECT status || ' ' || coalesce(CAST(trapped_item_id AS TEXT), 'none') FROM holds WHERE id = ?`, ids[0]); got != "fulfilled none" {
 			t.Errorf("hold %q", got)
 		}
 		if got := id(t, d, `SELECT priority FROM holds WHERE id = ?`, ids[1]); got != 1 {

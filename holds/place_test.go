@@ -241,8 +241,8 @@ func TestPlace(t *testing.T) {
 			if tt.item != "" {
 				itemID = queryString(t, d, `SELECT id FROM items WHERE barcode = ?`, tt.item)
 			}
-			row := queryString(t, d, `SELECT status || ' ' || priority || ' ' || coalesce(item_id, '-') || ' ' || placed_at || ' ' || b.code
-				|| ' ' || coalesce(suspended_until, '-') || ' ' || coalesce(trapped_item_id, '-')
+			row := queryString(t, d, `SELECT status || ' ' || priority || ' ' || coalesce(CAST(item_id AS TEXT), '-') || ' ' || placed_at || ' ' || b.code
+				|| ' ' || coalesce(suspended_until, '-') || ' ' || coalesce(CAST(trapped_item_id AS TEXT), '-')
 				FROM holds h JOIN branches b ON b.id = h.pickup_branch_id WHERE h.id = ?`, placed.HoldID)
 			if want := "queued " + strconv.Itoa(tt.position) + " " + itemID + " 2026-11-30T10:00:00Z " + req.PickupBranchCode + " - -"; row != want {
 				t.Errorf("hold row %q, want %q", row, want)

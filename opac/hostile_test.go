@@ -64,3 +64,38 @@ func TestHostileInput(t *testing.T) {
 		}
 	}
 }
+
+// TestNULRefused: a NUL byte in a field of the pages is refused with a 400 that
+// says so, before it reaches the database (PostgreSQL refuses it in text), on
+// both engines; the patron stays signed in.
+func TestNULRefused(t *testing.T) {
+	e := newEnv(t)
+	patron := e.client()
+	e.signIn(t, patron, "P0001")
+	for _, tc := range []struct {
+		name string
+		send func() response
+	}{
+		{"SignInCard", func() response {
+			return e.post(t, e.client(), "/signin", url.Values{"card": {"P0001\x00"}, "pin": {"1234"}})
+		}},
+		{"SignInPIN", func() response {
+			return e.post(t, e.client(), "/signin", url.Values{"card": {"P0001"}, "pin": {"12\x0034"}})
+		}},
+		{"Search", func() response { return e.get(t, e.client(), "/search?q=river%00") }},
+		{"FieldName", func() response { return e.get(t, e.client(), "/search?q%00=river") }},
+		{"PINChange", func() response {
+			return e.post(t, patron, "/account/pin", url.Values{"current": {"1234"}, "new": {"5678\x00"}, "confirm": {"5678\x00"}})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.send()
+			if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "NUL character") {
+				t.Errorf("%d\n%.300s", r.Status, r.Body)
+			}
+		})
+	}
+	if r := e.get(t, patron, "/account"); r.Status != http.StatusOK {
+		t.Errorf("the patron was signed out: %d", r.Status)
+	}
+}

@@ -138,6 +138,36 @@ func limitBody(next http.Handler) http.Handler {
 	})
 }
 
+// refuseNUL answers 400 to a request whose query or form holds a NUL byte
+// (%00) in a name or a value: no field of the patrons' pages takes one, and
+// PostgreSQL refuses it in text, so it must not reach a statement (a 500 there,
+// a silent non-match on SQLite). It runs after limitBody, which parsed a POST's
+// form. OAI-PMH is left to answer badArgument itself.
+func refuseNUL(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hasNUL(r.URL.Query()) || hasNUL(r.PostForm) {
+			http.Error(w, "The request holds a NUL character (%00), which no field takes. Go back and send it again without it.", http.StatusBadRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hasNUL reports whether a name or value of v holds a NUL byte.
+func hasNUL(v url.Values) bool {
+	for k, vs := range v {
+		if strings.IndexByte(k, 0) >= 0 {
+			return true
+		}
+		for _, s := range vs {
+			if strings.IndexByte(s, 0) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
 // localPath returns next if a browser can only read it as a path on this site,

@@ -213,6 +213,7 @@ func (s *Server) Router() chi.Router {
 	r.Post("/oai", s.handleOAI)
 
 	r.Group(func(r chi.Router) {
+		r.Use(refuseNUL)
 		r.Use(noStore)
 		r.Use(s.loadSession)
 		r.Use(s.loadPatron)

@@ -2,12 +2,12 @@ package patrons_test
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -19,22 +19,6 @@ func ledgerCheck(tb testing.TB, d *db.DB) []stacks.Violation {
 		return err
 	})
 	return vs
-}
-
-// corrupt runs statements on a connection of its own, without the foreign keys the
-// db package turns on, to break the database as a bug or a hand edit could.
-func corrupt(tb testing.TB, d *db.DB, stmts ...string) {
-	tb.Helper()
-	c, err := sql.Open("sqlite", d.Path())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer c.Close()
-	for _, s := range stmts {
-		if _, err := c.Exec(s); err != nil {
-			tb.Fatalf("%s: %v", s, err)
-		}
-	}
 }
 
 func TestCheckInvariants(t *testing.T) {
@@ -91,7 +75,9 @@ func TestCheckInvariants(t *testing.T) {
 			`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at) VALUES (900001, ` + p1 + `, 'lost', 2500, ` + when + `)`,
 			`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at) VALUES (900002, ` + p1 + `, 'waiver', -2500, ` + when + `)`,
 			`INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (900002, 900001, 2500)`,
-			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, reverses_id) VALUES (` + p1 + `, 'credit', -2500, ` + when + `, 900001)`,
+			// An id of its own after the waiver's: PostgreSQL's identity would
+			// give it one below 900001 (SQLite's rowid follows the largest).
+			`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at, reverses_id) VALUES (900003, ` + p1 + `, 'credit', -2500, ` + when + `, 900001)`,
 		}, "ledger-credit-over-paid", []string{"charge 900001 (lost of 25.00, patron P0001) is credited back 25.00, but only 0.00 was paid toward it"}},
 		{"ErrMethodWithoutDesk", []string{
 			`INSERT INTO ledger (patron_id, kind, amount_cents, created_at, payment_method) VALUES (` + p2 + `, 'payment', -100, ` + when + `, 'cash')`,
@@ -108,7 +94,7 @@ func TestCheckInvariants(t *testing.T) {
 			if vs := ledgerCheck(t, d); len(vs) != 0 {
 				t.Fatalf("the demo library has violations before the test breaks it: %v", vs)
 			}
-			corrupt(t, d, tc.stmts...)
+			dbtest.Corrupt(t, d, tc.stmts...)
 			vs := ledgerCheck(t, d)
 			for _, v := range vs {
 				if v.Check != tc.check {
@@ -132,7 +118,7 @@ func TestCheckInvariants(t *testing.T) {
 // the privacy purge leaves it) breaks no invariant.
 func TestCheckPurgedRows(t *testing.T) {
 	d := mustOpenDB(t)
-	corrupt(t, d,
+	dbtest.Corrupt(t, d,
 		`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at) VALUES (900001, NULL, 'fee', 500, '2026-11-30T10:00:00Z')`,
 		`INSERT INTO ledger (id, patron_id, kind, amount_cents, created_at, payment_method, branch_id) VALUES (900002, NULL, 'payment', -500, '2026-11-30T10:00:00Z', 'cash', 1)`,
 		`INSERT INTO ledger_allocations (payment_id, charge_id, amount_cents) VALUES (900002, 900001, 500)`)

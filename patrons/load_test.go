@@ -388,12 +388,35 @@ func TestLoadBadRows(t *testing.T) {
 	}
 }
 
+// failLast is a trigger that fails the insert of patron Z9999, written for each
+// engine: PostgreSQL's trigger runs a plpgsql function (created first).
+var failLast = db.PerEngine{
+	SQLite: `CREATE TRIGGER fail_last BEFORE INSERT ON patrons WHEN NEW.card = 'Z9999'
+		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+	Postgres: `CREATE TRIGGER fail_last BEFORE INSERT ON patrons FOR EACH ROW WHEN (NEW.card = 'Z9999')
+		EXECUTE FUNCTION fail_last()`,
+}
+
+// failLastFunction is the function PostgreSQL's failLast runs.
+const failLastFunction = `CREATE FUNCTION fail_last() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN RAISE EXCEPTION 'injected failure'; END $$`
+
 // TestLoadOneTransaction: a failure at the last row, inside the write, undoes
-// every row before it.
+// every row before it. The failure is a trigger (failLast), one for each engine.
 func TestLoadOneTransaction(t *testing.T) {
 	d := mustOpenDB(t)
-	mustExec(t, d, `CREATE TRIGGER fail_last BEFORE INSERT ON patrons WHEN NEW.card = 'Z9999'
-		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`)
+	err := write(d, func(tx *db.Tx) error {
+		if tx.Engine() == db.Postgres {
+			if _, err := tx.Exec(failLastFunction); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(tx.SQL(failLast))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("create the trigger: %v", err)
+	}
 	var b strings.Builder
 	b.WriteString("card,surname,category,branch\nP0001,Changed,,\n")
 	for i := range 500 {

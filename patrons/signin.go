@@ -108,6 +108,12 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 		if err := s.recordFailure(tx, keys); err != nil {
 			return fmt.Errorf("count sign-in attempt: %w", err)
 		}
+		if !possibleCard(card) {
+			// No patron has it: not looked up (PostgreSQL refuses a NUL
+			// byte in text, where SQLite would find nothing).
+			id, hash = 0, ""
+			return nil
+		}
 		err := tx.QueryRow(`SELECT id, pin_hash, pin_generation FROM patrons WHERE card = ?`, card).Scan(&id, &hash, &gen)
 		if errors.Is(err, sql.ErrNoRows) {
 			id, hash = 0, ""

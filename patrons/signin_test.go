@@ -31,6 +31,13 @@ func TestSignIn(t *testing.T) {
 		if wrong != patrons.ErrSignIn || unknown != patrons.ErrSignIn {
 			t.Errorf("wrong PIN %v, unknown card %v: want ErrSignIn for both", wrong, unknown)
 		}
+		// A card no patron can have (a NUL byte, which PostgreSQL refuses in
+		// text): the same answer, not an internal error.
+		for _, card := range []string{"P0001\x00", "\x00", "P0 001"} {
+			if _, err := s.Authenticate(ctx, card, "1234", "10.0.0.2"); err != patrons.ErrSignIn {
+				t.Errorf("impossible card %q: %v, want ErrSignIn", card, err)
+			}
+		}
 		_, noPIN := s.Authenticate(ctx, "P0002", "", "10.0.0.2")
 		if stacks.ErrorCode(noPIN) != stacks.EINVALID {
 			t.Errorf("no PIN: %v", noPIN)
