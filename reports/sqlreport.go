@@ -290,6 +290,10 @@ func sqlError(err error) error {
 // authorizer hides the secrets and refuses the raw pages (reportAuthorizer), whose
 // values are capped at MaxSQLValueBytes, stopped inside SQLite at the time limit,
 // and read up to the row cap and the byte cap.
+//
+// On PostgreSQL the same guarantees come from a READ ONLY transaction with a
+// statement_timeout on a connection of the report's own, and its plan checked
+// first (runOnPostgres, sqlreport_postgres.go).
 func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, lim Limits) (Result, error) {
 	if lim.Timeout <= 0 {
 		lim.Timeout = DefaultSQLTimeout
