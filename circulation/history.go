@@ -2,6 +2,7 @@ package circulation
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
@@ -67,7 +68,8 @@ func PatronHistory(tx *db.Tx, patronID int64, limit int) (History, error) {
 }
 
 func history(tx *db.Tx, cond string, id int64, limit int) (History, error) {
-	n := -1
+	// All rows: the largest LIMIT both engines take (PostgreSQL refuses -1).
+	n := math.MaxInt32
 	if limit > 0 {
 		n = limit + 1
 	}

@@ -30,6 +30,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -38,9 +39,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite"
+
+	"github.com/stacks-ils/stacks"
 )
 
 // Options configure Open.
@@ -433,7 +437,13 @@ func (tx *Tx) sql(query string) string {
 // integer 1 or 0, which is what the schema's flag columns hold; PostgreSQL's
 // driver refuses a bool for an integer column, so on PostgreSQL a bool becomes
 // 1 or 0 here, once, for every statement (the slice is copied only when it holds
-// a bool).
+// a bool or a string PostgreSQL cannot take).
+//
+// PostgreSQL's text holds neither a NUL nor bytes that are not UTF-8, and the
+// server refuses a statement whose argument has one ("invalid byte sequence"),
+// where SQLite looks it up and finds nothing. Such a string (typed or pasted
+// into a form: no stored text can equal it) becomes errBadText, whose error is
+// the statement's: EINVALID, a message for the person who typed it, not a 500.
 func (tx *Tx) args(args []any) []any {
 	if tx.rebind == nil {
 		return args
@@ -444,6 +454,16 @@ func (tx *Tx) args(args []any) []any {
 func intBools(args []any) []any {
 	var out []any
 	for i, a := range args {
+		if s, ok := a.(string); ok {
+			if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), args...)
+			}
+			out[i] = errBadText{}
+			continue
+		}
 		b, ok := a.(bool)
 		if !ok {
 			continue
@@ -460,6 +480,16 @@ func intBools(args []any) []any {
 		return args
 	}
 	return out
+}
+
+// errBadText stands for a string argument PostgreSQL cannot take (a NUL, or
+// bytes that are not UTF-8): pgx asks it for its value, and the error it gets
+// is the statement's (pgx wraps it with %w).
+type errBadText struct{}
+
+// Value refuses the argument.
+func (errBadText) Value() (driver.Value, error) {
+	return nil, stacks.Errorf(stacks.EINVALID, "The text holds characters that are not text (a NUL, or bytes that are not UTF-8): type it again.")
 }
 
 // queryer is a transaction, or the read pool itself for ReadOne.

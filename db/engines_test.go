@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/pgtest"
 )
@@ -352,6 +353,36 @@ func TestBoolArguments(t *testing.T) {
 		}
 		if sum != 1 || n != 2 {
 			t.Errorf("flags stored from true and false: sum %d of %d rows, want 1 of 2", sum, n)
+		}
+	})
+}
+
+// TestBadTextArguments: a string argument with a NUL or bytes that are not
+// UTF-8 (hostile form input) matches nothing on SQLite; PostgreSQL cannot take
+// it at all, and the statement fails with EINVALID, a message for the person
+// who typed it, rather than the server's "invalid byte sequence" (a 500). The
+// outcome is engine-specific; on both, a valid string after it runs as ever.
+func TestBadTextArguments(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		ctx := context.Background()
+		for _, bad := range []string{"abc\xff\xfe", "a\x00b"} {
+			var n int64
+			err := d.Read(ctx, func(tx *db.Tx) error {
+				return tx.QueryRow(`SELECT count(*) FROM (SELECT 'x' AS v) AS t WHERE v = ? OR v = ?`, bad, "y").Scan(&n)
+			})
+			if d.Postgres() {
+				if stacks.ErrorCode(err) != stacks.EINVALID {
+					t.Errorf("%q: %v, want EINVALID", bad, err)
+				}
+			} else if err != nil || n != 0 {
+				t.Errorf("%q: %d rows, %v; want none", bad, n, err)
+			}
+		}
+		var n int64
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT count(*) FROM (SELECT 'x' AS v) AS t WHERE v = ?`, "x").Scan(&n)
+		}); err != nil || n != 1 {
+			t.Errorf("a valid string: %d rows, %v", n, err)
 		}
 	})
 }

@@ -1,11 +1,8 @@
 package reports
 
 import (
-	"database/sql/driver"
 	"strings"
 	"unicode"
-
-	"modernc.org/sqlite"
 )
 
 // cnDigits is how wide a number in a call number is padded: class numbers and
@@ -62,24 +59,4 @@ func CallNumberKey(s string) string {
 		i++
 	}
 	return b.String()
-}
-
-// The stocktake compares call numbers by their keys in SQL too: cn_sort(x) is
-// CallNumberKey, a Go function that every connection of the process has (it is
-// registered before any opens). It is used only in the stocktake's queries,
-// which already read the branch's items; no index or stored column depends on
-// it, so a connection without it (another program on the file) loses nothing.
-func init() {
-	sqlite.MustRegisterDeterministicScalarFunction("cn_sort", 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-		switch v := args[0].(type) {
-		case string:
-			return CallNumberKey(v), nil
-		case []byte:
-			return CallNumberKey(string(v)), nil
-		case nil:
-			return nil, nil
-		default:
-			return v, nil
-		}
-	})
 }

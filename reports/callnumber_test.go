@@ -124,6 +124,31 @@ func TestStocktakeCallNumberOrder(t *testing.T) {
 	if !slices.Contains(missing, barcodes[1]) || slices.Contains(missing, barcodes[2]) {
 		t.Errorf("missing %v: want QA 99 (%s) and not QA 100 (%s)", missing, barcodes[1], barcodes[2])
 	}
+	// The missing items come in shelf order on both engines: QA 1, QA 99, QA
+	// 100 (text order would put QA 100 before QA 99), each run by barcode.
+	var whole reports.StocktakeResult
+	if err := d.Read(ctx, func(tx *db.Tx) (err error) {
+		whole, err = reports.Results(tx, start("QA 1", "QA 100"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for k, m := range whole.Missing {
+		if slices.Contains(barcodes[:3], m.Barcode) {
+			order = append(order, m.Barcode)
+		}
+		if k > 0 {
+			prev := whole.Missing[k-1]
+			a, b := reports.CallNumberKey(prev.CallNumber), reports.CallNumberKey(m.CallNumber)
+			if a > b || a == b && prev.Barcode > m.Barcode {
+				t.Errorf("missing %s (%s) before %s (%s): not shelf order", prev.Barcode, prev.CallNumber, m.Barcode, m.CallNumber)
+			}
+		}
+	}
+	if !slices.Equal(order, barcodes[:3]) {
+		t.Errorf("QA 1, QA 99, QA 100 missing in the order %v, want %v", order, barcodes[:3])
+	}
 	fic := start("FIC A", "FIC C")
 	if sc := scan(fic, barcodes[3]); sc.Outcome != reports.ScanOnShelf {
 		t.Errorf("fic b in FIC A to FIC C: %s (%s)", sc.Outcome, sc.Message())

@@ -44,7 +44,8 @@ type SavedInput struct {
 
 // Limits bound an SQL report's run.
 type Limits struct {
-	// Timeout stops the statement inside SQLite (default DefaultSQLTimeout).
+	// Timeout stops the statement inside SQLite, or PostgreSQL's
+	// statement_timeout (default DefaultSQLTimeout).
 	Timeout time.Duration
 	// MaxRows is the most rows read (default DefaultSQLMaxRows); Result.Truncated
 	// says the report had more.
@@ -185,8 +186,14 @@ func scanSQL(q string) (scanned, error) {
 				inStatement = true
 				s.statements++
 			}
-			if c == '?' {
+			if c == '?' || c == '$' && !(i+1 < len(r) && isWordRune(r[i+1])) {
+				// ?, ?NNN; a lone $ (PostgreSQL's $$ quotes, whose contents
+				// this scan would not skip) is refused alike.
 				s.positional = true
+				continue
+			}
+			if c == ':' && i+1 < len(r) && r[i+1] == ':' {
+				i++ // a PostgreSQL cast (x::text), not a parameter
 				continue
 			}
 			if (c == ':' || c == '@' || c == '$') && i+1 < len(r) && isWordRune(r[i+1]) {
@@ -283,6 +290,10 @@ func sqlError(err error) error {
 // authorizer hides the secrets and refuses the raw pages (reportAuthorizer), whose
 // values are capped at MaxSQLValueBytes, stopped inside SQLite at the time limit,
 // and read up to the row cap and the byte cap.
+//
+// On PostgreSQL the same guarantees come from a READ ONLY transaction with a
+// statement_timeout on a connection of the report's own, and its plan checked
+// first (runOnPostgres, sqlreport_postgres.go).
 func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, lim Limits) (Result, error) {
 	if lim.Timeout <= 0 {
 		lim.Timeout = DefaultSQLTimeout
@@ -303,6 +314,13 @@ func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, l
 		if !ok {
 			return Result{}, stacks.FieldErrorf("param-"+p, stacks.EINVALID, "Give a value for :%s.", p)
 		}
+		if d.Postgres() {
+			// As text: the server reads it as the type its place in the
+			// statement needs (a number beside home_branch_id, text beside a
+			// barcode), so "0012345" keeps its zeros.
+			args = append(args, strings.TrimSpace(v))
+			continue
+		}
 		args = append(args, sql.Named(p, paramValue(v)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
@@ -312,13 +330,17 @@ func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, l
 	// report itself runs on its own connection (below), not on the slot's.
 	err := d.ReadHeavy(ctx, func(*db.Tx) error {
 		var err error
+		if d.Postgres() {
+			res, err = runOnPostgres(ctx, d.Path(), pgParams(q, s.params), args, lim)
+			return err
+		}
 		res, err = runOnReportConn(ctx, d.Path(), q, args, lim)
 		return err
 	})
 	switch {
 	case errors.Is(err, db.ErrBusy):
 		return Result{}, stacks.Errorf(stacks.ETOOMANY, "Many reports and searches are running at once: run the report again in a moment.")
-	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(err, errPgTimeout), err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return Result{}, errSQLTimeout(lim.Timeout)
 	}
 	return res, err
@@ -389,59 +411,10 @@ func runOnReportConn(ctx context.Context, path, q string, args []any, lim Limits
 		return res, guard.sqlError(err)
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
+	res, err = readReportRows(rows, lim)
 	if err != nil {
-		return res, err
-	}
-	for _, c := range cols {
-		res.Columns = append(res.Columns, Column{Name: c})
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	numeric := make([]bool, len(cols))
-	for i := range numeric {
-		numeric[i] = true
-	}
-	bytes := 0
-	for rows.Next() {
-		if len(res.Rows) == lim.MaxRows {
-			res.Truncated = true
-			res.TruncatedNote = fmt.Sprintf("The report has more rows than the cap of %d: narrow it.", lim.MaxRows)
-			break
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return res, guard.sqlError(err)
-		}
-		row := make([]string, len(cols))
-		size := 0
-		for i, v := range vals {
-			row[i] = cellString(v)
-			size += len(row[i])
-			switch v.(type) {
-			case int64, float64, nil:
-			default:
-				numeric[i] = false
-			}
-		}
-		if bytes+size > lim.MaxBytes {
-			res.Truncated = true
-			res.TruncatedNote = fmt.Sprintf("The report's values passed %d MB after %d rows and the rest were left out: select fewer or shorter columns, or fewer rows.", lim.MaxBytes>>20, len(res.Rows))
-			break
-		}
-		bytes += size
-		res.Rows = append(res.Rows, row)
-	}
-	if err := rows.Err(); err != nil {
 		return res, guard.sqlError(err)
 	}
-	for i := range res.Columns {
-		res.Columns[i].Numeric = numeric[i] && len(res.Rows) > 0
-	}
-	res.Total = len(res.Rows)
-	res.TotalLabel = "rows"
 	return res, nil
 }
 

@@ -27,20 +27,21 @@ func circulationReport(tx *db.Tx, f Filter) (Result, error) {
 	case "branch":
 		label = "Branch"
 		q = `SELECT b.name, n FROM (SELECT s.branch_id AS k, sum(s.loans) AS n FROM loan_stats s` + w.String() +
-			` GROUP BY s.branch_id) JOIN branches b ON b.id = k ORDER BY b.name`
+			` GROUP BY s.branch_id) AS g JOIN branches b ON b.id = k ORDER BY b.name`
 	case "item_type":
 		label = "Item type"
 		q = `SELECT t.name, n FROM (SELECT s.item_type_id AS k, sum(s.loans) AS n FROM loan_stats s` + w.String() +
-			` GROUP BY s.item_type_id) JOIN item_types t ON t.id = k ORDER BY t.name`
+			` GROUP BY s.item_type_id) AS g JOIN item_types t ON t.id = k ORDER BY t.name`
 	case "category":
 		label = "Patron category"
 		// Category 0: loans rolled up with no category (an anonymised loan
 		// without its category: see LoanCategory).
 		q = `SELECT coalesce(c.name, 'Unknown'), n FROM (SELECT s.category_id AS k, sum(s.loans) AS n FROM loan_stats s` + w.String() +
-			` GROUP BY s.category_id) LEFT JOIN patron_categories c ON c.id = k ORDER BY c.name IS NULL, c.name`
+			` GROUP BY s.category_id) AS g LEFT JOIN patron_categories c ON c.id = k ORDER BY c.name IS NULL, c.name`
 	default:
 		label = "Month"
-		q = `SELECT printf('%04d-%02d', s.day / 10000, s.day / 100 % 100), sum(s.loans) FROM loan_stats s` + w.String() +
+		// The day is the number YYYYMMDD: its month is its first six digits.
+		q = `SELECT substr(CAST(min(s.day) AS TEXT), 1, 4) || '-' || substr(CAST(min(s.day) AS TEXT), 5, 2), sum(s.loans) FROM loan_stats s` + w.String() +
 			` GROUP BY s.day / 100 ORDER BY s.day / 100`
 	}
 	res := Result{Columns: []Column{{Name: label}, {Name: "Loans", Numeric: true}}, TotalLabel: "loans", ChartTitle: "Loans by " + lower(label)}
@@ -97,7 +98,8 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 		Chart: []Bar{{Label: "1-7 days"}, {Label: "8-14 days"}, {Label: "15-30 days"}, {Label: "31-90 days"}, {Label: "over 90 days"}},
 	}
 	// Days overdue: a loan due yesterday evening is 1 day overdue this morning.
-	days := `(CAST(julianday(?) - julianday(l.due_at) AS INTEGER) + 1)`
+	days := db.Pick(tx, `(CAST(julianday(?) - julianday(l.due_at) AS INTEGER) + 1)`,
+		`(CAST(floor(extract(epoch FROM CAST(CAST(? AS TEXT) AS timestamptz) - CAST(l.due_at AS timestamptz)) / 86400) AS INTEGER) + 1)`)
 	if f.All {
 		return overdueAll(tx, f, w, days, now, res)
 	}
@@ -106,7 +108,7 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 		w.and("o.due_at < ?") + `
 		UNION ALL
 		SELECT l.id, ` + days + `, l.due_at, i.barcode FROM loans l` + join +
-		w.and("l.id > (SELECT last_loan_id FROM report_rollup WHERE id = 1)") + `)
+		w.and("l.id > (SELECT last_loan_id FROM report_rollup WHERE id = 1)") + `) AS overdue
 		ORDER BY due, bc, id`
 	args := append([]any{now}, w.args...)
 	args = append(args, now)
@@ -175,7 +177,7 @@ func overdueAll(tx *db.Tx, f Filter, w where, days, now string, res Result) (Res
 	q := `SELECT due10, d, bc, title, call_number, name, c7, c8, c9 FROM (
 		SELECT ` + cols + ` FROM open_loans o JOIN loans l ON l.id = o.loan_id` + join + w.and("o.due_at < ?") + `
 		UNION ALL
-		SELECT ` + cols + ` FROM loans l` + join + w.and("l.id > (SELECT last_loan_id FROM report_rollup WHERE id = 1)") + `)
+		SELECT ` + cols + ` FROM loans l` + join + w.and("l.id > (SELECT last_loan_id FROM report_rollup WHERE id = 1)") + `) AS overdue
 		ORDER BY due, bc, id`
 	args := append([]any{now}, w.args...)
 	args = append(args, now, now)
@@ -215,7 +217,7 @@ func overdueDetails(tx *db.Tx, now, days string, ids []int64, res *Result) error
 			coalesce(trim(p.first_name || ' ' || p.surname), 'Anonymised'), coalesce(p.email, '')
 		FROM loans l JOIN items i ON i.id = l.item_id`+loanPatronJoin+`
 		JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id
-		WHERE l.id IN (SELECT value FROM json_each(?))
+		WHERE l.id IN (`+db.Pick(tx, `SELECT value FROM json_each(?)`, `SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(? AS json))`)+`)
 		ORDER BY l.due_at, i.barcode, l.id`, now, "["+strings.Join(list, ",")+"]")
 	if err != nil {
 		return err
@@ -376,11 +378,12 @@ func mostBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 		return Result{}, err
 	}
 	if byTitle {
-		from = ` FROM loan_titles l INDEXED BY loan_titles_record`
+		// SQLite's planner needs the hint; PostgreSQL's chooses for itself.
+		from = db.Pick(tx, ` FROM loan_titles l INDEXED BY loan_titles_record`, from)
 	}
 	rows, err := tx.Query(`SELECT r.title, r.author, n FROM (
 			SELECT l.record_id AS rid, count(*) AS n`+from+w.String()+`
-			GROUP BY l.record_id ORDER BY n DESC, l.record_id LIMIT ?)
+			GROUP BY l.record_id ORDER BY n DESC, l.record_id LIMIT ?) AS top
 		JOIN records r ON r.id = rid ORDER BY n DESC, r.id`, append(w.args, limit)...)
 	if err != nil {
 		return Result{}, err
@@ -428,10 +431,13 @@ func notBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 	kw.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
 	kw.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
 	year := `coalesce(substr(i.last_borrowed_at, 1, 4), 'Never')`
+	// SQLite's planner needs the index hints; PostgreSQL's chooses for itself.
+	byLast := db.Pick(tx, ` INDEXED BY items_last_borrowed`, ``)
+	byGone := db.Pick(tx, ` INDEXED BY items_gone`, ``)
 	chart, err := tx.Query(`SELECT y, sum(n) FROM (
-			SELECT `+year+` AS y, count(*) AS n FROM items i INDEXED BY items_last_borrowed`+kw.String()+` GROUP BY 1
+			SELECT `+year+` AS y, count(*) AS n FROM items i`+byLast+kw.String()+` GROUP BY 1
 			UNION ALL
-			SELECT `+year+`, -count(*) FROM items i INDEXED BY items_gone`+kw.and("i.status IN ('lost', 'missing', 'withdrawn') AND i.status <> 'missing'")+` GROUP BY 1)
+			SELECT `+year+`, -count(*) FROM items i`+byGone+kw.and("i.status IN ('lost', 'missing', 'withdrawn') AND i.status <> 'missing'")+` GROUP BY 1) AS years
 		GROUP BY y HAVING sum(n) > 0 ORDER BY y = 'Never' DESC, y`, append(append([]any{}, kw.args...), kw.args...)...)
 	if err != nil {
 		return Result{}, err
@@ -451,7 +457,7 @@ func notBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 	}
 	limit := PageRows
 	if f.All {
-		limit = -1
+		limit = math.MaxInt32 // every row: PostgreSQL refuses SQLite's LIMIT -1
 	}
 	rows, err := tx.Query(`SELECT i.barcode, r.title, i.call_number, b.name, t.name, i.created_at, coalesce(i.last_borrowed_at, '')
 		FROM items i JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id

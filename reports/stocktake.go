@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -245,14 +246,17 @@ func (s Stocktake) holds(callNumber string) bool {
 	return k >= CallNumberKey(s.From) && k < rangeEnd(CallNumberKey(s.To))
 }
 
-// inRange is the SQL condition "item i is on the stocktake's shelf", with its
-// arguments.
-func (s Stocktake) inRange() (string, []any) {
+// shelfSQL is the SQL condition "item i may be on the stocktake's shelf", with
+// its arguments: at the branch, and at the location for a stocktake by
+// location. A call number range is checked in Go (holds): shelf order is
+// CallNumberKey, which neither engine's SQL has, and Go's byte order of the
+// keys is the same on both.
+func (s Stocktake) shelfSQL() (string, []any) {
 	if s.ByLocation() {
 		// location <> '' lets SQLite use the partial index items_location.
 		return `(i.home_branch_id = ? AND i.location = ? AND i.location <> '')`, []any{s.BranchID, s.Location}
 	}
-	return `(i.home_branch_id = ? AND cn_sort(i.call_number) >= ? AND cn_sort(i.call_number) < ?)`, []any{s.BranchID, CallNumberKey(s.From), rangeEnd(CallNumberKey(s.To))}
+	return `i.home_branch_id = ?`, []any{s.BranchID}
 }
 
 // classify says what a scanned item's state means on this shelf.
@@ -365,17 +369,19 @@ type StocktakeResult struct {
 	Scans []StocktakeScan
 }
 
-// Results works out what the stocktake found, in three statements: the scans
+// Results works out what the stocktake found, in two statements: the scans
 // (each item once, with its current state: an item checked in since it was
-// scanned no longer shows as on loan), the items missing from the shelf, and the
-// expected count.
+// scanned no longer shows as on loan), and the available items that may be on
+// the shelf, each with whether it was scanned, of which Go keeps those in the
+// call number range (the expected count) and the unscanned ones among them (the
+// missing items, in shelf order).
 func Results(tx *db.Tx, id int64) (StocktakeResult, error) {
 	s, err := FindStocktake(tx, id)
 	if err != nil {
 		return StocktakeResult{}, err
 	}
 	res := StocktakeResult{Stocktake: s}
-	cond, args := s.inRange()
+	cond, args := s.shelfSQL()
 	rows, err := tx.Query(`SELECT sc.barcode, coalesce(i.id, 0), coalesce(r.title, ''), coalesce(i.call_number, ''), coalesce(i.location, ''),
 			coalesce(b.name, ''), coalesce(i.home_branch_id, 0), coalesce(i.status, ''), sc.at
 		FROM stocktake_scans sc LEFT JOIN items i ON i.id = sc.item_id LEFT JOIN records r ON r.id = i.record_id
@@ -418,27 +424,55 @@ func Results(tx *db.Tx, id int64) (StocktakeResult, error) {
 	if err := rows.Err(); err != nil {
 		return res, err
 	}
-	missing, err := tx.Query(`SELECT i.id, i.barcode, r.title, i.call_number, i.last_seen_at
+	items, err := tx.Query(`SELECT i.id, i.barcode, r.title, i.call_number, i.last_seen_at,
+			EXISTS (SELECT 1 FROM stocktake_scans sc WHERE sc.stocktake_id = ? AND sc.item_id = i.id)
 		FROM items i JOIN records r ON r.id = i.record_id
-		WHERE `+cond+` AND i.status = 'available'
-			AND NOT EXISTS (SELECT 1 FROM stocktake_scans sc WHERE sc.stocktake_id = ? AND sc.item_id = i.id)
-		ORDER BY cn_sort(i.call_number), i.barcode`, append(args, id)...)
+		WHERE `+cond+` AND i.status = 'available'`, append([]any{id}, args...)...)
 	if err != nil {
 		return res, fmt.Errorf("stocktake missing items: %w", err)
 	}
-	defer missing.Close()
-	for missing.Next() {
+	defer items.Close()
+	var keys []string
+	for items.Next() {
 		var m MissingItem
 		var seen db.NullTime
-		if err := missing.Scan(&m.ItemID, &m.Barcode, &m.Title, &m.CallNumber, &seen); err != nil {
+		var scanned bool
+		if err := items.Scan(&m.ItemID, &m.Barcode, &m.Title, &m.CallNumber, &seen, &scanned); err != nil {
 			return res, err
+		}
+		if !s.ByLocation() && !s.holds(m.CallNumber) {
+			continue
+		}
+		res.Expected++
+		if scanned {
+			continue
 		}
 		m.LastSeen = seen.Time
 		res.Missing = append(res.Missing, m)
+		keys = append(keys, CallNumberKey(m.CallNumber))
 	}
-	if err := missing.Err(); err != nil {
+	if err := items.Err(); err != nil {
 		return res, err
 	}
-	err = tx.QueryRow(`SELECT count(*) FROM items i WHERE `+cond+` AND i.status = 'available'`, args...).Scan(&res.Expected)
-	return res, err
+	sort.Sort(shelfOrder{res.Missing, keys})
+	return res, nil
+}
+
+// shelfOrder sorts missing items in shelf order: by call number key, then
+// barcode.
+type shelfOrder struct {
+	items []MissingItem
+	keys  []string
+}
+
+func (o shelfOrder) Len() int { return len(o.items) }
+func (o shelfOrder) Less(i, j int) bool {
+	if o.keys[i] != o.keys[j] {
+		return o.keys[i] < o.keys[j]
+	}
+	return o.items[i].Barcode < o.items[j].Barcode
+}
+func (o shelfOrder) Swap(i, j int) {
+	o.items[i], o.items[j] = o.items[j], o.items[i]
+	o.keys[i], o.keys[j] = o.keys[j], o.keys[i]
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -369,24 +370,23 @@ func checkStored(t *testing.T, e *testEnv) {
 		}
 		for table, cols := range tables {
 			for _, col := range cols {
-				rows, err := tx.Query(`SELECT rowid, ` + col + ` FROM ` + table + ` WHERE typeof(` + col + `) = 'text'`)
+				rows, err := tx.Query(textValues(table, col))
 				if err != nil {
 					return err
 				}
 				for rows.Next() {
-					var id int64
-					var s string
+					var id, s string
 					if err := rows.Scan(&id, &s); err != nil {
 						rows.Close()
 						return err
 					}
 					switch {
 					case !utf8.ValidString(s):
-						t.Errorf("%s.%s of row %d is not valid UTF-8: %.80q", table, col, id, s)
+						t.Errorf("%s.%s of row %s is not valid UTF-8: %.80q", table, col, id, s)
 					case strings.ContainsRune(s, 0):
-						t.Errorf("%s.%s of row %d holds a NUL: %.80q", table, col, id, s)
+						t.Errorf("%s.%s of row %s holds a NUL: %.80q", table, col, id, s)
 					case len(s) > 20_000 && !(table == "records" && col == "marc"):
-						t.Errorf("%s.%s of row %d holds %d bytes", table, col, id, len(s))
+						t.Errorf("%s.%s of row %s holds %d bytes", table, col, id, len(s))
 					}
 				}
 				rows.Close()
@@ -402,12 +402,31 @@ func checkStored(t *testing.T, e *testEnv) {
 	}
 }
 
+// textValues is the statement reading a text column's values, each with its
+// row's identity. Engine-specific: SQLite's rowid and typeof (a TEXT column may
+// hold other types); PostgreSQL's (the counterpart) ctid, every value text.
+func textValues(table, col string) string {
+	if dbtest.Engine() == db.Postgres {
+		return `SELECT CAST(ctid AS TEXT), ` + col + ` FROM ` + table + ` WHERE ` + col + ` IS NOT NULL`
+	}
+	return `SELECT CAST(rowid AS TEXT), ` + col + ` FROM ` + table + ` WHERE typeof(` + col + `) = 'text'`
+}
+
 // textColumns lists the TEXT columns of the library's tables (not the sessions,
-// which scs stores as data, nor the search index).
+// which scs stores as data, nor the search index). Engine-specific: SQLite's
+// schema table and pragma_table_info; PostgreSQL's (the counterpart)
+// information_schema.
 func textColumns(tx *db.Tx) (map[string][]string, error) {
-	rows, err := tx.Query(`SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
+	q := `SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
 		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'records_fts%' AND m.name <> 'sessions'
-		  AND upper(p.type) = 'TEXT'`)
+		  AND upper(p.type) = 'TEXT'`
+	if dbtest.Engine() == db.Postgres {
+		q = `SELECT c.table_name, c.column_name FROM information_schema.columns c
+			JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+			WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' AND c.data_type = 'text'
+			  AND c.table_name NOT LIKE 'records_fts%' AND c.table_name <> 'sessions'`
+	}
+	rows, err := tx.Query(q)
 	if err != nil {
 		return nil, err
 	}

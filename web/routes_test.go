@@ -195,7 +195,8 @@ func dbDigest(t *testing.T, e *testEnv) string {
 	err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
 		for _, table := range []string{"patrons", "items", "records", "loans", "holds", "ledger", "circ_rules",
 			"closed_days", "branches", "preferences", "staff_users", "checkins", "audit_log"} {
-			rows, err := tx.Query(`SELECT * FROM ` + table + ` ORDER BY rowid`)
+			// Each table's first column is its primary key.
+			rows, err := tx.Query(`SELECT * FROM ` + table + ` ORDER BY 1`)
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
 // signedIn reports whether client c is signed in: the home page, not the login.
@@ -154,7 +157,10 @@ func TestPasswordChangeEndsSessions(t *testing.T) {
 
 // TestSessionTokensHashed: the sessions table holds the SHA-256 of each token, so
 // a backup (or any copy of the database) holds nothing that signs anyone in, while
-// the cookies go on working.
+// the cookies go on working. Where the keys are read from is engine-specific: on
+// SQLite the backup is a database file, opened here; on PostgreSQL (the
+// counterpart) it is pg_dump's archive, so the keys are read from the database
+// the dump was made of, through the test's own handle.
 func TestSessionTokensHashed(t *testing.T) {
 	e := newEnv(t)
 	var live []string
@@ -169,24 +175,7 @@ func TestSessionTokensHashed(t *testing.T) {
 	if err := e.DB.Backup(context.Background(), backup); err != nil {
 		t.Fatal(err)
 	}
-	copyDB, err := sql.Open("sqlite", backup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer copyDB.Close()
-	rows, err := copyDB.Query(`SELECT * FROM sessions`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for rows.Next() {
-		var key, data, expiry []byte
-		if err := rows.Scan(&key, &data, &expiry); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, string(key))
-	}
-	rows.Close()
+	keys := backupSessionKeys(t, e, backup)
 	if len(keys) != len(live) {
 		t.Fatalf("%d sessions in the backup, want %d", len(keys), len(live))
 	}
@@ -218,6 +207,47 @@ func TestSessionTokensHashed(t *testing.T) {
 			t.Error("a live session token is in the backup file")
 		}
 	}
+}
+
+// backupSessionKeys reads the session keys a backup holds: from the SQLite file
+// itself, or on PostgreSQL from the database pg_dump copied (e.DB).
+func backupSessionKeys(t *testing.T, e *testEnv, backup string) []string {
+	t.Helper()
+	read := func(q func(string, ...any) (*sql.Rows, error)) []string {
+		rows, err := q(`SELECT token_hash FROM sessions`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var keys []string
+		for rows.Next() {
+			var key []byte
+			if err := rows.Scan(&key); err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, string(key))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	if dbtest.Engine() == db.Postgres {
+		var keys []string
+		if err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+			keys = read(tx.Query)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	copyDB, err := sql.Open("sqlite", backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copyDB.Close()
+	return read(copyDB.Query)
 }
 
 // TestAnonymousLogout: a logout from a browser that is not signed in (no cookie,
