@@ -79,7 +79,7 @@ const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM record
 // postgresSearch: records_fts is a table of weighted tsvectors (doc, for
 // ranking) and of the same words tagged with their fields (words, for matching)
 // with a GIN index on words (migrations/postgres/0017_baseline.sql and
-// 0018_search_fields.sql). The typed words are a tsquery read by to_tsquery with
+// 0019_search_fields.sql). The typed words are a tsquery read by to_tsquery with
 // the stacks_english configuration (unaccent, English stemming), so each word
 // is normalised as the documents' words were; records_fts_query writes its
 // words restricted to a field as tagged words, which the index answers without
