@@ -93,6 +93,9 @@ func (g *groupWriter) write(ctx context.Context, fn func(*Tx) error) (err error)
 	if res.panic != nil {
 		panic(res.panic)
 	}
+	if res.err != nil && g.db.stalePlan(res.err) {
+		return errStalePlanWrite(res.err)
+	}
 	return res.err
 }
 
