@@ -278,22 +278,36 @@ func newDesk(base string) *desk {
 // post sends a same-origin form post, as a browser does, and returns the status
 // and Location of the answer.
 func (d *desk) post(path string, form url.Values) (int, string, error) {
+	status, location, _, err := d.send(path, form)
+	return status, location, err
+}
+
+// postPage posts a same-origin form and returns the answer's status and body.
+func (d *desk) postPage(path string, form url.Values) (int, string, error) {
+	status, _, body, err := d.send(path, form)
+	return status, body, err
+}
+
+// send posts a same-origin form, as a browser does, and returns the answer's
+// status, Location and body.
+func (d *desk) send(path string, form url.Values) (status int, location, body string, err error) {
 	req, err := http.NewRequest(http.MethodPost, d.base+path, strings.NewReader(form.Encode()))
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", d.base)
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	resp, err := d.http.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return 0, "", err
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, "", "", err
 	}
-	return resp.StatusCode, resp.Header.Get("Location"), nil
+	return resp.StatusCode, resp.Header.Get("Location"), string(b), nil
 }
 
 // get loads a page and returns its status and body.

@@ -3,7 +3,6 @@ package hardening
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -58,24 +57,6 @@ func twoServers(t *testing.T, e db.Engine, extraArgs func() []string) (target st
 	}
 	target = pgDemo(t)
 	return target, startServer(t, target, args()...), startServer(t, target, args()...)
-}
-
-// postPage posts a same-origin form and returns the answer's status and body.
-func (d *desk) postPage(path string, form url.Values) (int, string, error) {
-	req, err := http.NewRequest(http.MethodPost, d.base+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", d.base)
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	resp, err := d.http.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
 }
 
 // TestDoubleCheckoutTwoServers: two desks, each on its own server and serving
