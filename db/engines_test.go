@@ -780,3 +780,60 @@ func TestPerEngine(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupCommitFlushedBeforeAnswer (PostgreSQL only: SQLite's group commit
+// is one durable commit, TestGroupCommit's): a batch commits with
+// synchronous_commit off, so that the write lock goes at once, and flushes the
+// WAL after it; a write must not return before the WAL holding its commit is
+// flushed. The WAL writer's own flushes are put off (wal_writer_delay 10 s,
+// for this test cluster), so only the writer's flush can have done it.
+func TestGroupCommitFlushedBeforeAnswer(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	admin := openMigrated(t, url, db.Options{CommitEach: true})
+	// ALTER SYSTEM cannot run in a transaction block: on its own, outside one.
+	setDelay := func(v string) {
+		t.Helper()
+		if err := admin.ReadOne(ctx, func(tx *db.Tx) error {
+			if _, err := tx.Exec(`ALTER SYSTEM SET wal_writer_delay = '` + v + `'`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(`SELECT pg_reload_conf()`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setDelay("10s")
+	t.Cleanup(func() { setDelay("200ms") })
+
+	// The server's synchronous_commit as a production one has it (the test
+	// cluster's default is off).
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	d := openMigrated(t, url+sep+"synchronous_commit=on", db.Options{})
+	for i := 0; i < 20; i++ {
+		var lsn string
+		if err := d.Write(ctx, func(tx *db.Tx) error {
+			if _, err := tx.Exec(`INSERT INTO preferences (name, value) VALUES (?, 'x')`, fmt.Sprintf("flush-%d", i)); err != nil {
+				return err
+			}
+			return tx.QueryRow(`SELECT CAST(pg_current_wal_insert_lsn() AS TEXT)`).Scan(&lsn)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var flushed bool
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT pg_current_wal_flush_lsn() > CAST(? AS pg_lsn)`, lsn).Scan(&flushed)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !flushed {
+			var f, sc string
+			_ = d.Read(ctx, func(tx *db.Tx) error { return tx.QueryRow(`SELECT CAST(pg_current_wal_flush_lsn() AS TEXT), current_setting('synchronous_commit')`).Scan(&f, &sc) })
+			t.Fatalf("write %d returned before the WAL past its commit (after %s) was flushed (flushed to %s, synchronous_commit %s)", i, lsn, f, sc)
+		}
+	}
+}

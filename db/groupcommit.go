@@ -153,10 +153,12 @@ func (g *groupWriter) run(batch []*writeJob) {
 		fail(fmt.Errorf("begin transaction: %w", err))
 		return
 	}
-	if g.db.engine == Postgres {
+	pg := g.db.engine == Postgres
+	if pg {
 		// The batch holds the write lock that serializes every server's
-		// writes (writePostgres), once for all its transactions.
-		if _, err := sqltx.Exec(lockStatement); err != nil {
+		// writes (writePostgres), once for all its transactions, and commits
+		// without waiting for the WAL flush (flushAfterCommit).
+		if _, err := sqltx.Exec(batchLockStatement); err != nil {
 			sqltx.Rollback()
 			fail(fmt.Errorf("wait for the write lock: %w", err))
 			return
@@ -193,8 +195,12 @@ func (g *groupWriter) run(batch []*writeJob) {
 	}
 	g.commits.Add(1)
 	g.writes.Add(int64(len(batch)))
-	if err := sqltx.Commit(); err != nil {
-		commitErr := fmt.Errorf("commit: %w", err)
+	commitErr := sqltx.Commit()
+	if commitErr == nil && pg {
+		commitErr = g.flushAfterCommit()
+	}
+	if commitErr != nil {
+		commitErr = fmt.Errorf("commit: %w", commitErr)
 		for i := range batch {
 			if ran[i] {
 				answers[i].err = commitErr
@@ -204,6 +210,36 @@ func (g *groupWriter) run(batch []*writeJob) {
 	for i, j := range batch {
 		j.done <- answers[i]
 	}
+}
+
+// On PostgreSQL the write lock (a transaction-scoped advisory lock) is released
+// when the transaction ends, and a durable commit ends only after its WAL flush:
+// so every batch in the consortium would wait for the previous batch's fsync.
+// Instead a batch commits asynchronously (synchronous_commit off for that
+// transaction: the lock goes at once) and then, outside the lock and before
+// anybody is answered, flushes: a transaction that writes to the WAL (a
+// transactional logical message, which any role may emit and nothing here
+// decodes) and commits with the session's synchronous_commit (on by default)
+// waits until the WAL up to its commit, which holds the batch's commit, is on
+// disk (and on a synchronous standby if one is configured). A transaction that
+// only takes a transaction id would not do: PostgreSQL does not flush for a
+// commit that wrote nothing else. Nobody is told "done" before
+// their work is durable, as before; what changes is that another server's
+// batch may read this batch's rows in the millisecond between its commit and
+// the flush. If PostgreSQL crashed in that window both would be lost, and
+// neither had been acknowledged: the other batch's own flush comes later in
+// the same WAL.
+
+// batchLockStatement takes the write lock and turns synchronous_commit off for
+// the batch's transaction, in one round trip.
+var batchLockStatement = fmt.Sprintf("SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(%d)", writeLockKey)
+
+// flushAfterCommit waits until the batch just committed is durable (above).
+func (g *groupWriter) flushAfterCommit() error {
+	if _, err := g.db.write.Exec(`SELECT pg_logical_emit_message(true, 'stacks.flush', '')`); err != nil {
+		return fmt.Errorf("flush the write-ahead log: %w", err)
+	}
+	return nil
 }
 
 // call runs fn, turning a panic into a result the caller re-raises.
