@@ -832,7 +832,9 @@ func TestGroupCommitFlushedBeforeAnswer(t *testing.T) {
 		}
 		if !flushed {
 			var f, sc string
-			_ = d.Read(ctx, func(tx *db.Tx) error { return tx.QueryRow(`SELECT CAST(pg_current_wal_flush_lsn() AS TEXT), current_setting('synchronous_commit')`).Scan(&f, &sc) })
+			_ = d.Read(ctx, func(tx *db.Tx) error {
+				return tx.QueryRow(`SELECT CAST(pg_current_wal_flush_lsn() AS TEXT), current_setting('synchronous_commit')`).Scan(&f, &sc)
+			})
 			t.Fatalf("write %d returned before the WAL past its commit (after %s) was flushed (flushed to %s, synchronous_commit %s)", i, lsn, f, sc)
 		}
 	}
