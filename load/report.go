@@ -86,6 +86,8 @@ func (o Output) MarshalJSON() ([]byte, error) {
 		Started    string                 `json:"started"`
 		ElapsedS   float64                `json:"elapsed_s"`
 		LoginS     float64                `json:"login_s"`
+		WarmupS    float64                `json:"warmup_s,omitempty"`
+		WarmupErrs int                    `json:"warmup_errors,omitempty"`
 		Operations map[string]jsonSummary `json:"operations"`
 		TotalTPS   float64                `json:"total_tps"`
 		Errors     map[string]int         `json:"errors,omitempty"`
@@ -94,7 +96,7 @@ func (o Output) MarshalJSON() ([]byte, error) {
 		Memory     *Memory                `json:"server_memory,omitempty"`
 		MoreMemory []*Memory              `json:"more_servers_memory,omitempty"`
 		CPU        *CPUUse                `json:"cpu_cores,omitempty"`
-	}{o.Settings, o.Started, o.Report.Elapsed.Seconds(), o.Report.LoginTime.Seconds(), ops,
+	}{o.Settings, o.Started, o.Report.Elapsed.Seconds(), o.Report.LoginTime.Seconds(), o.Report.Warmup.Seconds(), o.Report.WarmupErrors, ops,
 		o.Report.TotalTPS, o.Report.Errors, o.Report.GaveUp, o.Report.Unmeasured, o.Memory, o.MoreMemory, o.CPU})
 }
 
@@ -136,7 +138,12 @@ func (o Output) WriteTable(w io.Writer) {
 	if s.Server != "" {
 		fmt.Fprintf(w, "server: %s\n", s.Server)
 	}
-	fmt.Fprintf(w, "measured %.1fs (sign-in of every user before it: %.1fs, not measured)\n\n", r.Elapsed.Seconds(), r.LoginTime.Seconds())
+	if r.Warmup > 0 {
+		fmt.Fprintf(w, "measured %.1fs (before it, not measured: sign-in of every user %.1fs, then a warm-up of %s with %d errors)\n\n",
+			r.Elapsed.Seconds(), r.LoginTime.Seconds(), r.Warmup, r.WarmupErrors)
+	} else {
+		fmt.Fprintf(w, "measured %.1fs (sign-in of every user before it: %.1fs, not measured)\n\n", r.Elapsed.Seconds(), r.LoginTime.Seconds())
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "operation\tcount\tavg ms\tmedian\tp95\tp99\tmax\terrors\ttx/s\tserver app median ms\t")
 	for _, op := range Ops {

@@ -98,6 +98,13 @@ type Config struct {
 	// check-ins. At least one must be set; the run stops at the first reached.
 	Duration time.Duration
 	Count    int
+	// Warmup, if set, runs the same workload unmeasured for this long before
+	// the measured time starts: a server that has been running has its
+	// database connections open, their statements prepared and planned, and
+	// its caches filled, which a server started a minute ago has not. Nothing
+	// of the warm-up is counted but its errors (Report.WarmupErrors), and
+	// Count's check-outs and check-ins are counted from its end.
+	Warmup time.Duration
 	// LoginConcurrency is how many users sign in at once (default 4): staff
 	// passwords are bcrypt hashes, deliberately slow to check, so a crowd of
 	// simultaneous sign-ins would only queue on the CPU.
@@ -132,6 +139,10 @@ type Report struct {
 	// Unmeasured counts check-ins made only to put items back: after a failed
 	// check-out or check-in, and for items still out when the run ended.
 	Unmeasured int
+	// Warmup is Config.Warmup; WarmupErrors counts the operations that failed
+	// during it (they are in no other figure).
+	Warmup       time.Duration
+	WarmupErrors int
 }
 
 // Transactions returns the successful check-outs and check-ins.
@@ -237,21 +248,34 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := &Report{LoginTime: time.Since(loginStart)}
-	progress("%d users signed in in %s; measuring", cfg.Users, rep.LoginTime.Round(time.Millisecond))
+	rep := &Report{LoginTime: time.Since(loginStart), Warmup: cfg.Warmup}
+	if cfg.Warmup > 0 {
+		progress("%d users signed in in %s; warming up for %s (not measured)", cfg.Users, rep.LoginTime.Round(time.Millisecond), cfg.Warmup)
+	} else {
+		progress("%d users signed in in %s; measuring", cfg.Users, rep.LoginTime.Round(time.Millisecond))
+	}
 
-	// The measured part.
+	// The warm-up, then the measured part: the users run from now on; what
+	// ends before start is not recorded (user.measure).
 	recs := map[Op]*recorder{OpCheckout: {}, OpCheckin: {}, OpPatron: {}}
 	runCtx := ctx
 	var cancelRun context.CancelFunc = func() {}
 	if cfg.Duration > 0 {
-		runCtx, cancelRun = context.WithTimeout(ctx, cfg.Duration)
+		runCtx, cancelRun = context.WithTimeout(ctx, cfg.Warmup+cfg.Duration)
 	}
 	defer cancelRun()
-	var tickets, gaveUp, unmeasured atomic.Int64
-	start := time.Now()
+	var tickets, gaveUp, unmeasured, warmupErrors atomic.Int64
+	start := time.Now().Add(cfg.Warmup)
 	lastEnd := make([]time.Time, cfg.Users)
-	if cfg.OnStart != nil {
+	if cfg.Warmup > 0 {
+		t := time.AfterFunc(cfg.Warmup, func() {
+			progress("warm-up over; measuring")
+			if cfg.OnStart != nil {
+				cfg.OnStart()
+			}
+		})
+		defer t.Stop()
+	} else if cfg.OnStart != nil {
 		cfg.OnStart()
 	}
 	var wg, running sync.WaitGroup
@@ -263,6 +287,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			u := &user{
 				cfg: &cfg, term: terms[i], share: &cfg.Shares[i], recs: recs, tickets: &tickets,
 				rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i))), out: map[string]bool{}, unmeasured: &unmeasured,
+				measureFrom: start, warmupErrors: &warmupErrors,
 			}
 			u.run(runCtx)
 			lastEnd[i] = u.lastEnd
@@ -297,6 +322,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.TotalTPS = Rate(rep.Transactions(), rep.Elapsed)
 	rep.GaveUp = int(gaveUp.Load())
 	rep.Unmeasured = int(unmeasured.Load())
+	rep.WarmupErrors = int(warmupErrors.Load())
 	return rep, nil
 }
 
@@ -316,6 +342,10 @@ type user struct {
 	failures int
 	// unmeasured counts the run's check-ins made only to put items back.
 	unmeasured *atomic.Int64
+	// measureFrom is the end of the warm-up: a transaction that starts before
+	// it is not recorded, and its failure counts in warmupErrors.
+	measureFrom  time.Time
+	warmupErrors *atomic.Int64
 }
 
 // maxFailuresInRow stops a user whose transactions keep failing (a server that
@@ -325,7 +355,7 @@ const maxFailuresInRow = 50
 
 // take reports whether another measured check-out or check-in may start.
 func (u *user) take() bool {
-	if u.cfg.Count <= 0 {
+	if u.cfg.Count <= 0 || time.Now().Before(u.measureFrom) {
 		return true
 	}
 	return u.tickets.Add(1) <= int64(u.cfg.Count)
@@ -360,6 +390,15 @@ func (u *user) measure(op Op, fn func(ctx context.Context) (Result, error)) erro
 	start := time.Now()
 	res, err := fn(ctx)
 	end := time.Now()
+	if start.Before(u.measureFrom) {
+		if err != nil {
+			u.failures++
+			u.warmupErrors.Add(1)
+			return err
+		}
+		u.failures = 0
+		return nil
+	}
 	u.lastEnd = end
 	if err != nil {
 		u.failures++

@@ -450,3 +450,47 @@ func TestFlood(t *testing.T) {
 		t.Error("Flood against example.org: no error")
 	}
 }
+
+// TestRunWarmup: with a warm-up the users work before the measured time, and
+// none of that work is in the figures but its errors, counted apart; a count
+// is counted from the warm-up's end.
+func TestRunWarmup(t *testing.T) {
+	f := newFakeDesk(20*time.Millisecond, 5*time.Millisecond)
+	base := startFake(t, f)
+	var startedAfter time.Duration
+	began := time.Now()
+	rep, err := load.Run(context.Background(), load.Config{
+		Users: 1, Shares: shares(1, "", "-co-fails", ""),
+		Dial: load.HTTPDialer(base, "desk", "desk"), Count: 12, Warmup: 400 * time.Millisecond,
+		OnStart: func() { startedAfter = time.Since(began) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, ci, pa := rep.Ops[load.OpCheckout], rep.Ops[load.OpCheckin], rep.Ops[load.OpPatron]
+	if got := co.Count + co.Errors + ci.Count + ci.Errors; got != 12 {
+		t.Errorf("measured %d check-outs and check-ins (ok or not), want the count, 12", got)
+	}
+	f.mu.Lock()
+	served := f.coOK + f.coFailed + f.ciOK + f.ciMissing
+	patrons := f.patronScans
+	f.mu.Unlock()
+	if served <= 12 || patrons <= pa.Count {
+		t.Errorf("the server served %d check-outs and check-ins and %d patron scans, the report has 12 and %d: the warm-up's work is missing or measured",
+			served, patrons, pa.Count)
+	}
+	if rep.Warmup != 400*time.Millisecond || rep.WarmupErrors == 0 {
+		t.Errorf("warm-up %v with %d errors; want 400ms and the refused check-outs of the warm-up", rep.Warmup, rep.WarmupErrors)
+	}
+	// One item in three is refused: a third of the measured check-outs fail, the
+	// warm-up's refusals are not among them.
+	if co.Errors == 0 || co.Errors > co.Count {
+		t.Errorf("measured check-outs: %d ok, %d errors", co.Count, co.Errors)
+	}
+	if startedAfter < 400*time.Millisecond {
+		t.Errorf("OnStart ran %v after the run began, before the warm-up was over", startedAfter)
+	}
+	if rep.Elapsed <= 0 || rep.Elapsed > time.Since(began)-400*time.Millisecond {
+		t.Errorf("elapsed %v includes the warm-up (whole run %v)", rep.Elapsed, time.Since(began))
+	}
+}

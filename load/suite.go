@@ -72,6 +72,8 @@ type scenario struct {
 	items    int
 	think    time.Duration
 	duration time.Duration
+	// warmup runs the workload unmeasured first (Config.Warmup).
+	warmup time.Duration
 	serve    []string // extra serve flags
 	sip      bool
 	// db is the database the servers serve (default: the suite's SQLite file);
@@ -431,7 +433,7 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 	if err != nil {
 		return err
 	}
-	cfg := Config{Users: sc.users, Shares: shares, Think: sc.think, Duration: sc.duration,
+	cfg := Config{Users: sc.users, Shares: shares, Think: sc.think, Duration: sc.duration, Warmup: sc.warmup,
 		Progress: func(format string, args ...any) {
 			s.logf("%s, %s: "+format, append([]any{sec.title, sc.label}, args...)...)
 		}}
@@ -443,6 +445,9 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 		Jitter: 0.5, DurationS: sc.duration.Seconds(), Server: strings.Join(serverCmds, "; ")}
 	loadArgs := []string{"load", "--target", base, "--db", database, "--users", strconv.Itoa(sc.users), "--items", strconv.Itoa(sc.items),
 		"--think", sc.think.String(), "--duration", sc.duration.String()}
+	if sc.warmup > 0 {
+		loadArgs = append(loadArgs, "--warmup", sc.warmup.String())
+	}
 	if sc.sip {
 		cfg.Dial = SIPDialer(SIPConfig{Addr: sipAddr, User: "kiosk", Password: "kiosk", Institution: "CEN", PIN: "1234"})
 		set.Protocol, set.Target = "sip2", sipAddr
@@ -494,8 +499,12 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 	}
 	sec.commands = append(sec.commands, fmt.Sprintf("%s: `%s` then `%s`", sc.label, strings.Join(serverCmds, "` and `"), s.displayCommand(loadArgs)))
 	if rep.LoginTime > 0 {
-		sec.after = append(sec.after, fmt.Sprintf("%s: signing in %d users took %.1f s (not measured); measured %.1f s; %d unmeasured check-ins to put items back; load average %s at the end.",
-			sc.label, sc.users, rep.LoginTime.Seconds(), rep.Elapsed.Seconds(), rep.Unmeasured, loadAverage()))
+		warm := ""
+		if rep.Warmup > 0 {
+			warm = fmt.Sprintf(", then a warm-up of %s (not measured, %d errors)", rep.Warmup, rep.WarmupErrors)
+		}
+		sec.after = append(sec.after, fmt.Sprintf("%s: signing in %d users took %.1f s%s (not measured); measured %.1f s; %d unmeasured check-ins to put items back; load average %s at the end.",
+			sc.label, sc.users, rep.LoginTime.Seconds(), warm, rep.Elapsed.Seconds(), rep.Unmeasured, loadAverage()))
 	}
 	for msg, n := range rep.Errors {
 		sec.after = append(sec.after, fmt.Sprintf("%s: error ×%d: %s", sc.label, n, msg))

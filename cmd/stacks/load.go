@@ -71,6 +71,7 @@ Examples:
 	think := fs.Duration("think", 3*time.Second, "mean pause before each scan, ± 50% (0: saturation)")
 	duration := fs.Duration("duration", 60*time.Second, "how long to measure (0: until --count)")
 	count := fs.Int("count", 0, "stop after this many check-outs and check-ins (0: until --duration)")
+	warmup := fs.Duration("warmup", 0, "run the workload this long, unmeasured, before measuring: a server that has been running has its connections and caches warm")
 	user := fs.String("user", "desk", "staff user each desk signs in as")
 	password := fs.String("password", "desk", "the staff user's password")
 	sipAddr := fs.String("sip", "", "drive SIP2 terminals at this address (host:port) instead of the staff site")
@@ -142,6 +143,9 @@ Examples:
 	if *think < 0 {
 		return usageError{"--think cannot be negative"}
 	}
+	if *warmup < 0 {
+		return usageError{"--warmup cannot be negative"}
+	}
 
 	shares, err := loadShares(ctx, *dbPath, *sharesFile, *branch, *items, *writeShares)
 	if err != nil {
@@ -169,7 +173,7 @@ Examples:
 	}
 	shares = shares[:*users]
 
-	cfg := load.Config{Users: *users, Shares: shares, Think: *think, Duration: *duration, Count: *count,
+	cfg := load.Config{Users: *users, Shares: shares, Think: *think, Duration: *duration, Count: *count, Warmup: *warmup,
 		Progress: func(format string, args ...any) { fmt.Fprintf(stderr, "load: "+format+"\n", args...) }}
 	set := load.Settings{Protocol: "http", Target: strings.Join(targets, ","), Users: *users, Items: *items, ThinkS: think.Seconds(), Jitter: 0.5,
 		DurationS: duration.Seconds(), Count: *count, Command: append([]string{"stacks", "load"}, args...)}
