@@ -839,3 +839,55 @@ func TestGroupCommitFlushedBeforeAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionReadCarriesVersions: in a request, the session lookup reads the
+// cache versions the request needs in its one statement, found or not, and
+// CacheVersion then answers from the request without another; the versions
+// are the database's, and a change after the lookup reaches the next request.
+func TestSessionReadCarriesVersions(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		s := &db.SessionStore{DB: d, Table: "sessions"}
+		data := []byte("session data")
+		if err := s.Commit("tok", data, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		set := func(name string, v int64) {
+			t.Helper()
+			if err := d.Write(context.Background(), func(tx *db.Tx) error {
+				_, err := tx.Exec(`UPDATE cache_versions SET version = ? WHERE name = ?`, v, name)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for round, token := range []string{"tok", "no such token", "tok"} {
+			set(db.CachePreferences, int64(100+round))
+			set(db.CacheStaff, int64(200+round))
+			ctx, stats := db.WithStats(db.WithRequestVersions(context.Background()))
+			got, found, err := s.FindCtx(ctx, token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := token == "tok"; found != want || (want && !bytes.Equal(got, data)) || (!want && got != nil) {
+				t.Fatalf("%q: found %v, data %q", token, found, got)
+			}
+			// Another process moves a version now: this request keeps what it read.
+			set(db.CachePreferences, 999)
+			p, err1 := d.CacheVersion(ctx, db.CachePreferences)
+			st, err2 := d.CacheVersion(ctx, db.CacheStaff)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if p != int64(100+round) || st != int64(200+round) {
+				t.Errorf("%q: versions %d and %d, want %d and %d", token, p, st, 100+round, 200+round)
+			}
+			if n := stats.Statements(); n != 1 {
+				t.Errorf("%q: the session and both versions took %d statements, want 1", token, n)
+			}
+		}
+		// Outside a request the lookup is the plain one.
+		if got, found, err := s.Find("tok"); err != nil || !found || !bytes.Equal(got, data) {
+			t.Fatalf("Find = %q, %v, %v", got, found, err)
+		}
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -33,8 +35,13 @@ func SessionTokenHash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// FindCtx implements scs.CtxStore.
+// FindCtx implements scs.CtxStore. In a request (WithRequestVersions) it reads
+// the cache versions the request will need (requestCaches) in the same
+// statement as the session.
 func (s *SessionStore) FindCtx(ctx context.Context, token string) (b []byte, found bool, err error) {
+	if wantsRequestVersions(ctx) {
+		return s.findWithVersions(ctx, token)
+	}
 	err = s.DB.ReadOne(ctx, func(tx *Tx) error {
 		err := tx.QueryRow(`SELECT data FROM `+s.Table+` WHERE token_hash = ? AND expiry > ?`,
 			SessionTokenHash(token), FormatTime(time.Now())).Scan(&b)
@@ -45,6 +52,38 @@ func (s *SessionStore) FindCtx(ctx context.Context, token string) (b []byte, fou
 		return err
 	})
 	return b, found, err
+}
+
+// sessionVersionsSQL selects a session (if any: the left join gives one row
+// either way) with the versions of requestCaches, in one statement. The
+// names are constants of this package, never input.
+var sessionVersionsSQL = func() string {
+	var b strings.Builder
+	b.WriteString(`SELECT s.data, s.token_hash IS NOT NULL`)
+	for _, name := range requestCaches {
+		fmt.Fprintf(&b, `, coalesce((SELECT version FROM cache_versions WHERE name = '%s'), 0)`, name)
+	}
+	b.WriteString(` FROM (SELECT 1 AS one) AS one LEFT JOIN %s s ON s.token_hash = ? AND s.expiry > ?`)
+	return b.String()
+}()
+
+func (s *SessionStore) findWithVersions(ctx context.Context, token string) (b []byte, found bool, err error) {
+	versions := make([]int64, len(requestCaches))
+	dest := []any{&b, &found}
+	for i := range versions {
+		dest = append(dest, &versions[i])
+	}
+	err = s.DB.ReadOne(ctx, func(tx *Tx) error {
+		return tx.QueryRow(fmt.Sprintf(sessionVersionsSQL, s.Table), SessionTokenHash(token), FormatTime(time.Now())).Scan(dest...)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	noteRequestVersions(ctx, requestCaches[:], versions)
+	if !found {
+		b = nil
+	}
+	return b, found, nil
 }
 
 // CommitCtx implements scs.CtxStore.

@@ -20,6 +20,15 @@ import (
 // CachePreferences names the preferences' version.
 const CachePreferences = "preferences"
 
+// CacheStaff names the staff accounts' version (migration 0020).
+const CacheStaff = "staff"
+
+// requestCaches are the versions a session lookup reads with the session
+// (SessionStore.FindCtx), in the same statement: a staff request that would
+// read the session, then the preferences' version, then the signed-in account
+// makes one round trip to the database instead of three.
+var requestCaches = [...]string{CachePreferences, CacheStaff}
+
 // versionQuery reads one version; a name without a row reads as version 0.
 const versionQuery = `SELECT coalesce((SELECT version FROM cache_versions WHERE name = ?), 0)`
 
@@ -51,6 +60,40 @@ func (db *DB) CacheVersion(ctx context.Context, name string) (int64, error) {
 }
 
 type versionsKey struct{}
+
+// noteRequestVersions records versions read for the request in ctx (if any),
+// unless the request already read them: a request sees each version as it
+// first read it.
+func noteRequestVersions(ctx context.Context, names []string, versions []int64) {
+	memo, _ := ctx.Value(versionsKey{}).(*requestVersions)
+	if memo == nil {
+		return
+	}
+	memo.mu.Lock()
+	defer memo.mu.Unlock()
+	for i, name := range names {
+		if _, ok := memo.m[name]; !ok {
+			memo.m[name] = versions[i]
+		}
+	}
+}
+
+// wantsRequestVersions reports whether ctx is a request's that has not yet read
+// every one of requestCaches.
+func wantsRequestVersions(ctx context.Context) bool {
+	memo, _ := ctx.Value(versionsKey{}).(*requestVersions)
+	if memo == nil {
+		return false
+	}
+	memo.mu.Lock()
+	defer memo.mu.Unlock()
+	for _, name := range requestCaches {
+		if _, ok := memo.m[name]; !ok {
+			return true
+		}
+	}
+	return false
+}
 
 type requestVersions struct {
 	mu sync.Mutex

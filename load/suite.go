@@ -74,8 +74,8 @@ type scenario struct {
 	duration time.Duration
 	// warmup runs the workload unmeasured first (Config.Warmup).
 	warmup time.Duration
-	serve    []string // extra serve flags
-	sip      bool
+	serve  []string // extra serve flags
+	sip    bool
 	// db is the database the servers serve (default: the suite's SQLite file);
 	// servers is how many serve it at once (default 1), the users spread
 	// round-robin over them.

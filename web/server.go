@@ -73,8 +73,9 @@ type Server struct {
 	Circ     *circulation.Service
 	Sessions *scs.SessionManager
 
-	cfg   Config
-	prefs *library.PreferenceCache
+	cfg        Config
+	prefs      *library.PreferenceCache
+	staffCache staff.Cache
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -229,12 +230,7 @@ func (s *Server) currentUser(r *http.Request) (*staff.User, string, error) {
 		}
 		return nil, "You were signed out after a period without activity. Please log in again.", nil
 	}
-	var u *staff.User
-	err := s.DB.ReadOne(ctx, func(tx *db.Tx) error {
-		var err error
-		u, err = staff.FindByID(tx, uid)
-		return err
-	})
+	u, err := s.staffCache.ByID(ctx, s.DB, uid)
 	if stacks.ErrorCode(err) == stacks.ENOTFOUND || (err == nil && !u.Active) {
 		if err := s.Sessions.Destroy(ctx); err != nil {
 			return nil, "", err
