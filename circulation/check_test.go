@@ -2,7 +2,6 @@ package circulation_test
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 
@@ -26,35 +25,12 @@ func (e *env) circCheck() []stacks.Violation {
 	return vs
 }
 
-// corrupt runs statements on a connection of its own that enforces no foreign
-// keys, to break the database as a bug or a hand edit could. The statements are
-// the same on both engines; only the way round the foreign keys differs. On
-// SQLite the connection opens the file without the foreign_keys pragma the db
-// package turns on. On PostgreSQL (dbtest.Engine) it connects to the test's
-// database by its URL and sets session_replication_role to replica, which
-// leaves the foreign keys' triggers unfired, as a restore with
-// --disable-triggers does (the test cluster's user is a superuser). The CHECK
-// constraints stay on with both: none of the corruptions below needs one off.
+// corrupt breaks the database as a bug or a hand edit could, with the
+// statements the same on both engines (dbtest.Corrupt: the foreign keys off, the
+// CHECK constraints on; none of the corruptions below needs one off).
 func (e *env) corrupt(stmts ...string) {
 	e.tb.Helper()
-	driver, setup := "sqlite", ""
-	if dbtest.Engine() == db.Postgres {
-		driver, setup = "pgx", "SET session_replication_role = replica"
-	}
-	c, err := sql.Open(driver, e.d.Path())
-	if err != nil {
-		e.tb.Fatal(err)
-	}
-	defer c.Close()
-	c.SetMaxOpenConns(1) // the session setting holds for its one connection
-	if setup != "" {
-		stmts = append([]string{setup}, stmts...)
-	}
-	for _, s := range stmts {
-		if _, err := c.Exec(s); err != nil {
-			e.tb.Fatalf("%s: %v", s, err)
-		}
-	}
+	dbtest.Corrupt(e.tb, e.d, stmts...)
 }
 
 // wantViolations checks that vs holds a violation of check whose detail contains

@@ -283,7 +283,11 @@ func TestKillOneOfTwoServers(t *testing.T) {
 		t.Errorf("the surviving server's /healthz after the run: %d %v", st, err)
 	}
 	verify(t, 0, target, loads)
-	t.Logf("%d desks: %d operations acknowledged before the kill, %d after (the killed server's desks at the other); all in the database", desks, ackedBefore, ackedAfter)
+	found := "all in the database"
+	if t.Failed() {
+		found = "the test failed (above)"
+	}
+	t.Logf("%d desks: %d operations acknowledged before the kill, %d after (the killed server's desks at the other); %s", desks, ackedBefore, ackedAfter, found)
 }
 
 // resync sets where each of the desk's items is, as its patron's page at the

@@ -15,16 +15,27 @@ import (
 	"github.com/stacks-ils/stacks/patrons"
 )
 
-// checkGroups are the invariants `stacks check` verifies, in the order it reports
-// them: SQLite's own checks first, then each domain package's.
-var checkGroups = []struct {
+// checkGroup is one group of invariants `stacks check` verifies, named as its
+// report names it.
+type checkGroup struct {
 	name string
 	run  func(*db.Tx) ([]stacks.Violation, error)
-}{
-	{"SQLite integrity and foreign keys", db.Check},
-	{"loans and items", circulation.Check},
-	{"holds and the hold shelf", holds.Check},
-	{"fines ledger", patrons.Check},
+}
+
+// checkGroups are the invariants `stacks check` verifies on a database of engine
+// e, in the order it reports them: the engine's own checks first (db.Check),
+// named for the engine, then each domain package's.
+func checkGroups(e db.Engine) []checkGroup {
+	own := "SQLite integrity and foreign keys"
+	if e == db.Postgres {
+		own = "PostgreSQL indexes valid and constraints validated"
+	}
+	return []checkGroup{
+		{own, db.Check},
+		{"loans and items", circulation.Check},
+		{"holds and the hold shelf", holds.Check},
+		{"fines ledger", patrons.Check},
+	}
 }
 
 // violationsError reports that `stacks check` found violations: exit status 1.
@@ -39,8 +50,9 @@ func (e violationsError) Error() string {
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("check", "check --db FILE",
-		"Checks a library database: SQLite's integrity_check and foreign_key_check, then\n"+
-			"the circulation invariants (no item both on the shelf and on loan, one current\n"+
+		"Checks a library database: SQLite's integrity_check and foreign_key_check (on\n"+
+			"PostgreSQL: no index left invalid, no constraint left unvalidated), then the\n"+
+			"circulation invariants (no item both on the shelf and on loan, one current\n"+
 			"loan per item on loan, no loan without its item or patron unless anonymised (and\n"+
 			"then returned, with its patron category kept), hold queues numbered 1..n, trapped\n"+
 			"copies on the hold shelf or in transit to the pickup branch, no payment or waiver\n"+
@@ -70,12 +82,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// checkLibrary runs every check of checkGroups on d (named target), prints
+// checkLibrary runs every check of checkGroups(d's engine) on d (named target), prints
 // each violation, or a line saying there is none, and returns how many it found.
 func checkLibrary(ctx context.Context, d *db.DB, target string, stdout io.Writer) (int, error) {
 	n := 0
+	groups := checkGroups(d.Engine())
 	err := d.Read(ctx, func(tx *db.Tx) error {
-		for _, g := range checkGroups {
+		for _, g := range groups {
 			vs, err := g.run(tx)
 			if err != nil {
 				return err
@@ -94,7 +107,7 @@ func checkLibrary(ctx context.Context, d *db.DB, target string, stdout io.Writer
 		return n, nil
 	}
 	fmt.Fprintf(stdout, "%s: no violations (", db.DisplayName(target))
-	for i, g := range checkGroups {
+	for i, g := range groups {
 		if i > 0 {
 			fmt.Fprint(stdout, "; ")
 		}

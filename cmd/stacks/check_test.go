@@ -15,6 +15,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/staff"
 
@@ -109,6 +110,43 @@ func TestCheckCommand(t *testing.T) {
 			t.Error("stacks check created the database it was asked to check")
 		}
 	})
+}
+
+// TestCheckNamesEngine (both engines): stacks check on a sound library names the
+// engine's own checks it ran, SQLite's or PostgreSQL's, and not the other's.
+func TestCheckNamesEngine(t *testing.T) {
+	ctx := context.Background()
+	for _, e := range pgtest.Engines() {
+		t.Run(e.String(), func(t *testing.T) {
+			var target string
+			want, other := "SQLite integrity and foreign keys", "PostgreSQL"
+			if e == db.Postgres {
+				target = pgtest.URL(t)
+				want, other = "PostgreSQL indexes valid and constraints validated", "SQLite"
+			} else {
+				target = filepath.Join(t.TempDir(), "library.db")
+				d, err := db.Open(target, db.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = d.Migrate(ctx)
+				d.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			var out bytes.Buffer
+			if err := run(ctx, []string{"check", "--db", target}, &out, &out); err != nil {
+				t.Fatalf("stacks check on a new %s library: %v\n%s", e, err, out.String())
+			}
+			if !strings.Contains(out.String(), "no violations ("+want+"; ") {
+				t.Errorf("stacks check on %s does not name its first checks %q:\n%s", e, want, out.String())
+			}
+			if strings.Contains(out.String(), other) {
+				t.Errorf("stacks check on %s names %s:\n%s", e, other, out.String())
+			}
+		})
+	}
 }
 
 func copyDB(tb testing.TB, from, to string) {

@@ -39,7 +39,7 @@ func commands() []command {
 		{"notices", "notices run: the daily notices and email sending, once (cron for CGI installs; --dry-run)", runNotices},
 		{"daily", "the daily jobs (long overdues to lost, privacy), then notices run, once (cron for CGI installs)", runDaily},
 		{"privacy", "privacy run: anonymise old loan history and purge inactive patrons (--dry-run); privacy export --card: a patron's data as JSON", runPrivacy},
-		{"check", "verify a database: SQLite integrity and the circulation invariants", runCheck},
+		{"check", "verify a database: the engine's integrity checks and the circulation invariants", runCheck},
 		{"backup", "write a consistent copy of a live database to a new file", runBackup},
 		{"copy", "copy a whole library between databases: SQLite to PostgreSQL, or back (--from, --to)", runCopy},
 		{"healthcheck", "check that a running server answers (for container health checks)", runHealthcheck},
