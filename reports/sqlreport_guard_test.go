@@ -125,6 +125,7 @@ func TestRunSQLRefusesSessionsPagesAndServer(t *testing.T) {
 			"CurrentSetting": {`SELECT current_setting('data_directory')`, "current_setting"},
 			"SetConfig":      {`SELECT set_config('statement_timeout', '0', false)`, "set_config"},
 			"Activity":       {`SELECT query FROM pg_stat_activity`, "activity"},
+			"BackendQuery":   {`SELECT pg_stat_get_backend_activity(s) FROM pg_stat_get_backend_idset() s`, "pg_stat_get_backend_"},
 			"Sleep":          {`SELECT pg_sleep(0.1)`, "pg_sleep"},
 			"QueryToXML":     {`SELECT query_to_xml('SELECT pin_hash FROM patrons', true, false, '')`, "query_to_xml"},
 			"DBLink":         {`SELECT dblink('dbname=postgres', 'SELECT 1')`, "dblink"},

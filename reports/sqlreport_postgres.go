@@ -61,7 +61,7 @@ var deniedPgRelations = map[string]string{
 var deniedPgFunctions = []string{
 	"pg_read_", "pg_ls_", "pg_stat_file", "pg_sleep", "pg_terminate_backend", "pg_cancel_backend",
 	"pg_reload_conf", "pg_rotate_logfile", "pg_advisory", "pg_try_advisory", "pg_notify", "pg_logical_",
-	"pg_replication_", "pg_create_", "pg_drop_", "pg_show_all_", "pg_stat_get_activity", "pg_current_logfile",
+	"pg_replication_", "pg_create_", "pg_drop_", "pg_show_all_", "pg_stat_get_activity", "pg_stat_get_backend_", "pg_current_logfile",
 	"pg_hba_file_rules", "pg_ident_file_mappings", "pg_file_", "pg_switch_wal", "pg_backup_", "pg_promote",
 	"dblink", "set_config", "current_setting", "inet_server_", "inet_client_",
 	"lo_", "loread", "lowrite", "query_to_xml", "table_to_xml", "cursor_to_xml", "schema_to_xml",
