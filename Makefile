@@ -34,7 +34,12 @@ all: check build
 #   - the clock: a test that passed today is not run again tomorrow.
 # The tests run on both engines (issue 17), in two passes (scripts/test-engines.sh):
 # every package on SQLite, then every package whose tests take their databases
-# from db/dbtest or demo/demotest again on PostgreSQL. scripts/pg.sh starts a throwaway
+# from db/dbtest or demo/demotest again on PostgreSQL. The browser suite (e2e)
+# runs its two passes in a lane of its own, beside the other packages' passes:
+# its tests mostly wait (for Chromium, their servers, emulated latency; the
+# suite alone keeps under half a core busy), and in one of go test's two
+# package slots it was each pass's last package, its slot's core mostly idle
+# (docs/performance.md, "The test suite's time"). scripts/pg.sh starts a throwaway
 # PostgreSQL cluster for the whole go test run (a Unix socket in a temporary
 # directory, no TCP port), exports its URL as STACKS_TEST_POSTGRES, and stops
 # and deletes it when the run ends; each test that wants PostgreSQL gets its
@@ -124,7 +129,7 @@ run:
 	$(GO) run ./cmd/stacks serve --demo
 
 e2e: test-deps
-	$(GO) test -race $(if $(FRESH),-count=1) -timeout 5m ./e2e/...
+	$(GO) test -race $(if $(FRESH),-count=1) -timeout 10m ./e2e/...
 
 generate:
 	$(GO) tool templ generate

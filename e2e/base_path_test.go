@@ -19,6 +19,7 @@ import (
 // lands on the login page under the base. A URL left at the root would be a
 // 404 here: the server answers nothing outside /lib/x.
 func TestDeskUnderBasePath(t *testing.T) {
+	t.Parallel()
 	const base = "/lib/x"
 	srv := startServerAt(t, base)
 	browser := launchBrowser(t)

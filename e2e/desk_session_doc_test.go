@@ -15,6 +15,7 @@ import (
 // read) says. Where there is no ../shared (a clone on its own), the copy is the
 // contract, and there is nothing to compare it with.
 func TestDeskSessionDocInStep(t *testing.T) {
+	t.Parallel()
 	ours, err := os.ReadFile(filepath.Join("..", "docs", "desk-session.md"))
 	if err != nil {
 		t.Fatalf("the repository's desk scenario: %v", err)

@@ -187,12 +187,14 @@ func deskSteps() []deskStep {
 // with the persistent server and once with every request served by a new CGI
 // process. TestLighttpd runs it again through a real web server.
 func TestDeskSession(t *testing.T) {
+	t.Parallel()
 	browser := launchBrowser(t)
 	for _, mode := range []struct {
 		name string
 		args []string
 	}{{"server", nil}, {"cgi", []string{"--cgi"}}} {
 		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel() // each on a server of its own
 			shots := ""
 			if mode.name == "server" {
 				// make screenshots: a picture of each step, for the README and reviews.

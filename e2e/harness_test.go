@@ -89,6 +89,11 @@ func runMain(m *testing.M) int {
 		}
 	}()
 	demoTemplate.dir = dir
+	defer func() {
+		if err := stopBrowser(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+		}
+	}()
 	if bin := os.Getenv("STACKS_E2E_BIN"); bin != "" {
 		stacksBin = bin
 		return m.Run()
@@ -351,11 +356,32 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// launchBrowser starts the Playwright driver and a headless Debian Chromium,
-// both stopped when the test ends. A missing driver or browser fails the test:
-// browser tests are never skipped.
+// browsers is the Playwright driver and headless Chromium that the package's
+// tests share: launchBrowser starts them the first time a test asks, and
+// runMain stops them after the last test. Starting the two costs a few seconds
+// of a busy machine's CPU, which every browser test used to pay again; each
+// test still works in browser contexts of its own (newPage), with their own
+// cookies, storage and cache, closed when the test ends.
+var browsers struct {
+	mu      sync.Mutex
+	pw      *playwright.Playwright
+	browser playwright.Browser
+}
+
+// launchBrowser returns the package's headless Debian Chromium, starting it and
+// the Playwright driver if no test has yet, or again if the last one went away
+// (it crashed). A missing driver or browser fails the test: browser tests are
+// never skipped.
 func launchBrowser(t testing.TB) playwright.Browser {
 	t.Helper()
+	browsers.mu.Lock()
+	defer browsers.mu.Unlock()
+	if browsers.browser != nil && browsers.browser.IsConnected() {
+		return browsers.browser
+	}
+	if err := stopBrowser(); err != nil {
+		t.Logf("stopping the browser that went away: %v", err)
+	}
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("Chromium not found at %s (%v): %s", chromiumPath, err, fixHint)
 	}
@@ -372,15 +398,26 @@ func launchBrowser(t testing.TB) playwright.Browser {
 		_ = pw.Stop()
 		t.Fatalf("launching %s: %v\n%s", chromiumPath, err, fixHint)
 	}
-	t.Cleanup(func() {
-		if err := browser.Close(); err != nil {
-			t.Logf("closing the browser: %v", err)
-		}
-		if err := pw.Stop(); err != nil {
-			t.Logf("stopping Playwright: %v", err)
-		}
-	})
+	browsers.pw, browsers.browser = pw, browser
 	return browser
+}
+
+// stopBrowser closes the shared browser and stops the driver, if they run.
+// The caller holds browsers.mu (or the tests are over).
+func stopBrowser() error {
+	var errs []error
+	if browsers.browser != nil {
+		if err := browsers.browser.Close(); err != nil && browsers.browser.IsConnected() {
+			errs = append(errs, fmt.Errorf("closing the browser: %w", err))
+		}
+	}
+	if browsers.pw != nil {
+		if err := browsers.pw.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping Playwright: %w", err))
+		}
+	}
+	browsers.pw, browsers.browser = nil, nil
+	return errors.Join(errs...)
 }
 
 // newPage opens a page in a fresh browser context (its own cookies, so its
@@ -419,9 +456,9 @@ func newPage(t testing.TB, browser playwright.Browser, opts ...playwright.Browse
 	return page, bctx
 }
 
-// newBrowser starts a browser for this test and returns a page in a fresh
-// context. Tests that need several independent sessions call launchBrowser
-// once and newPage for each.
+// newBrowser returns a page in a fresh context of the shared browser. Tests
+// that need several independent sessions call launchBrowser once and newPage
+// for each.
 func newBrowser(t testing.TB) (playwright.Page, playwright.BrowserContext) {
 	t.Helper()
 	return newPage(t, launchBrowser(t))

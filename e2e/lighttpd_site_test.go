@@ -20,9 +20,11 @@ import (
 // script with their types and cache headers, the Server-Timing header, and the whole
 // browser desk session of docs/desk-session.md (issue 20's acceptance).
 func TestLighttpd(t *testing.T) {
+	t.Parallel()
 	browser := launchBrowser(t)
 	for _, mode := range []httpdMode{httpdCGI, httpdFastCGI} {
 		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel() // each on a lighttpd and demo library of its own
 			mount := mode.mount()
 			srv := startLighttpd(t, mode, mount)
 			site := strings.TrimSuffix(srv.BaseURL, mount)

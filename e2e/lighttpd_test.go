@@ -293,6 +293,7 @@ func linkOrCopy(src, dst string) error {
 // use, must be in one of the page's lighttpd blocks, so the documentation is what
 // was tested.
 func TestLighttpdConfigDocumented(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "docs", "deploy.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ var staffNav = []string{"Check out", "Check in", "Patrons", "Search", "Holds"}
 // is sent to the login page, logs in as desk/desk, sees their name, the
 // navigation and a "Log out" control, and logs out again.
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	browser := launchBrowser(t)
 
@@ -68,6 +69,7 @@ func TestLogin(t *testing.T) {
 // a staff page asked for without a session answers 303 to the login page and
 // says where to come back to.
 func TestSignedOutRedirect(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	client := httpClient()
 

@@ -33,6 +33,7 @@ func (l *libraryDB) balance(card string) int64 {
 // (scanned into the focused Barcode field, Enter) tells the desk the replacement
 // cost was refunded, and the patron page shows the credit.
 func TestLostItemDesk(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	page, _ := newBrowser(t)
 	lib := openLibraryDB(t, srv)

@@ -38,6 +38,7 @@ import (
 // email address: without her choice she would get it); the patron page lists
 // the notice as sent.
 func TestNoticeByEmail(t *testing.T) {
+	t.Parallel()
 	relay := newMailRelay(t)
 	srv := startServer(t, "--smtp-host", "127.0.0.1", "--smtp-port", strconv.Itoa(relay.port),
 		"--smtp-from", "Stacks Library <library@example.org>", "--smtp-user", "stacks", "--smtp-password", "secret",
@@ -272,6 +273,7 @@ func (s *relaySession) Logout() error { return nil }
 // TestNoticeTemplateLivePreview: an administrator types into a template's subject
 // and the preview follows, without pressing Preview; nothing is saved.
 func TestNoticeTemplateLivePreview(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	page, _ := newBrowser(t)
 	_, err := page.Goto(srv.BaseURL + "/login")

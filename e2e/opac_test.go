@@ -102,6 +102,7 @@ var opacViewports = []struct {
 // renew a loan, see the hold trapped when the desk checks the copy in, place
 // another hold and cancel it, sign out.
 func TestOPAC(t *testing.T) {
+	t.Parallel()
 	srv, opacURL := opacServer(t)
 	desk := openDesk(t, srv)
 	browser := launchBrowser(t)
@@ -193,6 +194,7 @@ func TestOPAC(t *testing.T) {
 // signed in, with its error states; and that nothing is wider than a 360 px
 // screen.
 func TestOPACAccessibility(t *testing.T) {
+	t.Parallel()
 	if _, err := axeSource(); err != nil {
 		t.Fatal(err)
 	}

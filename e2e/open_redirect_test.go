@@ -19,6 +19,7 @@ import (
 // opens the link (the login page sends it straight on, with no form involved, so
 // the CSP's form-action cannot help). A plain path is still followed.
 func TestLoginOpenRedirect(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	browser := launchBrowser(t)
 	home := regexp.MustCompile("^" + regexp.QuoteMeta(srv.BaseURL) + "/$")

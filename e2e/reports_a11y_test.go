@@ -10,6 +10,7 @@ import (
 // them: the reports (a chart and a table), the stocktake, labels and their
 // preview, the history pages, and an administrator's SQL reports.
 func TestReportsAccessibility(t *testing.T) {
+	t.Parallel()
 	if _, err := axeSource(); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 // TestSIPAdmin: an administrator adds a SIP account for a sorter in the browser,
 // from the administration index, and turns its checked_in_ok setting on.
 func TestSIPAdmin(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	page, _ := newPage(t, launchBrowser(t))
 	exact := playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}

@@ -94,6 +94,7 @@ var longWord = strings.Repeat("Pneumonoultramicroscopicsilicovolcanoconiosis", 3
 // printed, text on the receipt is large enough for a thermal head, and Chromium
 // makes a PDF of it (80 mm wide on the receipt printer's named page).
 func TestSlips(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	page, bctx := newBrowser(t)
 	_, err := page.Goto(srv.BaseURL + "/login")

@@ -68,6 +68,7 @@ func stocktakeShelf(t *testing.T, lib *libraryDB) (items []string, from, to, mis
 // results name the missing one (never seen) and the misplaced one, and the items
 // scanned have a last-seen time.
 func TestStocktakeShelf(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	browser := launchBrowser(t)
 	lib := openLibraryDB(t, srv)
@@ -135,6 +136,7 @@ func TestStocktakeShelf(t *testing.T) {
 // and one Central item from Adult fiction as a scanner does, and the results
 // name the one missing and the misplaced one.
 func TestStocktakeLocation(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	browser := launchBrowser(t)
 	lib := openLibraryDB(t, srv)

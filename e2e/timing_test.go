@@ -95,6 +95,11 @@ func timedBrowserSession(t *testing.T, browser playwright.Browser, srv *server) 
 // results.md with the medians.
 func TestDeskTiming(t *testing.T) {
 	runs, _ := strconv.Atoi(os.Getenv("STACKS_DESK_TIMING"))
+	if runs == 0 {
+		// Not timing: a check like the others, run beside them. Timed, it
+		// runs alone (make desk-timing runs only this test).
+		t.Parallel()
+	}
 	started, startLoad := time.Now().UTC(), loadAverage()
 	var results []deskclient.SessionRun
 	var browser playwright.Browser

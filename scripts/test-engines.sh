@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-engines.sh runs make test's go test in two passes (issue 17), under the
+# test-engines.sh runs make test's go test on both engines (issue 17), under the
 # throwaway PostgreSQL cluster scripts/pg.sh runs:
 #
 #   1. every package on SQLite (the tests that compare the engines side by
@@ -9,8 +9,19 @@
 #      packages, the staff and patrons' sites, the browser suite), found from
 #      the test imports, so a new package joins by using them.
 #
-# Both passes run even when the first fails, and the script fails if either
-# did. Arguments go to both go test commands (-race, -count=1, -timeout).
+# The browser suite (e2e) runs in a lane of its own, beside the rest: its
+# SQLite pass, then its PostgreSQL pass, while the other lane runs every other
+# package's SQLite pass, then their PostgreSQL pass. The browser tests spend
+# most of their time waiting for Chromium, the servers they start and the
+# network latency they emulate (the suite alone keeps under half a core busy),
+# so in one go test with the others it held one of go test's two package slots
+# for 8 minutes a pass with that slot's core mostly idle, and it was each
+# pass's last package to finish. Beside the others it overlaps them instead
+# (docs/performance.md, "The test suite's time"). Its output is printed when
+# its lane ends, after the other lane's, so that the two do not interleave.
+#
+# Every pass runs even when another fails, and the script fails if any did.
+# Arguments go to every go test command (-race, -count=1, -timeout).
 set -euo pipefail
 
 GO=${GO:-go}
@@ -28,15 +39,81 @@ pass() {
 	return 1
 }
 
-pkgs=$("$GO" list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
+browser=github.com/stacks-ils/stacks/e2e
+
+all=$("$GO" list ./...)
+pg=$("$GO" list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
 	awk '/ github.com\/stacks-ils\/stacks\/(db\/dbtest|demo\/demotest)( |$)/ {print $1}')
-[[ -n $pkgs ]] || {
+[[ -n $pg ]] || {
 	echo "test-engines.sh: found no package whose tests use db/dbtest or demo/demotest" >&2
 	exit 1
 }
+grep -qx "$browser" <<<"$all" || {
+	echo "test-engines.sh: $browser is not among the packages" >&2
+	exit 1
+}
+rest=$(grep -vx "$browser" <<<"$all")
+pgrest=$(grep -vx "$browser" <<<"$pg" || true)
+pgbrowser=$(grep -x "$browser" <<<"$pg" || true)
+
+out=$(mktemp "${TMPDIR:-/tmp}/test-engines.XXXXXX")
+lane=
+cleanup() {
+	if [[ -n $lane ]]; then
+		kill -TERM "$lane" 2>/dev/null || true
+		wait "$lane" 2>/dev/null || true
+	fi
+	rm -f "$out" "$out.pass"
+}
+trap cleanup EXIT
+
+# lanepass is pass for the browser lane: its output goes to a file of its own,
+# added to $out when it ends. A TERM (from the trap above) stops its go test.
+lanepass() {
+	local name=$1
+	shift
+	local start=$SECONDS status=0
+	"$@" >"$out.pass" 2>&1 &
+	child=$!
+	wait "$child" || status=1
+	child=
+	{
+		printf '== go test on %s ==\n' "$name"
+		cat "$out.pass"
+		if [[ $status == 0 ]]; then
+			printf '== %s: passed in %d s ==\n' "$name" $((SECONDS - start))
+		else
+			printf '== %s: FAILED after %d s ==\n' "$name" $((SECONDS - start))
+		fi
+	} >>"$out"
+	rm -f "$out.pass"
+	return $status
+}
+
+(
+	child=
+	trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null; exit 143' TERM
+	status=0
+	lanepass "SQLite (the browser suite)" "$GO" test "$@" "$browser" || status=1
+	if [[ -n $pgbrowser ]]; then
+		lanepass "PostgreSQL (the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "$browser" || status=1
+	fi
+	exit $status
+) &
+lane=$!
 
 status=0
-pass SQLite "$GO" test "$@" ./... || status=1
 # shellcheck disable=SC2086 # one package a word
-pass PostgreSQL env STACKS_TEST_ENGINES=postgres "$GO" test "$@" $pkgs || status=1
+pass "SQLite (all but the browser suite)" "$GO" test "$@" $rest || status=1
+if [[ -n $pgrest ]]; then
+	# shellcheck disable=SC2086
+	pass "PostgreSQL (all but the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" $pgrest || status=1
+fi
+start=$SECONDS
+lanestatus=0
+wait "$lane" || lanestatus=$?
+lane=
+printf '== the browser suite'"'"'s lane, waited for %d s after the other ==\n' $((SECONDS - start))
+cat "$out"
+[[ $lanestatus == 0 ]] || status=1
 exit $status
