@@ -360,7 +360,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 			// Filtered in relevance order: the best that pass, in their
 			// order, begin the whole order. A page among them, or all of
 			// them when the best are every match, needs no more.
-			passing, count, err := filteredBest(tx, sq, match, cut, floor, best, q)
+			passing, count, err := filteredBest(tx, sq, match, cut, floor, best, len(best) >= n, q)
 			if err != nil {
 				return res, fmt.Errorf("search: %w", err)
 			}
@@ -488,20 +488,31 @@ func itemFilter(q SearchQuery, param func(any) string) string {
 
 // filteredBest counts the matches from floor up that have a copy passing q's
 // filters, without ranking them, and returns those of best (the best matches, in
-// relevance order) that pass, in their order, in one statement. The relevance
+// relevance order) that pass, in their order, in one statement; all says best
+// holds every match, which the count then need not read again. The relevance
 // order of the matches that pass starts with them: a page among them needs
 // nothing more, and if best holds every match they are all there is.
-func filteredBest(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, best []int64, q SearchQuery) ([]int64, int, error) {
+func filteredBest(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, best []int64, all bool, q SearchQuery) ([]int64, int, error) {
+	// When best holds every match, those of best that pass are the count,
+	// and the statement reads best only (and has no match parameters, which
+	// PostgreSQL must be able to type).
 	args := []any{match, cut, floor}
+	if all {
+		args = nil
+	}
 	param := func(v any) string {
 		args = append(args, v)
 		return sq.param(len(args))
 	}
 	conds := itemFilter(q, param)
 	in := sq.idParams(best, param)
-	rows, err := tx.Query(`SELECT 0, count(*) FROM (`+sq.newest+`) m WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND `+conds+`)
+	count := `SELECT 0, count(*) FROM (` + sq.newest + `) m WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND ` + conds + `)
 		UNION ALL
-		SELECT DISTINCT 1, i.record_id FROM items i WHERE i.record_id IN (`+in+`) AND `+conds, args...)
+		`
+	if all {
+		count = ""
+	}
+	rows, err := tx.Query(count+`SELECT DISTINCT 1, i.record_id FROM items i WHERE i.record_id IN (`+in+`) AND `+conds, args...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -527,6 +538,9 @@ func filteredBest(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, best
 		if pass[id] {
 			passing = append(passing, id)
 		}
+	}
+	if all {
+		total = len(passing)
 	}
 	return passing, total, nil
 }
