@@ -234,11 +234,12 @@ func fts5Expression(terms []searchTerm) string {
 // past RankLimit matches, among the newest RankLimit). Ranked and unfiltered (the
 // common case), it runs five statements at most: the barcode check, the total, the
 // best FacetDepth matches in rank order, the facets over those best matches, and
-// the page's records with their copies and availability. Filters and other orders
-// take a general query over all matches instead.
+// the page's records with their copies and availability. Filtered in relevance
+// order, a page among the best that pass comes from them (filteredBest); other
+// pages and the other orders take a general query over all matches instead.
 //
 // Its work is bounded: the words by MatchExpression's budget, ranking by
-// RankLimit, sorting, filtering and paging by ListLimit, and time by the
+// RankLimit, counting, sorting, filtering and paging by ListLimit, and time by the
 // transaction's context: past its deadline SQLite is interrupted (PostgreSQL's
 // statement cancelled) and Search returns ErrSearchTooLong.
 //
