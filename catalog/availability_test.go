@@ -79,15 +79,22 @@ func testSearchByBranch(t *testing.T, e db.Engine) {
 			t.Fatal(err)
 		}
 		res, stmts := search(catalog.SearchQuery{Text: "wombat", Sort: "title", NoBarcode: true, ByBranch: true})
-		if !res.Limited || res.Total != catalog.ListLimit || len(res.Hits) != 20 {
-			t.Errorf("sorted past ListLimit: limited %v, total %d, %d hits", res.Limited, res.Total, len(res.Hits))
+		if !res.Limited || res.Total != catalog.ListLimit || !res.TotalOver || len(res.Hits) != 20 {
+			t.Errorf("sorted past ListLimit: limited %v, total %d (over %v), %d hits", res.Limited, res.Total, res.TotalOver, len(res.Hits))
 		}
 		if stmts > 6 {
 			t.Errorf("%d statements, want at most 6", stmts)
 		}
 		res, stmts = search(catalog.SearchQuery{Text: "wombat", Page: 300, NoBarcode: true, ByBranch: true})
-		if !res.RankedOnly || res.Total != n || len(res.Hits) != 20 || stmts > 6 {
-			t.Errorf("page 300 by relevance: ranked only %v, total %d, %d hits, %d statements", res.RankedOnly, res.Total, len(res.Hits), stmts)
+		// The count stops past ListLimit: "more than ListLimit" (TotalOver).
+		if !res.RankedOnly || res.Total != catalog.ListLimit || !res.TotalOver || len(res.Hits) != 20 || stmts > 6 {
+			t.Errorf("page 300 by relevance: ranked only %v, total %d (over %v), %d hits, %d statements; want %d, over",
+				res.RankedOnly, res.Total, res.TotalOver, len(res.Hits), stmts, catalog.ListLimit)
+		}
+		// Filtered, the total is exact among the newest ListLimit.
+		res, _ = search(catalog.SearchQuery{Text: "wombat", Available: true, NoBarcode: true, ByBranch: true})
+		if !res.Limited || res.TotalOver || res.Total != 0 {
+			t.Errorf("wombat on the shelf: limited %v, over %v, total %d; want limited, not over, 0 (no copies)", res.Limited, res.TotalOver, res.Total)
 		}
 	})
 }

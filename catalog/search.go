@@ -80,6 +80,14 @@ type SearchResult struct {
 	Limited bool
 	// Availability is each hit's availability by branch, with ByBranch.
 	Availability map[int64][]BranchAvailability
+	// TotalOver: more than ListLimit records match the words, and Total is
+	// ListLimit. A search counts its matches up to ListLimit only, as
+	// Elasticsearch's track_total_hits does (its 10,000+): no page past
+	// ListLimit can be listed anyway, and counting the rest of a broad match
+	// ("subject:fiction", 45 % of a large catalogue) cost more than the rest of
+	// the search on PostgreSQL. Not set for a filtered search, whose Total is
+	// exact among the newest ListLimit (Limited).
+	TotalOver bool
 }
 
 // ErrSearchTooLong is what a search that ran out of time returns (its
@@ -226,11 +234,12 @@ func fts5Expression(terms []searchTerm) string {
 // past RankLimit matches, among the newest RankLimit). Ranked and unfiltered (the
 // common case), it runs five statements at most: the barcode check, the total, the
 // best FacetDepth matches in rank order, the facets over those best matches, and
-// the page's records with their copies and availability. Filters and other orders
-// take a general query over all matches instead.
+// the page's records with their copies and availability. Filtered in relevance
+// order, a page among the best that pass comes from them (filteredBest); other
+// pages and the other orders take a general query over all matches instead.
 //
 // Its work is bounded: the words by MatchExpression's budget, ranking by
-// RankLimit, sorting, filtering and paging by ListLimit, and time by the
+// RankLimit, counting, sorting, filtering and paging by ListLimit, and time by the
 // transaction's context: past its deadline SQLite is interrupted (PostgreSQL's
 // statement cancelled) and Search returns ErrSearchTooLong.
 //
@@ -297,15 +306,19 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	// How many match; then the best FacetDepth in rank order (bm25 on SQLite,
 	// ts_rank on PostgreSQL, each with the fields' weights): among all the
 	// matches, or past RankLimit among the newest RankLimit, read newest first
-	// without scoring, then scored.
-	if err := tx.QueryRow(sq.count, match).Scan(&res.Total); err != nil {
+	// without scoring, then scored. The count stops at ListLimit + 1
+	// (TotalOver): past ListLimit, res.Total says ListLimit and n, which the
+	// bounds below compare, ListLimit + 1.
+	var n int
+	if err := tx.QueryRow(sq.count, match, ListLimit+1).Scan(&n); err != nil {
 		return res, fmt.Errorf("search: %w", err)
 	}
-	if res.Total == 0 {
+	res.Total, res.TotalOver = min(n, ListLimit), n > ListLimit
+	if n == 0 {
 		return res, nil
 	}
 	var best []int64
-	if res.Total <= RankLimit {
+	if n <= RankLimit {
 		best, err = tx.IDs(sq.best, match, FacetDepth)
 	} else {
 		best, err = tx.IDs(sq.bestOfNewest, match, RankLimit, FacetDepth)
@@ -313,14 +326,15 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("search: %w", err)
 	}
-	res.RankedOnly = res.Total > RankLimit
+	res.RankedOnly = n > RankLimit
 	if res.Facets, err = facetsOf(tx, best); err != nil {
 		return res, err
 	}
-	res.Facets.Partial = res.Total > len(best)
+	res.Facets.Partial = n > len(best)
 
 	offset := (q.Page - 1) * q.PerPage
-	filtered := q.ItemType != "" || q.Branch != "" || q.Available || q.Sort != "relevance"
+	filters := q.ItemType != "" || q.Branch != "" || q.Available
+	filtered := filters || q.Sort != "relevance"
 	if !filtered && (offset+q.PerPage <= len(best) || len(best) < FacetDepth) {
 		err = res.readHits(tx, best[min(offset, len(best)):min(offset+q.PerPage, len(best))])
 		return res, err
@@ -330,7 +344,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	// and, past ListLimit, where the newest ListLimit end (the floor): sorting,
 	// filtering and paging consider those only.
 	var cut, floor int64
-	if res.Total > RankLimit {
+	if n > RankLimit {
 		// Both bounds in one statement; below ListLimit the second finds no row
 		// (0), after reading the matches' ids, newest first, which costs little.
 		err := tx.QueryRow(sq.bounds, match, RankLimit-1, ListLimit-1).Scan(&cut, &floor)
@@ -341,7 +355,31 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	var page []int64
 	if filtered {
 		res.Limited = floor != 0
-		page, res.Total, err = filteredPage(tx, sq, match, cut, floor, q)
+		// A filter counts exactly what it lists (Limited says among what).
+		res.TotalOver = res.TotalOver && !filters
+		if filters && q.Sort == "relevance" {
+			// Filtered in relevance order: the best that pass, in their
+			// order, begin the whole order. A page among them, or all of
+			// them when the best are every match, needs no more.
+			passing, count, err := filteredBest(tx, sq, match, cut, floor, best, len(best) >= n, q)
+			if err != nil {
+				return res, fmt.Errorf("search: %w", err)
+			}
+			if offset+q.PerPage <= len(passing) || len(best) >= n {
+				res.Total = count
+				err = res.readHits(tx, passing[min(offset, len(passing)):min(offset+q.PerPage, len(passing))])
+				return res, err
+			}
+		}
+		var listed int
+		page, listed, err = filteredPage(tx, sq, match, cut, floor, q)
+		switch {
+		case listed >= 0:
+			res.Total = listed
+		case floor != 0:
+			// The newest ListLimit matches, all of them listed.
+			res.Total = ListLimit
+		}
 	} else {
 		page, err = tx.IDs(sq.relevancePage, match, cut, floor, q.PerPage, offset)
 	}
@@ -382,18 +420,8 @@ func filteredPage(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, q Se
 		return sq.param(len(args))
 	}
 	filter := ""
-	if q.ItemType != "" || q.Branch != "" || q.Available {
-		var conds []string
-		if q.ItemType != "" {
-			conds = append(conds, "i.item_type_id = (SELECT id FROM item_types WHERE code = "+param(q.ItemType)+")")
-		}
-		if q.Branch != "" {
-			conds = append(conds, "i.home_branch_id = (SELECT id FROM branches WHERE code = "+param(q.Branch)+")")
-		}
-		if q.Available {
-			conds = append(conds, "i.status = 'available'")
-		}
-		filter = "WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND " + strings.Join(conds, " AND ") + ")"
+	if conds := itemFilter(q, param); conds != "" {
+		filter = "WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND " + conds + ")"
 	}
 	// Relevance needs the rank (for the ranked core only); the other orders do not.
 	matches := sq.relevance
@@ -406,9 +434,16 @@ func filteredPage(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, q Se
 		matches = sq.newest
 		order = "coalesce(r.year, 0) DESC, r.id DESC"
 	}
+	// Sorted without a filter, every match from floor up is listed: their
+	// number is known, and the engine need not count them (a count over all
+	// rows keeps it from sorting only the first offset + limit).
+	counted := "count(*) OVER ()"
+	if filter == "" {
+		counted = "-1"
+	}
 	limit, offset := param(q.PerPage), param((q.Page-1)*q.PerPage)
 	rows, err := tx.Query(`WITH m AS MATERIALIZED (`+matches+`)
-		SELECT r.id, count(*) OVER ()
+		SELECT r.id, `+counted+`
 		FROM m JOIN records r ON r.id = m.id `+filter+`
 		ORDER BY `+order+`
 		LIMIT `+limit+` OFFSET `+offset, args...)
@@ -418,6 +453,9 @@ func filteredPage(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, q Se
 	defer rows.Close()
 	var ids []int64
 	total := 0
+	if filter == "" {
+		total = -1
+	}
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id, &total); err != nil {
@@ -426,6 +464,86 @@ func filteredPage(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, q Se
 		ids = append(ids, id)
 	}
 	return ids, total, rows.Err()
+}
+
+// itemFilter is the condition a copy i passes for q's filters (item type,
+// branch, on the shelf), with param adding each value as a parameter; "" when q
+// has none.
+//
+// The unary + keeps the engine from reading the copies by type or branch (an
+// index on home_branch_id holds a branch's tens of thousands): every statement
+// that uses the condition reads the copies of given records, by record_id.
+func itemFilter(q SearchQuery, param func(any) string) string {
+	var conds []string
+	if q.ItemType != "" {
+		conds = append(conds, "+i.item_type_id = (SELECT id FROM item_types WHERE code = "+param(q.ItemType)+")")
+	}
+	if q.Branch != "" {
+		conds = append(conds, "+i.home_branch_id = (SELECT id FROM branches WHERE code = "+param(q.Branch)+")")
+	}
+	if q.Available {
+		conds = append(conds, "i.status = 'available'")
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// filteredBest counts the matches from floor up that have a copy passing q's
+// filters, without ranking them, and returns those of best (the best matches, in
+// relevance order) that pass, in their order, in one statement; all says best
+// holds every match, which the count then need not read again. The relevance
+// order of the matches that pass starts with them: a page among them needs
+// nothing more, and if best holds every match they are all there is.
+func filteredBest(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, best []int64, all bool, q SearchQuery) ([]int64, int, error) {
+	// When best holds every match, those of best that pass are the count,
+	// and the statement reads best only (and has no match parameters, which
+	// PostgreSQL must be able to type).
+	args := []any{match, cut, floor}
+	if all {
+		args = nil
+	}
+	param := func(v any) string {
+		args = append(args, v)
+		return sq.param(len(args))
+	}
+	conds := itemFilter(q, param)
+	in := sq.idParams(best, param)
+	count := `SELECT 0, count(*) FROM (` + sq.newest + `) m WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND ` + conds + `)
+		UNION ALL
+		`
+	if all {
+		count = ""
+	}
+	rows, err := tx.Query(count+`SELECT DISTINCT 1, i.record_id FROM items i WHERE i.record_id IN (`+in+`) AND `+conds, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	total := 0
+	pass := map[int64]bool{}
+	for rows.Next() {
+		var kind, n int64
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, 0, err
+		}
+		if kind == 0 {
+			total = int(n)
+		} else {
+			pass[n] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	var passing []int64
+	for _, id := range best {
+		if pass[id] {
+			passing = append(passing, id)
+		}
+	}
+	if all {
+		total = len(passing)
+	}
+	return passing, total, nil
 }
 
 // hitsFor reads the records of a page, with their copies and availability, in one

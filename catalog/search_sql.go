@@ -14,7 +14,7 @@ import (
 type searchSQL struct {
 	// match renders the words as the statements' first parameter.
 	match func([]searchTerm) string
-	// count: how many records match 1.
+	// count: how many records match 1, counting up to 2 at most.
 	count string
 	// best: the FacetDepth (2) best matches of 1, best first.
 	best string
@@ -41,6 +41,9 @@ type searchSQL struct {
 	// idList writes ids as what IN (...) takes, with its arguments, for the
 	// facets' FacetDepth ids.
 	idList func(ids []int64) (string, []any)
+	// idParams is idList for a statement of numbered parameters: param adds
+	// each argument and returns its placeholder.
+	idParams func(ids []int64, param func(any) string) string
 }
 
 // searchSQLOf returns the search statements of tx's engine.
@@ -56,7 +59,7 @@ func searchSQLOf(tx *db.Tx) *searchSQL {
 // stop at the page's end.
 var sqliteSearch = searchSQL{
 	match: fts5Expression,
-	count: `SELECT count(*) FROM records_fts WHERE records_fts MATCH ?`,
+	count: `SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`,
 	best:  `SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank, rowid LIMIT ?`,
 	bestOfNewest: `SELECT id FROM (SELECT rowid AS id, rank AS score FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
 			ORDER BY score, id LIMIT ?`,
@@ -68,6 +71,16 @@ var sqliteSearch = searchSQL{
 	titleOrder:    "r.title COLLATE NOCASE, r.id",
 	param:         func(n int) string { return "?" + strconv.Itoa(n) },
 	idList:        idArgs,
+	idParams: func(ids []int64, param func(any) string) string {
+		if len(ids) == 0 {
+			return "NULL"
+		}
+		ps := make([]string, len(ids))
+		for i, id := range ids {
+			ps[i] = param(id)
+		}
+		return strings.Join(ps, ", ")
+	},
 }
 
 // relevanceOrder is sqliteSearch's relevance. The rank column is only computed
@@ -98,7 +111,10 @@ var postgresSearch = searchSQL{
 	// The first statement of a search (after the barcode's) sets up the
 	// planning of those after it (postgresPlanning), in the scalar subquery
 	// that the index scan reads its words from once at its start.
-	count: `SELECT count(*) FROM records_fts WHERE words @@ (SELECT records_fts_query($1) FROM (` + postgresPlanning + `) s)`,
+	// The count stops at its limit: for a word in half the catalogue it reads
+	// the rows up to the limit's match, not every page holding a match.
+	count: `SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE words @@ (SELECT records_fts_query($1) FROM (` + postgresPlanning + `) s)
+		LIMIT $2) c`,
 	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE words @@ records_fts_query($1)
 		ORDER BY ` + tsRank + ` DESC, id LIMIT $2`,
 	// The newest matches come from the primary key read backwards, each row
@@ -123,6 +139,9 @@ var postgresSearch = searchSQL{
 	// planned for each search (postgresPlanning), and planning a list of 500
 	// values cost as much as running the facets' statement.
 	idList: func(ids []int64) (string, []any) { return `SELECT unnest(CAST(? AS bigint[]))`, []any{ids} },
+	idParams: func(ids []int64, param func(any) string) string {
+		return `SELECT unnest(CAST(` + param(ids) + ` AS bigint[]))`
+	},
 }
 
 // postgresPlanning sets, for the search's transaction only, what its statements

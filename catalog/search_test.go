@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,5 +361,120 @@ func testSearchRankLimit(t *testing.T, e db.Engine) {
 	// A smaller result set is ranked whole, not flagged.
 	if res := search(catalog.SearchQuery{Text: "zanzibar tales"}); res.RankedOnly || res.Total != n-n/7-1 {
 		t.Errorf("zanzibar tales: total %d, ranked only %v", res.Total, res.RankedOnly)
+	}
+	// Under ListLimit the count is exact, not "more than".
+	if res := search(catalog.SearchQuery{Text: "quokka"}); res.TotalOver || res.Total != n {
+		t.Errorf("quokka: total %d, over %v; want %d exactly", res.Total, res.TotalOver, n)
+	}
+}
+
+// TestSearchFilteredOrder: a filtered search lists the matches that pass the
+// filter in the unfiltered search's order, with their exact number, on every
+// page: the first pages come from the best matches (filteredBest), the later
+// ones from all the matches; past RankLimit too.
+func TestSearchFilteredOrder(t *testing.T) { forEngines(t, testSearchFilteredOrder) }
+
+func testSearchFilteredOrder(t *testing.T, e db.Engine) {
+	d := demoDBOn(t, e, smallDemo, db.Options{})
+	ctx := context.Background()
+	n := catalog.RankLimit + 150
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		var first, item int64
+		if err := tx.QueryRow(`SELECT max(id) + 1 FROM records`).Scan(&first); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(`SELECT max(id) + 1 FROM items`).Scan(&item); err != nil {
+			return err
+		}
+		rec, err := tx.Prepare(`INSERT INTO records (id, title, author, subjects, created_at, updated_at)
+			VALUES (?, ?, 'Anon', 'Numbats', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		if err != nil {
+			return err
+		}
+		cp, err := tx.Prepare(`INSERT INTO items (id, barcode, record_id, home_branch_id, current_branch_id, item_type_id, status, created_at, updated_at)
+			SELECT ?, ?, ?, b.id, b.id, t.id, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
+			FROM branches b, item_types t WHERE b.code = 'EAS' AND t.code = 'BOOK'`)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			// Titles that say the word once, twice or three times: the
+			// relevance order is not the order of the ids.
+			title := "Numbat " + strings.Repeat("numbat ", i%3) + "tales"
+			if _, err := rec.Exec(first+int64(i), title); err != nil {
+				return err
+			}
+			if i%3 == 0 {
+				continue
+			}
+			status := catalog.StatusAvailable
+			if i%5 == 0 {
+				status = "on_loan"
+			}
+			if _, err := cp.Exec(item, fmt.Sprintf("NB%05d", i), first+int64(i), status); err != nil {
+				return err
+			}
+			item++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first pages of q: enough of them, not all (each is a search over
+	// thousands of matches).
+	list := func(q catalog.SearchQuery, pages int) ([]int64, int) {
+		t.Helper()
+		var ids []int64
+		total := -1
+		for q.Page = 1; q.Page <= pages; q.Page++ {
+			var res catalog.SearchResult
+			if err := d.Read(ctx, func(tx *db.Tx) (err error) { res, err = catalog.Search(tx, q); return err }); err != nil {
+				t.Fatal(err)
+			}
+			if total >= 0 && res.Total != total {
+				t.Fatalf("%+v: total %d, on page 1 %d", q, res.Total, total)
+			}
+			total = res.Total
+			for _, h := range res.Hits {
+				ids = append(ids, h.RecordID)
+			}
+		}
+		return ids, total
+	}
+	all, total := list(catalog.SearchQuery{Text: "numbat", PerPage: 100}, 8)
+	if total != n || len(all) != 800 {
+		t.Fatalf("numbat: %d listed of %d, want 800 of %d", len(all), total, n)
+	}
+	available := map[int64]bool{}
+	if err := d.Read(ctx, func(tx *db.Tx) error {
+		ids, err := tx.IDs(`SELECT DISTINCT record_id FROM items WHERE status = 'available'`)
+		for _, id := range ids {
+			available[id] = true
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for _, id := range all {
+		if available[id] {
+			want = append(want, id)
+		}
+	}
+	// i%3 != 0 and i%5 != 0: 8 of every 15 records have a copy on the shelf.
+	wantTotal := 0
+	for i := range n {
+		if i%3 != 0 && i%5 != 0 {
+			wantTotal++
+		}
+	}
+	// Pages 1 to 5 of 50 come from the best 500 (about 267 of them pass),
+	// page 6 and after from all the matches.
+	got, total := list(catalog.SearchQuery{Text: "numbat", Available: true, PerPage: 50}, 8)
+	want = want[:min(len(want), len(got))]
+	if total != wantTotal || len(got) != 400 || !slices.Equal(got, want) {
+		t.Errorf("available: total %d, %d listed; want %d, 400 in the unfiltered order\n got %v\nwant %v",
+			total, len(got), wantTotal, got, want)
 	}
 }

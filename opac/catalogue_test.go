@@ -1,12 +1,16 @@
 package opac_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/db"
 )
 
 func TestSearch(t *testing.T) {
@@ -170,4 +174,31 @@ func TestStatementBudget(t *testing.T) {
 		t.Errorf("sign-in: %d statements", n)
 	}
 	t.Logf("POST /signin: %d statements", n)
+}
+
+// TestSearchTotalOver: past catalog.ListLimit matches the patrons' catalogue
+// says "More than 10000 results" (the search stops counting there).
+func TestSearchTotalOver(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
+			VALUES ('Bilby days', 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		if err != nil {
+			return err
+		}
+		for range catalog.ListLimit + 1 {
+			if _, err := st.Exec(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.get(t, c, "/search?q=bilby")
+	if want := "More than " + strconv.Itoa(catalog.ListLimit) + " results"; r.Status != http.StatusOK || !strings.Contains(text(r.Body), want) {
+		t.Errorf("bilby: %d, want %q:\n%s", r.Status, want, text(r.Body))
+	}
 }

@@ -101,6 +101,16 @@ func searchURL(text string) string { return "/search?" + url.Values{"q": {text}}
 
 func recordURL(id int64) string { return "/records/" + strconv.FormatInt(id, 10) }
 
+// totalCount says how many records match res's words: resultCount, or "More
+// than 10000 results" past catalog.ListLimit, where the search stops counting
+// (TotalOver).
+func totalCount(res *catalog.SearchResult) string {
+	if res.TotalOver {
+		return "More than " + strconv.Itoa(catalog.ListLimit) + " results"
+	}
+	return resultCount(res.Total)
+}
+
 func resultCount(n int) string {
 	if n == 1 {
 		return "1 result"

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,5 +100,42 @@ func TestSearchPartlyRanked(t *testing.T) {
 	r = e.get(t, c, "/search?q=left+hand+of+darkness")
 	if r.Status != 200 || strings.Contains(r.Body, notice) {
 		t.Errorf("a small result set: %d, notice %v", r.Status, strings.Contains(r.Body, notice))
+	}
+}
+
+// TestSearchTotalOver: past catalog.ListLimit matches the search stops
+// counting, and the page says "More than 10000 results", not a number it did
+// not count; at ListLimit or fewer it gives the number.
+func TestSearchTotalOver(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
+			VALUES (?, 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		if err != nil {
+			return err
+		}
+		for i := range catalog.ListLimit + 1 {
+			title := "Bilby days"
+			if i == 0 {
+				title = "Bilby nights"
+			}
+			if _, err := st.Exec(title); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := fmt.Sprintf("More than %d results", catalog.ListLimit)
+	r := e.get(t, c, "/search?q=bilby")
+	if r.Status != 200 || !strings.Contains(r.Body, over) {
+		t.Errorf("bilby (%d records): %d, want %q\n%s", catalog.ListLimit+1, r.Status, over, r.Body)
+	}
+	r = e.get(t, c, "/search?q=bilby+days")
+	if want := fmt.Sprintf("%d results", catalog.ListLimit); r.Status != 200 || strings.Contains(r.Body, over) || !strings.Contains(r.Body, want) {
+		t.Errorf("bilby days (%d records): %d, want %q", catalog.ListLimit, r.Status, want)
 	}
 }
