@@ -267,16 +267,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var tickets, gaveUp, unmeasured, warmupErrors atomic.Int64
 	start := time.Now().Add(cfg.Warmup)
 	lastEnd := make([]time.Time, cfg.Users)
-	if cfg.Warmup > 0 {
-		t := time.AfterFunc(cfg.Warmup, func() {
-			progress("warm-up over; measuring")
+	// OnStart runs once, as the measured time starts: at once, or when the
+	// warm-up ends, or (a run cut short during its warm-up) before OnStop.
+	var startOnce sync.Once
+	measuring := func() {
+		startOnce.Do(func() {
+			if cfg.Warmup > 0 {
+				progress("warm-up over; measuring")
+			}
 			if cfg.OnStart != nil {
 				cfg.OnStart()
 			}
 		})
+	}
+	if cfg.Warmup > 0 {
+		t := time.AfterFunc(cfg.Warmup, measuring)
 		defer t.Stop()
-	} else if cfg.OnStart != nil {
-		cfg.OnStart()
+	} else {
+		measuring()
 	}
 	var wg, running sync.WaitGroup
 	for i := range terms {
@@ -299,6 +307,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 	running.Wait()
+	measuring()
 	if cfg.OnStop != nil {
 		cfg.OnStop()
 	}

@@ -501,7 +501,7 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 	if rep.LoginTime > 0 {
 		warm := ""
 		if rep.Warmup > 0 {
-			warm = fmt.Sprintf(", then a warm-up of %s (not measured, %d errors)", rep.Warmup, rep.WarmupErrors)
+			warm = fmt.Sprintf(", then a warm-up of %s (%d errors)", rep.Warmup, rep.WarmupErrors)
 		}
 		sec.after = append(sec.after, fmt.Sprintf("%s: signing in %d users took %.1f s%s (not measured); measured %.1f s; %d unmeasured check-ins to put items back; load average %s at the end.",
 			sc.label, sc.users, rep.LoginTime.Seconds(), warm, rep.Elapsed.Seconds(), rep.Unmeasured, loadAverage()))
