@@ -65,6 +65,19 @@ func TestCrashRecovery(t *testing.T) {
 		var mu sync.Mutex
 		var errs []string
 		acked := 0
+		acks := map[*deskLoad]int{}
+		ackedCh := make(chan struct{}, 1)
+		for _, l := range loads {
+			l.onAck = func() {
+				mu.Lock()
+				acks[l]++
+				mu.Unlock()
+				select {
+				case ackedCh <- struct{}{}:
+				default:
+				}
+			}
+		}
 		for _, l := range loads {
 			wg.Add(1)
 			go func(l *deskLoad) {
@@ -78,8 +91,22 @@ func TestCrashRecovery(t *testing.T) {
 				mu.Unlock()
 			}(l)
 		}
-		// Let the desks work, then pull the plug.
-		time.Sleep(scale(1500*time.Millisecond, 4*time.Second))
+		// Let the desks work, then pull the plug: once every desk has had
+		// enough operations acknowledged (a fixed time was too short on a
+		// loaded machine: desks still signing in at the kill), or after a
+		// minute whatever they did.
+		limit := time.After(time.Minute)
+		for enough := false; !enough; {
+			select {
+			case <-ackedCh:
+			case <-limit:
+				enough = true
+			}
+			mu.Lock()
+			enough = enough || minAcks(acks, loads) >= 10
+			mu.Unlock()
+		}
+		time.Sleep(scale(0, 2*time.Second))
 		s.kill()
 		wg.Wait()
 		for _, e := range errs {
@@ -225,6 +252,17 @@ func (l *deskLoad) run(base string, stop <-chan struct{}) (int, string) {
 			}
 		}
 	}
+}
+
+// minAcks is the fewest operations any desk of loads had acknowledged.
+func minAcks(acks map[*deskLoad]int, loads []*deskLoad) int {
+	least := -1
+	for _, l := range loads {
+		if least < 0 || acks[l] < least {
+			least = acks[l]
+		}
+	}
+	return least
 }
 
 // verify checks, after the crash and restart, that the database holds every
