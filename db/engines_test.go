@@ -891,3 +891,100 @@ func TestSessionReadCarriesVersions(t *testing.T) {
 		}
 	})
 }
+
+// TestVersionedCache: a value is read once while its version stands and again
+// once the version moves; a change committed while a value is being read
+// reaches the next Get (the value was cached under the version it was read
+// with, not the newer one); of two racing reads the newer stays; Invalidate
+// and the size bound start again.
+func TestVersionedCache(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		ctx := context.Background()
+		if err := d.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.Exec(`CREATE TABLE vc_test (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// set changes the value of id and moves the version, in one transaction,
+		// as the triggers on cached tables do.
+		set := func(id int64, v string) {
+			t.Helper()
+			if err := d.Write(ctx, func(tx *db.Tx) error {
+				if _, err := tx.Exec(`INSERT INTO vc_test (id, v) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET v = excluded.v`, id, v); err != nil {
+					return err
+				}
+				_, err := tx.Exec(`INSERT INTO cache_versions (name, version) VALUES ('vc_test', 1)
+					ON CONFLICT (name) DO UPDATE SET version = cache_versions.version + 1`)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := db.NewVersionedCache[int64, string]("vc_test", 2)
+		loads := 0
+		read := func(id int64) func(tx *db.Tx) (string, error) {
+			return func(tx *db.Tx) (string, error) {
+				loads++
+				var v string
+				err := tx.QueryRow(`SELECT v FROM vc_test WHERE id = ?`, id).Scan(&v)
+				return v, err
+			}
+		}
+		want := func(id int64, load func(*db.Tx) (string, error), v string, n int) {
+			t.Helper()
+			got, err := c.Get(ctx, d, id, load)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != v || loads != n {
+				t.Fatalf("got %q after %d loads, want %q after %d", got, loads, v, n)
+			}
+		}
+		set(1, "one")
+		want(1, read(1), "one", 1)
+		want(1, read(1), "one", 1)
+		set(1, "two")
+		// A change committed while the value is read: the next Get reads again.
+		want(1, func(tx *db.Tx) (string, error) {
+			v, err := read(1)(tx)
+			set(1, "three")
+			return v, err
+		}, "two", 2)
+		want(1, read(1), "three", 3)
+		want(1, read(1), "three", 3)
+
+		// Two reads racing: the older finishes last and must not replace the newer.
+		set(1, "four")
+		started, finish, done := make(chan struct{}), make(chan struct{}), make(chan error)
+		go func() {
+			_, err := c.Get(ctx, d, 1, func(tx *db.Tx) (string, error) {
+				var v string
+				err := tx.QueryRow(`SELECT v FROM vc_test WHERE id = 1`).Scan(&v)
+				close(started)
+				<-finish
+				return v, err
+			})
+			done <- err
+		}()
+		<-started
+		set(1, "five")
+		want(1, read(1), "five", 4)
+		close(finish)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		want(1, read(1), "five", 4)
+
+		c.Invalidate()
+		want(1, read(1), "five", 5)
+		// At most two values: a third starts again.
+		set(2, "deux")
+		set(3, "trois")
+		want(1, read(1), "five", 6)
+		want(2, read(2), "deux", 7)
+		want(1, read(1), "five", 7)
+		want(3, read(3), "trois", 8)
+		want(1, read(1), "five", 9)
+	})
+}

@@ -54,16 +54,18 @@ func (s *SessionStore) FindCtx(ctx context.Context, token string) (b []byte, fou
 	return b, found, err
 }
 
-// sessionVersionsSQL selects a session (if any: the left join gives one row
-// either way) with the versions of requestCaches, in one statement. The
-// names are constants of this package, never input.
+// sessionVersionsSQL + table + sessionVersionsOn selects a session (if any:
+// the left join gives one row either way) with the versions of requestCaches,
+// in one statement. The names are constants of this package, never input.
+const sessionVersionsOn = ` s ON s.token_hash = ? AND s.expiry > ?`
+
 var sessionVersionsSQL = func() string {
 	var b strings.Builder
 	b.WriteString(`SELECT s.data, s.token_hash IS NOT NULL`)
 	for _, name := range requestCaches {
 		fmt.Fprintf(&b, `, coalesce((SELECT version FROM cache_versions WHERE name = '%s'), 0)`, name)
 	}
-	b.WriteString(` FROM (SELECT 1 AS one) AS one LEFT JOIN %s s ON s.token_hash = ? AND s.expiry > ?`)
+	b.WriteString(` FROM (SELECT 1 AS one) AS one LEFT JOIN `)
 	return b.String()
 }()
 
@@ -74,7 +76,7 @@ func (s *SessionStore) findWithVersions(ctx context.Context, token string) (b []
 		dest = append(dest, &versions[i])
 	}
 	err = s.DB.ReadOne(ctx, func(tx *Tx) error {
-		return tx.QueryRow(fmt.Sprintf(sessionVersionsSQL, s.Table), SessionTokenHash(token), FormatTime(time.Now())).Scan(dest...)
+		return tx.QueryRow(sessionVersionsSQL+s.Table+sessionVersionsOn, SessionTokenHash(token), FormatTime(time.Now())).Scan(dest...)
 	})
 	if err != nil {
 		return nil, false, err

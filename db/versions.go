@@ -117,3 +117,75 @@ func (tx *Tx) CacheVersion(name string) (int64, error) {
 	}
 	return v, nil
 }
+
+// VersionedCache keeps values read from the database, by key, under one cache
+// version (name): they are used while the version stays where it was when
+// they were read, and read again once it moves. The staff accounts and the
+// preferences are kept in one each.
+//
+// Get reads a missing or outdated value in a read transaction together with
+// the version, the version first: in one snapshot the two belong together, so
+// a change committed by another process between them cannot leave an old value
+// cached under the new version (where no later version check would find it).
+// Of two reads racing, the newer version's value stays.
+type VersionedCache[K comparable, V any] struct {
+	name string
+	max  int
+
+	mu      sync.Mutex
+	version int64
+	values  map[K]V // nil: nothing cached
+}
+
+// NewVersionedCache returns an empty cache of values under the version name,
+// holding at most max of them (past it, it starts again).
+func NewVersionedCache[K comparable, V any](name string, max int) *VersionedCache[K, V] {
+	return &VersionedCache[K, V]{name: name, max: max}
+}
+
+// Get returns the value for key: from memory when it was read at the current
+// version (db.CacheVersion: one version read a request), else from load, which
+// reads it in the transaction it is given.
+func (c *VersionedCache[K, V]) Get(ctx context.Context, d *DB, key K, load func(*Tx) (V, error)) (V, error) {
+	var zero V
+	v, err := d.CacheVersion(ctx, c.name)
+	if err != nil {
+		return zero, err
+	}
+	c.mu.Lock()
+	if val, ok := c.values[key]; ok && c.version == v {
+		c.mu.Unlock()
+		return val, nil
+	}
+	c.mu.Unlock()
+	var val V
+	err = d.Read(ctx, func(tx *Tx) error {
+		var err error
+		if v, err = tx.CacheVersion(c.name); err != nil {
+			return err
+		}
+		val, err = load(tx)
+		return err
+	})
+	if err != nil {
+		return zero, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.values != nil && v < c.version:
+		// A read that raced a newer one: the newer values stay.
+	case c.values == nil || v > c.version || len(c.values) >= c.max:
+		c.version, c.values = v, map[K]V{key: val}
+	default:
+		c.values[key] = val
+	}
+	return val, nil
+}
+
+// Invalidate drops every cached value: the next Get of each reads it again.
+func (c *VersionedCache[K, V]) Invalidate() {
+	c.mu.Lock()
+	c.values = nil
+	c.mu.Unlock()
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
@@ -106,56 +105,29 @@ func SetPreference(tx *db.Tx, name, value string) error {
 // moved, so an administrator's change on one server is in the next request on
 // every server. Disabled (CGI mode), every Get reads the database.
 type PreferenceCache struct {
-	enabled bool
-	mu      sync.RWMutex
-	cached  *Preferences
-	// version is the database's preferences version cached was read at.
-	version int64
+	cache *db.VersionedCache[struct{}, Preferences] // nil: disabled
 }
 
 // NewPreferenceCache returns a cache; enabled false makes it read through.
 func NewPreferenceCache(enabled bool) *PreferenceCache {
-	return &PreferenceCache{enabled: enabled}
+	if !enabled {
+		return &PreferenceCache{}
+	}
+	return &PreferenceCache{cache: db.NewVersionedCache[struct{}, Preferences](db.CachePreferences, 1)}
 }
 
 // Get returns the preferences, from memory when they are current.
 func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error) {
-	if c.enabled {
-		v, err := d.CacheVersion(ctx, db.CachePreferences)
-		if err != nil {
-			return Preferences{}, err
-		}
-		c.mu.RLock()
-		p, have := c.cached, c.version
-		c.mu.RUnlock()
-		if p != nil && have == v {
-			return *p, nil
-		}
+	if c.cache != nil {
+		return c.cache.Get(ctx, d, struct{}{}, LoadPreferences)
 	}
 	var p Preferences
-	var v int64
 	err := d.Read(ctx, func(tx *db.Tx) error {
 		var err error
-		if c.enabled {
-			if v, err = tx.CacheVersion(db.CachePreferences); err != nil {
-				return err
-			}
-		}
 		p, err = LoadPreferences(tx)
 		return err
 	})
-	if err != nil {
-		return Preferences{}, err
-	}
-	if c.enabled {
-		c.mu.Lock()
-		// Of two reads racing, the newer version stays.
-		if c.cached == nil || v >= c.version {
-			c.cached, c.version = &p, v
-		}
-		c.mu.Unlock()
-	}
-	return p, nil
+	return p, err
 }
 
 // Invalidate drops the cached preferences; the next Get reads them again. A
@@ -163,7 +135,7 @@ func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error
 // server that made one calls it all the same, so that it never depends on the
 // trigger alone.
 func (c *PreferenceCache) Invalidate() {
-	c.mu.Lock()
-	c.cached = nil
-	c.mu.Unlock()
+	if c.cache != nil {
+		c.cache.Invalidate()
+	}
 }

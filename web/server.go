@@ -75,7 +75,7 @@ type Server struct {
 
 	cfg        Config
 	prefs      *library.PreferenceCache
-	staffCache staff.Cache
+	staffCache *staff.Cache
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -117,13 +117,14 @@ func New(cfg Config) *Server {
 		prefs = library.NewPreferenceCache(cfg.CachePreferences)
 	}
 	return &Server{
-		DB:       cfg.DB,
-		Logger:   cfg.Logger,
-		Staff:    staff.NewService(cfg.DB),
-		Circ:     circulation.NewService(cfg.DB, prefs),
-		Sessions: sm,
-		cfg:      cfg,
-		prefs:    prefs,
+		DB:         cfg.DB,
+		Logger:     cfg.Logger,
+		Staff:      staff.NewService(cfg.DB),
+		Circ:       circulation.NewService(cfg.DB, prefs),
+		Sessions:   sm,
+		cfg:        cfg,
+		staffCache: staff.NewCache(),
+		prefs:      prefs,
 	}
 }
 
