@@ -10,11 +10,19 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
 )
 
 func openCounter(t *testing.T, opt db.Options) *db.DB {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), opt)
+	return openCounterAt(t, filepath.Join(t.TempDir(), "stacks.db"), opt)
+}
+
+// openCounterAt is openCounter on the database at url (a SQLite file or a
+// PostgreSQL database).
+func openCounterAt(t *testing.T, url string, opt db.Options) *db.DB {
+	t.Helper()
+	d, err := db.Open(url, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +48,14 @@ func count(t *testing.T, d *db.DB, who string) int {
 
 // TestGroupCommit: many concurrent writers all get their work committed, fewer
 // commits than transactions happen, and a failing or panicking writer in a batch
-// undoes only its own work.
+// undoes only its own work. On both engines.
 func TestGroupCommit(t *testing.T) {
-	d := openCounter(t, db.Options{})
+	for _, e := range pgtest.Engines() {
+		t.Run(e.String(), func(t *testing.T) { testGroupCommit(t, openCounterAt(t, target(t, e), db.Options{})) })
+	}
+}
+
+func testGroupCommit(t *testing.T, d *db.DB) {
 	ctx := context.Background()
 	const workers, each = 16, 25
 	var wg sync.WaitGroup
@@ -229,6 +242,86 @@ func BenchmarkDurableWrites(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+		})
+	}
+}
+
+// TestGroupCommitFirstWriteFails: a batch's first write runs without a
+// savepoint (db.groupWriter.run); when it fails, its work is undone by
+// starting the transaction again, and the writes after it in the batch,
+// failing or not, keep or lose only their own work. Both engines.
+func TestGroupCommitFirstWriteFails(t *testing.T) {
+	for _, e := range pgtest.Engines() {
+		t.Run(e.String(), func(t *testing.T) {
+			d := openCounterAt(t, target(t, e), db.Options{})
+			ctx := context.Background()
+			insert := func(who string, fail bool) func(*db.Tx) error {
+				return func(tx *db.Tx) error {
+					if _, err := tx.Exec(`INSERT INTO rows (who, n) VALUES (?, 1)`, who); err != nil {
+						return err
+					}
+					if fail {
+						// A failed statement, as a refused write may leave
+						// (on PostgreSQL it aborts the transaction).
+						tx.Exec(`INSERT INTO no_such_table VALUES (1)`)
+						return errors.New("refused on purpose")
+					}
+					return nil
+				}
+			}
+			// Hold the writer with one write while the batch queues behind it,
+			// in this order: two failing writes first, then the rest.
+			hold, held := make(chan struct{}), make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := d.Write(ctx, func(tx *db.Tx) error {
+					close(held)
+					<-hold
+					return insert("holder", false)(tx)
+				}); err != nil {
+					t.Error(err)
+				}
+			}()
+			<-held
+			jobs := []struct {
+				who  string
+				fail bool
+			}{{"fail-1", true}, {"fail-2", true}, {"ok-1", false}, {"fail-3", true}, {"ok-2", false}}
+			for _, j := range jobs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					err := d.Write(ctx, insert(j.who, j.fail))
+					if j.fail != (err != nil) {
+						t.Errorf("%s: Write returned %v", j.who, err)
+					}
+				}()
+				time.Sleep(50 * time.Millisecond) // queued in this order
+			}
+			_, before := d.CommitStats()
+			close(hold)
+			wg.Wait()
+			for _, j := range jobs {
+				want := 1
+				if j.fail {
+					want = 0
+				}
+				if got := count(t, d, j.who); got != want {
+					t.Errorf("%s: %d rows, want %d", j.who, got, want)
+				}
+			}
+			if _, after := d.CommitStats(); after-before != 2 {
+				t.Logf("the holder and the five writes took %d commits (two expected: the five in one batch; the machine may be slow)", after-before)
+			}
+			// A batch whose every write fails commits nothing and answers each.
+			if err := d.Write(ctx, insert("fail-4", true)); err == nil || count(t, d, "fail-4") != 0 {
+				t.Errorf("a lone failing write: %v, %d rows", err, count(t, d, "fail-4"))
+			}
+			if err := d.Write(ctx, insert("ok-3", false)); err != nil || count(t, d, "ok-3") != 1 {
+				t.Errorf("a write after it: %v, %d rows", err, count(t, d, "ok-3"))
+			}
 		})
 	}
 }
