@@ -317,8 +317,9 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	// On PostgreSQL one statement counts and ranks (searchSQL.countBest).
 	var n int
 	var best []int64
+	passed := -1 // the matches that pass the filters, if countBest counted them
 	if sq.countBest != "" {
-		n, best, err = countBest(tx, sq, match)
+		n, best, passed, err = countBest(tx, sq, match, q)
 	} else {
 		err = tx.QueryRow(sq.count, match, ListLimit+1).Scan(&n)
 	}
@@ -390,7 +391,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 			// Filtered in relevance order: the best that pass, in their
 			// order, begin the whole order. A page among them, or all of
 			// them when the best are every match, needs no more.
-			passing, count, err := filteredBest(tx, sq, match, floor, best, len(best) >= n, q)
+			passing, count, err := filteredBest(tx, sq, match, floor, best, len(best) >= n, passed, q)
 			if err != nil {
 				return res, fmt.Errorf("search: %w", err)
 			}
@@ -427,38 +428,56 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 
 // countBest runs sq.countBest: how many records match (up to ListLimit + 1)
 // and, unless more than ListLimit do, the best FacetDepth of the newest
-// RankLimit in rank order (nil past ListLimit, for sq.bestOfNewest).
-func countBest(tx *db.Tx, sq *searchSQL, match string) (int, []int64, error) {
-	rows, err := tx.Query(sq.countBest, match, ListLimit+1, RankLimit, FacetDepth)
+// RankLimit in rank order (nil past ListLimit, for sq.bestOfNewest). Filtered
+// in relevance order, it also counts the matches that pass the filters in the
+// same read of the matches (what filteredBest would count again), unless more
+// than ListLimit match; -1 when it did not.
+func countBest(tx *db.Tx, sq *searchSQL, match string, q SearchQuery) (int, []int64, int, error) {
+	query, args := sq.countBest, []any{match, ListLimit + 1, RankLimit, FacetDepth}
+	param := func(v any) string {
+		args = append(args, v)
+		return sq.param(len(args))
+	}
+	if conds := itemFilter(q, param); conds != "" && q.Sort == "relevance" {
+		query += `
+		UNION ALL
+		SELECT -2, count(*) FROM m WHERE (SELECT n FROM c) < $2 AND EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND ` + conds + `)`
+	} else {
+		args = args[:4]
+	}
+	rows, err := tx.Query(query, args...)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, -1, err
 	}
 	defer rows.Close()
-	n := 0
+	n, passed := 0, -1
 	var ranked [][2]int64
 	for rows.Next() {
 		var id, v int64
 		if err := rows.Scan(&id, &v); err != nil {
-			return 0, nil, err
+			return 0, nil, -1, err
 		}
-		if id < 0 {
+		switch {
+		case id == -1:
 			n = int(v)
-		} else {
+		case id == -2:
+			passed = int(v)
+		default:
 			ranked = append(ranked, [2]int64{v, id})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return 0, nil, err
+		return 0, nil, -1, err
 	}
 	if n == 0 || n > ListLimit {
-		return n, nil, nil
+		return n, nil, -1, nil
 	}
 	slices.SortFunc(ranked, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	best := make([]int64, len(ranked))
 	for i, r := range ranked {
 		best[i] = r[1]
 	}
-	return n, best, nil
+	return n, best, passed, nil
 }
 
 // readHits reads the page's records with their availability: by branch too
@@ -563,14 +582,16 @@ func itemFilter(q SearchQuery, param func(any) string) string {
 // relevance order) that pass, in their order, in one statement; all says best
 // holds every match, which the count then need not read again. The relevance
 // order of the matches that pass starts with them: a page among them needs
-// nothing more, and if best holds every match they are all there is.
-func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []int64, all bool, q SearchQuery) ([]int64, int, error) {
+// nothing more, and if best holds every match they are all there is. passed,
+// unless -1, is the count already (countBest's).
+func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []int64, all bool, passed int, q SearchQuery) ([]int64, int, error) {
 	// When best holds every match, those of best that pass are the count,
 	// and the statement reads best only (and has no match parameters, which
-	// PostgreSQL must be able to type). sq.newest's second parameter is
-	// unused.
+	// PostgreSQL must be able to type); so it does when the count is known.
+	// sq.newest's second parameter is unused.
+	counted := all || passed >= 0
 	args := []any{match, 0, floor}
-	if all {
+	if counted {
 		args = nil
 	}
 	param := func(v any) string {
@@ -582,7 +603,7 @@ func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []in
 	count := `SELECT 0, count(*) FROM (` + sq.newest + `) m WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND ` + conds + `)
 		UNION ALL
 		`
-	if all {
+	if counted {
 		count = ""
 	}
 	rows, err := tx.Query(count+`SELECT DISTINCT 1, i.record_id FROM items i WHERE i.record_id IN (`+in+`) AND `+conds, args...)
@@ -612,8 +633,11 @@ func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []in
 			passing = append(passing, id)
 		}
 	}
-	if all {
+	switch {
+	case all:
 		total = len(passing)
+	case passed >= 0:
+		total = passed
 	}
 	return passing, total, nil
 }
