@@ -1,8 +1,10 @@
 package catalog_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stacks-ils/stacks/catalog"
@@ -58,34 +60,65 @@ func testSearchByBranch(t *testing.T, e db.Engine) {
 
 	t.Run("PastListLimit", func(t *testing.T) {
 		n := catalog.ListLimit + 500
+		var ids []int64
 		err := d.Write(ctx, func(tx *db.Tx) error {
 			var first int64
 			if err := tx.QueryRow(`SELECT max(id) + 1 FROM records`).Scan(&first); err != nil {
 				return err
 			}
-			st, err := tx.Prepare(`INSERT INTO records (id, title, author, subjects, created_at, updated_at)
-				VALUES (?, ?, 'Anon', 'Burrows', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+			st, err := tx.Prepare(`INSERT INTO records (id, title, author, subjects, year, created_at, updated_at)
+				VALUES (?, ?, 'Anon', 'Burrows', ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
 			if err != nil {
 				return err
 			}
 			for i := range n {
-				if _, err := st.Exec(first+int64(i), fmt.Sprintf("Wombat %d", i)); err != nil {
+				// The oldest record is the newest book, and the first
+				// title: outside the newest ListLimit matches.
+				var year any
+				if i == 0 {
+					year = 2099
+				}
+				if _, err := st.Exec(first+int64(i), fmt.Sprintf("Wombat %d", i), year); err != nil {
 					return err
 				}
+				ids = append(ids, first+int64(i))
 			}
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, stmts := search(catalog.SearchQuery{Text: "wombat", Sort: "title", NoBarcode: true, ByBranch: true})
-		if !res.Limited || res.Total != catalog.ListLimit || !res.TotalOver || len(res.Hits) != 20 {
-			t.Errorf("sorted past ListLimit: limited %v, total %d (over %v), %d hits", res.Limited, res.Total, res.TotalOver, len(res.Hits))
+		// Sorted without a filter, the order is of all the matches (the
+		// order's index is walked), not of the newest ListLimit.
+		byTitle := slices.Clone(ids)
+		slices.SortFunc(byTitle, func(a, b int64) int {
+			return cmp.Or(cmp.Compare(fmt.Sprint(a-ids[0]), fmt.Sprint(b-ids[0])), cmp.Compare(a, b))
+		})
+		byYear := append([]int64{ids[0]}, ids[1:]...)
+		slices.Reverse(byYear[1:])
+		for _, c := range []struct {
+			sort string
+			want []int64
+		}{{"title", byTitle}, {"year", byYear}} {
+			for _, page := range []int{1, 2, 400} {
+				res, stmts := search(catalog.SearchQuery{Text: "wombat", Sort: c.sort, Page: page, NoBarcode: true, ByBranch: true})
+				if res.Limited || res.Total != catalog.ListLimit || !res.TotalOver || len(res.Hits) != 20 {
+					t.Errorf("by %s past ListLimit, page %d: limited %v, total %d (over %v), %d hits; want not limited, %d, over, 20",
+						c.sort, page, res.Limited, res.Total, res.TotalOver, len(res.Hits), catalog.ListLimit)
+				}
+				var got []int64
+				for _, h := range res.Hits {
+					got = append(got, h.RecordID)
+				}
+				if want := c.want[(page-1)*20 : page*20]; !slices.Equal(got, want) {
+					t.Errorf("by %s past ListLimit, page %d: %v, want %v", c.sort, page, got, want)
+				}
+				if stmts > 6 {
+					t.Errorf("by %s, page %d: %d statements, want at most 6", c.sort, page, stmts)
+				}
+			}
 		}
-		if stmts > 6 {
-			t.Errorf("%d statements, want at most 6", stmts)
-		}
-		res, stmts = search(catalog.SearchQuery{Text: "wombat", Page: 300, NoBarcode: true, ByBranch: true})
+		res, stmts := search(catalog.SearchQuery{Text: "wombat", Page: 300, NoBarcode: true, ByBranch: true})
 		// The count stops past ListLimit: "more than ListLimit" (TotalOver).
 		if !res.RankedOnly || res.Total != catalog.ListLimit || !res.TotalOver || len(res.Hits) != 20 || stmts > 6 {
 			t.Errorf("page 300 by relevance: ranked only %v, total %d (over %v), %d hits, %d statements; want %d, over",

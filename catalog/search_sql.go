@@ -16,7 +16,13 @@ type searchSQL struct {
 	match func([]searchTerm) string
 	// count: how many records match 1, counting up to 2 at most.
 	count string
-	// best: the FacetDepth (2) best matches of 1, best first.
+	// countBest, if set, replaces count, and best when it has its answer:
+	// rows of (-1, how many records match 1, up to 2), and, if that is
+	// under 2, of (id, place) for the FacetDepth (4) best of the newest
+	// RankLimit (3) matches, 1 the best.
+	countBest string
+	// best: the FacetDepth (2) best matches of 1, best first (SQLite:
+	// PostgreSQL's countBest answers it).
 	best string
 	// bestOfNewest: the FacetDepth (3) best of the newest RankLimit (2)
 	// matches of 1, best first.
@@ -36,6 +42,12 @@ type searchSQL struct {
 	newest string
 	// titleOrder orders records r by title, ignoring case.
 	titleOrder string
+	// walk lists one page (2 records from offset 3) of all the matches of 1
+	// by "title" (titleOrder) or "year" (newest first), walking the order's
+	// index (migration 0021) and keeping the matches: for a broad match,
+	// which the walk meets every few records, so that a page costs about
+	// reading the matches once, not joining them to records and sorting.
+	walk map[string]string
 	// param is the nth numbered parameter.
 	param func(n int) string
 	// idList writes ids as what IN (...) takes, with its arguments, for the
@@ -69,8 +81,19 @@ var sqliteSearch = searchSQL{
 	relevancePage: `SELECT id FROM (` + relevanceOrder + `) ORDER BY part, score, id LIMIT ?4 OFFSET ?5`,
 	newest:        `SELECT rowid AS id FROM records_fts WHERE records_fts MATCH ?1 AND rowid >= ?3`,
 	titleOrder:    "r.title COLLATE NOCASE, r.id",
-	param:         func(n int) string { return "?" + strconv.Itoa(n) },
-	idList:        idArgs,
+	// INDEXED BY: SQLite would otherwise join each match to records by its
+	// id and sort them all. The matches are read once into a set (the IN
+	// list), which each record of the walk is looked up in; a look-up of one
+	// record in records_fts (MATCH and rowid =) reads the word's whole list
+	// again, about 3 ms for "fiction".
+	walk: map[string]string{
+		"title": `SELECT r.id FROM records r INDEXED BY records_title WHERE r.id IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?1)
+			ORDER BY r.title COLLATE NOCASE, r.id LIMIT ?2 OFFSET ?3`,
+		"year": `SELECT r.id FROM records r INDEXED BY records_year WHERE r.id IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?1)
+			ORDER BY coalesce(r.year, 0) DESC, r.id DESC LIMIT ?2 OFFSET ?3`,
+	},
+	param:  func(n int) string { return "?" + strconv.Itoa(n) },
+	idList: idArgs,
 	idParams: func(ids []int64, param func(any) string) string {
 		if len(ids) == 0 {
 			return "NULL"
@@ -113,10 +136,19 @@ var postgresSearch = searchSQL{
 	// that the index scan reads its words from once at its start.
 	// The count stops at its limit: for a word in half the catalogue it reads
 	// the rows up to the limit's match, not every page holding a match.
-	count: `SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE words @@ (SELECT records_fts_query($1) FROM (` + postgresPlanning + `) s)
-		LIMIT $2) c`,
-	best: `SELECT id FROM records_fts, to_tsquery('stacks_english', $1) q WHERE words @@ records_fts_query($1)
-		ORDER BY ` + tsRank + ` DESC, id LIMIT $2`,
+	// Every match of a search is a read of its row (the index cannot say
+	// which rows match without them), so the rows read for the count, with
+	// their vectors, are ranked too, unless more than ListLimit match; then
+	// bestOfNewest reads the newest.
+	countBest: `WITH m AS MATERIALIZED (SELECT id, doc FROM records_fts WHERE words @@ (SELECT records_fts_query($1) FROM (` + postgresPlanning + `) s)
+			LIMIT $2),
+		c AS MATERIALIZED (SELECT count(*) AS n FROM m)
+		SELECT -1::bigint, n FROM c
+		UNION ALL
+		SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM (
+			SELECT b.id, ` + tsRankOf("b.doc") + ` AS score
+			FROM (SELECT id, doc FROM m WHERE (SELECT n FROM c) < $2 ORDER BY id DESC LIMIT $3) b, to_tsquery('stacks_english', $1) q
+			ORDER BY score DESC, b.id LIMIT $4) t`,
 	// The newest matches come from the primary key read backwards, each row
 	// checked and the scan stopped at the RankLimit-th, with their vectors:
 	// a match in two has to read about 2 RankLimit rows, fewer than all the
@@ -134,7 +166,15 @@ var postgresSearch = searchSQL{
 	// PostgreSQL must know every parameter's type, $2 too.
 	newest:     `SELECT id FROM records_fts WHERE words @@ records_fts_query($1) AND id >= $3 AND $2::bigint IS NOT NULL`,
 	titleOrder: `lower(r.title) COLLATE "C", r.id`,
-	param:      func(n int) string { return "$" + strconv.Itoa(n) },
+	// The planner walks the index (records_title, records_year) and looks
+	// each record up in records_fts by its id, which stops at the page's end.
+	walk: map[string]string{
+		"title": `SELECT r.id FROM records r WHERE r.id IN (SELECT id FROM records_fts WHERE words @@ records_fts_query($1))
+			ORDER BY lower(r.title) COLLATE "C", r.id LIMIT $2 OFFSET $3`,
+		"year": `SELECT r.id FROM records r WHERE r.id IN (SELECT id FROM records_fts WHERE words @@ records_fts_query($1))
+			ORDER BY coalesce(r.year, 0) DESC, r.id DESC LIMIT $2 OFFSET $3`,
+	},
+	param: func(n int) string { return "$" + strconv.Itoa(n) },
 	// One array, not FacetDepth parameters: the statements after count are
 	// planned for each search (postgresPlanning), and planning a list of 500
 	// values cost as much as running the facets' statement.

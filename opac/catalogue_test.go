@@ -178,6 +178,44 @@ func TestStatementBudget(t *testing.T) {
 	t.Logf("POST /signin: %d statements", n)
 }
 
+// TestSearchPartlyRanked: past catalog.RankLimit matches the patrons' catalogue
+// says that the best of the newest come first, and that the facets count
+// among the best; a smaller result set says neither.
+func TestSearchPartlyRanked(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
+			VALUES ('Quoll days', 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		if err != nil {
+			return err
+		}
+		for range catalog.RankLimit + 1 {
+			if _, err := st.Exec(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranked := "the best of the newest " + strconv.Itoa(catalog.RankLimit) + " come first"
+	partial := "Counts among the " + strconv.Itoa(catalog.FacetDepth) + " best matches"
+	r := e.get(t, c, "/search?q=quoll")
+	if body := text(r.Body); r.Status != http.StatusOK || !strings.Contains(body, ranked) || !strings.Contains(body, partial) {
+		t.Errorf("quoll (%d records): %d, want %q and %q:\n%s", catalog.RankLimit+1, r.Status, ranked, partial, body)
+	}
+	r = e.get(t, c, "/search?q=quoll&sort=year")
+	if body := text(r.Body); r.Status != http.StatusOK || strings.Contains(body, ranked) {
+		t.Errorf("quoll by year: %d, says %q", r.Status, ranked)
+	}
+	r = e.get(t, c, "/search?q=left+hand+of+darkness")
+	if body := text(r.Body); r.Status != http.StatusOK || strings.Contains(body, ranked) || strings.Contains(body, partial) {
+		t.Errorf("a small result set: %d, says %q or %q", r.Status, ranked, partial)
+	}
+}
+
 // TestSearchTotalOver: past catalog.ListLimit matches the patrons' catalogue
 // says "More than 10000 results" (the search stops counting there).
 func TestSearchTotalOver(t *testing.T) {
