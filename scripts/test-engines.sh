@@ -21,7 +21,8 @@
 # its lane ends, after the other lane's, so that the two do not interleave.
 #
 # Every pass runs even when another fails, and the script fails if any did.
-# Arguments go to every go test command (-race, -count=1, -timeout).
+# Arguments go to every go test command (the Makefile's RACE: -race and its
+# -gcflags; -count=1, -timeout).
 set -euo pipefail
 
 GO=${GO:-go}
