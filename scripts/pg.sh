@@ -24,7 +24,9 @@
 # when acknowledged), for measurements that compare with SQLite's durable
 # default (stacks load --suite starts its cluster so). max_connections is 400
 # either way: enough for the load suite's pool sweep, two servers with 64 write
-# and 64 read connections each (256), beside the tests' own.
+# and 64 read connections each (256), beside the tests' own. shared_buffers is
+# 64 MB, enough for the tests' small databases; PG_SHARED_BUFFERS sets another
+# size (for measurements: docs/deploy.md advises one that holds the catalogue).
 set -euo pipefail
 
 log() { printf 'pg.sh: %s\n' "$*" >&2; }
@@ -99,7 +101,7 @@ start() {
 	local durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	[[ ${PG_DURABLE:-} != 1 ]] || durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
 	as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t "$START_WAIT" \
-		-o "-c listen_addresses='' -c unix_socket_directories='$dir' -c port=5432 $durability -c max_connections=400 -c shared_buffers=64MB" \
+		-o "-c listen_addresses='' -c unix_socket_directories='$dir' -c port=5432 $durability -c max_connections=400 -c shared_buffers=${PG_SHARED_BUFFERS:-64MB}" \
 		start >/dev/null || {
 		log "the server did not start within ${START_WAIT}s; its log:"
 		cat "$dir/server.log" >&2 || true

@@ -7,7 +7,10 @@
 # WARM (default 40s) unmeasured, then measured for DURATION (default 60s).
 # WARM=0 measures the servers' first minute. RUNS (default 1) measured runs one
 # after another on the same servers, each printed in full. Everything listens
-# on 127.0.0.1 and stops by itself; the cluster is deleted at the end.
+# on 127.0.0.1 and stops by itself; the cluster is deleted at the end (PGLOG=FILE
+# keeps its server log, which says when each checkpoint ran, in FILE). PGSET
+# lists server settings to change first, for experiments: PGSET="checkpoint_timeout=1min
+# wal_compression=on".
 #
 #   go build -o bin/stacks ./cmd/stacks && bash scripts/two-server-desk.sh bin/stacks
 #
@@ -29,11 +32,17 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	[[ -z ${PGLOG:-} ]] || cp "$pgdir/server.log" "$PGLOG" || true
 	bash "$here/pg.sh" stop "$pgdir" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
 url=$STACKS_TEST_POSTGRES
+psql=$(ls /usr/lib/postgresql/*/bin/psql | tail -1)
+for set in ${PGSET:-}; do
+	"$psql" -qAt "$url" -c "ALTER SYSTEM SET ${set%%=*} = '${set#*=}'"
+done
+[[ -z ${PGSET:-} ]] || "$psql" -qAt "$url" -c "SELECT pg_reload_conf()" -c "SHOW checkpoint_timeout" -c "SHOW wal_compression"
 "$bin" demo --db "$url" --titles 5000 --patrons 3000 >/dev/null
 targets=
 for port in "${ports[@]}"; do
@@ -48,7 +57,7 @@ for port in "${ports[@]}"; do
 	done
 done
 for run in $(seq "$runs"); do
-	echo "== run $run: 560 users on $targets, warm-up $warm, measured $duration, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "== run $run, $(date -u +%T) UTC: 560 users on $targets, warm-up $warm, measured $duration, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	args=(load --target "$targets" --db "$url" --users 560 --items 3 --think 3s --duration "$duration")
 	[[ $warm == 0 ]] || args+=(--warmup "$warm")
 	"$bin" "${args[@]}"
