@@ -1,7 +1,6 @@
 package opac_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/catalog"
-	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/opac"
 )
 
@@ -184,22 +183,7 @@ func TestStatementBudget(t *testing.T) {
 func TestSearchPartlyRanked(t *testing.T) {
 	e := newEnv(t)
 	c := e.client()
-	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
-		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
-			VALUES ('Quoll days', 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
-		if err != nil {
-			return err
-		}
-		for range catalog.RankLimit + 1 {
-			if _, err := st.Exec(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	demotest.AddRecords(t, e.DB, catalog.RankLimit+1, func(int) string { return "Quoll days" })
 	ranked := "the best of the newest " + strconv.Itoa(catalog.RankLimit) + " come first"
 	partial := "Counts among the " + strconv.Itoa(catalog.FacetDepth) + " best matches"
 	r := e.get(t, c, "/search?q=quoll")
@@ -221,22 +205,7 @@ func TestSearchPartlyRanked(t *testing.T) {
 func TestSearchTotalOver(t *testing.T) {
 	e := newEnv(t)
 	c := e.client()
-	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
-		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
-			VALUES ('Bilby days', 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
-		if err != nil {
-			return err
-		}
-		for range catalog.ListLimit + 1 {
-			if _, err := st.Exec(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	demotest.AddRecords(t, e.DB, catalog.ListLimit+1, func(int) string { return "Bilby days" })
 	// What the page says is the point here, not how fast: a server of the
 	// same database whose search may take its time (a loaded machine running
 	// the race detector took over the default 2 s for these 10,001 matches).

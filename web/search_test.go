@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -78,22 +78,7 @@ func TestSearchResultCount(t *testing.T) {
 func TestSearchPartlyRanked(t *testing.T) {
 	e := newDemoEnv(t)
 	c := e.deskClient(t)
-	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
-		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
-			VALUES ('Wombat days', 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
-		if err != nil {
-			return err
-		}
-		for range catalog.RankLimit + 1 {
-			if _, err := st.Exec(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	demotest.AddRecords(t, e.DB, catalog.RankLimit+1, func(int) string { return "Wombat days" })
 	notice := "records match these words: relevance ranks the newest"
 	r := e.get(t, c, "/search?q=wombat")
 	if r.Status != 200 || !strings.Contains(r.Body, notice) || !strings.Contains(r.Body, fmt.Sprintf("%d results", catalog.RankLimit+1)) {
@@ -114,26 +99,12 @@ func TestSearchTotalOver(t *testing.T) {
 	// machine these 10,001 matches took over the default 2 s, as in opac).
 	e := newSearchEnv(t, 50, db.Options{}, web.Config{SearchTimeout: time.Minute})
 	c := e.deskClient(t)
-	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
-		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
-			VALUES (?, 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
-		if err != nil {
-			return err
+	demotest.AddRecords(t, e.DB, catalog.ListLimit+1, func(i int) string {
+		if i == 0 {
+			return "Bilby nights"
 		}
-		for i := range catalog.ListLimit + 1 {
-			title := "Bilby days"
-			if i == 0 {
-				title = "Bilby nights"
-			}
-			if _, err := st.Exec(title); err != nil {
-				return err
-			}
-		}
-		return nil
+		return "Bilby days"
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	over := fmt.Sprintf("More than %d results", catalog.ListLimit)
 	r := e.get(t, c, "/search?q=bilby")
 	if r.Status != 200 || !strings.Contains(r.Body, over) {

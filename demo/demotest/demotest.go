@@ -49,3 +49,27 @@ func build(opt demo.Options, now time.Time) func(*db.DB) error {
 		return err
 	}
 }
+
+// AddRecords adds n catalogue records without copies, by 'Anon', subject
+// Marsupials, in one write; title gives record i's title. Tests of what a
+// search says past its limits (catalog.RankLimit, catalog.ListLimit) make
+// their many matches with it.
+func AddRecords(tb testing.TB, d *db.DB, n int, title func(i int) string) {
+	tb.Helper()
+	err := d.Write(context.Background(), func(tx *db.Tx) error {
+		st, err := tx.Prepare(`INSERT INTO records (title, author, subjects, created_at, updated_at)
+			VALUES (?, 'Anon', 'Marsupials', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if _, err := st.Exec(title(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
