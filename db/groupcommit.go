@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,8 +170,9 @@ func (g *groupWriter) run(batch []*writeJob) {
 			answers[i].err = err
 			continue
 		}
-		sp := fmt.Sprintf("w%d", i)
+		var sp string // the write's savepoint, once the transaction holds work
 		if !clean {
+			sp = "w" + strconv.Itoa(i)
 			if _, err := sqltx.Exec("SAVEPOINT " + sp); err != nil {
 				sqltx.Rollback()
 				fail(fmt.Errorf("savepoint: %w", err))
