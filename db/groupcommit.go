@@ -52,7 +52,10 @@ type writeJob struct {
 type groupWriter struct {
 	db    *DB
 	queue chan *writeJob
-	wg    sync.WaitGroup
+	// flushq carries committed batches to the flusher (PostgreSQL only: nil
+	// on SQLite, whose commit is durable when it returns).
+	flushq chan committedBatch
+	wg     sync.WaitGroup
 	// mu guards closed and the queue's closing: enqueue sends under the read
 	// lock, close closes under the write lock, so a write after (or racing)
 	// Close gets errClosed, never a send on a closed channel.
@@ -64,6 +67,11 @@ type groupWriter struct {
 
 func newGroupWriter(d *DB) *groupWriter {
 	g := &groupWriter{db: d, queue: make(chan *writeJob, 4*maxBatch)}
+	if d.engine == Postgres {
+		g.flushq = make(chan committedBatch, maxFlushing)
+		g.wg.Add(1)
+		go g.flusher()
+	}
 	g.wg.Add(1)
 	go g.loop()
 	return g
@@ -120,6 +128,10 @@ func (g *groupWriter) enqueue(ctx context.Context, job *writeJob) error {
 
 func (g *groupWriter) loop() {
 	defer g.wg.Done()
+	if g.flushq != nil {
+		// The flusher answers what is committed, then ends.
+		defer close(g.flushq)
+	}
 	for job := range g.queue {
 		batch := []*writeJob{job}
 	gather:
@@ -218,20 +230,72 @@ func (g *groupWriter) run(batch []*writeJob) {
 		return
 	}
 	g.commits.Add(1)
-	commitErr := sqltx.Commit()
-	if commitErr == nil && g.db.engine == Postgres {
-		commitErr = g.flushAfterCommit()
+	c := committedBatch{batch: batch, answers: answers, ran: ran}
+	if err := sqltx.Commit(); err != nil || g.flushq == nil {
+		c.answer(err)
+		return
 	}
-	if commitErr != nil {
-		commitErr = fmt.Errorf("commit: %w", commitErr)
-		for i := range batch {
-			if ran[i] {
-				answers[i].err = commitErr
+	// PostgreSQL: answered once the flusher has made the commit durable; the
+	// next batch starts now.
+	g.flushq <- c
+}
+
+// committedBatch is a batch whose transaction committed (on PostgreSQL, not
+// yet durably), with its answers.
+type committedBatch struct {
+	batch   []*writeJob
+	answers []writeResult
+	ran     []bool
+}
+
+// answer tells every job of the batch its result; err, the commit's (or the
+// flush's) error, goes to the writes that had run.
+func (c committedBatch) answer(err error) {
+	if err != nil {
+		err = fmt.Errorf("commit: %w", err)
+		for i := range c.batch {
+			if c.ran[i] {
+				c.answers[i].err = err
 			}
 		}
 	}
-	for i, j := range batch {
-		j.done <- answers[i]
+	for i, j := range c.batch {
+		j.done <- c.answers[i]
+	}
+}
+
+// maxFlushing bounds the batches committed and waiting for their flush; the
+// writer waits for room (the flusher takes every waiting batch at once).
+const maxFlushing = 64
+
+// flusher answers committed batches once their commits are durable: it takes
+// every batch committed so far, makes the WAL durable past the last of them
+// with one flush (flushAfterCommit), and answers them all. While it waits for
+// the flush the writer runs and commits the next batch, instead of waiting
+// with the work that arrived meanwhile; batches committed during one flush
+// share the next.
+func (g *groupWriter) flusher() {
+	defer g.wg.Done()
+	for c := range g.flushq {
+		pending := []committedBatch{c}
+	more:
+		for {
+			select {
+			case c, ok := <-g.flushq:
+				if !ok {
+					break more
+				}
+				pending = append(pending, c)
+			default:
+				break more
+			}
+		}
+		// Every pending batch committed before this flush began, so the
+		// flush's own commit comes after theirs in the WAL.
+		err := g.flushAfterCommit()
+		for _, c := range pending {
+			c.answer(err)
+		}
 	}
 }
 
@@ -240,7 +304,8 @@ func (g *groupWriter) run(batch []*writeJob) {
 // so every batch in the consortium would wait for the previous batch's fsync.
 // Instead a batch commits asynchronously (synchronous_commit off for that
 // transaction: the lock goes at once) and then, outside the lock and before
-// anybody is answered, flushes: a transaction that writes to the WAL (a
+// anybody is answered, flushes (the flusher, while the writer goes on with the
+// next batch): a transaction that writes to the WAL (a
 // transactional logical message, which any role may emit and nothing here
 // decodes) and commits with the session's synchronous_commit (on by default)
 // waits until the WAL up to its commit, which holds the batch's commit, is on
@@ -273,7 +338,8 @@ func (g *groupWriter) begin() (*sql.Tx, error) {
 // the batch's transaction, in one round trip.
 var batchLockStatement = fmt.Sprintf("SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(%d)", writeLockKey)
 
-// flushAfterCommit waits until the batch just committed is durable (above).
+// flushAfterCommit waits until every batch committed before it began is
+// durable (above).
 func (g *groupWriter) flushAfterCommit() error {
 	if _, err := g.db.write.Exec(`SELECT pg_logical_emit_message(true, 'stacks.flush', '')`); err != nil {
 		return fmt.Errorf("flush the write-ahead log: %w", err)
