@@ -89,6 +89,12 @@ type Page struct {
 
 // do sends one request and records its timing.
 func (c *Client) do(ctx context.Context, method, path string, form url.Values) (*http.Response, string, error) {
+	return c.send(ctx, method, path, form, false)
+}
+
+// send is do; script marks the request as the desk script's (HX-Request, as
+// htmx sends it).
+func (c *Client) send(ctx context.Context, method, path string, form url.Values, script bool) (*http.Response, string, error) {
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -102,6 +108,9 @@ func (c *Client) do(ctx context.Context, method, path string, form url.Values) (
 		// What a browser sends with a same-origin form post.
 		req.Header.Set("Origin", c.origin())
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
+	if script {
+		req.Header.Set("HX-Request", "true")
 	}
 	start := time.Now()
 	resp, err := c.HTTP.Do(req)
@@ -175,6 +184,18 @@ func (c *Client) Get(ctx context.Context, path string) (Page, error) {
 // Post submits a form, following the redirect that answers it.
 func (c *Client) Post(ctx context.Context, path string, form url.Values) (Page, error) {
 	return c.follow(ctx, http.MethodPost, path, form)
+}
+
+// PostScript submits a form the way the desk script (static/stacks.js) does:
+// with htmx's HX-Request header, answered with a fragment (the scan's row and the
+// parts of the page it changed) instead of a redirect to a page; a redirect is
+// not followed.
+func (c *Client) PostScript(ctx context.Context, path string, form url.Values) (Page, error) {
+	resp, body, err := c.send(ctx, http.MethodPost, path, form, true)
+	if err != nil {
+		return Page{}, err
+	}
+	return Page{URL: path, Status: resp.StatusCode, Body: body}, nil
 }
 
 // Login signs in.

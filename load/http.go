@@ -12,10 +12,49 @@ import (
 	"github.com/stacks-ils/stacks/deskclient"
 )
 
+// Desk is how a virtual desk works the staff site.
+type Desk int
+
+const (
+	// DeskPages: every scan is a form post and the page its 303 leads to, as
+	// in a browser without the desk script (two requests a scan).
+	DeskPages Desk = iota
+	// DeskScript: every scan is one post with HX-Request, answered with the
+	// scan's row, as the desk script (static/stacks.js) sends it in a browser
+	// with JavaScript; Finish too; Clear the list is a form post and a page in
+	// both, as on the desk.
+	DeskScript
+)
+
+// String is the desk's name on the command line and in reports.
+func (d Desk) String() string {
+	if d == DeskScript {
+		return "script"
+	}
+	return "pages"
+}
+
+// ParseDesk reads a Desk's name.
+func ParseDesk(s string) (Desk, error) {
+	switch s {
+	case "pages", "":
+		return DeskPages, nil
+	case "script":
+		return DeskScript, nil
+	}
+	return 0, fmt.Errorf("--desk %q: give pages (form posts and pages, as without JavaScript) or script (the desk script's one request a scan)", s)
+}
+
 // HTTPDialer returns a Dialer that signs each virtual user in to the staff site at
 // base as user/password, with its own cookie jar and its own keep-alive
-// connection, as one browser at one desk would have.
+// connection, as one browser at one desk would have; each scan is a form post
+// and a page (DeskPages).
 func HTTPDialer(base, user, password string) Dialer {
+	return HTTPDeskDialer(base, user, password, DeskPages)
+}
+
+// HTTPDeskDialer is HTTPDialer for a desk that works as desk says.
+func HTTPDeskDialer(base, user, password string, desk Desk) Dialer {
 	return func(ctx context.Context, i int) (Terminal, error) {
 		c := deskclient.New(base)
 		c.HTTP.Transport = &http.Transport{
@@ -28,6 +67,9 @@ func HTTPDialer(base, user, password string) Dialer {
 			return nil, err
 		}
 		c.Timings = c.Timings[:0]
+		if desk == DeskScript {
+			return &scriptTerminal{httpTerminal{c: c}}, nil
+		}
 		return &httpTerminal{c: c}, nil
 	}
 }
@@ -149,4 +191,61 @@ func SessionHeader(ctx context.Context, base, user, password string) (http.Heade
 		return nil, fmt.Errorf("signed in to %s but no session cookie was set", base)
 	}
 	return http.Header{"Cookie": {strings.Join(parts, "; ")}}, nil
+}
+
+// scriptTerminal is a desk whose scans go as the desk script sends them: one
+// POST with HX-Request a scan, answered 200 with the scan's row, which must be
+// done (checked out, checked in, the patron's visit opened) and name the scan.
+type scriptTerminal struct {
+	httpTerminal
+}
+
+// scan sends one scan and checks its row: outcome (done, info) and the
+// scanned text.
+func (t *scriptTerminal) scan(ctx context.Context, path string, form url.Values, outcome, scanned string) (Result, error) {
+	t.c.Timings = t.c.Timings[:0]
+	p, err := t.c.PostScript(ctx, path, form)
+	var res Result
+	for _, tm := range t.c.Timings {
+		res.Server += tm.App
+		res.Known = res.Known || tm.App > 0
+	}
+	if err != nil {
+		return res, err
+	}
+	if p.Status != http.StatusOK {
+		return res, fmt.Errorf("POST %s %s (desk script): status %d, expected 200", path, form.Encode(), p.Status)
+	}
+	for _, s := range []string{`data-outcome="` + outcome + `"`, `data-scan="` + scanned + `"`} {
+		if !strings.Contains(p.Body, s) {
+			return res, fmt.Errorf("POST %s %s (desk script): the answer does not show %s", path, form.Encode(), s)
+		}
+	}
+	return res, nil
+}
+
+func (t *scriptTerminal) Patron(ctx context.Context, s *Share) (Result, error) {
+	return t.scan(ctx, "/checkout/scan", url.Values{"scan": {s.Card}}, "info", s.Card)
+}
+
+func (t *scriptTerminal) Checkout(ctx context.Context, s *Share, barcode string) (Result, error) {
+	return t.scan(ctx, "/checkout/scan", url.Values{"scan": {barcode}}, "done", barcode)
+}
+
+func (t *scriptTerminal) Checkin(ctx context.Context, barcode string) (Result, error) {
+	return t.scan(ctx, "/checkin", url.Values{"barcode": {barcode}}, "done", barcode)
+}
+
+// EndVisit is Finish through the desk script, then Clear the list (a form).
+func (t *scriptTerminal) EndVisit(ctx context.Context) error {
+	p, err := t.c.PostScript(ctx, "/checkout/done", url.Values{})
+	if err != nil {
+		return err
+	}
+	if p.Status != http.StatusOK {
+		return fmt.Errorf("POST /checkout/done (desk script): status %d, expected 200", p.Status)
+	}
+	_, err = t.c.Post(ctx, "/checkin/clear", url.Values{})
+	t.c.Timings = t.c.Timings[:0]
+	return err
 }

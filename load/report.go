@@ -13,8 +13,10 @@ import (
 
 // Settings are a run's parameters, kept with its figures.
 type Settings struct {
-	Label     string  `json:"label,omitempty"`
-	Protocol  string  `json:"protocol"` // "http" or "sip2"
+	Label    string `json:"label,omitempty"`
+	Protocol string `json:"protocol"` // "http" or "sip2"
+	// Desk is how an http desk works the site: "pages" or "script" (Desk).
+	Desk      string  `json:"desk,omitempty"`
 	Target    string  `json:"target"`
 	Users     int     `json:"users"`
 	Items     int     `json:"items_per_share"`
@@ -134,7 +136,11 @@ func (o Output) WriteTable(w io.Writer) {
 	if s.ThinkS > 0 {
 		think = fmt.Sprintf("desk-paced (think %gs ± %.0f%%)", s.ThinkS, s.Jitter*100)
 	}
-	fmt.Fprintf(w, "CICO over %s: %d virtual users, %d items each, %s, target %s\n", s.Protocol, s.Users, s.Items, think, s.Target)
+	proto := s.Protocol
+	if s.Desk != "" {
+		proto += " (" + deskLabel(s.Desk) + ")"
+	}
+	fmt.Fprintf(w, "CICO over %s: %d virtual users, %d items each, %s, target %s\n", proto, s.Users, s.Items, think, s.Target)
 	if s.Server != "" {
 		fmt.Fprintf(w, "server: %s\n", s.Server)
 	}
@@ -209,4 +215,12 @@ func (o Output) MarkdownRows(w io.Writer, label string) {
 	}
 	fmt.Fprintf(w, "| %s | **total** | %d | | | | | | %d | **%.1f** | %s |\n", label, r.Transactions(), r.ErrorCount(), r.TotalTPS,
 		strings.Join(notes, "; "))
+}
+
+// deskLabel says how a desk of the named kind works the site.
+func deskLabel(desk string) string {
+	if desk == DeskScript.String() {
+		return "the desk script: one request a scan"
+	}
+	return "pages: a form post and the page it leads to, a scan"
 }

@@ -64,9 +64,16 @@ func loanCount(t *testing.T, d *db.DB) int {
 }
 
 // TestStacksHTTP runs the CICO workflow against the real staff site on a demo
-// library: the texts the load tool looks for are the ones Stacks shows, and the
-// shares read from the database lend without a confirmation.
+// library, as each kind of desk works it (pages, and the desk script's one
+// request a scan): the texts the load tool looks for are the ones Stacks
+// shows, and the shares read from the database lend without a confirmation.
 func TestStacksHTTP(t *testing.T) {
+	for _, desk := range []load.Desk{load.DeskPages, load.DeskScript} {
+		t.Run(desk.String(), func(t *testing.T) { testStacksHTTP(t, desk) })
+	}
+}
+
+func testStacksHTTP(t *testing.T, desk load.Desk) {
 	d, path := demoLibrary(t)
 	shares, err := load.SharesFromDB(context.Background(), path, load.ShareQuery{Branch: "CEN", Items: 3})
 	if err != nil {
@@ -80,7 +87,7 @@ func TestStacksHTTP(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	rep, err := load.Run(context.Background(), load.Config{
-		Users: 4, Shares: shares, Dial: load.HTTPDialer(srv.URL, "desk", "desk"), Count: 60,
+		Users: 4, Shares: shares, Dial: load.HTTPDeskDialer(srv.URL, "desk", "desk", desk), Count: 60,
 	})
 	if err != nil {
 		t.Fatal(err)

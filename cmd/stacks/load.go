@@ -74,6 +74,7 @@ Examples:
 	warmup := fs.Duration("warmup", 0, "run the workload this long, unmeasured, before measuring: a server that has been running has its connections and caches warm")
 	user := fs.String("user", "desk", "staff user each desk signs in as")
 	password := fs.String("password", "desk", "the staff user's password")
+	deskMode := fs.String("desk", "pages", "how each desk works the staff site: pages (every scan a form post and the page it leads to, as without JavaScript) or script (one request a scan, as the desk script sends it)")
 	sipAddr := fs.String("sip", "", "drive SIP2 terminals at this address (host:port) instead of the staff site")
 	sipUser := fs.String("sip-user", "kiosk", "SIP account")
 	sipPassword := fs.String("sip-password", "kiosk", "SIP account's password")
@@ -97,6 +98,10 @@ Examples:
 	tuneGC()
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("load takes no arguments, got %q", fs.Args())}
+	}
+	desk, err := load.ParseDesk(*deskMode)
+	if err != nil {
+		return usageError{err.Error()}
 	}
 
 	switch {
@@ -181,9 +186,10 @@ Examples:
 		cfg.Dial = load.SIPDialer(load.SIPConfig{Addr: *sipAddr, User: *sipUser, Password: *sipPassword, Institution: *institution, PIN: *pin})
 		set.Protocol, set.Target = "sip2", *sipAddr
 	} else {
+		set.Desk = desk.String()
 		dialers := make([]load.Dialer, len(targets))
 		for i, t := range targets {
-			dialers[i] = load.HTTPDialer(t, *user, *password)
+			dialers[i] = load.HTTPDeskDialer(t, *user, *password, desk)
 		}
 		cfg.Dial = load.RoundRobin(dialers...)
 	}
