@@ -50,6 +50,9 @@ type Output struct {
 	MoreMemory []*Memory `json:"more_servers_memory,omitempty"`
 	// CPU is where the machine's CPU went during the measured time.
 	CPU *CPUUse `json:"cpu,omitempty"`
+	// Postgres is PostgreSQL's background work during the measured time, when
+	// the servers' database is one (the shares were read through its URL).
+	Postgres *PGActivity `json:"postgres,omitempty"`
 }
 
 // jsonSummary is Summary in milliseconds, for people and scripts.
@@ -165,6 +168,9 @@ func (o Output) WriteTable(w io.Writer) {
 	fmt.Fprintln(w)
 	if o.CPU != nil {
 		fmt.Fprintf(w, "CPU while measuring: %s\n", o.CPU)
+	}
+	if o.Postgres != nil {
+		fmt.Fprintf(w, "PostgreSQL while measuring: %s\n", o.Postgres)
 	}
 	if r.GaveUp > 0 {
 		fmt.Fprintf(w, "%d users stopped after %d failures in a row\n", r.GaveUp, maxFailuresInRow)

@@ -268,3 +268,38 @@ func TestSharesFromDB(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchPostgres (PostgreSQL only: the counters it reads are PostgreSQL's;
+// SQLite has no checkpointer or autovacuum to report): a checkpoint begun in
+// the watched window is counted (the run's report says so), and the line names
+// what autovacuum did.
+func TestWatchPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	w, err := load.WatchPostgres(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	d, err := db.Open(url, db.Options{CommitEach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.ReadOne(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`CHECKPOINT`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := w.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Checkpoints < 1 {
+		t.Errorf("%d checkpoints counted in a window holding one", a.Checkpoints)
+	}
+	got := load.PGActivity{Checkpoints: 1, Vacuumed: []string{"items", "loans"}}.String()
+	if want := "1 checkpoint begun; autovacuum items, loans; autoanalyze of no table"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}

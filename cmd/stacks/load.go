@@ -204,6 +204,31 @@ Examples:
 		cfg.OnStart = func() { meter = load.StartCPUProcs(load.Procs{Servers: pids}) }
 		cfg.OnStop = func() { cpu = meter.Stop() }
 	}
+	// On PostgreSQL the report says which checkpoints and autovacuum passes
+	// fell in the measured time.
+	var pgWatch *load.PGWatch
+	var pgActivity *load.PGActivity
+	if db.IsPostgresURL(*dbPath) && *sharesFile == "" {
+		if pgWatch, err = load.WatchPostgres(*dbPath); err != nil {
+			return err
+		}
+		start, stop := cfg.OnStart, cfg.OnStop
+		cfg.OnStart = func() {
+			if start != nil {
+				start()
+			}
+			pgWatch.Start()
+		}
+		cfg.OnStop = func() {
+			if stop != nil {
+				stop()
+			}
+			var err error
+			if pgActivity, err = pgWatch.Stop(); err != nil {
+				fmt.Fprintf(stderr, "load: PostgreSQL's activity counters: %v\n", err)
+			}
+		}
+	}
 	started := time.Now()
 	fmt.Fprintf(stderr, "load: signing in %d users\n", *users)
 	rep, err := load.Run(ctx, cfg)
@@ -213,7 +238,7 @@ Examples:
 		}
 		return err
 	}
-	o := load.Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu}
+	o := load.Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu, Postgres: pgActivity}
 	for i, pid := range pids {
 		m, err := load.ReadMemory(pid)
 		if err != nil {
