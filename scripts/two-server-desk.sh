@@ -10,7 +10,10 @@
 # on 127.0.0.1 and stops by itself; the cluster is deleted at the end (PGLOG=FILE
 # keeps its server log, which says when each checkpoint ran, in FILE). PGSET
 # lists server settings to change first, for experiments: PGSET="checkpoint_timeout=1min
-# wal_compression=on".
+# wal_compression=on". DESK=script has each desk work as the desk script does
+# (one request a scan; default pages: a form post and the page it leads to,
+# as without JavaScript). Each run's report gives the servers' CPU and the
+# checkpoints and autovacuum passes in its measured time.
 #
 #   go build -o bin/stacks ./cmd/stacks && bash scripts/two-server-desk.sh bin/stacks
 #
@@ -23,6 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 warm=${WARM:-40s}
 duration=${DURATION:-60s}
 runs=${RUNS:-1}
+desk=${DESK:-pages}
 ports=(${PORTS:-18181 18182})
 
 eval "$(PG_DURABLE=1 bash "$here/pg.sh" start)"
@@ -57,8 +61,9 @@ for port in "${ports[@]}"; do
 	done
 done
 for run in $(seq "$runs"); do
-	echo "== run $run, $(date -u +%T) UTC: 560 users on $targets, warm-up $warm, measured $duration, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	args=(load --target "$targets" --db "$url" --users 560 --items 3 --think 3s --duration "$duration")
+	echo "== run $run, $(date -u +%T) UTC: 560 users ($desk) on $targets, warm-up $warm, measured $duration, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	args=(load --target "$targets" --db "$url" --users 560 --items 3 --think 3s --duration "$duration" --desk "$desk"
+		--server-pid "$(IFS=,; echo "${pids[*]}")")
 	[[ $warm == 0 ]] || args+=(--warmup "$warm")
 	"$bin" "${args[@]}"
 	warm=0 # later runs measure servers already warm from the runs before
