@@ -26,7 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 warm=${WARM:-40s}
 duration=${DURATION:-60s}
 runs=${RUNS:-1}
-desk=${DESK:-pages}
+desk=${DESK:-}
 ports=(${PORTS:-18181 18182})
 
 eval "$(PG_DURABLE=1 bash "$here/pg.sh" start)"
@@ -61,9 +61,10 @@ for port in "${ports[@]}"; do
 	done
 done
 for run in $(seq "$runs"); do
-	echo "== run $run, $(date -u +%T) UTC: 560 users ($desk) on $targets, warm-up $warm, measured $duration, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	args=(load --target "$targets" --db "$url" --users 560 --items 3 --think 3s --duration "$duration" --desk "$desk"
+	echo "== run $run, $(date -u +%T) UTC: 560 users (${desk:-pages}) on $targets, warm-up $warm, measured $duration, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	args=(load --target "$targets" --db "$url" --users 560 --items 3 --think 3s --duration "$duration"
 		--server-pid "$(IFS=,; echo "${pids[*]}")")
+	[[ -z $desk ]] || args+=(--desk "$desk")
 	[[ $warm == 0 ]] || args+=(--warmup "$warm")
 	"$bin" "${args[@]}"
 	warm=0 # later runs measure servers already warm from the runs before
