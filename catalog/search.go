@@ -291,14 +291,30 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		return res, errPastListLimit
 	}
 	text := strings.TrimSpace(q.Text)
+	// What the words match among the records (how many, the best, the
+	// unfiltered orders' pages) is kept under the catalogue's version, read
+	// before them (searchCache); what depends on the copies is read below.
+	// One statement reads the version and looks the text up as a barcode.
+	cache := searchCacheOf(tx)
+	var version int64
 	// A barcode is valid UTF-8 without NUL (which PostgreSQL refuses in text,
 	// where SQLite would look it up and not find it).
-	if !q.NoBarcode && !strings.ContainsAny(text, " \t\x00") && text != "" && len(text) <= 64 && utf8.ValidString(text) {
-		err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = ?`, text).Scan(&res.BarcodeRecordID)
-		if err == nil {
-			return res, nil
-		} else if !errors.Is(err, sql.ErrNoRows) {
+	barcode := !q.NoBarcode && !strings.ContainsAny(text, " \t\x00") && text != "" && len(text) <= 64 && utf8.ValidString(text)
+	if barcode || cache != nil {
+		record, current, args := "NULL", "0", []any{}
+		if barcode {
+			record, args = `(SELECT record_id FROM items WHERE barcode = ?)`, append(args, text)
+		}
+		if cache != nil {
+			current, args = `coalesce((SELECT version FROM cache_versions WHERE name = ?), 0)`, append(args, CacheCatalogue)
+		}
+		var id sql.NullInt64
+		if err := tx.QueryRow(`SELECT `+record+`, `+current, args...).Scan(&id, &version); err != nil {
 			return res, fmt.Errorf("barcode lookup: %w", err)
+		}
+		if id.Valid {
+			res.BarcodeRecordID = id.Int64
+			return res, nil
 		}
 	}
 	terms, err := parseSearch(text)
@@ -307,16 +323,6 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	sq := searchSQLOf(tx)
 	match := sq.match(terms)
-	// What the words match among the records (how many, the best, the
-	// unfiltered orders' pages) is kept under the catalogue's version, read
-	// first (searchCache); what depends on the copies is read below.
-	cache := searchCacheOf(tx)
-	var version int64
-	if cache != nil {
-		if version, err = tx.CacheVersion(CacheCatalogue); err != nil {
-			return res, fmt.Errorf("search: %w", err)
-		}
-	}
 	kept := cache.get(version, match)
 
 	// How many match; then the best FacetDepth in rank order (bm25 on SQLite,
