@@ -95,28 +95,3 @@ func testSearchKeptMatches(t *testing.T, e db.Engine) {
 		}
 	})
 }
-
-// TestRebuildSearchIndexMovesVersion: records written with the triggers off
-// (stacks copy) move no version by themselves; the index's rebuild after them
-// does, so that no server keeps matches from before.
-func TestRebuildSearchIndexMovesVersion(t *testing.T) {
-	forEngines(t, func(t *testing.T, e db.Engine) {
-		d := demoDBOn(t, e, smallDemo, db.Options{})
-		ctx := context.Background()
-		version := func() int64 {
-			t.Helper()
-			v, err := d.CacheVersion(ctx, catalog.CacheCatalogue)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return v
-		}
-		before := version()
-		if err := d.Write(ctx, catalog.RebuildSearchIndex); err != nil {
-			t.Fatal(err)
-		}
-		if after := version(); after <= before {
-			t.Fatalf("version %d after the rebuild, %d before", after, before)
-		}
-	})
-}

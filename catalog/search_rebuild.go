@@ -8,20 +8,14 @@ import (
 
 // rebuildSearchSQLite is FTS5's own command for an external-content table:
 // it empties the index and reads records again.
-var rebuildSearchSQLite = []string{`INSERT INTO records_fts (records_fts) VALUES ('rebuild')`, bumpCatalogue}
+var rebuildSearchSQLite = []string{`INSERT INTO records_fts (records_fts) VALUES ('rebuild')`}
 
 // rebuildSearchPostgres empties records_fts and writes every record's vector,
 // as the trigger on records writes them one by one.
 var rebuildSearchPostgres = []string{
 	`DELETE FROM records_fts`,
 	`INSERT INTO records_fts (id, doc) SELECT id, records_fts_document(title, author, subjects, isbn) FROM records`,
-	bumpCatalogue,
 }
-
-// bumpCatalogue moves the catalogue's version on (CacheCatalogue), as
-// migration 0022's triggers on records do: records written with the triggers
-// off moved no version, and a server's kept matches (searchCache) must go.
-const bumpCatalogue = `UPDATE cache_versions SET version = version + 1 WHERE name = 'catalogue'`
 
 // RebuildSearchIndex rebuilds the catalogue's full-text index from records, in
 // tx. The triggers on records keep the index in step with every change; this
