@@ -193,7 +193,11 @@ bench-search:
 # copied to a database of a throwaway cluster (scripts/pg.sh), or of the one
 # STACKS_TEST_POSTGRES names. Building 100,000 titles takes minutes: set
 # STACKS_BENCH_SQLITE to a file and STACKS_BENCH_POSTGRES to the URL of an
-# existing database to keep both between runs. Not part of make test.
+# existing database to keep both between runs. Search keeps what a search's
+# words match under the catalogue's version, and the mix repeats its searches,
+# so after the first pass each search finds its matches kept (warm);
+# STACKS_BENCH_COLD=1 forgets them before every search, as the first search of
+# its words since a change to the records. Not part of make test.
 BENCH_SEARCH_ROUNDS ?= 20
 bench-search-engines:
 	cmd=($(GO) test -run '^$$' -bench BenchmarkSearchEngines -benchtime $$(( $(BENCH_SEARCH_ROUNDS) * 26 ))x -timeout 60m ./catalog/); \

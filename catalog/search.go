@@ -291,14 +291,30 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		return res, errPastListLimit
 	}
 	text := strings.TrimSpace(q.Text)
+	// What the words match among the records (how many, the best, the
+	// unfiltered orders' pages) is kept under the catalogue's version, read
+	// before them (searchCache); what depends on the copies is read below.
+	// One statement reads the version and looks the text up as a barcode.
+	cache := searchCacheOf(tx)
+	var version int64
 	// A barcode is valid UTF-8 without NUL (which PostgreSQL refuses in text,
 	// where SQLite would look it up and not find it).
-	if !q.NoBarcode && !strings.ContainsAny(text, " \t\x00") && text != "" && len(text) <= 64 && utf8.ValidString(text) {
-		err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = ?`, text).Scan(&res.BarcodeRecordID)
-		if err == nil {
-			return res, nil
-		} else if !errors.Is(err, sql.ErrNoRows) {
+	barcode := !q.NoBarcode && !strings.ContainsAny(text, " \t\x00") && text != "" && len(text) <= 64 && utf8.ValidString(text)
+	if barcode || cache != nil {
+		record, current, args := "NULL", "0", []any{}
+		if barcode {
+			record, args = `(SELECT record_id FROM items WHERE barcode = ?)`, append(args, text)
+		}
+		if cache != nil {
+			current, args = `coalesce((SELECT version FROM cache_versions WHERE name = ?), 0)`, append(args, CacheCatalogue)
+		}
+		var id sql.NullInt64
+		if err := tx.QueryRow(`SELECT `+record+`, `+current, args...).Scan(&id, &version); err != nil {
 			return res, fmt.Errorf("barcode lookup: %w", err)
+		}
+		if id.Valid {
+			res.BarcodeRecordID = id.Int64
+			return res, nil
 		}
 	}
 	terms, err := parseSearch(text)
@@ -307,6 +323,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	sq := searchSQLOf(tx)
 	match := sq.match(terms)
+	kept := cache.get(version, match)
 
 	// How many match; then the best FacetDepth in rank order (bm25 on SQLite,
 	// ts_rank on PostgreSQL, each with the fields' weights): among all the
@@ -318,9 +335,12 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	var n int
 	var best []int64
 	passed := -1 // the matches that pass the filters, if countBest counted them
-	if sq.countBest != "" {
+	switch {
+	case kept != nil:
+		n, best = kept.n, kept.best
+	case sq.countBest != "":
 		n, best, passed, err = countBest(tx, sq, match, q)
-	} else {
+	default:
 		err = tx.QueryRow(sq.count, match, ListLimit+1).Scan(&n)
 	}
 	if err != nil {
@@ -328,6 +348,9 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	res.Total, res.TotalOver = min(n, ListLimit), n > ListLimit
 	if n == 0 {
+		if kept == nil {
+			cache.put(version, match, &matches{})
+		}
 		return res, nil
 	}
 	switch {
@@ -339,6 +362,10 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	}
 	if err != nil {
 		return res, fmt.Errorf("search: %w", err)
+	}
+	if kept == nil {
+		kept = &matches{n: n, best: best}
+		cache.put(version, match, kept)
 	}
 	res.RankedOnly = n > RankLimit
 	if res.Facets, err = facetsOf(tx, best); err != nil {
@@ -358,9 +385,13 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		// (records_title, records_year) and keep the matches, which stops at
 		// the page's end, over all the matches, not the newest ListLimit
 		// joined to their records and sorted.
-		page, err := tx.IDs(sq.walk[q.Sort], match, q.PerPage, offset)
-		if err != nil {
-			return res, fmt.Errorf("search page: %w", err)
+		key := pageKey{q.Sort, offset, q.PerPage}
+		page, ok := kept.page(key)
+		if !ok {
+			if page, err = tx.IDs(sq.walk[q.Sort], match, q.PerPage, offset); err != nil {
+				return res, fmt.Errorf("search page: %w", err)
+			}
+			kept.setPage(key, page)
 		}
 		err = res.readHits(tx, page)
 		return res, err
@@ -391,7 +422,19 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 			// Filtered in relevance order: the best that pass, in their
 			// order, begin the whole order. A page among them, or all of
 			// them when the best are every match, needs no more.
-			passing, count, err := filteredBest(tx, sq, match, floor, best, len(best) >= n, passed, q)
+			// Unless counted already, the count of those that pass reads
+			// every match again: on PostgreSQL from the ids kept
+			// (searchSQL.countIDs).
+			var all []int64
+			if sq.countIDs && passed < 0 && len(best) < n && n <= ListLimit {
+				if all = kept.allIDs(); all == nil {
+					if all, err = tx.IDs(`SELECT id FROM (`+sq.newest+`) m`, match, 0, 0); err != nil {
+						return res, fmt.Errorf("search: %w", err)
+					}
+					kept.setAll(all)
+				}
+			}
+			passing, count, err := filteredBest(tx, sq, match, floor, best, len(best) >= n, passed, all, q)
 			if err != nil {
 				return res, fmt.Errorf("search: %w", err)
 			}
@@ -405,7 +448,12 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 			}
 		}
 		var listed int
-		page, listed, err = filteredPage(tx, sq, match, cut, floor, q)
+		key := pageKey{q.Sort, offset, q.PerPage}
+		if cached, ok := kept.page(key); ok && !filters {
+			page, listed = cached, -1
+		} else if page, listed, err = filteredPage(tx, sq, match, cut, floor, q); err == nil && !filters {
+			kept.setPage(key, page)
+		}
 		switch {
 		case listed >= 0:
 			res.Total = listed
@@ -584,14 +632,17 @@ func itemFilter(q SearchQuery, param func(any) string) string {
 // order of the matches that pass starts with them: a page among them needs
 // nothing more, and if best holds every match they are all there is. passed,
 // unless -1, is the count already (countBest's).
-func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []int64, all bool, passed int, q SearchQuery) ([]int64, int, error) {
+//
+// ids, if not nil, are every match (ListLimit or fewer): the count reads
+// their copies, not the matches again.
+func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []int64, all bool, passed int, ids []int64, q SearchQuery) ([]int64, int, error) {
 	// When best holds every match, those of best that pass are the count,
 	// and the statement reads best only (and has no match parameters, which
 	// PostgreSQL must be able to type); so it does when the count is known.
 	// sq.newest's second parameter is unused.
 	counted := all || passed >= 0
 	args := []any{match, 0, floor}
-	if counted {
+	if counted || ids != nil {
 		args = nil
 	}
 	param := func(v any) string {
@@ -603,8 +654,13 @@ func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []in
 	count := `SELECT 0, count(*) FROM (` + sq.newest + `) m WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND ` + conds + `)
 		UNION ALL
 		`
-	if counted {
+	switch {
+	case counted:
 		count = ""
+	case ids != nil:
+		count = `SELECT 0, count(*) FROM (` + sq.idParams(ids, param) + `) m (id) WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND ` + conds + `)
+		UNION ALL
+		`
 	}
 	rows, err := tx.Query(count+`SELECT DISTINCT 1, i.record_id FROM items i WHERE i.record_id IN (`+in+`) AND `+conds, args...)
 	if err != nil {

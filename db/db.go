@@ -114,6 +114,9 @@ type DB struct {
 	heavy     chan struct{}
 	heavyWait time.Duration
 
+	// memos are what packages keep in memory for this database (Tx.Memo).
+	memos memos
+
 	// Now is the clock for everything date-related: due dates, fines, expiry.
 	// Tests replace it.
 	Now func() time.Time
@@ -355,9 +358,9 @@ func (db *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
 	start := time.Now()
 	stats := StatsFrom(ctx)
 	defer func() { stats.addTime(time.Since(start)) }()
-	err := fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true, rebind: db.rebind})
+	err := fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true, rebind: db.rebind, memos: &db.memos})
 	if db.stalePlan(err) {
-		err = fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true, rebind: db.rebind})
+		err = fn(&Tx{tx: db.read, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, single: true, rebind: db.rebind, memos: &db.memos})
 	}
 	return err
 }
@@ -394,6 +397,9 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn fun
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	tx := &Tx{tx: sqltx, ctx: ctx, now: db.Now().UTC().Truncate(time.Second), stats: stats, rebind: db.rebind}
+	if pool == db.read {
+		tx.memos = &db.memos
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			sqltx.Rollback()
@@ -422,6 +428,8 @@ type Tx struct {
 	single bool
 	// rebind rewrites placeholders for PostgreSQL; nil on SQLite.
 	rebind *rebinder
+	// memos are the database's (Tx.Memo); nil in a write transaction.
+	memos *memos
 }
 
 // sql returns query as the engine takes it: as written on SQLite, with $n
