@@ -113,14 +113,23 @@ fmt-check:
 		exit 1; \
 	fi
 
+# CHECKENV: vet and staticcheck compile every package for its export data; they
+# do it in the production build's configuration (scripts/build.sh: CGO_ENABLED=0,
+# -trimpath), so that on a cold build cache the tests' three production builds of
+# stacks (cmd/stacks's TestProductionBuild, e2e's and hardening's servers) find
+# the packages compiled, instead of compiling them all a second time, SQLite's
+# translated C included (docs/performance.md, "The test suite's time"). Our code
+# has no cgo files, so what the checks read of it is the same either way.
+CHECKENV = CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} -trimpath"
+
 vet:
-	$(GO) vet ./...
+	$(CHECKENV) $(GO) vet ./...
 
 # staticcheck (pinned in go.mod as a tool) finds what vet does not: unused code,
 # deprecated calls, simplifications, likely bugs. staticcheck.conf would hold any
 # check turned off, with the reason; none is.
 staticcheck:
-	$(GO) tool staticcheck ./...
+	$(CHECKENV) $(GO) tool staticcheck ./...
 
 # templ-check regenerates the templ code and fails if that changed anything:
 # a tracked *_templ.go that differs from the commit, or a generated file that

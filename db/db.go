@@ -37,6 +37,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -99,6 +100,11 @@ type DB struct {
 	// pgcfg is PostgreSQL's connection configuration (Exclusive connects with
 	// it); nil on SQLite.
 	pgcfg *pgx.ConnConfig
+	// alone holds Exclusive's lock connections between runs (exclusive.go),
+	// at most maxAloneIdle, until Close sets aloneClosed; aloneMu guards both.
+	aloneMu     sync.Mutex
+	alone       []*pgx.Conn
+	aloneClosed bool
 	// readOpts are the options of a Read transaction.
 	readOpts *sql.TxOptions
 	// pgWrites and pgCommits count PostgreSQL's write transactions (CommitStats).
@@ -299,6 +305,7 @@ func (db *DB) Close() error {
 	if db.group != nil {
 		db.group.close()
 	}
+	db.closeAlone()
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
