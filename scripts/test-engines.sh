@@ -10,8 +10,8 @@
 #      the test imports, so a new package joins by using them.
 #
 # The browser suite (e2e) runs in a lane of its own, beside the rest: its
-# SQLite and PostgreSQL passes side by side, while the other lane runs every
-# other package's SQLite pass, then their PostgreSQL pass. The browser tests spend
+# SQLite pass, then its PostgreSQL pass, while the other lane runs every other
+# package's SQLite pass, then their PostgreSQL pass. The browser tests spend
 # most of their time waiting for Chromium, the servers they start and the
 # network latency they emulate (the suite alone keeps under half a core busy),
 # so in one go test with the others it held one of go test's two package slots
@@ -64,51 +64,41 @@ cleanup() {
 		kill -TERM "$lane" 2>/dev/null || true
 		wait "$lane" 2>/dev/null || true
 	fi
-	rm -f "$out" "$out".*
+	rm -f "$out" "$out.pass"
 }
 trap cleanup EXIT
 
-# lanepass is pass for the browser lane: its output and verdict go to the
-# file FILE (added to $out when the lane ends). A TERM stops its go test.
+# lanepass is pass for the browser lane: its output goes to a file of its own,
+# added to $out when it ends. A TERM (from the trap above) stops its go test.
 lanepass() {
-	local file=$1 name=$2
-	shift 2
-	local start=$SECONDS status=0 child
-	"$@" >"$file.pass" 2>&1 &
+	local name=$1
+	shift
+	local start=$SECONDS status=0
+	"$@" >"$out.pass" 2>&1 &
 	child=$!
-	trap 'kill -TERM "$child" 2>/dev/null; exit 143' TERM
 	wait "$child" || status=1
+	child=
 	{
 		printf '== go test on %s ==\n' "$name"
-		cat "$file.pass"
+		cat "$out.pass"
 		if [[ $status == 0 ]]; then
 			printf '== %s: passed in %d s ==\n' "$name" $((SECONDS - start))
 		else
 			printf '== %s: FAILED after %d s ==\n' "$name" $((SECONDS - start))
 		fi
-	} >"$file"
-	rm -f "$file.pass"
+	} >>"$out"
+	rm -f "$out.pass"
 	return $status
 }
 
-# The browser suite's two passes run side by side: each mostly waits (for
-# Chromium, its servers, emulated latency), so one after the other they made
-# the lane the run's longest (docs/performance.md, "The test suite's time").
 (
-	passes=()
-	trap 'kill -TERM "${passes[@]}" 2>/dev/null; wait; exit 143' TERM
+	child=
+	trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null; exit 143' TERM
 	status=0
-	lanepass "$out.sqlite" "SQLite (the browser suite)" "$GO" test "$@" "$browser" &
-	passes+=($!)
+	lanepass "SQLite (the browser suite)" "$GO" test "$@" "$browser" || status=1
 	if [[ -n $pgbrowser ]]; then
-		lanepass "$out.postgres" "PostgreSQL (the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "$browser" &
-		passes+=($!)
+		lanepass "PostgreSQL (the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "$browser" || status=1
 	fi
-	for p in "${passes[@]}"; do
-		wait "$p" || status=1
-	done
-	[[ ! -f $out.sqlite ]] || cat "$out.sqlite" >>"$out"
-	[[ ! -f $out.postgres ]] || cat "$out.postgres" >>"$out"
 	exit $status
 ) &
 lane=$!
