@@ -110,11 +110,7 @@ type httpTerminal struct {
 func (t *httpTerminal) post(ctx context.Context, path string, form url.Values, texts ...string) (Result, error) {
 	t.c.Timings = t.c.Timings[:0]
 	p, err := t.c.Post(ctx, path, form)
-	var res Result
-	for _, tm := range t.c.Timings {
-		res.Server += tm.App
-		res.Known = res.Known || tm.App > 0
-	}
+	res := t.serverTime()
 	if err != nil {
 		return res, err
 	}
@@ -127,6 +123,17 @@ func (t *httpTerminal) post(ctx context.Context, path string, form url.Values, t
 		}
 	}
 	return res, nil
+}
+
+// serverTime is the server's own time (Server-Timing) over the requests
+// since Timings was emptied.
+func (t *httpTerminal) serverTime() Result {
+	var res Result
+	for _, tm := range t.c.Timings {
+		res.Server += tm.App
+		res.Known = res.Known || tm.App > 0
+	}
+	return res
 }
 
 // statuses describes the statuses of a transaction's requests: "status 200" for a
@@ -205,11 +212,7 @@ type scriptTerminal struct {
 func (t *scriptTerminal) scan(ctx context.Context, path string, form url.Values, outcome, scanned string) (Result, error) {
 	t.c.Timings = t.c.Timings[:0]
 	p, err := t.c.PostScript(ctx, path, form)
-	var res Result
-	for _, tm := range t.c.Timings {
-		res.Server += tm.App
-		res.Known = res.Known || tm.App > 0
-	}
+	res := t.serverTime()
 	if err != nil {
 		return res, err
 	}
