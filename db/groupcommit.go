@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,9 +43,10 @@ type writeResult struct {
 }
 
 type writeJob struct {
-	ctx  context.Context
-	fn   func(*Tx) error
-	done chan writeResult
+	ctx    context.Context
+	fn     func(*Tx) error
+	done   chan writeResult
+	queued time.Time
 }
 
 type groupWriter struct {
@@ -63,6 +63,8 @@ type groupWriter struct {
 	closed  bool
 	commits atomic.Int64
 	writes  atomic.Int64
+	// stages times where the committed writes waited (writestages.go).
+	stages writeStages
 }
 
 func newGroupWriter(d *DB) *groupWriter {
@@ -95,7 +97,7 @@ func (g *groupWriter) write(ctx context.Context, fn func(*Tx) error) (err error)
 	start := time.Now()
 	stats := StatsFrom(ctx)
 	defer func() { stats.addTime(time.Since(start)) }()
-	job := &writeJob{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	job := &writeJob{ctx: ctx, fn: fn, done: make(chan writeResult, 1), queued: start}
 	if err := g.enqueue(ctx, job); err != nil {
 		return err
 	}
@@ -159,7 +161,9 @@ func (g *groupWriter) loop() {
 // usual batch when the desks are not busy, is therefore BEGIN, the write and
 // COMMIT, two round trips to the database fewer than with a savepoint (on
 // PostgreSQL, two fewer under the write lock); a failing first write costs the
-// same three as a savepoint's would.
+// same three as a savepoint's would. A later write costs one round trip more
+// than itself: its savepoint, which on PostgreSQL releases the one before in
+// the same statement string (savepoint).
 func (g *groupWriter) run(batch []*writeJob) {
 	answers := make([]writeResult, len(batch))
 	ran := make([]bool, len(batch))
@@ -171,25 +175,27 @@ func (g *groupWriter) run(batch []*writeJob) {
 			j.done <- answers[i]
 		}
 	}
+	began := time.Now()
 	sqltx, err := g.begin()
 	if err != nil {
 		fail(err)
 		return
 	}
+	locked := time.Now()
 	clean := true // the transaction holds no write yet
+	open := false // the savepoint of the write before is still open
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			answers[i].err = err
 			continue
 		}
-		var sp string // the write's savepoint, once the transaction holds work
 		if !clean {
-			sp = "w" + strconv.Itoa(i)
-			if _, err := sqltx.Exec("SAVEPOINT " + sp); err != nil {
+			if err := g.savepoint(sqltx, open); err != nil {
 				sqltx.Rollback()
 				fail(fmt.Errorf("savepoint: %w", err))
 				return
 			}
+			open = true
 		}
 		tx := &Tx{tx: sqltx, ctx: context.WithoutCancel(j.ctx), now: g.db.Now().UTC().Truncate(time.Second), stats: StatsFrom(j.ctx), rebind: g.db.rebind}
 		answers[i] = call(j.fn, tx)
@@ -204,17 +210,10 @@ func (g *groupWriter) run(batch []*writeJob) {
 			}
 		case clean:
 			clean = false
-		default:
-			if failed {
-				if _, err := sqltx.Exec("ROLLBACK TO " + sp); err != nil {
-					sqltx.Rollback()
-					fail(fmt.Errorf("undo a failed write: %w", err))
-					return
-				}
-			}
-			if _, err := sqltx.Exec("RELEASE " + sp); err != nil {
+		case failed:
+			if _, err := sqltx.Exec("ROLLBACK TO w"); err != nil {
 				sqltx.Rollback()
-				fail(fmt.Errorf("release savepoint: %w", err))
+				fail(fmt.Errorf("undo a failed write: %w", err))
 				return
 			}
 		}
@@ -230,8 +229,10 @@ func (g *groupWriter) run(batch []*writeJob) {
 		return
 	}
 	g.commits.Add(1)
-	c := committedBatch{batch: batch, answers: answers, ran: ran}
-	if err := sqltx.Commit(); err != nil || g.flushq == nil {
+	c := committedBatch{batch: batch, answers: answers, ran: ran, stages: &g.stages, began: began, locked: locked}
+	err = sqltx.Commit()
+	c.committed = time.Now()
+	if err != nil || g.flushq == nil {
 		c.answer(err)
 		return
 	}
@@ -240,12 +241,38 @@ func (g *groupWriter) run(batch []*writeJob) {
 	g.flushq <- c
 }
 
+// savepoint starts the savepoint of a batch's next write (always called w:
+// the one before is released first, so they never nest, and COMMIT releases
+// the last). On PostgreSQL, where each statement is a round trip made under
+// the write lock, releasing the one before and starting the next go in one
+// statement string (a statement without arguments goes by the simple query
+// protocol, which takes several).
+func (g *groupWriter) savepoint(sqltx *sql.Tx, open bool) error {
+	switch {
+	case !open:
+		_, err := sqltx.Exec("SAVEPOINT w")
+		return err
+	case g.db.engine == Postgres:
+		_, err := sqltx.Exec("RELEASE w; SAVEPOINT w")
+		return err
+	}
+	if _, err := sqltx.Exec("RELEASE w"); err != nil {
+		return err
+	}
+	_, err := sqltx.Exec("SAVEPOINT w")
+	return err
+}
+
 // committedBatch is a batch whose transaction committed (on PostgreSQL, not
 // yet durably), with its answers.
 type committedBatch struct {
 	batch   []*writeJob
 	answers []writeResult
 	ran     []bool
+	// stages records, when the batch is answered, where its writes waited:
+	// the batch began, had its lock and committed at these times.
+	stages                   *writeStages
+	began, locked, committed time.Time
 }
 
 // answer tells every job of the batch its result; err, the commit's (or the
@@ -259,7 +286,9 @@ func (c committedBatch) answer(err error) {
 			}
 		}
 	}
+	answered := time.Now()
 	for i, j := range c.batch {
+		c.stages.observe(j.queued, c.began, c.locked, c.committed, answered)
 		j.done <- c.answers[i]
 	}
 }
