@@ -53,6 +53,8 @@ type Output struct {
 	// Postgres is PostgreSQL's background work during the measured time, when
 	// the servers' database is one (the shares were read through its URL).
 	Postgres *PGActivity `json:"postgres,omitempty"`
+	// Writes is where the servers' writes waited during the measured time.
+	Writes WriteWaits `json:"write_stages,omitempty"`
 }
 
 // jsonSummary is Summary in milliseconds, for people and scripts.
@@ -171,6 +173,9 @@ func (o Output) WriteTable(w io.Writer) {
 	}
 	if o.Postgres != nil {
 		fmt.Fprintf(w, "PostgreSQL while measuring: %s\n", o.Postgres)
+	}
+	if o.Writes != nil {
+		fmt.Fprintf(w, "Writes while measuring: %s\n", o.Writes)
 	}
 	if r.GaveUp > 0 {
 		fmt.Fprintf(w, "%d users stopped after %d failures in a row\n", r.GaveUp, maxFailuresInRow)

@@ -73,9 +73,36 @@ func New(d *db.DB) *Metrics {
 					samples: []sample{{value: float64(s.Misses)}}},
 			}
 		},
+		writeStageCollector(d),
 		goCollector, processCollector,
 	}
 	return m
+}
+
+// writeStageCollector reports where the database's writes waited
+// (db.WriteStages): one histogram series a stage.
+func writeStageCollector(d *db.DB) func() []family {
+	return func() []family {
+		stages := d.WriteStages()
+		if stages == nil {
+			return nil
+		}
+		f := family{name: "stacks_db_write_stage_seconds", typ: "histogram",
+			help: "Time each write spent in each stage of the group writer: queue (waiting for the batch before), lock (BEGIN and, on PostgreSQL, the write lock every server shares), run (the batch's writes to the end of COMMIT) and flush (PostgreSQL: waiting for the WAL flush that makes it durable)."}
+		for _, st := range stages {
+			labels := [][2]string{{"stage", st.Name}}
+			var cum uint64
+			for i, le := range db.WriteStageBuckets {
+				cum += st.Counts[i]
+				f.samples = append(f.samples, sample{suffix: "_bucket", labels: append(slices.Clip(labels), [2]string{"le", formatFloat(le)}), value: float64(cum)})
+			}
+			f.samples = append(f.samples,
+				sample{suffix: "_bucket", labels: append(slices.Clip(labels), [2]string{"le", "+Inf"}), value: float64(st.Count)},
+				sample{suffix: "_sum", labels: labels, value: st.Seconds},
+				sample{suffix: "_count", labels: labels, value: float64(st.Count)})
+		}
+		return []family{f}
+	}
 }
 
 // Handler serves the metrics in the Prometheus text format (version 0.0.4).

@@ -30,7 +30,7 @@ owner=()
 "${owner[@]}" "$pb/pg_ctl" -D "$pgdir/data" -w restart -l "$pgdir/server.log" >/dev/null
 "$pb/psql" -qAt "$url" -c "CREATE EXTENSION pg_stat_statements"
 "$bin" demo --db "$url" --titles 5000 --patrons 3000 >/dev/null
-"$bin" serve --db "$url" --addr 127.0.0.1:${PORT:-18191} --log-level warn &
+"$bin" serve --db "$url" --addr 127.0.0.1:${PORT:-18191} --log-level warn --metrics-allow 127.0.0.1 &
 pid=$!
 for _ in $(seq 100); do
 	curl -fs "http://127.0.0.1:${PORT:-18191}/healthz" >/dev/null && break

@@ -50,7 +50,7 @@ done
 "$bin" demo --db "$url" --titles 5000 --patrons 3000 >/dev/null
 targets=
 for port in "${ports[@]}"; do
-	"$bin" serve --db "$url" --addr "127.0.0.1:$port" --log-level warn &
+	"$bin" serve --db "$url" --addr "127.0.0.1:$port" --log-level warn --metrics-allow 127.0.0.1 &
 	pids+=($!)
 	targets+=${targets:+,}http://127.0.0.1:$port
 done

@@ -229,6 +229,28 @@ Examples:
 			}
 		}
 	}
+	// Over HTTP the report says where the servers' writes waited, when their
+	// /metrics can be read (serve --metrics-allow 127.0.0.1).
+	var writeWaits load.WriteWaits
+	if *sipAddr == "" {
+		ww := load.WatchWrites(targets)
+		start, stop := cfg.OnStart, cfg.OnStop
+		cfg.OnStart = func() {
+			if start != nil {
+				start()
+			}
+			ww.Start()
+		}
+		cfg.OnStop = func() {
+			if stop != nil {
+				stop()
+			}
+			var err error
+			if writeWaits, err = ww.Stop(); err != nil {
+				fmt.Fprintf(stderr, "load: where the writes waited is not reported: %v\n", err)
+			}
+		}
+	}
 	started := time.Now()
 	fmt.Fprintf(stderr, "load: signing in %d users\n", *users)
 	rep, err := load.Run(ctx, cfg)
@@ -238,7 +260,7 @@ Examples:
 		}
 		return err
 	}
-	o := load.Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu, Postgres: pgActivity}
+	o := load.Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu, Postgres: pgActivity, Writes: writeWaits}
 	for i, pid := range pids {
 		m, err := load.ReadMemory(pid)
 		if err != nil {
