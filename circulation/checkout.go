@@ -52,15 +52,20 @@ func (s *Service) Checkout(ctx context.Context, req CheckoutRequest) (CheckoutRe
 	if err != nil {
 		return CheckoutResult{}, err
 	}
+	k, err := s.known(ctx, req.Actor.BranchID, prefs.Location)
+	if err != nil {
+		return CheckoutResult{}, err
+	}
 	var res CheckoutResult
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
 		res = CheckoutResult{}
-		return s.checkout(tx, req, barcode, prefs, &res)
+		return s.checkout(tx, req, barcode, prefs, k, &res)
 	})
 	return res, err
 }
 
-func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs library.Preferences, res *CheckoutResult) error {
+// checkout lends the item; k is what it may take from memory (nil: nothing).
+func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs library.Preferences, k *known, res *CheckoutResult) error {
 	now := tx.Now()
 	loc := prefs.Location
 	p, standing, err := patrons.FindWithStanding(tx, req.PatronID)
@@ -115,7 +120,7 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 		return nil
 	}
 
-	rule, err := ResolveRule(tx, p.CategoryID, it.ItemTypeID, req.Actor.BranchID)
+	rule, err := k.rule(tx, p.CategoryID, it.ItemTypeID, req.Actor.BranchID)
 	if err != nil {
 		return err
 	}
@@ -202,7 +207,7 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 		res.FilledHold = own.HoldID
 	}
 
-	due, err := dueAt(tx, rule, req.Actor.BranchID, loc)
+	due, err := k.dueAt(tx, rule, req.Actor.BranchID, loc)
 	if err != nil {
 		return err
 	}

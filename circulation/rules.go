@@ -168,11 +168,15 @@ func ResolveRule(tx *db.Tx, categoryID, itemTypeID, branchID int64) (Rule, error
 		       + (CASE WHEN r.item_type_id IS NULL THEN 0 ELSE 9 END) DESC
 		LIMIT 1`, categoryID, itemTypeID, branchID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Rule{}, stacks.Errorf(stacks.ECONFLICT, "No circulation rule covers this patron category and item type. An administrator must add one (a rule with every field \"any\" covers everything).")
+		return Rule{}, errNoRule()
 	} else if err != nil {
 		return Rule{}, fmt.Errorf("resolve circulation rule: %w", err)
 	}
 	return r, nil
+}
+
+func errNoRule() error {
+	return stacks.Errorf(stacks.ECONFLICT, "No circulation rule covers this patron category and item type. An administrator must add one (a rule with every field \"any\" covers everything).")
 }
 
 // ListRules returns every rule, most specific first.

@@ -19,6 +19,9 @@ type Service struct {
 	DB *db.DB
 	// Prefs supplies the preferences (fines limit, time zone); cached in server mode.
 	Prefs *library.PreferenceCache
+	// kept holds the rules and calendars a checkout uses (kept.go); nil
+	// when the preferences are not cached either (CGI mode).
+	kept *keptCirculation
 }
 
 // NewService returns a Service; prefs may be nil (preferences are then read per call).
@@ -26,7 +29,11 @@ func NewService(d *db.DB, prefs *library.PreferenceCache) *Service {
 	if prefs == nil {
 		prefs = library.NewPreferenceCache(false)
 	}
-	return &Service{DB: d, Prefs: prefs}
+	s := &Service{DB: d, Prefs: prefs}
+	if prefs.Enabled() {
+		s.kept = newKeptCirculation()
+	}
+	return s
 }
 
 // Block codes. A refusal cannot be overridden; the others need staff confirmation
@@ -144,15 +151,20 @@ func loadCalendarFor(tx *db.Tx, branchID int64, loc *time.Location, from, to tim
 // dueAt computes the due date of a loan issued now under rule at branchID.
 func dueAt(tx *db.Tx, rule Rule, branchID int64, loc *time.Location) (time.Time, error) {
 	now := tx.Now()
-	span := time.Duration(rule.LoanPeriod) * 24 * time.Hour
-	if rule.LoanUnit == "hours" {
-		span = time.Duration(rule.LoanPeriod) * time.Hour
-	}
-	cal, err := loadCalendarFor(tx, branchID, loc, now, now.Add(span))
+	cal, err := loadCalendarFor(tx, branchID, loc, now, now.Add(loanSpan(rule)))
 	if err != nil {
 		return time.Time{}, err
 	}
 	return cal.DueAt(now, rule.LoanPeriod, rule.LoanUnit), nil
+}
+
+// loanSpan is how long a loan under rule runs, before the calendar moves
+// its due date.
+func loanSpan(rule Rule) time.Duration {
+	if rule.LoanUnit == "hours" {
+		return time.Duration(rule.LoanPeriod) * time.Hour
+	}
+	return time.Duration(rule.LoanPeriod) * 24 * time.Hour
 }
 
 // itemWithLoan is an item and its current loan, if any, with the borrower.

@@ -18,6 +18,7 @@ import (
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
+	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -55,6 +56,10 @@ func mustOpenDBWith(tb testing.TB, opt db.Options) *db.DB {
 	return d
 }
 
+// keepCirculation makes newEnv's service keep the preferences, rules and
+// calendars in memory, as a server's does (the tests run one at a time).
+var keepCirculation bool
+
 // env is a demo library with its circulation service, the desk's actor at Central
 // and a clock the test moves.
 type env struct {
@@ -75,7 +80,8 @@ func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 	d := openDemo(tb, dopt, opt)
 	c := &clock{t: testNow}
 	d.Now = c.Now
-	e := &env{tb: tb, d: d, svc: circulation.NewService(d, nil), clock: c}
+	prefs := library.NewPreferenceCache(keepCirculation)
+	e := &env{tb: tb, d: d, svc: circulation.NewService(d, prefs), clock: c}
 	e.desk = stacks.Actor{StaffID: e.queryInt(`SELECT id FROM staff_users WHERE username = 'desk'`), Name: "desk", BranchID: 1}
 	return e
 }

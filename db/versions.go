@@ -23,11 +23,15 @@ const CachePreferences = "preferences"
 // CacheStaff names the staff accounts' version (migration 0020).
 const CacheStaff = "staff"
 
+// CacheCirculation names the circulation rules' and the branch calendars'
+// version (migration 0023).
+const CacheCirculation = "circulation"
+
 // requestCaches are the versions a session lookup reads with the session
 // (SessionStore.FindCtx), in the same statement: a staff request that would
 // read the session, then the preferences' version, then the signed-in account
 // makes one round trip to the database instead of three.
-var requestCaches = [...]string{CachePreferences, CacheStaff}
+var requestCaches = [...]string{CachePreferences, CacheStaff, CacheCirculation}
 
 // versionQuery reads one version; a name without a row reads as version 0.
 const versionQuery = `SELECT coalesce((SELECT version FROM cache_versions WHERE name = ?), 0)`

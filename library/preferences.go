@@ -116,6 +116,10 @@ func NewPreferenceCache(enabled bool) *PreferenceCache {
 	return &PreferenceCache{cache: db.NewVersionedCache[struct{}, Preferences](db.CachePreferences, 1)}
 }
 
+// Enabled reports whether the cache keeps the preferences (server mode) rather
+// than reading them on every Get (CGI mode).
+func (c *PreferenceCache) Enabled() bool { return c != nil && c.cache != nil }
+
 // Get returns the preferences, from memory when they are current.
 func (c *PreferenceCache) Get(ctx context.Context, d *db.DB) (Preferences, error) {
 	if c.cache != nil {

@@ -1,0 +1,4 @@
+package circulation
+
+// ResolveAmong is resolveAmong, for the tests of package circulation_test.
+var ResolveAmong = resolveAmong
