@@ -90,16 +90,7 @@ func writeStageCollector(d *db.DB) func() []family {
 		f := family{name: "stacks_db_write_stage_seconds", typ: "histogram",
 			help: "Time each write spent in each stage of the group writer: queue (waiting for the batch before), lock (BEGIN and, on PostgreSQL, the write lock every server shares), run (the batch's writes to the end of COMMIT) and flush (PostgreSQL: waiting for the WAL flush that makes it durable)."}
 		for _, st := range stages {
-			labels := [][2]string{{"stage", st.Name}}
-			var cum uint64
-			for i, le := range db.WriteStageBuckets {
-				cum += st.Counts[i]
-				f.samples = append(f.samples, sample{suffix: "_bucket", labels: append(slices.Clip(labels), [2]string{"le", formatFloat(le)}), value: float64(cum)})
-			}
-			f.samples = append(f.samples,
-				sample{suffix: "_bucket", labels: append(slices.Clip(labels), [2]string{"le", "+Inf"}), value: float64(st.Count)},
-				sample{suffix: "_sum", labels: labels, value: st.Seconds},
-				sample{suffix: "_count", labels: labels, value: float64(st.Count)})
+			f.samples = append(f.samples, histogramSamples([][2]string{{"stage", st.Name}}, db.WriteStageBuckets[:], st.Counts, st.Count, st.Seconds)...)
 		}
 		return []family{f}
 	}
@@ -354,18 +345,24 @@ func (h *histogramVec) collect() []family {
 	f := family{name: h.name, help: h.help, typ: "histogram"}
 	for _, key := range slices.Sorted(maps.Keys(h.series)) {
 		s := h.series[key]
-		labels := labelPairs(h.labels, s.values)
-		var cum uint64
-		for i, le := range h.buckets {
-			cum += s.counts[i]
-			f.samples = append(f.samples, sample{suffix: "_bucket", labels: append(slices.Clip(labels), [2]string{"le", formatFloat(le)}), value: float64(cum)})
-		}
-		f.samples = append(f.samples,
-			sample{suffix: "_bucket", labels: append(slices.Clip(labels), [2]string{"le", "+Inf"}), value: float64(s.count)},
-			sample{suffix: "_sum", labels: labels, value: s.sum},
-			sample{suffix: "_count", labels: labels, value: float64(s.count)})
+		f.samples = append(f.samples, histogramSamples(labelPairs(h.labels, s.values), h.buckets, s.counts, s.count, s.sum)...)
 	}
 	return []family{f}
+}
+
+// histogramSamples are one histogram series' samples: counts per bucket (not
+// cumulative) under bounds, then the count and the sum of every observation.
+func histogramSamples(labels [][2]string, bounds []float64, counts []uint64, count uint64, sum float64) []sample {
+	var out []sample
+	var cum uint64
+	for i, le := range bounds {
+		cum += counts[i]
+		out = append(out, sample{suffix: "_bucket", labels: append(slices.Clip(labels), [2]string{"le", formatFloat(le)}), value: float64(cum)})
+	}
+	return append(out,
+		sample{suffix: "_bucket", labels: append(slices.Clip(labels), [2]string{"le", "+Inf"}), value: float64(count)},
+		sample{suffix: "_sum", labels: labels, value: sum},
+		sample{suffix: "_count", labels: labels, value: float64(count)})
 }
 
 // poolCollector reports database/sql pools' statistics, one series per pool.
