@@ -446,8 +446,11 @@ func TestFlood(t *testing.T) {
 	if res.Errors != failed || res.Requests+res.Errors+20 < served || res.Requests+res.Errors > served {
 		t.Errorf("reported %d ok %d errors; server served %d, failed %d", res.Requests, res.Errors, served, failed)
 	}
-	if len(conns) != 20 {
-		t.Errorf("%d connections, want 20 (one each, kept alive)", len(conns))
+	// One connection each, kept alive: a few more when a kept connection was
+	// closed and opened again (make test saw 21 once, on a loaded machine),
+	// never anything near one a request.
+	if len(conns) < 20 || len(conns) > 24 || len(conns) > served/10 {
+		t.Errorf("%d connections for %d requests, want 20 (one each, kept alive)", len(conns), served)
 	}
 	if res.RPS != load.Rate(res.Requests, res.Elapsed) || res.Requests == 0 {
 		t.Errorf("%v requests a second for %d in %v", res.RPS, res.Requests, res.Elapsed)
