@@ -224,6 +224,16 @@ func (o Output) MarkdownRows(w io.Writer, label string) {
 			notes = append(notes, fmt.Sprintf("CPU cores: server %.1f, generator %.1f, other %.1f", c.Server, c.Generator, c.Other))
 		}
 	}
+	if len(o.Writes) > 0 {
+		parts := make([]string, len(o.Writes))
+		for i, ww := range o.Writes {
+			parts[i] = fmtMS(msDuration(ww.MeanMS))
+		}
+		notes = append(notes, "writes waited (queue / lock / run / flush, mean ms): "+strings.Join(parts, " / "))
+	}
+	if o.Postgres != nil {
+		notes = append(notes, "PostgreSQL: "+o.Postgres.String())
+	}
 	fmt.Fprintf(w, "| %s | **total** | %d | | | | | | %d | **%.1f** | %s |\n", label, r.Transactions(), r.ErrorCount(), r.TotalTPS,
 		strings.Join(notes, "; "))
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stacks-ils/stacks/db"
 )
 
 // Suite is make load (and make load-quick): it creates a demo library sized for
@@ -315,7 +317,8 @@ func (s *Suite) serveDB(ctx context.Context, name, database string, extra []stri
 	if err != nil {
 		return nil, "", err
 	}
-	args := []string{"serve", "--db", database, "--addr", addr, "--log-level", "warn"}
+	// The suite reads each server's /metrics (where its writes waited).
+	args := []string{"serve", "--db", database, "--addr", addr, "--log-level", "warn", "--metrics-allow", "127.0.0.1"}
 	if sipAddr != "" {
 		args = append(args, "--sip-addr", sipAddr)
 	}
@@ -470,15 +473,50 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 	}
 	var meter *CPUMeter
 	var cpu *CPUUse
-	cfg.OnStart = func() { meter = StartCPUProcs(watch) }
-	cfg.OnStop = func() { cpu = meter.Stop() }
+	// Over HTTP, where the servers' writes waited; on PostgreSQL, its
+	// checkpoints and autovacuum passes in the measured time.
+	var writes *WriteWatch
+	var writeWaits WriteWaits
+	if !sc.sip {
+		writes = WatchWrites(bases)
+	}
+	var pgWatch *PGWatch
+	var pgActivity *PGActivity
+	if db.IsPostgresURL(database) {
+		if pgWatch, err = WatchPostgres(database); err != nil {
+			return err
+		}
+	}
+	cfg.OnStart = func() {
+		meter = StartCPUProcs(watch)
+		if writes != nil {
+			writes.Start()
+		}
+		if pgWatch != nil {
+			pgWatch.Start()
+		}
+	}
+	cfg.OnStop = func() {
+		cpu = meter.Stop()
+		var err error
+		if writes != nil {
+			if writeWaits, err = writes.Stop(); err != nil {
+				s.logf("%s, %s: where the writes waited: %v", sec.title, sc.label, err)
+			}
+		}
+		if pgWatch != nil {
+			if pgActivity, err = pgWatch.Stop(); err != nil {
+				s.logf("%s, %s: PostgreSQL's activity counters: %v", sec.title, sc.label, err)
+			}
+		}
+	}
 	s.logf("%s, %s: %s", sec.title, sc.label, s.displayCommand(loadArgs))
 	started := time.Now()
 	rep, err := Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	out := Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu}
+	out := Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu, Postgres: pgActivity, Writes: writeWaits}
 	if m, err := ReadMemory(p.cmd.Process.Pid); err == nil {
 		out.Memory = m
 	}
