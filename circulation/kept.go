@@ -36,10 +36,14 @@ type calendarKey struct {
 // take as margin. A longer loan reads its calendar in its transaction.
 const keptCalendarDays = 366 + 60
 
+// keptCalendars bounds the calendars kept (one a branch and day): a
+// consortium of hundreds of branches keeps every branch's for the day.
+const keptCalendars = 2048
+
 func newKeptCirculation() *keptCirculation {
 	return &keptCirculation{
 		rules:     db.NewVersionedCache[struct{}, []Rule](db.CacheCirculation, 1),
-		calendars: db.NewVersionedCache[calendarKey, *library.Calendar](db.CacheCirculation, 64),
+		calendars: db.NewVersionedCache[calendarKey, *library.Calendar](db.CacheCirculation, keptCalendars),
 	}
 }
 

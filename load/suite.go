@@ -482,6 +482,7 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 	}
 	var pgWatch *PGWatch
 	var pgActivity *PGActivity
+	pgStopped := false
 	if db.IsPostgresURL(database) {
 		if pgWatch, err = WatchPostgres(database); err != nil {
 			return err
@@ -505,6 +506,7 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 			}
 		}
 		if pgWatch != nil {
+			pgStopped = true
 			if pgActivity, err = pgWatch.Stop(); err != nil {
 				s.logf("%s, %s: PostgreSQL's activity counters: %v", sec.title, sc.label, err)
 			}
@@ -514,6 +516,9 @@ func (s *Suite) cicoErr(ctx context.Context, sec *section, sc scenario) error {
 	started := time.Now()
 	rep, err := Run(ctx, cfg)
 	if err != nil {
+		if pgWatch != nil && !pgStopped {
+			pgWatch.Stop() // closes its connection
+		}
 		return err
 	}
 	out := Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu, Postgres: pgActivity, Writes: writeWaits}

@@ -94,6 +94,9 @@ func (w *WriteWatch) Stop() (WriteWaits, error) {
 				return nil, fmt.Errorf("%s/metrics has no stacks_db_write_stage_seconds for the %s stage", w.targets[i], stage)
 			}
 			for k := range cum {
+				if b.cum[k] < a.cum[k] {
+					return nil, fmt.Errorf("%s/metrics counts fewer writes at the end than at the start: the server restarted while measuring", w.targets[i])
+				}
 				cum[k] += b.cum[k] - a.cum[k]
 			}
 			sum += b.sum - a.sum

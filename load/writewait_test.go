@@ -2,10 +2,12 @@ package load_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,28 @@ import (
 	"github.com/stacks-ils/stacks/load"
 	"github.com/stacks-ils/stacks/metrics"
 )
+
+// TestWatchWritesRestart: a server whose counts went down between the two
+// readings restarted; the watch says so rather than report a difference.
+func TestWatchWritesRestart(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := 10
+		if calls.Add(1) > 1 {
+			n = 3
+		}
+		for _, stage := range db.WriteStageNames {
+			fmt.Fprintf(w, "stacks_db_write_stage_seconds_bucket{stage=%q,le=\"+Inf\"} %d\n", stage, n)
+			fmt.Fprintf(w, "stacks_db_write_stage_seconds_sum{stage=%q} 0.5\n", stage)
+		}
+	}))
+	defer srv.Close()
+	w := load.WatchWrites([]string{srv.URL})
+	w.Start()
+	if waits, err := w.Stop(); err == nil || !strings.Contains(err.Error(), "restarted") {
+		t.Errorf("counts that went down: %v, %v; want an error saying the server restarted", waits, err)
+	}
+}
 
 // TestWatchWrites: the watch reads the write stages from two servers'
 // /metrics and reports the writes made between its readings, summed, with
