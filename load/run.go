@@ -160,6 +160,24 @@ func (r *Report) ErrorCount() int {
 // ErrTooFewShares is returned when the library has fewer shares than users.
 var ErrTooFewShares = errors.New("fewer shares than virtual users")
 
+// Around adds start and stop at the measured time's edges, after what
+// OnStart and OnStop already do there.
+func (c *Config) Around(start, stop func()) {
+	prevStart, prevStop := c.OnStart, c.OnStop
+	c.OnStart = func() {
+		if prevStart != nil {
+			prevStart()
+		}
+		start()
+	}
+	c.OnStop = func() {
+		if prevStop != nil {
+			prevStop()
+		}
+		stop()
+	}
+}
+
 // Run runs the CICO workflow for cfg.Users virtual users and returns the report.
 // Each user loops over visits: scan the patron, check out each item of its share,
 // end the visit, check each one in. When the run ends (duration or count reached,

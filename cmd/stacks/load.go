@@ -212,44 +212,24 @@ Examples:
 		if pgWatch, err = load.WatchPostgres(*dbPath); err != nil {
 			return err
 		}
-		start, stop := cfg.OnStart, cfg.OnStop
-		cfg.OnStart = func() {
-			if start != nil {
-				start()
-			}
-			pgWatch.Start()
-		}
-		cfg.OnStop = func() {
-			if stop != nil {
-				stop()
-			}
+		cfg.Around(pgWatch.Start, func() {
 			var err error
 			if pgActivity, err = pgWatch.Stop(); err != nil {
 				fmt.Fprintf(stderr, "load: PostgreSQL's activity counters: %v\n", err)
 			}
-		}
+		})
 	}
 	// Over HTTP the report says where the servers' writes waited, when their
 	// /metrics can be read (serve --metrics-allow 127.0.0.1).
 	var writeWaits load.WriteWaits
 	if *sipAddr == "" {
 		ww := load.WatchWrites(targets)
-		start, stop := cfg.OnStart, cfg.OnStop
-		cfg.OnStart = func() {
-			if start != nil {
-				start()
-			}
-			ww.Start()
-		}
-		cfg.OnStop = func() {
-			if stop != nil {
-				stop()
-			}
+		cfg.Around(ww.Start, func() {
 			var err error
 			if writeWaits, err = ww.Stop(); err != nil {
 				fmt.Fprintf(stderr, "load: where the writes waited is not reported: %v\n", err)
 			}
-		}
+		})
 	}
 	started := time.Now()
 	fmt.Fprintf(stderr, "load: signing in %d users\n", *users)
