@@ -475,8 +475,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 }
 
 // countBest runs sq.countBest: how many records match (up to ListLimit + 1)
-// and, unless more than ListLimit do, the best FacetDepth of the newest
-// RankLimit in rank order (nil past ListLimit, for sq.bestOfNewest). Filtered
+// and the best FacetDepth of the newest RankLimit in rank order. Filtered
 // in relevance order, it also counts the matches that pass the filters in the
 // same read of the matches (what filteredBest would count again), unless more
 // than ListLimit match; -1 when it did not.
@@ -493,7 +492,7 @@ func countBest(tx *db.Tx, sq *searchSQL, match string, q SearchQuery) (int, []in
 	} else {
 		args = args[:4]
 	}
-	rows, err := tx.Query(query, args...)
+	rows, err := tx.Query(query, append([]any{db.PlanEach}, args...)...)
 	if err != nil {
 		return 0, nil, -1, err
 	}
@@ -517,8 +516,11 @@ func countBest(tx *db.Tx, sq *searchSQL, match string, q SearchQuery) (int, []in
 	if err := rows.Err(); err != nil {
 		return 0, nil, -1, err
 	}
-	if n == 0 || n > ListLimit {
-		return n, nil, -1, nil
+	if n > ListLimit {
+		passed = -1
+	}
+	if len(ranked) == 0 {
+		return n, nil, passed, nil
 	}
 	slices.SortFunc(ranked, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	best := make([]int64, len(ranked))

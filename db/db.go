@@ -460,11 +460,33 @@ func (tx *Tx) sql(query string) string {
 // into a form: no stored text can equal it) becomes errBadText, whose error is
 // the statement's: EINVALID, a message for the person who typed it, not a 500.
 func (tx *Tx) args(args []any) []any {
+	if len(args) > 0 && args[0] == PlanEach {
+		if tx.rebind == nil {
+			return args[1:]
+		}
+		// pgx takes a QueryExecMode as a statement's first argument.
+		return append([]any{pgx.QueryExecModeExec}, intBools(args[1:])...)
+	}
 	if tx.rebind == nil {
 		return args
 	}
 	return intBools(args)
 }
+
+// PlanEach, given as a statement's first argument (before the statement's
+// own), has PostgreSQL plan the statement for its arguments each time it runs,
+// as an unnamed statement (pgx's QueryExecModeExec), instead of running the
+// connection's prepared statement, whose plan PostgreSQL makes once for any
+// arguments after five runs. It is for a statement whose best plan depends on
+// its arguments: a search's first read of its words' matches, where the
+// matches of a word in half the catalogue are read best by walking the records
+// backwards and stopping at the count's limit, and a rare word's through its
+// index. The price is planning the statement at every run (a fraction of a
+// millisecond for a search's). SQLite plans each statement without the
+// arguments' values, and the mark is dropped there.
+var PlanEach any = planEach{}
+
+type planEach struct{}
 
 func intBools(args []any) []any {
 	var out []any

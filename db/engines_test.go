@@ -357,6 +357,53 @@ func TestBoolArguments(t *testing.T) {
 	})
 }
 
+// TestPlanEach: a statement given db.PlanEach as its first argument runs with
+// the arguments after it, on both engines (a bool still stored as 1 or 0, the
+// mark itself not taken for an argument). On PostgreSQL it is not kept
+// prepared on the connection (pg_prepared_statements lists no such statement,
+// where the same statement without the mark is listed after it runs), so that
+// every run is planned for its arguments; PostgreSQL would otherwise plan a
+// kept statement once for any arguments after its fifth run.
+func TestPlanEach(t *testing.T) {
+	forEngines(t, func(t *testing.T, d *db.DB, _ string) {
+		ctx := context.Background()
+		const query = `SELECT CAST(? AS bigint) + CAST(?2 AS bigint), CAST(? AS text) /* plan each */`
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			for i := 0; i < 7; i++ {
+				var sum int64
+				var s string
+				if err := tx.QueryRow(query, db.PlanEach, i, true, "x").Scan(&sum, &s); err != nil {
+					return err
+				}
+				if sum != int64(i)+1 || s != "x" {
+					t.Errorf("run %d: got %d, %q; want %d, \"x\"", i, sum, s, i+1)
+				}
+			}
+			if !d.Postgres() {
+				return nil
+			}
+			kept := func() (n int, err error) {
+				err = tx.QueryRow(`SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%/* plan' || ' each */%'`).Scan(&n)
+				return n, err
+			}
+			if n, err := kept(); err != nil || n != 0 {
+				t.Errorf("with PlanEach: %d statements kept prepared (%v), want 0", n, err)
+			}
+			var sum int64
+			var s string
+			if err := tx.QueryRow(query, 1, 2, "y").Scan(&sum, &s); err != nil {
+				return err
+			}
+			if n, err := kept(); err != nil || n != 1 {
+				t.Errorf("without PlanEach: %d statements kept prepared (%v), want 1", n, err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestBadTextArguments: a string argument with a NUL or bytes that are not
 // UTF-8 (hostile form input) matches nothing on SQLite; PostgreSQL cannot take
 // it at all, and the statement fails with EINVALID, a message for the person
