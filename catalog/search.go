@@ -368,13 +368,18 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		cache.put(version, match, kept)
 	}
 	res.RankedOnly = n > RankLimit
-	if res.Facets, err = facetsOf(tx, best); err != nil {
+	filters := q.ItemType != "" || q.Branch != "" || q.Available
+	// Filtered in relevance order with the count of the matches that pass
+	// known (countBest's, or best is every match), which of the best pass is
+	// all filteredBest needs: the facets' read of the best's copies says so.
+	var pass map[int64]bool
+	passFilter := filters && q.Sort == "relevance" && (passed >= 0 || len(best) >= n)
+	if res.Facets, pass, err = facetsOf(tx, best, q, passFilter); err != nil {
 		return res, err
 	}
 	res.Facets.Partial = n > len(best)
 
 	offset := (q.Page - 1) * q.PerPage
-	filters := q.ItemType != "" || q.Branch != "" || q.Available
 	filtered := filters || q.Sort != "relevance"
 	if !filtered && (offset+q.PerPage <= len(best) || len(best) < FacetDepth) {
 		err = res.readHits(tx, best[min(offset, len(best)):min(offset+q.PerPage, len(best))])
@@ -434,7 +439,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 					kept.setAll(all)
 				}
 			}
-			passing, count, err := filteredBest(tx, sq, match, floor, best, len(best) >= n, passed, all, q)
+			passing, count, err := filteredBest(tx, sq, match, floor, best, len(best) >= n, passed, all, pass, q)
 			if err != nil {
 				return res, fmt.Errorf("search: %w", err)
 			}
@@ -636,13 +641,17 @@ func itemFilter(q SearchQuery, param func(any) string) string {
 // unless -1, is the count already (countBest's).
 //
 // ids, if not nil, are every match (ListLimit or fewer): the count reads
-// their copies, not the matches again.
-func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []int64, all bool, passed int, ids []int64, q SearchQuery) ([]int64, int, error) {
+// their copies, not the matches again. pass, if not nil, says which of best
+// pass (facetsOf read it); then, with the count known, there is no statement.
+func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []int64, all bool, passed int, ids []int64, pass map[int64]bool, q SearchQuery) ([]int64, int, error) {
 	// When best holds every match, those of best that pass are the count,
 	// and the statement reads best only (and has no match parameters, which
 	// PostgreSQL must be able to type); so it does when the count is known.
 	// sq.newest's second parameter is unused.
 	counted := all || passed >= 0
+	if counted && pass != nil {
+		return passingOf(best, pass, all, passed)
+	}
 	args := []any{match, 0, floor}
 	if counted || ids != nil {
 		args = nil
@@ -670,7 +679,7 @@ func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []in
 	}
 	defer rows.Close()
 	total := 0
-	pass := map[int64]bool{}
+	pass = map[int64]bool{}
 	for rows.Next() {
 		var kind, n int64
 		if err := rows.Scan(&kind, &n); err != nil {
@@ -685,19 +694,25 @@ func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []in
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
+	if !counted {
+		passed = total
+	}
+	return passingOf(best, pass, all, passed)
+}
+
+// passingOf returns those of best that pass, in their order, and the count of
+// all the matches that pass: those when best is all, else passed.
+func passingOf(best []int64, pass map[int64]bool, all bool, passed int) ([]int64, int, error) {
 	var passing []int64
 	for _, id := range best {
 		if pass[id] {
 			passing = append(passing, id)
 		}
 	}
-	switch {
-	case all:
-		total = len(passing)
-	case passed >= 0:
-		total = passed
+	if all {
+		passed = len(passing)
 	}
-	return passing, total, nil
+	return passing, passed, nil
 }
 
 // hitsFor reads the records of a page, with their copies and availability, in one
@@ -763,30 +778,57 @@ const RankLimit = 1000
 const ListLimit = 10000
 
 // facetsOf counts the records ids by item type, branch and availability, in one
-// query.
-func facetsOf(tx *db.Tx, ids []int64) (Facets, error) {
+// query. Each count is of the distinct pairs (record, type) or (record,
+// branch), grouped by a hash, not of count(DISTINCT) per group, which sorts each
+// group's copies: for 500 records of 1,500 copies (100,000 titles, medians of
+// 100 side by side, with the transaction) 3.6 ms on PostgreSQL with
+// count(DISTINCT) and 3.2 ms so; on SQLite 2.3 and 1.5 ms.
+//
+// With passFilter, it also says which of ids have a copy that passes q's
+// filters (itemFilter), from the same read of their copies.
+func facetsOf(tx *db.Tx, ids []int64, q SearchQuery, passFilter bool) (Facets, map[int64]bool, error) {
 	var f Facets
 	if len(ids) == 0 {
-		return f, nil
+		return f, nil, nil
 	}
 	in, args := searchSQLOf(tx).idList(ids)
+	passing := ""
+	if passFilter {
+		conds := itemFilter(q, func(v any) string {
+			args = append(args, v)
+			return "?"
+		})
+		passing = `
+		UNION ALL
+		SELECT DISTINCT 'pass', '', '', i.record_id, 0 FROM c i WHERE ` + conds
+	}
 	rows, err := tx.Query(`WITH c AS MATERIALIZED (SELECT record_id, item_type_id, home_branch_id, status FROM items WHERE record_id IN (`+in+`))
-		SELECT 'type', t.code, t.name, count(DISTINCT c.record_id) FROM c JOIN item_types t ON t.id = c.item_type_id GROUP BY t.id
+		SELECT 'type', t.code, t.name, x.n, t.id FROM (SELECT item_type_id, count(*) AS n FROM (SELECT DISTINCT record_id, item_type_id FROM c) d GROUP BY item_type_id) x
+			JOIN item_types t ON t.id = x.item_type_id
 		UNION ALL
-		SELECT 'branch', b.code, b.name, count(DISTINCT c.record_id) FROM c JOIN branches b ON b.id = c.home_branch_id GROUP BY b.id
+		SELECT 'branch', b.code, b.name, x.n, b.id FROM (SELECT home_branch_id, count(*) AS n FROM (SELECT DISTINCT record_id, home_branch_id FROM c) d GROUP BY home_branch_id) x
+			JOIN branches b ON b.id = x.home_branch_id
 		UNION ALL
-		SELECT 'available', '', '', count(DISTINCT c.record_id) FROM c WHERE c.status = 'available'`, args...)
+		SELECT 'available', '', '', count(*), 0 FROM (SELECT DISTINCT record_id FROM c WHERE status = 'available') d`+passing+`
+		ORDER BY 1, 5`, args...)
 	if err != nil {
-		return Facets{}, fmt.Errorf("search facets: %w", err)
+		return Facets{}, nil, fmt.Errorf("search facets: %w", err)
 	}
 	defer rows.Close()
+	var pass map[int64]bool
+	if passFilter {
+		pass = map[int64]bool{}
+	}
 	for rows.Next() {
 		var kind string
 		var fc Facet
-		if err := rows.Scan(&kind, &fc.Code, &fc.Name, &fc.Count); err != nil {
-			return Facets{}, err
+		var id int64 // the order: by type's and branch's id, as they were made
+		if err := rows.Scan(&kind, &fc.Code, &fc.Name, &fc.Count, &id); err != nil {
+			return Facets{}, nil, err
 		}
 		switch kind {
+		case "pass":
+			pass[int64(fc.Count)] = true
 		case "type":
 			f.ItemTypes = append(f.ItemTypes, fc)
 		case "branch":
@@ -795,7 +837,7 @@ func facetsOf(tx *db.Tx, ids []int64) (Facets, error) {
 			f.Available = fc.Count
 		}
 	}
-	return f, rows.Err()
+	return f, pass, rows.Err()
 }
 
 // Record is a bibliographic record.
