@@ -125,6 +125,22 @@ func testSearchByBranch(t *testing.T, e db.Engine) {
 				}
 			}
 		}
+		// Page 1 by relevance is the best of the newest RankLimit matches.
+		// Every title scores the same ("Wombat" and a number), so the best
+		// are those matches in id order: from the RankLimit-th newest up.
+		// Read with the matches not kept, as the first search of the words
+		// (on PostgreSQL one statement counts to past ListLimit and ranks).
+		catalog.ForgetSearches(d)
+		res, _ := search(catalog.SearchQuery{Text: "wombat", NoBarcode: true, ByBranch: true})
+		var got []int64
+		for _, h := range res.Hits {
+			got = append(got, h.RecordID)
+		}
+		if want := ids[n-catalog.RankLimit : n-catalog.RankLimit+20]; !slices.Equal(got, want) || !res.RankedOnly || !res.TotalOver ||
+			!res.Facets.Partial || len(res.Facets.Branches) != 0 {
+			t.Errorf("page 1 by relevance past ListLimit: %v (ranked only %v, over %v, facets %+v); want %v, ranked only, over, partial facets of no copies",
+				got, res.RankedOnly, res.TotalOver, res.Facets, want)
+		}
 		res, stmts := search(catalog.SearchQuery{Text: "wombat", Page: 300, NoBarcode: true, ByBranch: true})
 		// The count stops past ListLimit: "more than ListLimit" (TotalOver).
 		if !res.RankedOnly || res.Total != catalog.ListLimit || !res.TotalOver || len(res.Hits) != 20 || stmts > 6 {

@@ -62,6 +62,11 @@ type searchSQL struct {
 	// idParams is idList for a statement of numbered parameters: param adds
 	// each argument and returns its placeholder.
 	idParams func(ids []int64, param func(any) string) string
+	// settings, if set, is a column of the search's first statement (the
+	// barcode's and the catalogue version's): on PostgreSQL postgresPlanning,
+	// so that its settings hold for every statement after it, whether the
+	// search's matches are kept or read.
+	settings string
 }
 
 // searchSQLOf returns the search statements of tx's engine.
@@ -137,15 +142,20 @@ const relevanceOrder = `SELECT rowid AS id, 0 AS part, rank AS score FROM record
 // the newest-first order past it are the same.
 var postgresSearch = searchSQL{
 	match: tsQueryText,
-	// The first statement of a search (after the barcode's) sets up the
-	// planning of those after it (postgresPlanning), in a scalar subquery
-	// that runs once at its start. It is itself planned for its words each
-	// time (countBest passes db.PlanEach), so that the planner sees the
-	// words' tsquery and the statistics of how many records have them.
+	// The statement that reads a search's matches. It is planned for its
+	// words each time (countBest passes db.PlanEach), so that the planner
+	// sees the words' tsquery and the statistics of how many records have
+	// them, with the settings of postgresPlanning, which the search's first
+	// statement made (settings). It makes them too, in a scalar subquery
+	// that runs once at its start, for a search without that statement (not
+	// a barcode, nothing kept: a write transaction's), for the statements
+	// after it.
 	//
 	// It reads the ids of the newest matches, up to the count's limit: they
 	// are the count, and the newest RankLimit of them are ranked, their
-	// vectors read again by id, whether or not more than ListLimit match
+	// vectors read again by id (a look-up a match, in a scalar subquery,
+	// whatever joins the planner allows), whether or not more than ListLimit
+	// match
 	// (bestOfNewest is not needed). For a word in half the catalogue
 	// ("subject:fiction", 44,581 of 100,000 records) the planner walks the
 	// primary key backwards and stops at the limit's match, after about
@@ -166,8 +176,8 @@ var postgresSearch = searchSQL{
 		SELECT -1::bigint, n FROM c
 		UNION ALL
 		SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM (
-			SELECT b.id, ` + tsRankOf("r.doc") + ` AS score
-			FROM (SELECT id FROM m ORDER BY id DESC LIMIT $3) b JOIN records_fts r ON r.id = b.id, to_tsquery('stacks_english', $1) q
+			SELECT b.id, ` + tsRankOf("(SELECT r.doc FROM records_fts r WHERE r.id = b.id)") + ` AS score
+			FROM (SELECT id FROM m ORDER BY id DESC LIMIT $3) b, to_tsquery('stacks_english', $1) q
 			ORDER BY score DESC, b.id LIMIT $4) t`,
 	// Both bounds in one read of the newest matches, backwards by the primary
 	// key (not one read each).
@@ -188,8 +198,9 @@ var postgresSearch = searchSQL{
 			ORDER BY coalesce(r.year, 0) DESC, r.id DESC LIMIT $2 OFFSET $3`,
 	},
 	countIDs: true,
+	settings: `(SELECT true FROM (` + postgresPlanning + `) s)`,
 	param:    func(n int) string { return "$" + strconv.Itoa(n) },
-	// One array, not FacetDepth parameters: the statements after count are
+	// One array, not FacetDepth parameters: the statements after countBest are
 	// planned for each search (postgresPlanning), and planning a list of 500
 	// values cost as much as running the facets' statement.
 	idList: func(ids []int64) (string, []any) { return `SELECT unnest(CAST(? AS bigint[]))`, []any{ids} },
@@ -199,9 +210,9 @@ var postgresSearch = searchSQL{
 }
 
 // postgresPlanning sets, for the search's transaction only, what its statements
-// need from the planner (postgresSearch.countBest runs it first, without a
-// round trip of its own; countBest itself is planned for its words by
-// db.PlanEach, the settings coming too late for its own plan):
+// need from the planner (the search's first statement runs it, without a round
+// trip of its own: postgresSearch.settings, and countBest for a search that
+// has no such statement):
 //   - plans made for their words: a plan made once for any words (PostgreSQL's
 //     generic plan for a prepared statement, which it chooses after five runs)
 //     assumes a few hundred matches for every search, which is slow for one
