@@ -397,7 +397,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		key := pageKey{q.Sort, offset, q.PerPage}
 		page, ok := kept.page(key)
 		if !ok {
-			if page, err = tx.IDs(sq.walk[q.Sort], match, q.PerPage, offset); err != nil {
+			if page, err = tx.IDs(sq.walk[q.Sort], db.PlanEach, match, q.PerPage, offset); err != nil {
 				return res, fmt.Errorf("search page: %w", err)
 			}
 			kept.setPage(key, page)
@@ -415,7 +415,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	var cut, floor int64
 	bounds := func(relevance bool) error {
 		if (relevance && n > RankLimit) || n > ListLimit {
-			return tx.QueryRow(sq.bounds, match, RankLimit-1, ListLimit-1).Scan(&cut, &floor)
+			return tx.QueryRow(sq.bounds, db.PlanEach, match, RankLimit-1, ListLimit-1).Scan(&cut, &floor)
 		}
 		return nil
 	}
@@ -437,7 +437,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 			var all []int64
 			if sq.countIDs && passed < 0 && len(best) < n && n <= ListLimit {
 				if all = kept.allIDs(); all == nil {
-					if all, err = tx.IDs(`SELECT id FROM (`+sq.newest+`) m`, match, 0, 0); err != nil {
+					if all, err = tx.IDs(`SELECT id FROM (`+sq.newest+`) m`, db.PlanEach, match, 0, 0); err != nil {
 						return res, fmt.Errorf("search: %w", err)
 					}
 					kept.setAll(all)
@@ -474,7 +474,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 		if err := bounds(true); err != nil {
 			return res, fmt.Errorf("search: %w", err)
 		}
-		page, err = tx.IDs(sq.relevancePage, match, cut, floor, q.PerPage, offset)
+		page, err = tx.IDs(sq.relevancePage, db.PlanEach, match, cut, floor, q.PerPage, offset)
 	}
 	if err != nil {
 		return res, fmt.Errorf("search page: %w", err)
@@ -595,7 +595,7 @@ func filteredPage(tx *db.Tx, sq *searchSQL, match string, cut, floor int64, q Se
 		SELECT r.id, `+counted+`
 		FROM m JOIN records r ON r.id = m.id `+filter+`
 		ORDER BY `+order+`
-		LIMIT `+limit+` OFFSET `+offset, args...)
+		LIMIT `+limit+` OFFSET `+offset, append([]any{db.PlanEach}, args...)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("search: %w", err)
 	}
@@ -676,6 +676,9 @@ func filteredBest(tx *db.Tx, sq *searchSQL, match string, floor int64, best []in
 		count = `SELECT 0, count(*) FROM (` + sq.idParams(ids, param) + `) m (id) WHERE EXISTS (SELECT 1 FROM items i WHERE i.record_id = m.id AND ` + conds + `)
 		UNION ALL
 		`
+	}
+	if count != "" && ids == nil {
+		args = append([]any{db.PlanEach}, args...) // the matches of the words
 	}
 	rows, err := tx.Query(count+`SELECT DISTINCT 1, i.record_id FROM items i WHERE i.record_id IN (`+in+`) AND `+conds, args...)
 	if err != nil {
