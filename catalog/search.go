@@ -377,7 +377,8 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	// known (countBest's, or best is every match), which of the best pass is
 	// all filteredBest needs: the facets' read of the best's copies says so.
 	var pass map[int64]bool
-	passFilter := filters && q.Sort == "relevance" && (passed >= 0 || len(best) >= n)
+	every := len(best) >= n // best holds every match
+	passFilter := filters && q.Sort == "relevance" && (passed >= 0 || every)
 	if res.Facets, pass, err = facetsOf(tx, best, q, passFilter); err != nil {
 		return res, err
 	}
@@ -435,7 +436,7 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 			// every match again: on PostgreSQL from the ids kept
 			// (searchSQL.countIDs).
 			var all []int64
-			if sq.countIDs && passed < 0 && len(best) < n && n <= ListLimit {
+			if sq.countIDs && passed < 0 && !every && n <= ListLimit {
 				if all = kept.allIDs(); all == nil {
 					if all, err = tx.IDs(`SELECT id FROM (`+sq.newest+`) m`, db.PlanEach, match, 0, 0); err != nil {
 						return res, fmt.Errorf("search: %w", err)
@@ -443,11 +444,11 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 					kept.setAll(all)
 				}
 			}
-			passing, count, err := filteredBest(tx, sq, match, floor, best, len(best) >= n, passed, all, pass, q)
+			passing, count, err := filteredBest(tx, sq, match, floor, best, every, passed, all, pass, q)
 			if err != nil {
 				return res, fmt.Errorf("search: %w", err)
 			}
-			if offset+q.PerPage <= len(passing) || len(best) >= n {
+			if offset+q.PerPage <= len(passing) || every {
 				res.Total = count
 				err = res.readHits(tx, passing[min(offset, len(passing)):min(offset+q.PerPage, len(passing))])
 				return res, err

@@ -7,7 +7,45 @@ import (
 
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/pgtest"
 )
+
+// TestSearchPlanningKept (PostgreSQL only: SQLite's planner has none of these
+// settings; TestSearchKeptMatches checks kept searches' results on both): a
+// search whose matches are kept runs no countBest, and its later statements
+// (another page, another order) are still planned without hash or merge joins,
+// JIT or parallel workers, because the search's first statement set them
+// (postgresSearch.settings). It fails if only countBest sets them.
+func TestSearchPlanningKept(t *testing.T) {
+	if !pgtest.Selected(db.Postgres) {
+		t.Skipf("PostgreSQL's planner settings; this run selects only %v", pgtest.Engines())
+	}
+	d := demoDBOn(t, db.Postgres, smallDemo, db.Options{})
+	var statements []int64
+	for _, kept := range []bool{false, true} {
+		ctx, stats := db.WithStats(context.Background())
+		var hash, merge, jit, workers string
+		if err := d.Read(ctx, func(tx *db.Tx) error {
+			if _, err := catalog.Search(tx, catalog.SearchQuery{Text: "the", Page: 2}); err != nil {
+				return err
+			}
+			return tx.QueryRow(`SELECT current_setting('enable_hashjoin'), current_setting('enable_mergejoin'),
+				current_setting('jit'), current_setting('max_parallel_workers_per_gather')`).Scan(&hash, &merge, &jit, &workers)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		statements = append(statements, stats.Statements())
+		if hash != "off" || merge != "off" || jit != "off" || workers != "0" {
+			t.Errorf("matches kept %v: after the search, hash joins %s, merge joins %s, JIT %s, parallel workers %s; want off, off, off, 0",
+				kept, hash, merge, jit, workers)
+		}
+	}
+	// The second search found its matches kept: it ran fewer statements
+	// (no countBest).
+	if statements[1] >= statements[0] {
+		t.Errorf("statements: %d, then %d with the matches kept; want fewer", statements[0], statements[1])
+	}
+}
 
 // TestSearchKeptMatches: what Search keeps of a search's matches (under the
 // catalogue's version, migration 0022) is read again after any change to the
