@@ -39,7 +39,7 @@ func demoDBOn(tb testing.TB, e db.Engine, opt demo.Options, dopt db.Options) *db
 var catalogueTables = []string{"branches", "item_types", "records", "items"}
 
 // copyCatalogue copies catalogueTables from src into the empty database dst,
-// every column, in batches of rows.
+// every column, in batches of rows, and sets each table's id sequence past them.
 func copyCatalogue(ctx context.Context, src, dst *db.DB) error {
 	for _, table := range catalogueTables {
 		var cols []string
@@ -85,6 +85,14 @@ func copyCatalogue(ctx context.Context, src, dst *db.DB) error {
 			if err != nil {
 				return fmt.Errorf("copy %s: %w", table, err)
 			}
+		}
+		// The rows came with their ids: the next row a test adds takes the one after.
+		err = dst.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.Exec(`SELECT setval(pg_get_serial_sequence('` + table + `', 'id'), (SELECT coalesce(max(id), 0) + 1 FROM ` + table + `), false)`)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("set the ids of %s: %w", table, err)
 		}
 	}
 	return nil

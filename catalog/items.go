@@ -199,3 +199,43 @@ func CopyBarcode(tx *db.Tx, recordID int64) (string, error) {
 	}
 	return barcode, nil
 }
+
+// NewItemDefaults returns what a new copy of a record most likely shares with the
+// copies already there: the item type, call number, shelving location and price of
+// the record's newest copy (the last added, whatever its status), so that staff
+// adding copies only scan barcodes. The barcode and home branch are left empty;
+// found is false, and the input empty, when the record has no copies yet.
+func NewItemDefaults(tx *db.Tx, recordID int64) (in ItemInput, found bool, err error) {
+	var price int64
+	err = tx.QueryRow(`SELECT it.code, i.call_number, i.location, i.price_cents
+		FROM items i JOIN item_types it ON it.id = i.item_type_id
+		WHERE i.record_id = ? ORDER BY i.created_at DESC, i.id DESC LIMIT 1`, recordID).
+		Scan(&in.ItemTypeCode, &in.CallNumber, &in.Location, &price)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ItemInput{}, false, nil
+	} else if err != nil {
+		return ItemInput{}, false, fmt.Errorf("find the newest copy of record %d: %w", recordID, err)
+	}
+	if price != 0 {
+		in.Price = formatPrice(price)
+	}
+	return in, true, nil
+}
+
+// CheckNewBarcode normalizes the barcode of a copy about to be added and checks that
+// no item has it yet, so that a scanned label is refused before staff fill in the
+// rest. The error's Field is barcode.
+func CheckNewBarcode(tx *db.Tx, barcode string) (string, error) {
+	barcode, err := NormalizeBarcode(barcode)
+	if err != nil {
+		return "", err
+	}
+	var used bool
+	if err := tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM items WHERE barcode = ?)`, barcode).Scan(&used); err != nil {
+		return "", fmt.Errorf("look up barcode %s: %w", barcode, err)
+	}
+	if used {
+		return "", errBarcodeInUse(barcode)
+	}
+	return barcode, nil
+}

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -203,6 +204,18 @@ type ItemFormView struct {
 	ItemTypes     []library.Named
 	Branches      []library.Branch
 	Errors        FormErrors
+	// Checked is set on a new item's form shown again after its barcode was
+	// checked (the form's default button, which a scanner's Enter presses
+	// without JavaScript): the barcode is free and the focus moves on.
+	Checked bool
+}
+
+// focusFirst is the field that has the focus when no field was refused.
+func (v *ItemFormView) focusFirst() string {
+	if v.Checked {
+		return "item_type"
+	}
+	return "barcode"
 }
 
 // Action is where the form posts.
@@ -283,22 +296,76 @@ func (s *Server) itemFormFailed(w http.ResponseWriter, r *http.Request, v ItemFo
 	return true
 }
 
-// handleItemNew shows an empty item form: a book at the user's branch.
+// handleItemNew shows the form for a new copy, filled in as the record's newest
+// copy is (catalog.NewItemDefaults: item type, call number, shelving location,
+// price), or as a book if it has none, at the home branch of ?home_branch (which
+// "Save and add another" passes on) or else the user's branch: staff adding
+// copies scan the barcode and save.
 func (s *Server) handleItemNew(w http.ResponseWriter, r *http.Request) {
 	id, err := recordID(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	v := ItemFormView{RecordID: id, In: catalog.ItemInput{HomeBranchCode: userFrom(r.Context()).BranchCode}}
-	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadItemForm(tx, &v, false) }); err != nil {
+	v := ItemFormView{RecordID: id}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		if v.In, _, err = catalog.NewItemDefaults(tx, id); err != nil {
+			return err
+		}
+		return loadItemForm(tx, &v, false)
+	})
+	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	for _, t := range v.ItemTypes {
-		if t.Code == "BOOK" || v.In.ItemTypeCode == "" {
-			v.In.ItemTypeCode = t.Code
+	v.In.HomeBranchCode = userFrom(r.Context()).BranchCode
+	if code := strings.ToUpper(strings.TrimSpace(r.URL.Query().Get("home_branch"))); code != "" {
+		for _, b := range v.Branches {
+			if b.Code == code {
+				v.In.HomeBranchCode = code
+			}
 		}
+	}
+	if v.In.ItemTypeCode == "" {
+		for _, t := range v.ItemTypes {
+			if t.Code == "BOOK" || v.In.ItemTypeCode == "" {
+				v.In.ItemTypeCode = t.Code
+			}
+		}
+	}
+	s.renderItemForm(w, r, http.StatusOK, v)
+}
+
+// The new-item form's submit buttons. The first in the form, "Check barcode" beside
+// the Barcode field, is the one the Enter key presses (HTML's implicit submission):
+// a scanner's Enter after the barcode checks it and moves on, and never saves a
+// copy before staff have seen the rest. "Add item" and "Save and add another" save.
+const (
+	itemStepField   = "step"
+	itemStepBarcode = "barcode"
+	itemThenField   = "then"
+	itemThenAnother = "another"
+)
+
+// handleItemCheckBarcode shows the new-item form again after "Check barcode" (or
+// Enter in the Barcode field, without JavaScript): the barcode refused beside the
+// field, or else the form as sent, with the focus on the next field. Nothing is
+// saved.
+func (s *Server) handleItemCheckBarcode(w http.ResponseWriter, r *http.Request, v ItemFormView) {
+	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.In.Barcode, err = catalog.CheckNewBarcode(tx, v.In.Barcode)
+		return err
+	})
+	if err != nil {
+		if !s.itemFormFailed(w, r, v, err) {
+			s.Error(w, r, err)
+		}
+		return
+	}
+	v.Checked = true
+	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadItemForm(tx, &v, false) }); err != nil {
+		s.Error(w, r, err)
+		return
 	}
 	s.renderItemForm(w, r, http.StatusOK, v)
 }
@@ -310,6 +377,10 @@ func (s *Server) handleItemCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := ItemFormView{RecordID: recID, In: itemInputFrom(r)}
+	if r.PostFormValue(itemStepField) == itemStepBarcode {
+		s.handleItemCheckBarcode(w, r, v)
+		return
+	}
 	var it *catalog.Item
 	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
 		id, err := catalog.AddItem(tx, userFrom(r.Context()).Actor(), recID, v.In)
@@ -323,6 +394,11 @@ func (s *Server) handleItemCreate(w http.ResponseWriter, r *http.Request) {
 		if !s.itemFormFailed(w, r, v, err) {
 			s.Error(w, r, err)
 		}
+		return
+	}
+	if r.PostFormValue(itemThenField) == itemThenAnother {
+		s.flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s. Scan the next copy's barcode.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))
+		redirect(w, r, itemNewURL(recID)+"?home_branch="+url.QueryEscape(it.HomeBranchCode), http.StatusSeeOther)
 		return
 	}
 	s.flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))

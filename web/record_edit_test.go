@@ -242,3 +242,105 @@ func TestRecordEdit(t *testing.T) {
 		}
 	})
 }
+
+// TestAddCopies: the new-item form at a scanner's pace. Enter in the Barcode field
+// without JavaScript presses "Check barcode" (the form's first button), which saves
+// nothing; the form comes filled in as the record's newest copy; "Save and add
+// another" saves and shows the form again with the same details.
+func TestAddCopies(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	r := e.post(t, c, "/records", url.Values{"title": {"Quixotic Zeppelins"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("create the record: %d", r.Status)
+	}
+	recordPath := r.Location
+	items := func() []string {
+		t.Helper()
+		var out []string
+		err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+			rows, err := tx.Query(`SELECT i.barcode || ' ' || it.code || ' ' || b.code || ' ' || i.call_number || ' ' || i.location || ' ' || i.price_cents
+				FROM items i JOIN item_types it ON it.id = i.item_type_id JOIN branches b ON b.id = i.home_branch_id
+				JOIN records r ON r.id = i.record_id WHERE r.title = 'Quixotic Zeppelins' ORDER BY i.id`)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var s string
+				if err := rows.Scan(&s); err != nil {
+					return err
+				}
+				out = append(out, s)
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	t.Run("NoCopiesYet", func(t *testing.T) {
+		r := e.get(t, c, recordPath+"/items/new")
+		mustContain(t, "the first copy's form", r.Body, `<option value="BOOK" selected>Book</option>`, `value="" maxlength="100"`,
+			`name="step" value="barcode">Check barcode</button>`, `name="then" value="another">Save and add another</button>`, `data-enter-next="item_type" autofocus`)
+		if i, j := strings.Index(r.Body, "Check barcode</button>"), strings.Index(r.Body, "Add item</button>"); i < 0 || j < i {
+			t.Error("Check barcode is not the form's first button, the one Enter presses")
+		}
+		if hasInlineScript(r.Body) {
+			t.Error("the form has inline script")
+		}
+	})
+
+	t.Run("EnterChecksTheBarcode", func(t *testing.T) {
+		r := e.post(t, c, recordPath+"/items", url.Values{"step": {"barcode"}, "barcode": {" QZ0001 "}, "item_type": {"DVD"}, "home_branch": {"EAS"}, "call_number": {""}})
+		if r.Status != http.StatusOK {
+			t.Fatalf("check barcode: %d, want 200", r.Status)
+		}
+		mustContain(t, "the form after Enter", squashed(r.Body), "No item has barcode QZ0001 yet. The item is not saved yet",
+			`value="QZ0001"`, `<option value="DVD" selected>DVD</option>`, `<option value="EAS" selected>Eastside (EAS)</option>`,
+			`<select id="item_type" name="item_type" autofocus>`)
+		if got := items(); len(got) != 0 {
+			t.Fatalf("Enter in the Barcode field saved %v", got)
+		}
+	})
+
+	t.Run("ErrEnterOnABarcodeInUse", func(t *testing.T) {
+		r := e.post(t, c, recordPath+"/items", url.Values{"step": {"barcode"}, "barcode": {"I00001"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("check a barcode in use: %d, want 422", r.Status)
+		}
+		if msg := fieldError(r.Body, "barcode"); !strings.Contains(msg, "Barcode I00001 is already used by another item") {
+			t.Errorf("message beside the barcode: %q", msg)
+		}
+		if got := items(); len(got) != 0 {
+			t.Fatalf("saved %v", got)
+		}
+	})
+
+	t.Run("SaveAndAddAnother", func(t *testing.T) {
+		r := e.post(t, c, recordPath+"/items", url.Values{"then": {"another"}, "barcode": {"QZ0001"}, "item_type": {"DVD"}, "home_branch": {"EAS"},
+			"call_number": {"629.133 VAN"}, "location": {"Adult non-fiction"}, "price": {"24.5"}})
+		if r.Status != http.StatusSeeOther || r.Location != recordPath+"/items/new?home_branch=EAS" {
+			t.Fatalf("save and add another: %d to %q", r.Status, r.Location)
+		}
+		r = e.get(t, c, r.Location)
+		mustContain(t, "the form again", squashed(r.Body), `Item QZ0001 is added to "Quixotic Zeppelins", available at Eastside. Scan the next copy's barcode.`,
+			`id="barcode" name="barcode" value=""`, `data-enter-next="item_type" autofocus`, `<option value="DVD" selected>DVD</option>`,
+			`<option value="EAS" selected>Eastside (EAS)</option>`, `value="629.133 VAN"`, `value="Adult non-fiction"`, `value="24.50"`)
+		if got, want := strings.Join(items(), "|"), "QZ0001 DVD EAS 629.133 VAN Adult non-fiction 2450"; got != want {
+			t.Fatalf("items %q, want %q", got, want)
+		}
+	})
+
+	t.Run("DefaultsFromTheNewestCopy", func(t *testing.T) {
+		r := e.post(t, c, recordPath+"/items", url.Values{"barcode": {"QZ0002"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "call_number": {"629.133 VAN c.2"}})
+		if r.Status != http.StatusSeeOther || r.Location != recordPath {
+			t.Fatalf("add item: %d to %q", r.Status, r.Location)
+		}
+		r = e.get(t, c, recordPath+"/items/new")
+		mustContain(t, "the next copy's form", r.Body, `<option value="BOOK" selected>Book</option>`, `value="629.133 VAN c.2"`,
+			`<option value="CEN" selected>Central (CEN)</option>`, `id="location" name="location" value=""`, `id="price" name="price" value=""`)
+	})
+}
