@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
@@ -172,14 +173,26 @@ func FindByID(tx *db.Tx, id int64) (*Patron, error) {
 	return p, nil
 }
 
-// Search finds patrons by card number (exact, or its beginning) or by name: every
-// word of q must begin a word of the surname or first name ("ale rea" finds Alex
-// Reader). Letter case does not matter. A patron whose card is exactly q comes
-// first; the rest are ordered by surname and first name. At most limit patrons are
-// returned; an empty q finds nobody.
+// Search finds patrons by what staff have at hand:
+//
+//   - the name: every word of q must begin a word of the surname or first name, in
+//     any order, commas aside ("ale rea", "Reader, Alex" and "reader a" find Alex
+//     Reader);
+//   - the card number, or any part of it ("0004" finds P0004);
+//   - the phone number, or part of it, as digits: spaces, dashes, dots, parentheses
+//     and a leading + are ignored on both sides ("(555) 01-01" finds 555-0101);
+//   - the e-mail address, or its beginning ("alex.reader@").
+//
+// Letter case does not matter. A patron whose card is exactly q comes first; the
+// rest are ordered by surname and first name. At most limit patrons are returned;
+// an empty q finds nobody.
+//
+// Every way is a comparison on each patron's row (a scan of the patrons table, a
+// few milliseconds for 10,000 patrons on either engine): no index serves a word
+// that may begin inside a name, nor a part of a number.
 func Search(tx *db.Tx, q string, limit int) ([]Patron, error) {
 	q = strings.TrimSpace(q)
-	words := strings.Fields(q)
+	words := strings.FieldsFunc(q, func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
 	if len(words) == 0 {
 		return nil, nil
 	}
@@ -193,8 +206,16 @@ func Search(tx *db.Tx, q string, limit int) ([]Patron, error) {
 	}
 	sq := db.Pick(tx, searchSQLite, searchPostgres)
 	var b strings.Builder
-	args := []any{q, likePrefix(q)}
+	args := []any{q, likeContains(q)}
 	b.WriteString(patronSelect + ` WHERE ` + sq.cardIs + ` OR ` + sq.cardLike)
+	if digits, ok := phoneDigits(q); ok {
+		b.WriteString(` OR ` + phoneDigitsSQL + ` LIKE ?`)
+		args = append(args, "%"+digits+"%")
+	}
+	if len(words) == 1 {
+		b.WriteString(` OR ` + sq.emailLike)
+		args = append(args, likePrefix(q))
+	}
 	// The name words: each must start a word of "surname first_name"; hyphenated
 	// names count as separate words.
 	b.WriteString(` OR (`)
@@ -279,24 +300,51 @@ func Identify(tx *db.Tx, input string, limit int) (Identified, error) {
 }
 
 // searchSQL is the text of Search's case-blind comparisons for one engine: the
-// card (equal, or beginning with a LIKE pattern) and one word of the name (a LIKE
-// pattern).
-type searchSQL struct{ cardIs, cardLike, nameLike string }
+// card (equal, or containing a LIKE pattern), one word of the name and the e-mail
+// address's beginning (LIKE patterns).
+type searchSQL struct{ cardIs, cardLike, nameLike, emailLike string }
 
 // searchSQLite: SQLite's LIKE ignores the case of ASCII letters, and NOCASE does
 // for =. Both scan the table (the card index is binary), but lower() on every row,
 // which both engines would run, was some 35% slower here on 5,000 patrons.
 var searchSQLite = searchSQL{
-	cardIs:   `p.card = ? COLLATE NOCASE`,
-	cardLike: `p.card LIKE ? ESCAPE '\'`,
-	nameLike: `(' ' || replace(p.surname || ' ' || p.first_name, '-', ' ')) LIKE ? ESCAPE '\'`,
+	cardIs:    `p.card = ? COLLATE NOCASE`,
+	cardLike:  `p.card LIKE ? ESCAPE '\'`,
+	nameLike:  `(' ' || replace(p.surname || ' ' || p.first_name, '-', ' ')) LIKE ? ESCAPE '\'`,
+	emailLike: `p.email LIKE ? ESCAPE '\'`,
 }
 
 // searchPostgres: PostgreSQL's LIKE heeds case; ILIKE does not.
 var searchPostgres = searchSQL{
-	cardIs:   `lower(p.card) = lower(?)`,
-	cardLike: `p.card ILIKE ? ESCAPE '\'`,
-	nameLike: `(' ' || replace(p.surname || ' ' || p.first_name, '-', ' ')) ILIKE ? ESCAPE '\'`,
+	cardIs:    `lower(p.card) = lower(?)`,
+	cardLike:  `p.card ILIKE ? ESCAPE '\'`,
+	nameLike:  `(' ' || replace(p.surname || ' ' || p.first_name, '-', ' ')) ILIKE ? ESCAPE '\'`,
+	emailLike: `p.email ILIKE ? ESCAPE '\'`,
+}
+
+// phoneDigitsSQL is a patron's phone number as digits, the way phoneDigits reads
+// what staff type: the same on both engines.
+const phoneDigitsSQL = `replace(replace(replace(replace(replace(replace(p.phone, ' ', ''), '-', ''), '.', ''), '(', ''), ')', ''), '+', '')`
+
+// minPhoneDigits is how many digits a search needs to be tried as (part of) a phone
+// number: fewer would match most patrons.
+const minPhoneDigits = 4
+
+// phoneDigits returns the digits of q when q reads as (part of) a phone number:
+// digits, with only spaces, dashes, dots, parentheses and + between them, and at
+// least minPhoneDigits digits.
+func phoneDigits(q string) (string, bool) {
+	var b strings.Builder
+	for _, r := range q {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == ' ' || r == '-' || r == '.' || r == '(' || r == ')' || r == '+':
+		default:
+			return "", false
+		}
+	}
+	return b.String(), b.Len() >= minPhoneDigits
 }
 
 // escapeLike escapes LIKE's wildcards, with backslash as the escape character.
@@ -305,6 +353,8 @@ func escapeLike(s string) string {
 }
 
 func likePrefix(s string) string { return escapeLike(s) + "%" }
+
+func likeContains(s string) string { return "%" + escapeLike(s) + "%" }
 
 // Category is a kind of membership (Adult, Child, Staff): it sets how long a card
 // is valid and how many holds a patron may have.

@@ -25,7 +25,8 @@ type PatronSearchView struct {
 	Today time.Time
 }
 
-// handlePatronSearch lists the patrons that match q by name or card. A card number
+// handlePatronSearch lists the patrons that match q by name ("Reader, Alex"),
+// card or part of it, phone number or e-mail address (patrons.Search). A card number
 // that matches exactly goes straight to that patron, as a scanned card should.
 func (s *Server) handlePatronSearch(w http.ResponseWriter, r *http.Request) {
 	prefs, err := s.preferences(r.Context())

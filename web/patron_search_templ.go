@@ -78,7 +78,7 @@ func PatronSearchPage(p *Page, v PatronSearchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" class=\"scan\" autocomplete=\"off\" autocapitalize=\"none\" spellcheck=\"false\" aria-describedby=\"q-hint\" autofocus></div><button type=\"submit\">Search</button></form><p id=\"q-hint\" class=\"muted\">Type a name or part of one (\"ale rea\" finds Alex Reader), or scan a card.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" class=\"scan\" autocomplete=\"off\" autocapitalize=\"none\" spellcheck=\"false\" aria-describedby=\"q-hint\" autofocus></div><button type=\"submit\">Search</button></form><p id=\"q-hint\" class=\"muted\">Type a name or part of one (\"ale rea\" or \"Reader, Alex\" finds Alex Reader), a phone number, an e-mail address or part of a card number, or scan a card.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
