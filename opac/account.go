@@ -363,14 +363,39 @@ func (s *Server) holdDone(w http.ResponseWriter, r *http.Request, h holds.Hold, 
 	redirect(w, r, "/account", http.StatusSeeOther)
 }
 
+// holdCancelConfirm is the value of the confirm field that the question's "Yes,
+// cancel the hold" sends.
+const holdCancelConfirm = "yes"
+
+// handleHoldCancel cancels a hold once the patron has said yes: My account's
+// "Cancel hold" link (a GET), and a post without confirm=yes (a page from before,
+// a resent form), show the question (HoldCancelPage); only its "Yes, cancel the
+// hold", a post with confirm=yes under the site's cross-origin protection,
+// cancels. "Keep the hold" is a link back to My account.
 func (s *Server) handleHoldCancel(w http.ResponseWriter, r *http.Request) {
 	h, err := s.findMyHold(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	if r.Method != http.MethodPost || r.PostForm.Get("confirm") != holdCancelConfirm {
+		s.render(w, r, http.StatusOK, HoldCancelPage(s.page(r, "Cancel your hold?", "account"), h))
+		return
+	}
 	_, err = s.Circ.CancelHold(r.Context(), actor(patronFrom(r.Context())), h.ID, "cancelled by the patron online")
 	s.holdDone(w, r, h, err, "Your hold on "+h.Title+" is cancelled.")
+}
+
+// holdCancelText says what cancelling the hold gives up.
+func holdCancelText(p *Page, h holds.Hold) string {
+	switch h.Status {
+	case holds.StatusWaiting:
+		return "A copy is set aside for you at " + h.PickupBranchName + " until " + p.Day(h.PickupBy) +
+			". If you cancel, it goes to the next person waiting for it, or back on the shelf."
+	case holds.StatusInTransit:
+		return "A copy is on its way to " + h.PickupBranchName + " for you. If you cancel, it goes to the next person waiting for it, or back on the shelf."
+	}
+	return fmt.Sprintf("You are number %d in the queue. If you cancel and place a hold again later, you join the end of the queue.", h.Priority)
 }
 
 func (s *Server) handleHoldSuspend(w http.ResponseWriter, r *http.Request) {

@@ -287,14 +287,40 @@ func TestHolds(t *testing.T) {
 		}
 	})
 
+	t.Run("CancelAsksFirst", func(t *testing.T) {
+		if body := e.get(t, c, "/account").Body; !strings.Contains(body, `<a class="button secondary" href="`+path+`/cancel" aria-label="Cancel hold on The Left Hand of Darkness">Cancel hold</a>`) {
+			t.Errorf("My account has no Cancel hold link to the question:\n%s", text(body))
+		}
+		// The link, and a post without the answer (a page from before), ask.
+		for _, r := range []response{e.get(t, c, path+"/cancel"), e.post(t, c, path+"/cancel", nil), e.post(t, c, path+"/cancel", url.Values{"confirm": {"no"}})} {
+			txt := text(r.Body)
+			if r.Status != http.StatusOK || !strings.Contains(txt, "Cancel your hold on The Left Hand of Darkness?") ||
+				!strings.Contains(txt, "A copy is set aside for you at Central until") || !strings.Contains(txt, "Yes, cancel the hold") || !strings.Contains(txt, "Keep the hold") {
+				t.Errorf("the question: %d\n%s", r.Status, txt)
+			}
+			if !strings.Contains(r.Body, `<input type="hidden" name="confirm" value="yes">`) || !strings.Contains(r.Body, `<a class="button secondary" href="/account">Keep the hold</a>`) {
+				t.Errorf("the question's form:\n%s", r.Body)
+			}
+		}
+		if status := e.holdStatus(t, path); status != holds.StatusWaiting {
+			t.Fatalf("asking cancelled the hold: %s", status)
+		}
+	})
+
 	t.Run("Cancel", func(t *testing.T) {
-		txt := text(e.follow(t, c, e.post(t, c, path+"/cancel", nil)).Body)
+		txt := text(e.follow(t, c, e.post(t, c, path+"/cancel", url.Values{"confirm": {"yes"}})).Body)
 		if !strings.Contains(txt, "Your hold on The Left Hand of Darkness is cancelled.") || !strings.Contains(txt, "You have no holds.") {
 			t.Errorf("cancel:\n%s", txt)
 		}
-		r := e.post(t, c, path+"/cancel", nil)
+		if status := e.holdStatus(t, path); status != holds.StatusCancelled {
+			t.Errorf("hold %s after Yes, cancel the hold", status)
+		}
+		r := e.post(t, c, path+"/cancel", url.Values{"confirm": {"yes"}})
 		if r.Status != http.StatusConflict {
 			t.Errorf("cancel again: %d", r.Status)
+		}
+		if r := e.get(t, c, path+"/cancel"); r.Status != http.StatusConflict {
+			t.Errorf("ask again: %d", r.Status)
 		}
 	})
 
@@ -674,4 +700,21 @@ func TestHoldRefusalsWorded(t *testing.T) {
 			t.Errorf("no word of the hold being gone: %d\n%s", r.Status, txt)
 		}
 	})
+}
+
+// holdStatus reads the status of the hold at path (/account/holds/{id}) in the
+// database.
+func (e *testEnv) holdStatus(t testing.TB, path string) string {
+	t.Helper()
+	id, err := strconv.ParseInt(strings.TrimPrefix(path, "/account/holds/"), 10, 64)
+	if err != nil {
+		t.Fatalf("hold path %q: %v", path, err)
+	}
+	var status string
+	if err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT status FROM holds WHERE id = ?`, id).Scan(&status)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return status
 }

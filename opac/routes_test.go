@@ -152,6 +152,7 @@ func TestOtherPatronsIDs(t *testing.T) {
 		{hold + "/resume", nil},
 		{hold + "/pickup", url.Values{"pickup": {"EAS"}}},
 		{"/account/holds/99999999/cancel", nil},
+		{hold + "/cancel", url.Values{"confirm": {"yes"}}},
 	} {
 		r := e.post(t, c, tc.path, tc.form)
 		if r.Status != http.StatusNotFound {
@@ -160,6 +161,10 @@ func TestOtherPatronsIDs(t *testing.T) {
 		if strings.Contains(r.Body, "Blake") || strings.Contains(r.Body, "Owing") || strings.Contains(r.Body, "P0002") {
 			t.Errorf("%s shows the other patron's name or card", tc.path)
 		}
+	}
+	// The question before cancelling is not shown for another patron's hold.
+	if r := e.get(t, c, hold+"/cancel"); r.Status != http.StatusNotFound || strings.Contains(r.Body, "Left Hand") {
+		t.Errorf("GET %s/cancel with another patron's hold: %d\n%s", hold, r.Status, text(r.Body))
 	}
 	var h holds.Hold
 	var renewals int
@@ -198,5 +203,29 @@ func TestCrossSitePost(t *testing.T) {
 		if r := do(t, c, req); r.Status != http.StatusForbidden {
 			t.Errorf("cross-site POST %s: %d, want 403", path, r.Status)
 		}
+	}
+}
+
+// TestCrossSiteHoldCancel: the answer to "Cancel your hold?" posted from another
+// site is refused, and the hold stays.
+func TestCrossSiteHoldCancel(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	e.signIn(t, c, "P0001")
+	e.checkout(t, "P0002", "I00010")
+	placed, err := e.Circ.PlaceHold(context.Background(), holds.PlaceRequest{Actor: e.Desk, RecordID: e.recordOf(t, "I00010"), PatronCard: "P0001", PickupBranchCode: "CEN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/account/holds/" + strconv.FormatInt(placed.HoldID, 10)
+	req, _ := http.NewRequest(http.MethodPost, e.Srv.URL+path+"/cancel", strings.NewReader("confirm=yes"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	if r := do(t, c, req); r.Status != http.StatusForbidden {
+		t.Errorf("cross-site POST %s/cancel: %d, want 403", path, r.Status)
+	}
+	if status := e.holdStatus(t, path); status != holds.StatusQueued {
+		t.Errorf("the hold is %s after a cross-site post, want queued", status)
 	}
 }

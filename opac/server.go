@@ -230,6 +230,7 @@ func (s *Server) Router() chi.Router {
 			r.Post("/records/{id}/hold", s.handlePlaceHold)
 			r.Get("/account", s.handleAccount)
 			r.Post("/account/renew", s.handleRenew)
+			r.Get("/account/holds/{id}/cancel", s.handleHoldCancel)
 			r.Post("/account/holds/{id}/cancel", s.handleHoldCancel)
 			r.Post("/account/holds/{id}/suspend", s.handleHoldSuspend)
 			r.Post("/account/holds/{id}/resume", s.handleHoldResume)

@@ -49,7 +49,7 @@ func TestPostStatements(t *testing.T) {
 		{"RenewAll", fixed("/account/renew"), url.Values{"all": {"1"}}, 34},
 		{"PlaceHold", fixed("/records/" + record + "/hold"), url.Values{"pickup": {"CEN"}}, 11},
 		{"SuspendHold", holdPath("suspend"), url.Values{"until": {"2027-01-10"}}, 8},
-		{"CancelHold", holdPath("cancel"), nil, 8},
+		{"CancelHold", holdPath("cancel"), url.Values{"confirm": {"yes"}}, 8},
 		{"Notices", fixed("/account/notices"), url.Values{"notice_overdue": {"print"}}, 5},
 		{"PINChange", fixed("/account/pin"), url.Values{"current": {"1234"}, "new": {"5678"}, "confirm": {"5678"}}, 17},
 	} {
