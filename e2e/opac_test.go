@@ -82,6 +82,20 @@ func (d *deskService) checkin(barcode string) string {
 	return res.Hold.PatronName
 }
 
+// holdStatus reads the status of the patron's newest hold on the title.
+func (d *deskService) holdStatus(card, title string) string {
+	d.t.Helper()
+	var status string
+	err := d.circ.DB.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT h.status FROM holds h JOIN patrons p ON p.id = h.patron_id JOIN records r ON r.id = h.record_id
+			WHERE p.card = ? AND r.title = ? ORDER BY h.id DESC LIMIT 1`, card, title).Scan(&status)
+	})
+	if err != nil {
+		d.t.Fatalf("the hold of %s on %s: %v", card, title, err)
+	}
+	return status
+}
+
 // opacViewports are the two screens the patrons' catalogue is tested on: a
 // small phone (360 px wide, mobile first) and a desktop.
 var opacViewports = []struct {
@@ -171,9 +185,21 @@ func TestOPAC(t *testing.T) {
 			must(t, link("Place a hold").Click(), "Place a hold")
 			must(t, btn("Place hold").Click(), "placing the hold")
 			see("Hold placed: "+vp.cancelTitle, "the second hold")
-			must(t, btn("Cancel hold on "+vp.cancelTitle).Click(), "cancelling")
+			// Cancelling asks first: "Keep the hold" keeps it, "Yes" cancels.
+			must(t, link("Cancel hold on "+vp.cancelTitle).Click(), "Cancel hold")
+			must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "Cancel your hold on " + vp.cancelTitle + "?"})).ToBeVisible(), "the question")
+			must(t, link("Keep the hold").Click(), "Keep the hold")
+			must(t, expect.Locator(link("Cancel hold on "+vp.cancelTitle)).ToBeVisible(), "the hold kept on My account")
+			if status := desk.holdStatus(vp.card, vp.cancelTitle); status != "queued" {
+				t.Fatalf("the hold on %s is %s after Keep the hold, want queued", vp.cancelTitle, status)
+			}
+			must(t, link("Cancel hold on "+vp.cancelTitle).Click(), "Cancel hold")
+			must(t, btn("Yes, cancel the hold").Click(), "Yes, cancel the hold")
 			see("Your hold on "+vp.cancelTitle+" is cancelled.", "the cancellation")
-			must(t, expect.Locator(btn("Cancel hold on "+vp.cancelTitle)).ToHaveCount(0), "the cancelled hold is gone")
+			must(t, expect.Locator(link("Cancel hold on "+vp.cancelTitle)).ToHaveCount(0), "the cancelled hold is gone")
+			if status := desk.holdStatus(vp.card, vp.cancelTitle); status != "cancelled" {
+				t.Fatalf("the hold on %s is %s after Yes, cancel the hold, want cancelled", vp.cancelTitle, status)
+			}
 			see("Ready for you at Central until", "the trapped hold is still there")
 
 			// Sign out.
@@ -277,6 +303,11 @@ func TestOPACAccessibility(t *testing.T) {
 			must(t, btn("Place hold").Click(), "placing a hold")
 			must(t, expect.Locator(page.GetByText("Hold placed").First()).ToBeVisible(), "the hold placed")
 			check("", "My account, with a hold and its message")
+			must(t, page.Locator(`a[aria-label^="Cancel hold on "]`).First().Click(), "Cancel hold")
+			must(t, expect.Locator(btn("Yes, cancel the hold")).ToBeVisible(), "the question before cancelling")
+			check("", "Cancel a hold: the question")
+			must(t, page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "Keep the hold", Exact: playwright.Bool(true)}).Click(), "Keep the hold")
+			must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "My account"})).ToBeVisible(), "My account")
 			check("/account/fines", "Fines and payments, with a fee and a payment")
 			check("/account/pin", "Change PIN")
 			must(t, page.GetByLabel("Current PIN").Fill("1234"), "current PIN")
