@@ -53,6 +53,9 @@ type CheckinResult struct {
 	Withdrawn bool
 	// TransferTo is set when the item must travel to another branch (its home).
 	TransferTo *BranchRef
+	// ReceivedFrom is set when the item was in transit to this branch: the
+	// branch that sent it.
+	ReceivedFrom *BranchRef
 	// Hold is set when the item fills a hold.
 	Hold *holds.Trap
 	At   time.Time
@@ -94,6 +97,12 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		res.FineCents, res.Message = fine, msg
 	}
 
+	if it.Status == catalog.StatusInTransit && it.TransitToID == here && it.CurrentBranchID != here {
+		if res.ReceivedFrom, err = findBranchRef(tx, it.CurrentBranchID); err != nil {
+			return err
+		}
+	}
+
 	switch it.Status {
 	case catalog.StatusWithdrawn:
 		res.Withdrawn = true
@@ -111,7 +120,7 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		}
 	}
 
-	var loanID, staffID, transferID, holdID sql.NullInt64
+	var loanID, staffID, transferID, holdID, receivedFromID sql.NullInt64
 	if it.LoanID != 0 {
 		loanID = sql.NullInt64{Int64: it.LoanID, Valid: true}
 	}
@@ -121,18 +130,30 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 	if res.TransferTo != nil {
 		transferID = sql.NullInt64{Int64: res.TransferTo.ID, Valid: true}
 	}
+	if res.ReceivedFrom != nil {
+		receivedFromID = sql.NullInt64{Int64: res.ReceivedFrom.ID, Valid: true}
+	}
 	inTransit := false
 	if res.Hold != nil {
 		holdID = sql.NullInt64{Int64: res.Hold.HoldID, Valid: true}
 		inTransit = res.Hold.InTransit
 	}
-	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message).Scan(&res.ID)
+	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message, received_from_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message, receivedFromID).Scan(&res.ID)
 	if err != nil {
 		return fmt.Errorf("record checkin: %w", err)
 	}
 	return nil
+}
+
+// findBranchRef names the branch with the id.
+func findBranchRef(tx *db.Tx, id int64) (*BranchRef, error) {
+	b := BranchRef{ID: id}
+	if err := tx.QueryRow(`SELECT code, name FROM branches WHERE id = ?`, id).Scan(&b.Code, &b.Name); err != nil {
+		return nil, fmt.Errorf("find branch %d: %w", id, err)
+	}
+	return &b, nil
 }
 
 // placeItem puts a copy that is free at branch here back into circulation: set
@@ -180,7 +201,8 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 			coalesce(l.patron_id, 0), coalesce(lp.first_name || ' ' || lp.surname, ''), coalesce(lp.card, ''), l.due_at,
 			c.fine_cents, i.status = 'withdrawn', coalesce(c.transfer_to_id, 0), coalesce(tb.code, ''), coalesce(tb.name, ''),
 			coalesce(c.hold_id, 0), c.hold_in_transit, coalesce(hp.first_name || ' ' || hp.surname, ''), coalesce(hp.card, ''),
-			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by, c.message
+			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by, c.message,
+			coalesce(c.received_from_id, 0), coalesce(rb.code, ''), coalesce(rb.name, '')
 		FROM checkins c
 		JOIN items i ON i.id = c.item_id
 		JOIN records r ON r.id = i.record_id
@@ -190,6 +212,7 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		LEFT JOIN holds h ON h.id = c.hold_id
 		LEFT JOIN patrons hp ON hp.id = h.patron_id
 		LEFT JOIN branches hb ON hb.id = h.pickup_branch_id
+		LEFT JOIN branches rb ON rb.id = c.received_from_id
 		WHERE c.batch = ? AND c.batch <> ''
 		ORDER BY c.id DESC
 		LIMIT ?`, batch, limit)
@@ -205,9 +228,11 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		var transferID, holdID int64
 		var transferCode, transferName string
 		var hold holds.Trap
+		var from BranchRef
 		if err := rows.Scan(&c.ID, &at, &c.Barcode, &c.Title, &c.Author, &c.CallNumber, &c.WasOnLoan,
 			&c.PatronID, &c.PatronName, &c.PatronCard, &due, &c.FineCents, &c.Withdrawn, &transferID, &transferCode, &transferName,
-			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy, &c.Message); err != nil {
+			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy, &c.Message,
+			&from.ID, &from.Code, &from.Name); err != nil {
 			return nil, err
 		}
 		c.At = at.Time
@@ -215,6 +240,9 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		c.Overdue = due.Valid && at.After(due.Time)
 		if transferID != 0 {
 			c.TransferTo = &BranchRef{ID: transferID, Code: transferCode, Name: transferName}
+		}
+		if from.ID != 0 {
+			c.ReceivedFrom = &from
 		}
 		if holdID != 0 {
 			hold.HoldID = holdID

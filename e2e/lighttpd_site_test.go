@@ -96,6 +96,28 @@ func TestLighttpd(t *testing.T) {
 				}
 			})
 
+			// The branch the desk works at is the session's, in the database: a
+			// change made in one CGI process is there in the next one.
+			t.Run("ChangeBranch", func(t *testing.T) {
+				if len(session) == 0 {
+					t.Fatal("no session cookie: FormPost failed")
+				}
+				req, err := http.NewRequest("POST", srv.BaseURL+"/branch", strings.NewReader(url.Values{"branch": {"EAS"}}.Encode()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				for _, c := range session {
+					req.AddCookie(c)
+				}
+				if resp, body := do(t, client, req); resp.StatusCode != http.StatusSeeOther {
+					t.Fatalf("POST %s/branch: %s, want 303\n%s", mount, resp.Status, body)
+				}
+				if _, body := get(t, mount+"/", session); !strings.Contains(body, "Desk at Eastside (EAS)") {
+					t.Errorf("GET %s/ after changing branch: the header does not say Desk at Eastside (EAS)\n%s", mount, body)
+				}
+			})
+
 			t.Run("StaticAsset", func(t *testing.T) {
 				_, body := get(t, mount+"/login", nil)
 				for _, asset := range []struct {

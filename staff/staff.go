@@ -27,17 +27,29 @@ const (
 	RoleAdmin       = "admin"
 )
 
-// User is a staff account.
+// User is a staff account, as signed in at one branch.
 type User struct {
 	ID          int64
 	Username    string
 	DisplayName string
 	Role        string
-	BranchID    int64
-	BranchCode  string
-	BranchName  string
-	Active      bool
+	// BranchID, BranchCode and BranchName are the branch the user works at: the
+	// one chosen at sign-in or on the Change branch page (FindAt), else the
+	// account's home branch. Every desk action happens there.
+	BranchID   int64
+	BranchCode string
+	BranchName string
+	// HomeBranchID, HomeBranchCode and HomeBranchName are the account's own
+	// branch, where it works unless it chooses another.
+	HomeBranchID   int64
+	HomeBranchCode string
+	HomeBranchName string
+	Active         bool
 }
+
+// AwayFromHome reports whether the user works at a branch other than the
+// account's home branch.
+func (u *User) AwayFromHome() bool { return u.BranchID != u.HomeBranchID }
 
 // IsAdmin reports whether the user has the administrator role.
 func (u *User) IsAdmin() bool { return u.Role == RoleAdmin }
@@ -134,12 +146,14 @@ func Create(tx *db.Tx, n NewUser) (*User, error) {
 const userColumns = `u.id, u.username, u.display_name, u.role, u.branch_id, b.code, b.name, u.active`
 
 // scanUser scans userColumns, then into extra any columns selected after them.
+// The user works at the home branch.
 func scanUser(row interface{ Scan(...any) error }, extra ...any) (*User, error) {
 	var u User
-	err := row.Scan(append([]any{&u.ID, &u.Username, &u.DisplayName, &u.Role, &u.BranchID, &u.BranchCode, &u.BranchName, &u.Active}, extra...)...)
+	err := row.Scan(append([]any{&u.ID, &u.Username, &u.DisplayName, &u.Role, &u.HomeBranchID, &u.HomeBranchCode, &u.HomeBranchName, &u.Active}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
+	u.BranchID, u.BranchCode, u.BranchName = u.HomeBranchID, u.HomeBranchCode, u.HomeBranchName
 	return &u, nil
 }
 
@@ -152,6 +166,84 @@ func FindByID(tx *db.Tx, id int64) (*User, error) {
 		return nil, fmt.Errorf("find staff user %d: %w", id, err)
 	}
 	return u, nil
+}
+
+// FindAt returns the account with the given id working at the branch
+// branchID: the branch a staff session chose. A branchID of 0, or of a branch
+// that no longer exists, is the account's home branch. One statement.
+func FindAt(tx *db.Tx, id, branchID int64) (*User, error) {
+	var wID sql.NullInt64
+	var wCode, wName sql.NullString
+	u, err := scanUser(tx.QueryRow(`SELECT `+userColumns+`, w.id, w.code, w.name FROM staff_users u
+		JOIN branches b ON b.id = u.branch_id
+		LEFT JOIN branches w ON w.id = ?
+		WHERE u.id = ?`, branchID, id), &wID, &wCode, &wName)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, stacks.Errorf(stacks.ENOTFOUND, "No staff account has id %d.", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find staff user %d: %w", id, err)
+	}
+	if wID.Valid {
+		u.BranchID, u.BranchCode, u.BranchName = wID.Int64, wCode.String, wName.String
+	}
+	return u, nil
+}
+
+// Branch is a branch staff may work at.
+type Branch struct {
+	ID   int64
+	Code string
+	Name string
+}
+
+// findBranch returns the branch with the code (any case), or a field error on
+// "branch" saying to choose one from the list.
+func findBranch(tx *db.Tx, code string) (Branch, error) {
+	var b Branch
+	err := tx.QueryRow(`SELECT id, code, name FROM branches WHERE code = ?`, strings.ToUpper(strings.TrimSpace(code))).Scan(&b.ID, &b.Code, &b.Name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Branch{}, stacks.FieldErrorf("branch", stacks.EINVALID, "There is no branch with code %q. Choose the branch you work at from the list.", code)
+	} else if err != nil {
+		return Branch{}, fmt.Errorf("find branch %q: %w", code, err)
+	}
+	return b, nil
+}
+
+// Branches returns every branch staff may work at, by name.
+func Branches(tx *db.Tx) ([]Branch, error) {
+	rows, err := tx.Query(`SELECT id, code, name FROM branches ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list branches: %w", err)
+	}
+	defer rows.Close()
+	var out []Branch
+	for rows.Next() {
+		var b Branch
+		if err := rows.Scan(&b.ID, &b.Code, &b.Name); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// ChangeBranch moves a signed-in user to the branch with the given code: the
+// branch their desk works at from now on. The change is audited, naming both
+// branches; the caller keeps the new branch in the session.
+func (s *Service) ChangeBranch(ctx context.Context, u *User, code string) (Branch, error) {
+	var b Branch
+	err := s.DB.Write(ctx, func(tx *db.Tx) error {
+		var err error
+		if b, err = findBranch(tx, code); err != nil {
+			return err
+		}
+		if b.ID == u.BranchID {
+			return nil
+		}
+		return tx.Audit(u.Actor(), "staff.branch", "staff_user", u.ID,
+			fmt.Sprintf("from %s (%s) to %s (%s)", u.BranchName, u.BranchCode, b.Name, b.Code))
+	})
+	return b, err
 }
 
 // Throttle limits failed sign-ins: after MaxFailures failures within Window for one
@@ -205,12 +297,22 @@ var errBadLogin = stacks.Errorf(stacks.EUNAUTHORIZED, "The username or password 
 // from the same address) is being checked.
 var errInFlight = stacks.Errorf(stacks.ETOOMANY, "A sign-in for this account is already being checked. Wait a moment and try again.")
 
-// Authenticate checks a username and password from the address addr. It counts
+// Authenticate checks a username and password from the address addr: SignIn at
+// the account's home branch.
+func (s *Service) Authenticate(ctx context.Context, username, password, addr string) (*User, error) {
+	return s.SignIn(ctx, username, password, addr, "")
+}
+
+// SignIn checks a username and password from the address addr, for work at the
+// branch with the code branchCode ("" for the account's home branch); the user
+// returned works there, and the audited sign-in names it. An unknown branch is
+// refused (a field error on "branch") before the password is counted or
+// compared. It counts
 // every attempt per account and per address before comparing the password, and
 // refuses while either is locked out, or while another attempt for the account is
 // in flight. A failed attempt runs the same statements whether the account exists
 // or not.
-func (s *Service) Authenticate(ctx context.Context, username, password, addr string) (*User, error) {
+func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCode string) (*User, error) {
 	username = strings.TrimSpace(username)
 	if username == "" || password == "" {
 		return nil, stacks.Errorf(stacks.EINVALID, "Enter your username and password.")
@@ -232,8 +334,21 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	}
 	defer leave()
 
-	// A locked account is refused on a read connection, without the write lock.
-	if err := s.DB.Read(ctx, func(tx *db.Tx) error { return s.checkLocked(tx, keys) }); err != nil {
+	// A locked account is refused on a read connection, without the write lock,
+	// and so is a branch that does not exist.
+	var at *Branch
+	err := s.DB.Read(ctx, func(tx *db.Tx) error {
+		if err := s.checkLocked(tx, keys); err != nil {
+			return err
+		}
+		if strings.TrimSpace(branchCode) == "" {
+			return nil
+		}
+		b, err := findBranch(tx, branchCode)
+		at = &b
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	var (
@@ -241,7 +356,7 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 		hash   string
 		active bool
 	)
-	err := s.DB.Write(ctx, func(tx *db.Tx) error {
+	err = s.DB.Write(ctx, func(tx *db.Tx) error {
 		// Checked again, and the attempt counted, in one transaction: no other
 		// attempt can come between the check and the count.
 		if err := s.checkLocked(tx, keys); err != nil {
@@ -264,11 +379,15 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	if !match || user == nil || !active {
 		return nil, errBadLogin
 	}
+	if at != nil {
+		user.BranchID, user.BranchCode, user.BranchName = at.ID, at.Code, at.Name
+	}
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
 		if err := s.clearAttempt(tx, keys); err != nil {
 			return err
 		}
-		return tx.Audit(user.Actor(), "staff.login", "staff_user", user.ID, "from "+addr)
+		return tx.Audit(user.Actor(), "staff.login", "staff_user", user.ID,
+			fmt.Sprintf("from %s at %s (%s)", addr, user.BranchName, user.BranchCode))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record sign-in: %w", err)

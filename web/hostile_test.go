@@ -23,10 +23,11 @@ import (
 // here; a POST route missing from this table fails the test, so that a new form is
 // covered the day it is added.
 var formFields = map[string]url.Values{
-	"POST /login":                           {"username": {"nobody"}, "password": {"wrong"}, "next": {"/patrons"}},
+	"POST /login":                           {"username": {"nobody"}, "password": {"wrong"}, "next": {"/patrons"}, "branch": {"CEN"}},
 	"POST /logout":                          {},
 	"POST /account/password":                {"current": {"wrong"}, "password": {"new-pass"}, "confirm": {"new-pass"}},
 	"POST /workstation":                     {"sounds": {"off"}, "paper": {"receipt"}},
+	"POST /branch":                          {"branch": {"CEN"}},
 	"POST /checkout/patron":                 {"card": {"P0001"}},
 	"POST /checkout":                        {"barcode": {"NOSUCH1"}, "confirm": {"fines"}},
 	"POST /checkout/done":                   {},

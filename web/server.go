@@ -176,6 +176,8 @@ func (s *Server) Router() chi.Router {
 			r.Post("/account/password", s.handleAccountPassword)
 			r.Get("/workstation", s.handleWorkstation)
 			r.Post("/workstation", s.handleWorkstationSave)
+			r.Get("/branch", s.handleBranchForm)
+			r.Post("/branch", s.handleBranch)
 			s.patronRoutes(r)
 			s.circulationRoutes(r)
 			s.catalogRoutes(r)
@@ -209,6 +211,10 @@ const (
 	sessUserID = "uid"
 	sessSeen   = "seen"
 	sessFlash  = "flash"
+	// sessBranch is the id of the branch the signed-in user works at, chosen at
+	// sign-in or on the Change branch page; absent (0) for the account's home
+	// branch.
+	sessBranch = "branch"
 )
 
 // seenRefresh is how stale the session's "seen" stamp may get before a request
@@ -231,7 +237,7 @@ func (s *Server) currentUser(r *http.Request) (*staff.User, string, error) {
 		}
 		return nil, "You were signed out after a period without activity. Please log in again.", nil
 	}
-	u, err := s.staffCache.ByID(ctx, s.DB, uid)
+	u, err := s.staffCache.ByID(ctx, s.DB, uid, s.Sessions.GetInt64(ctx, sessBranch))
 	if stacks.ErrorCode(err) == stacks.ENOTFOUND || (err == nil && !u.Active) {
 		if err := s.Sessions.Destroy(ctx); err != nil {
 			return nil, "", err
