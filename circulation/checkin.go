@@ -59,7 +59,7 @@ type CheckinResult struct {
 	// was over: the checkin ended it, as clearing it on the Holds page does, and
 	// Hold or TransferTo say where the copy goes now (neither: back on the shelf).
 	ExpiredHold *holds.Expired
-	At   time.Time
+	At          time.Time
 }
 
 // Checkin checks an item in, in one transaction: closes the loan into the history,
