@@ -109,8 +109,11 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		if res.FoundLost && res.Message == "" {
 			res.Message = "Item marked " + catalog.StatusLabel(it.Status) + " found: it is back in circulation."
 		}
-		if res.ExpiredHold, err = holds.ExpireAtCheckin(tx, req.Actor, it.ID); err != nil {
-			return err
+		if it.Status == catalog.StatusOnHoldShelf {
+			// Only a copy on the hold shelf is set aside for a waiting hold.
+			if res.ExpiredHold, err = holds.ExpireAtCheckin(tx, req.Actor, it.ID); err != nil {
+				return err
+			}
 		}
 		res.Hold, res.TransferTo, err = placeItem(tx, req.Actor, &it.Item, here, loc)
 		if err != nil {
