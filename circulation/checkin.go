@@ -63,7 +63,8 @@ type CheckinResult struct {
 }
 
 // Checkin checks an item in, in one transaction: closes the loan into the history,
-// charges the overdue fine, traps it for a hold or sends it home, and records the
+// charges the overdue fine, ends the hold it waited for on the hold shelf if that
+// hold's pickup time is over, traps it for a hold or sends it home, and records the
 // checkin in the desk's running list.
 func (s *Service) Checkin(ctx context.Context, req CheckinRequest) (CheckinResult, error) {
 	barcode, prefs, err := s.prepare(ctx, req.Actor, req.Barcode)
