@@ -58,11 +58,16 @@ type CheckinResult struct {
 	ReceivedFrom *BranchRef
 	// Hold is set when the item fills a hold.
 	Hold *holds.Trap
-	At   time.Time
+	// ExpiredHold is set when the item was set aside for a hold whose pickup time
+	// was over: the checkin ended it, as clearing it on the Holds page does, and
+	// Hold or TransferTo say where the copy goes now (neither: back on the shelf).
+	ExpiredHold *holds.Expired
+	At          time.Time
 }
 
 // Checkin checks an item in, in one transaction: closes the loan into the history,
-// charges the overdue fine, traps it for a hold or sends it home, and records the
+// charges the overdue fine, ends the hold it waited for on the hold shelf if that
+// hold's pickup time is over, traps it for a hold or sends it home, and records the
 // checkin in the desk's running list.
 func (s *Service) Checkin(ctx context.Context, req CheckinRequest) (CheckinResult, error) {
 	barcode, prefs, err := s.prepare(ctx, req.Actor, req.Barcode)
@@ -114,13 +119,19 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		if res.FoundLost && res.Message == "" {
 			res.Message = "Item marked " + catalog.StatusLabel(it.Status) + " found: it is back in circulation."
 		}
+		if it.Status == catalog.StatusOnHoldShelf {
+			// Only a copy on the hold shelf is set aside for a waiting hold.
+			if res.ExpiredHold, err = holds.ExpireAtCheckin(tx, req.Actor, it.ID); err != nil {
+				return err
+			}
+		}
 		res.Hold, res.TransferTo, err = placeItem(tx, req.Actor, &it.Item, here, loc)
 		if err != nil {
 			return err
 		}
 	}
 
-	var loanID, staffID, transferID, holdID, receivedFromID sql.NullInt64
+	var loanID, staffID, transferID, holdID, receivedFromID, expiredID sql.NullInt64
 	if it.LoanID != 0 {
 		loanID = sql.NullInt64{Int64: it.LoanID, Valid: true}
 	}
@@ -133,14 +144,17 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 	if res.ReceivedFrom != nil {
 		receivedFromID = sql.NullInt64{Int64: res.ReceivedFrom.ID, Valid: true}
 	}
+	if res.ExpiredHold != nil {
+		expiredID = sql.NullInt64{Int64: res.ExpiredHold.HoldID, Valid: true}
+	}
 	inTransit := false
 	if res.Hold != nil {
 		holdID = sql.NullInt64{Int64: res.Hold.HoldID, Valid: true}
 		inTransit = res.Hold.InTransit
 	}
-	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message, received_from_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message, receivedFromID).Scan(&res.ID)
+	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message, received_from_id, expired_hold_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message, receivedFromID, expiredID).Scan(&res.ID)
 	if err != nil {
 		return fmt.Errorf("record checkin: %w", err)
 	}
@@ -202,7 +216,8 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 			c.fine_cents, i.status = 'withdrawn', coalesce(c.transfer_to_id, 0), coalesce(tb.code, ''), coalesce(tb.name, ''),
 			coalesce(c.hold_id, 0), c.hold_in_transit, coalesce(hp.first_name || ' ' || hp.surname, ''), coalesce(hp.card, ''),
 			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by, c.message,
-			coalesce(c.received_from_id, 0), coalesce(rb.code, ''), coalesce(rb.name, '')
+			coalesce(c.received_from_id, 0), coalesce(rb.code, ''), coalesce(rb.name, ''),
+			coalesce(c.expired_hold_id, 0), coalesce(xp.first_name || ' ' || xp.surname, ''), coalesce(xp.card, ''), x.pickup_by
 		FROM checkins c
 		JOIN items i ON i.id = c.item_id
 		JOIN records r ON r.id = i.record_id
@@ -213,6 +228,8 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		LEFT JOIN patrons hp ON hp.id = h.patron_id
 		LEFT JOIN branches hb ON hb.id = h.pickup_branch_id
 		LEFT JOIN branches rb ON rb.id = c.received_from_id
+		LEFT JOIN holds x ON x.id = c.expired_hold_id
+		LEFT JOIN patrons xp ON xp.id = x.patron_id
 		WHERE c.batch = ? AND c.batch <> ''
 		ORDER BY c.id DESC
 		LIMIT ?`, batch, limit)
@@ -229,10 +246,13 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		var transferCode, transferName string
 		var hold holds.Trap
 		var from BranchRef
+		var expired holds.Expired
+		var expiredBy db.NullTime
 		if err := rows.Scan(&c.ID, &at, &c.Barcode, &c.Title, &c.Author, &c.CallNumber, &c.WasOnLoan,
 			&c.PatronID, &c.PatronName, &c.PatronCard, &due, &c.FineCents, &c.Withdrawn, &transferID, &transferCode, &transferName,
 			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy, &c.Message,
-			&from.ID, &from.Code, &from.Name); err != nil {
+			&from.ID, &from.Code, &from.Name,
+			&expired.HoldID, &expired.PatronName, &expired.PatronCard, &expiredBy); err != nil {
 			return nil, err
 		}
 		c.At = at.Time
@@ -248,6 +268,10 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 			hold.HoldID = holdID
 			hold.PickupBy = pickupBy.Time
 			c.Hold = &hold
+		}
+		if expired.HoldID != 0 {
+			expired.Status, expired.PickupBy = holds.StatusExpired, expiredBy.Time
+			c.ExpiredHold = &expired
 		}
 		out = append(out, c)
 	}

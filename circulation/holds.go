@@ -45,7 +45,7 @@ func (s *Service) CancelHold(ctx context.Context, actor stacks.Actor, holdID int
 // ExpireHold clears a waiting hold whose pickup time is over; its copy goes to the
 // next hold or back to the shelf.
 func (s *Service) ExpireHold(ctx context.Context, actor stacks.Actor, holdID int64) (HoldOutcome, error) {
-	return s.closeHold(ctx, actor, holdID, holds.StatusExpired, "not collected in time")
+	return s.closeHold(ctx, actor, holdID, holds.StatusExpired, holds.ExpiredReason)
 }
 
 func (s *Service) closeHold(ctx context.Context, actor stacks.Actor, holdID int64, status, reason string) (HoldOutcome, error) {

@@ -522,6 +522,120 @@ func TestExpireHold(t *testing.T) {
 	}
 }
 
+// TestCheckinExpiredHold: checking in a copy whose hold was not collected by its
+// pickup time ends that hold as expired, as the Holds page's Clear does, and passes
+// the copy on to the next hold, home, or the shelf, in the checkin's transaction;
+// the desk's list says so.
+func TestCheckinExpiredHold(t *testing.T) {
+	// P0003's hold is trapped at Central on Monday 30 November: it may be collected
+	// until closing on Tuesday 8 December (20:00).
+	tests := []struct {
+		name   string
+		now    string
+		branch int64              // where the copy is checked in
+		setup  func(e *env) int64 // after the trap; the next hold, if any
+
+		expired  bool   // the hold ended
+		next     string // "CARD " + holdState of the hold the copy now fills
+		transfer string // where the copy is sent home to
+		item     string // itemPlace of I00010 afterwards
+		notices  int64  // hold_available notices for the next hold
+	}{
+		{name: "NotYet", now: "2026-12-08 19:59", branch: 1, next: "P0003 waiting 0 I00010 2026-12-08T20:00:00Z", item: "on_hold_shelf 1 -",
+			setup: func(e *env) int64 { e.addHold("P0002", "I00010", 1, false); return 0 }},
+		{name: "AtPickupBy", now: "2026-12-08 20:00", branch: 1, next: "P0003 waiting 0 I00010 2026-12-08T20:00:00Z", item: "on_hold_shelf 1 -"},
+		{name: "Reshelved", now: "2026-12-09 09:00", branch: 1, expired: true, item: "available 1 -"},
+		// Seven open days after Wednesday 9 December, Sunday 13th closed: the 17th.
+		{name: "NextHold", now: "2026-12-09 09:00", branch: 1, expired: true, next: "P0002 waiting 0 I00010 2026-12-17T20:00:00Z", item: "on_hold_shelf 1 -", notices: 1,
+			setup: func(e *env) int64 { return e.addHold("P0002", "I00010", 1, false) }},
+		{name: "NextHoldElsewhere", now: "2026-12-09 09:00", branch: 1, expired: true, next: "P0002 in_transit 0 I00010 -", item: "in_transit 1 2",
+			setup: func(e *env) int64 { return e.addHold("P0002", "I00010", 2, false) }},
+		{name: "NextHoldSuspended", now: "2026-12-09 09:00", branch: 1, expired: true, item: "available 1 -",
+			setup: func(e *env) int64 {
+				e.exec(`UPDATE holds SET suspended_until = '2026-12-15' WHERE id = ?`, e.addHold("P0002", "I00010", 1, false))
+				return 0
+			}},
+		// Found at Westside past its pickup time: I00010 belongs to Central.
+		{name: "AtOtherBranchGoesHome", now: "2026-12-09 09:00", branch: 3, expired: true, transfer: "Central", item: "in_transit 3 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			hold := e.addHold("P0003", "I00010", 1, false)
+			if tr := e.trapHere(1, "I00010", testNow); !tr.PickupBy.Equal(at("2026-12-08 20:00")) {
+				t.Fatalf("pickup by %s", tr.PickupBy)
+			}
+			next := int64(0)
+			if tt.setup != nil {
+				next = tt.setup(e)
+			}
+			e.clock.Set(at(tt.now))
+			res, err := e.checkinAt(tt.branch, "I00010", "desk-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.itemPlace("I00010"); got != tt.item {
+				t.Errorf("item %q, want %q", got, tt.item)
+			}
+			if !tt.expired {
+				if res.ExpiredHold != nil {
+					t.Errorf("ended %+v before its pickup time", res.ExpiredHold)
+				}
+				if res.Hold == nil || res.Hold.HoldID != hold || "P0003 "+e.holdState(hold) != tt.next {
+					t.Errorf("hold %+v %q, want still %s", res.Hold, e.holdState(hold), tt.next)
+				}
+				if e.auditCount("hold.expired") != 0 {
+					t.Error("a hold.expired audit entry")
+				}
+				return
+			}
+			if got := e.queryString(`SELECT status || '|' || closed_at || '|' || cancel_reason FROM holds WHERE id = ?`, hold); got !=
+				"expired|"+db.FormatTime(at(tt.now))+"|not collected in time" {
+				t.Errorf("hold %q", got)
+			}
+			if e.auditCount("hold.expired") != 1 {
+				t.Error("no hold.expired audit entry")
+			}
+			x := res.ExpiredHold
+			if x == nil || x.HoldID != hold || x.PatronCard != "P0003" || x.PatronName != "Casey Waiting" || !x.PickupBy.Equal(at("2026-12-08 20:00")) {
+				t.Errorf("expired %+v", x)
+			}
+			if got := e.queryInt(`SELECT coalesce(expired_hold_id, 0) FROM checkins WHERE id = ?`, res.ID); got != hold {
+				t.Errorf("checkin records expired hold %d, want %d", got, hold)
+			}
+			switch {
+			case tt.next == "" && res.Hold != nil:
+				t.Errorf("the copy went to %+v", res.Hold)
+			case tt.next == "":
+			case res.Hold == nil || res.Hold.HoldID != next || res.Hold.PatronCard+" "+e.holdState(next) != tt.next:
+				t.Errorf("next %+v %q, want %s", res.Hold, e.holdState(next), tt.next)
+			}
+			if n := e.queryInt(`SELECT count(*) FROM notice_items WHERE trigger = 'hold_available' AND object_id = ?`, next); n != tt.notices {
+				t.Errorf("%d hold_available notices for the next hold, want %d", n, tt.notices)
+			}
+			switch {
+			case tt.transfer == "" && res.TransferTo != nil:
+				t.Errorf("transfer %+v", res.TransferTo)
+			case tt.transfer != "" && (res.TransferTo == nil || res.TransferTo.Name != tt.transfer):
+				t.Errorf("transfer %+v, want %s", res.TransferTo, tt.transfer)
+			}
+			// The desk's list reads the same back.
+			var list []circulation.CheckinResult
+			err = e.d.Read(context.Background(), func(tx *db.Tx) error {
+				list, err = circulation.CheckinBatch(tx, "desk-1", 10)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) == 0 || list[0].ID != res.ID || list[0].ExpiredHold == nil || list[0].ExpiredHold.PatronName != "Casey Waiting" ||
+				!list[0].ExpiredHold.PickupBy.Equal(at("2026-12-08 20:00")) || (list[0].Hold == nil) != (res.Hold == nil) {
+				t.Errorf("desk list %+v", list)
+			}
+		})
+	}
+}
+
 // TestCheckoutFillsHold: lending a copy to a patron who holds its title fills
 // that hold, and the queue behind closes up.
 func TestCheckoutFillsHold(t *testing.T) {

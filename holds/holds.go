@@ -156,6 +156,45 @@ func RenewalBlocked(tx *db.Tx, item *catalog.Item, today time.Time) (bool, error
 	return itemHolds > 0 || titleHolds > otherCopies, nil
 }
 
+// ExpiredReason is the reason recorded on a waiting hold that was not collected by
+// its pickup time, whether staff clear it from the Holds page or its copy is
+// checked in.
+const ExpiredReason = "not collected in time"
+
+// Expired is a waiting hold that ended because its pickup time was over.
+type Expired struct {
+	Ref
+	// PickupBy is the pickup time that passed.
+	PickupBy time.Time
+}
+
+// ExpireAtCheckin ends, as expired, the waiting hold that the copy itemID is set
+// aside for when its pickup time is over (tx.Now() after pickup_by, as on the Holds
+// page), inside the checkin's transaction, so that trapping then passes the copy to
+// the next hold or the shelf. It returns nil when the copy is set aside for no
+// waiting hold, or for one that may still be collected.
+func ExpireAtCheckin(tx *db.Tx, actor stacks.Actor, itemID int64) (*Expired, error) {
+	var e Expired
+	var by db.NullTime
+	err := tx.QueryRow(`SELECT h.id, h.patron_id, p.first_name || ' ' || p.surname, p.card, h.status, coalesce(h.item_id, 0), h.pickup_by
+		FROM holds h JOIN patrons p ON p.id = h.patron_id
+		WHERE h.trapped_item_id = ? AND h.status = 'waiting'`, itemID).Scan(
+		&e.HoldID, &e.PatronID, &e.PatronName, &e.PatronCard, &e.Status, &e.ItemID, &by)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("find expired hold: %w", err)
+	}
+	if !by.Valid || !tx.Now().After(by.Time) {
+		return nil, nil
+	}
+	if _, err := Close(tx, actor, e.HoldID, StatusExpired, ExpiredReason); err != nil {
+		return nil, err
+	}
+	e.Status, e.PickupBy = StatusExpired, by.Time
+	return &e, nil
+}
+
 // Trap is a hold that a returned copy was set aside for.
 type Trap struct {
 	Ref

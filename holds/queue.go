@@ -1,9 +1,11 @@
 package holds
 
 import (
+	"cmp"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -250,6 +252,10 @@ func HoldShelf(tx *db.Tx, branchID int64) ([]Hold, error) {
 	return scanHolds(rows)
 }
 
+// PullAskDays is how many days the pull list asks one branch for a copy for a
+// hold before it asks the next branch that has one on its shelf.
+const PullAskDays = 2
+
 // PullItem is a copy on the shelf at a branch that a hold wants: staff pull it and
 // check it in to trap it.
 type PullItem struct {
@@ -264,52 +270,212 @@ type PullItem struct {
 	PlacedAt   time.Time
 	// Holds is how many active holds the record has.
 	Holds int
+	// AskedUntil is the last day (a date, as midnight UTC) this branch is asked for
+	// the copy before the next branch with one is; zero when no other branch could
+	// be asked (an item-level hold, the only copy on a shelf).
+	AskedUntil time.Time
+	// OtherBranches is how many other branches have a copy the hold could be
+	// asked of instead.
+	OtherBranches int
 }
 
-// PullList returns, for a branch, the available copies there that can fill the
-// first active hold of their record (item-level holds for that very copy), one row
-// per hold to fill, oldest hold first, in one query.
+// PullList returns the copies on the shelf at a branch that staff there should
+// pull for holds: one row per hold to fill, oldest hold first, in two queries.
+//
+// A hold's copy is asked of one branch at a time, so that two branches never pull
+// a copy for the same hold. Holds are served in queue order: an item-level hold
+// wants its own copy, wherever it is; a record-level hold takes a copy that no hold
+// ahead of it (nor any item-level hold) was given, from one branch: the pickup
+// branch when it has one, else the other branches with one in turn, in the order
+// of their ids, each for PullAskDays days counted from the day the hold became
+// active (placed, or its suspension over), then round again. A copy that staff
+// cannot find is marked missing ("Not on shelf"), which leaves it out at once, so
+// the next copy or branch is asked.
 func PullList(tx *db.Tx, branchID int64, today time.Time) ([]PullItem, error) {
 	day := today.Format(db.DayFormat)
-	// Item-level holds want their own copy; record-level holds are matched in queue
-	// order to the other copies on the shelf, one copy each.
-	rows, err := tx.Query(`WITH active AS (
-			SELECT h.*, row_number() OVER (PARTITION BY h.record_id, h.item_id IS NULL ORDER BY h.priority, h.id) AS n,
-				count(*) OVER (PARTITION BY h.record_id) AS holds
-			FROM holds h
-			WHERE h.status = 'queued' AND (h.suspended_until IS NULL OR h.suspended_until <= ?2)),
-		onshelf AS (
-			SELECT i.* FROM items i JOIN item_types t ON t.id = i.item_type_id
-			WHERE i.current_branch_id = ?1 AND i.status = 'available' AND t.not_for_loan = 0
-				AND i.record_id IN (SELECT record_id FROM active)),
-		free AS (
-			SELECT s.*, row_number() OVER (PARTITION BY s.record_id ORDER BY s.id) AS n FROM onshelf s
-			WHERE NOT EXISTS (SELECT 1 FROM active a WHERE a.item_id = s.id)),
-		matched AS (
-			SELECT a.id AS hold_id, s.id AS item_id FROM active a JOIN onshelf s ON s.id = a.item_id
-			UNION ALL
-			SELECT a.id, f.id FROM active a JOIN free f ON f.record_id = a.record_id AND f.n = a.n WHERE a.item_id IS NULL)
-		SELECT a.id, a.record_id, r.title, r.author, i.barcode, i.call_number, p.first_name || ' ' || p.surname, b.name, a.placed_at, a.holds
-		FROM matched m
-		JOIN active a ON a.id = m.hold_id
-		JOIN items i ON i.id = m.item_id
-		JOIN records r ON r.id = a.record_id
-		JOIN patrons p ON p.id = a.patron_id
-		JOIN branches b ON b.id = a.pickup_branch_id
-		ORDER BY a.placed_at, a.id`, branchID, day)
+	// The active holds of the titles that have a copy on the shelf here, with
+	// every copy of those titles on the shelf anywhere.
+	const wanted = `SELECT h.record_id FROM holds h
+		WHERE h.status = 'queued' AND (h.suspended_until IS NULL OR h.suspended_until <= ?2)
+			AND EXISTS (SELECT 1 FROM items i JOIN item_types t ON t.id = i.item_type_id
+				WHERE i.record_id = h.record_id AND i.current_branch_id = ?1 AND i.status = 'available' AND t.not_for_loan = 0)`
+	hs, err := pullHolds(tx, wanted, branchID, today)
+	if err != nil {
+		return nil, err
+	}
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	copies, err := pullCopies(tx, wanted, branchID, day)
+	if err != nil {
+		return nil, err
+	}
+	var out []PullItem
+	for _, a := range assignPulls(hs, copies, today) {
+		if a.copy.branchID == branchID {
+			p := a.hold.PullItem
+			p.Barcode, p.CallNumber = a.copy.barcode, a.copy.callNumber
+			p.AskedUntil, p.OtherBranches = a.until, a.others
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b PullItem) int {
+		if c := a.PlacedAt.Compare(b.PlacedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.HoldID, b.HoldID)
+	})
+	return out, nil
+}
+
+// pullHold is an active hold the pull list may ask a copy for.
+type pullHold struct {
+	PullItem
+	itemID         int64
+	pickupBranchID int64
+	// since is the day the hold became active (placed, or its suspension over),
+	// as midnight UTC of that day in the library's time zone.
+	since time.Time
+}
+
+// pullCopy is a copy on the shelf that a hold could take.
+type pullCopy struct {
+	id, recordID, branchID int64
+	barcode, callNumber    string
+}
+
+// pullAsk is a hold's copy, asked of the copy's branch until a day.
+type pullAsk struct {
+	hold   *pullHold
+	copy   pullCopy
+	until  time.Time
+	others int
+}
+
+func pullHolds(tx *db.Tx, wanted string, branchID int64, today time.Time) ([]pullHold, error) {
+	day := today.Format(db.DayFormat)
+	rows, err := tx.Query(`SELECT h.id, h.record_id, r.title, r.author, p.first_name || ' ' || p.surname, b.name, h.placed_at,
+			coalesce(h.item_id, 0), h.pickup_branch_id, coalesce(h.suspended_until, '')
+		FROM holds h
+		JOIN records r ON r.id = h.record_id
+		JOIN patrons p ON p.id = h.patron_id
+		JOIN branches b ON b.id = h.pickup_branch_id
+		WHERE h.status = 'queued' AND (h.suspended_until IS NULL OR h.suspended_until <= ?2)
+			AND h.record_id IN (`+wanted+`)
+		ORDER BY h.record_id, h.priority, h.id`, branchID, day)
 	if err != nil {
 		return nil, fmt.Errorf("pull list: %w", err)
 	}
 	defer rows.Close()
-	var out []PullItem
+	var out []pullHold
 	for rows.Next() {
-		var p PullItem
+		var h pullHold
 		var placed db.Time
-		if err := rows.Scan(&p.HoldID, &p.RecordID, &p.Title, &p.Author, &p.Barcode, &p.CallNumber, &p.PatronName, &p.PickupName, &placed, &p.Holds); err != nil {
+		var suspended string
+		if err := rows.Scan(&h.HoldID, &h.RecordID, &h.Title, &h.Author, &h.PatronName, &h.PickupName, &placed,
+			&h.itemID, &h.pickupBranchID, &suspended); err != nil {
 			return nil, err
 		}
-		p.PlacedAt = placed.Time
-		out = append(out, p)
+		h.PlacedAt = placed.Time
+		h.since = dayOf(placed.Time.In(today.Location()))
+		if s, err := time.Parse(db.DayFormat, suspended); err == nil && s.After(h.since) {
+			h.since = s
+		}
+		out = append(out, h)
 	}
 	return out, rows.Err()
+}
+
+func pullCopies(tx *db.Tx, wanted string, branchID int64, day string) ([]pullCopy, error) {
+	rows, err := tx.Query(`SELECT i.id, i.record_id, i.current_branch_id, i.barcode, i.call_number
+		FROM items i JOIN item_types t ON t.id = i.item_type_id
+		WHERE i.status = 'available' AND t.not_for_loan = 0 AND i.record_id IN (`+wanted+`)
+		ORDER BY i.record_id, i.id`, branchID, day)
+	if err != nil {
+		return nil, fmt.Errorf("pull list copies: %w", err)
+	}
+	defer rows.Close()
+	var out []pullCopy
+	for rows.Next() {
+		var c pullCopy
+		if err := rows.Scan(&c.id, &c.recordID, &c.branchID, &c.barcode, &c.callNumber); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// assignPulls gives each hold (in queue order, by record) at most one copy at one
+// branch, and each copy to at most one hold, as PullList describes.
+func assignPulls(hs []pullHold, copies []pullCopy, today time.Time) []pullAsk {
+	byRecord := map[int64][]pullCopy{}
+	for _, c := range copies {
+		byRecord[c.recordID] = append(byRecord[c.recordID], c)
+	}
+	count := map[int64]int{}
+	for _, h := range hs {
+		count[h.RecordID]++
+	}
+	// taken: copies no record-level hold may have; asked: copies given to a hold.
+	taken, asked := map[int64]bool{}, map[int64]bool{}
+	// Item-level holds first: their copy is theirs whatever their place in the
+	// queue (a checkin of it traps them before any record-level hold).
+	for i := range hs {
+		if hs[i].itemID != 0 {
+			taken[hs[i].itemID] = true
+		}
+	}
+	day := dayOf(today)
+	var out []pullAsk
+	for i := range hs {
+		h := &hs[i]
+		h.Holds = count[h.RecordID]
+		if h.itemID != 0 {
+			for _, c := range byRecord[h.RecordID] {
+				if c.id == h.itemID && !asked[c.id] {
+					asked[c.id] = true
+					out = append(out, pullAsk{hold: h, copy: c})
+				}
+			}
+			continue
+		}
+		// The first free copy at each branch that has one, the pickup branch first.
+		var branches []pullCopy
+		for _, c := range byRecord[h.RecordID] {
+			if taken[c.id] || slices.ContainsFunc(branches, func(b pullCopy) bool { return b.branchID == c.branchID }) {
+				continue
+			}
+			branches = append(branches, c)
+		}
+		if len(branches) == 0 {
+			continue
+		}
+		slices.SortStableFunc(branches, func(a, b pullCopy) int {
+			if (a.branchID == h.pickupBranchID) != (b.branchID == h.pickupBranchID) {
+				if a.branchID == h.pickupBranchID {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(a.branchID, b.branchID)
+		})
+		days := max(0, int(day.Sub(h.since).Hours()/24))
+		turn := days / PullAskDays
+		c := branches[turn%len(branches)]
+		taken[c.id], asked[c.id] = true, true
+		until := day.AddDate(0, 0, (turn+1)*PullAskDays-days-1)
+		if len(branches) == 1 {
+			until = time.Time{}
+		}
+		out = append(out, pullAsk{hold: h, copy: c, until: until, others: len(branches) - 1})
+	}
+	return out
+}
+
+// dayOf is the calendar day of t, in t's location, as midnight UTC: days apart
+// are then whole multiples of 24 hours.
+func dayOf(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }

@@ -528,7 +528,14 @@ func TestPullList(t *testing.T) {
 		{name: "NoHolds", branch: 1},
 		{name: "OneHold", holds: []hold{{card: "P0003"}}, branch: 1, want: []string{"0:I00001"}},
 		{name: "PickupElsewhereStillPulledHere", holds: []hold{{card: "P0003", pickup: 3}}, branch: 1, want: []string{"0:I00001"}},
-		{name: "OtherBranch", holds: []hold{{card: "P0003"}}, branch: 2, want: []string{"0:I00001B"}},
+		// Central, the pickup branch, has a copy: Eastside is not asked for its own.
+		{name: "OtherBranchNotAskedToo", holds: []hold{{card: "P0003"}}, branch: 2},
+		{name: "OtherBranchWhenPickupHasNone", setup: `UPDATE items SET status = 'on_loan' WHERE barcode = 'I00001'`,
+			holds: []hold{{card: "P0003"}}, branch: 2, want: []string{"0:I00001B"}},
+		{name: "PickupBranchFirst", holds: []hold{{card: "P0003", pickup: 2}}, branch: 2, want: []string{"0:I00001B"}},
+		{name: "PickupBranchFirstNotAskedElsewhere", holds: []hold{{card: "P0003", pickup: 2}}, branch: 1},
+		// The second hold takes the copy the first one was not given: at Eastside.
+		{name: "SecondHoldAtOtherBranch", holds: []hold{{card: "P0003"}, {card: "P0002"}}, branch: 2, want: []string{"1:I00001B"}},
 		{name: "TwoHoldsTwoCopies", copies: []string{"I00001C"}, holds: []hold{{card: "P0003"}, {card: "P0002"}}, branch: 1,
 			want: []string{"0:I00001", "1:I00001C"}},
 		{name: "MoreHoldsThanCopies", holds: []hold{{card: "P0003"}, {card: "P0002"}, {card: "P0001"}}, branch: 1, want: []string{"0:I00001"}},
@@ -582,8 +589,8 @@ func TestPullList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := stats.Statements(); n != 1 {
-				t.Errorf("%d statements, want 1", n)
+			if n := stats.Statements(); n > 2 {
+				t.Errorf("%d statements, want at most 2", n)
 			}
 			var got []string
 			seen := map[string]bool{}
@@ -622,4 +629,84 @@ func TestPullList(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPullListOneBranchAtATime: a hold whose title has a copy on the shelf at
+// Central and at Eastside is asked of one branch at a time, the pickup branch
+// first, each for PullAskDays days, then the other; a copy staff mark missing
+// ("Not on shelf") leaves the next branch asked at once.
+func TestPullListOneBranchAtATime(t *testing.T) {
+	// The hold is placed on Monday 30 November (testNow), pickup at Central.
+	tests := []struct {
+		name    string
+		today   time.Time
+		missing string // barcode of a copy marked missing
+		central string // the barcode asked of Central, "" none
+		eastern string // the barcode asked of Eastside, "" none
+		until   string // the day the branch asked is asked until
+	}{
+		{name: "FirstDayPickupBranch", today: today, central: "I00001", until: "2026-12-01"},
+		{name: "SecondDayPickupBranch", today: today.AddDate(0, 0, 1), central: "I00001", until: "2026-12-01"},
+		{name: "ThenTheOtherBranch", today: today.AddDate(0, 0, 2), eastern: "I00001B", until: "2026-12-03"},
+		{name: "ThenRoundAgain", today: today.AddDate(0, 0, 4), central: "I00001", until: "2026-12-05"},
+		{name: "NotOnShelfAtPickupBranch", today: today, missing: "I00001", eastern: "I00001B"},
+		{name: "NotOnShelfAtOtherBranch", today: today.AddDate(0, 0, 2), missing: "I00001B", central: "I00001"},
+		// The library's day, not UTC's: 23:30 on the 1st in New York is the 2nd in UTC.
+		{name: "LibraryTimeZone", today: time.Date(2026, 12, 1, 23, 30, 0, 0, mustLoc(t, "America/New_York")), central: "I00001", until: "2026-12-01"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := mustOpenDB(t)
+			ids := addHolds(t, d, hold{card: "P0003"})
+			if tt.missing != "" {
+				exec(t, d, `UPDATE items SET status = 'missing' WHERE barcode = ?`, tt.missing)
+			}
+			asked := map[int64]string{}
+			for _, branch := range []int64{1, 2, 3} {
+				err := d.Read(context.Background(), func(tx *db.Tx) error {
+					list, err := holds.PullList(tx, branch, tt.today)
+					for _, p := range list {
+						if p.HoldID != ids[0] {
+							continue
+						}
+						if asked[p.HoldID] != "" {
+							t.Errorf("hold asked of two branches: %s and %d (%s)", asked[p.HoldID], branch, p.Barcode)
+						}
+						asked[p.HoldID] = fmt.Sprint(branch)
+						switch {
+						case branch == 1 && p.Barcode != tt.central, branch == 2 && p.Barcode != tt.eastern, branch == 3:
+							t.Errorf("branch %d asked for %s", branch, p.Barcode)
+						}
+						until := ""
+						if !p.AskedUntil.IsZero() {
+							until = p.AskedUntil.Format(db.DayFormat)
+						}
+						if until != tt.until || (p.OtherBranches == 0) != (tt.missing != "") {
+							t.Errorf("asked until %q with %d other branches, want %q", until, p.OtherBranches, tt.until)
+						}
+					}
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := "1"
+			if tt.central == "" {
+				want = "2"
+			}
+			if asked[ids[0]] != want {
+				t.Errorf("hold asked of branch %q, want %s", asked[ids[0]], want)
+			}
+		})
+	}
+}
+
+func mustLoc(tb testing.TB, name string) *time.Location {
+	tb.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		tb.Skip(err)
+	}
+	return loc
 }

@@ -199,6 +199,7 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 		// A checkin that trapped one of their holds keeps its row (statistics)
 		// without the hold.
 		{`UPDATE checkins SET hold_id = NULL WHERE hold_id IN (SELECT id FROM holds WHERE patron_id = ?)`, id},
+		{`UPDATE checkins SET expired_hold_id = NULL WHERE expired_hold_id IN (SELECT id FROM holds WHERE patron_id = ?)`, id},
 		{`DELETE FROM holds WHERE patron_id = ?`, id},
 		{`DELETE FROM notice_items WHERE patron_id = ?`, id},
 		{`DELETE FROM notice_items WHERE message_id IN (SELECT id FROM notice_messages WHERE patron_id = ?)`, id},

@@ -43,6 +43,8 @@ func richPatron(tb testing.TB, d *db.DB, card, surname string) person {
 	holdID := insertID(tb, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at)
 		VALUES (?, ?, 1, ?, 0, 'fulfilled', ?)`, rec, id, ts, ts)
 	exec(tb, d, `INSERT INTO checkins (at, item_id, branch_id, actor, hold_id) VALUES (?, (SELECT min(id) FROM items), 1, 'desk', ?)`, ts, holdID)
+	// A checkin that ended one of their holds, expired on the hold shelf.
+	exec(tb, d, `INSERT INTO checkins (at, item_id, branch_id, actor, expired_hold_id) VALUES (?, (SELECT min(id) FROM items), 1, 'desk', ?)`, ts, holdID)
 	msgID := insertID(tb, d, `INSERT INTO notice_messages (patron_id, delivery, branch_id, library_day, to_address, subject, body_text, body_html, status, next_attempt_at, created_at)
 		VALUES (?, 'email', 1, ?, ?, 'Your hold', 'Dear '||?||', card '||?, '<p>Dear '||?||'</p>', 'sent', ?, ?)`,
 		id, ts[:10], p.email, surname, card, surname, ts, ts)

@@ -146,6 +146,12 @@ func (c *conn) checkin(ctx context.Context, m *Message) {
 		// A lost item's refund, a claim closed: the same words as the desk.
 		message = res.Message
 	}
+	if err == nil && message == "" && res.ExpiredHold != nil {
+		// The copy sat on the hold shelf past its pickup time: the hold ended, and
+		// the alert type and hold fields are those of where the copy goes now.
+		// No name: a self-check screen is read by whoever returns the item.
+		message = "The hold this item was set aside for has expired and is ended."
+	}
 
 	ok := err == nil
 	if ok && !res.WasOnLoan && !c.account.Settings.CheckedInOK {

@@ -34,6 +34,7 @@ func (s *Server) holdRoutes(r chi.Router) {
 	r.Post("/holds/{id}/resume", s.handleHoldResume)
 	r.Post("/holds/{id}/cancel", s.handleHoldCancel)
 	r.Post("/holds/{id}/expire", s.handleHoldExpire)
+	r.Post("/holds/pull/not-on-shelf", s.handlePullNotOnShelf)
 	r.Post("/patrons/{id}/holds", s.handlePatronPlaceHold)
 }
 
@@ -240,6 +241,24 @@ func (s *Server) handleHoldExpire(w http.ResponseWriter, r *http.Request) {
 		}
 		return s.closedHoldMessage(ctx, "Cleared", id, out)
 	})
+}
+
+// handlePullNotOnShelf marks a copy on the pull list that staff could not find as
+// missing, so that the hold is asked of the next copy or branch at once.
+func (s *Server) handlePullNotOnShelf(w http.ResponseWriter, r *http.Request) {
+	back := holdReturn(r)
+	barcode := strings.TrimSpace(r.PostFormValue("barcode"))
+	err := s.Circ.MarkMissing(r.Context(), userFrom(r.Context()).Actor(), barcode)
+	switch {
+	case err == nil:
+		s.flash(r, "ok", fmt.Sprintf("%s is marked missing; its hold is asked of the next copy on a shelf, here or at another branch. Check it in if it turns up.", barcode))
+	case stacks.ErrorCode(err) == stacks.EINTERNAL:
+		s.Error(w, r, err)
+		return
+	default:
+		s.flash(r, "error", stacks.ErrorMessage(err))
+	}
+	redirect(w, r, back, http.StatusSeeOther)
 }
 
 // closedHoldMessage says which hold was closed and where its copy goes now: "Cleared

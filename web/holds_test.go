@@ -107,6 +107,24 @@ func TestHoldsPage(t *testing.T) {
 		mustContain(t, "the pull list", pull, "Nineteen Eighty-Four", "Orwell, George", "FIC ORW", "I00003", "Casey Waiting", "Central")
 	})
 
+	t.Run("PullNotOnShelf", func(t *testing.T) {
+		r := e.post(t, c, "/holds/pull/not-on-shelf", url.Values{"barcode": {"I00003"}, "return": {"/holds?branch=CEN"}})
+		if r.Status != http.StatusSeeOther || r.Location != "/holds?branch=CEN" {
+			t.Fatalf("not on shelf: %d to %q", r.Status, r.Location)
+		}
+		if st := queryString(t, e, `SELECT status FROM items WHERE barcode = 'I00003'`); st != "missing" {
+			t.Fatalf("I00003 is %s, want missing", st)
+		}
+		r = e.get(t, c, r.Location)
+		mustContain(t, "the Holds page", r.Body, "I00003 is marked missing; its hold is asked of the next copy")
+		if strings.Contains(section(r.Body, "pull-title"), "I00003") {
+			t.Error("the copy not on the shelf is still on the pull list")
+		}
+		// Again: it is no longer on the shelf, so it cannot be marked missing.
+		e.post(t, c, "/holds/pull/not-on-shelf", url.Values{"barcode": {"I00003"}, "return": {"/holds?branch=CEN"}})
+		mustContain(t, "the Holds page", e.get(t, c, "/holds?branch=CEN").Body, "only an available item can be marked missing")
+	})
+
 	t.Run("HoldShelf", func(t *testing.T) {
 		r := e.get(t, c, "/holds?branch="+w.Branch)
 		if r.Status != http.StatusOK {
@@ -200,6 +218,41 @@ func TestHoldExpire(t *testing.T) {
 	}
 	if strings.Contains(section(r.Body, "shelf-title"), w.Barcode+" ") && next == "0" {
 		t.Error("the cleared hold is still on the hold shelf")
+	}
+}
+
+// TestCheckinExpiredHold: scanning at Check in a copy whose hold was not collected
+// in time ends the hold, and the desk's row says so and where the copy goes now.
+func TestCheckinExpiredHold(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	w := findWaitingHold(t, e)
+	if w.Branch != "CEN" {
+		t.Skipf("the demo's first waiting hold is at %s, not at the desk's branch", w.Branch)
+	}
+	e.Clock.Advance(30 * 24 * time.Hour)
+	e.login(t, c, "desk", "desk") // the idle timeout signed desk out
+	r := e.post(t, c, "/checkin", url.Values{"barcode": {w.Barcode}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("checkin: %d\n%s", r.Status, r.Body)
+	}
+	if st := queryString(t, e, `SELECT status || ' ' || cancel_reason FROM holds WHERE id = ?`, w.ID); st != "expired not collected in time" {
+		t.Fatalf("hold after the checkin: %q, want expired", st)
+	}
+	item := queryString(t, e, `SELECT status FROM items WHERE id = ?`, w.ItemID)
+	next := queryString(t, e, `SELECT coalesce(max(p.first_name || ' ' || p.surname), '') FROM holds h JOIN patrons p ON p.id = h.patron_id
+		WHERE h.trapped_item_id = ? AND h.status IN ('waiting', 'in_transit')`, w.ItemID)
+	r = e.get(t, c, r.Location)
+	row := regexp.MustCompile(`Hold for ` + regexp.QuoteMeta(w.Name) + ` expired on \d{4}-\d\d-\d\d[^<]*: ended\. ([^<]*)</li>`).FindStringSubmatch(r.Body)
+	if row == nil {
+		t.Fatalf("the row does not say the hold expired:\n%s", r.Body)
+	}
+	switch {
+	case next != "" && row[1] == "The copy fills the next hold." && strings.Contains(r.Body, "Hold found</strong> for "+next):
+	case next == "" && item == "available" && row[1] == "No other hold wants it: back to the shelf.":
+	case next == "" && item == "in_transit" && strings.HasPrefix(row[1], "No other hold wants it: send it to "):
+	default:
+		t.Errorf("row says %q; the copy is %s, next hold %q", row[1], item, next)
 	}
 }
 
@@ -416,7 +469,7 @@ func TestHoldPagesNeedLogin(t *testing.T) {
 			t.Errorf("anonymous GET %s: %d to %q", path, r.Status, r.Location)
 		}
 	}
-	for _, path := range []string{"/holds/1/move", "/holds/1/suspend", "/holds/1/resume", "/holds/1/cancel", "/holds/1/expire", "/patrons/1/holds"} {
+	for _, path := range []string{"/holds/1/move", "/holds/1/suspend", "/holds/1/resume", "/holds/1/cancel", "/holds/1/expire", "/holds/pull/not-on-shelf", "/patrons/1/holds"} {
 		r := e.post(t, c, path, url.Values{"to": {"1"}, "reason": {"x"}})
 		if r.Status != http.StatusSeeOther || r.Location != "/login" {
 			t.Errorf("anonymous POST %s: %d to %q", path, r.Status, r.Location)

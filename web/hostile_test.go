@@ -59,6 +59,7 @@ var formFields = map[string]url.Values{
 	"POST /holds/{id}/resume":               {"return": {"/holds"}},
 	"POST /holds/{id}/cancel":               {"reason": {"patron asked"}, "return": {"/holds"}},
 	"POST /holds/{id}/expire":               {"return": {"/holds"}},
+	"POST /holds/pull/not-on-shelf":         {"barcode": {"I00009"}, "return": {"/holds"}},
 	"POST /records":                         recordForm(),
 	"POST /records/{id}":                    recordForm(),
 	"POST /records/{id}/items":              itemForm(),
