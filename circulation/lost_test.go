@@ -160,6 +160,7 @@ func TestLostReturn(t *testing.T) {
 					e.patronID("P0001"), -tc.legacyPay, db.FormatTime(e.clock.Now()))
 			}
 			if tc.waive > 0 {
+				e.exec(`UPDATE staff_users SET can_waive = 1 WHERE id = ?`, e.desk.StaffID)
 				if err := e.d.Write(context.Background(), func(tx *db.Tx) error {
 					return patrons.Waive(tx, e.desk, e.patronID("P0001"), tc.waive, "hardship")
 				}); err != nil {
@@ -210,6 +211,7 @@ func TestWaivedLostNotRefundable(t *testing.T) {
 	if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
 		t.Fatal(err)
 	}
+	e.exec(`UPDATE staff_users SET can_waive = 1 WHERE id = ?`, e.desk.StaffID)
 	if err := e.d.Write(context.Background(), func(tx *db.Tx) error {
 		return patrons.Waive(tx, e.desk, e.patronID("P0001"), 2500, "hardship")
 	}); err != nil {

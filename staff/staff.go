@@ -37,6 +37,9 @@ type User struct {
 	BranchCode  string
 	BranchName  string
 	Active      bool
+	// CanWaive is the account's waive permission (set by an administrator); see
+	// MayWaive.
+	CanWaive bool
 }
 
 // IsAdmin reports whether the user has the administrator role.
@@ -131,12 +134,12 @@ func Create(tx *db.Tx, n NewUser) (*User, error) {
 	return FindByID(tx, id)
 }
 
-const userColumns = `u.id, u.username, u.display_name, u.role, u.branch_id, b.code, b.name, u.active`
+const userColumns = `u.id, u.username, u.display_name, u.role, u.branch_id, b.code, b.name, u.active, u.can_waive`
 
 // scanUser scans userColumns, then into extra any columns selected after them.
 func scanUser(row interface{ Scan(...any) error }, extra ...any) (*User, error) {
 	var u User
-	err := row.Scan(append([]any{&u.ID, &u.Username, &u.DisplayName, &u.Role, &u.BranchID, &u.BranchCode, &u.BranchName, &u.Active}, extra...)...)
+	err := row.Scan(append([]any{&u.ID, &u.Username, &u.DisplayName, &u.Role, &u.BranchID, &u.BranchCode, &u.BranchName, &u.Active, &u.CanWaive}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

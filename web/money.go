@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -55,7 +57,9 @@ func formIDs(r *http.Request, name string) (ids []int64, ok bool) {
 // loanAction runs a patron page loan button (Declare lost, Claims returned) on
 // the loan in the form's "loan_id" and goes back to the patron page with what
 // happened.
-func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patronID, loanID int64) (string, error)) {
+//
+// shown, if given, may render a page for an error itself (and says so).
+func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patronID, loanID int64) (string, error), shown ...func(error) bool) {
 	id, err := patronID(r)
 	if err != nil {
 		s.Error(w, r, err)
@@ -67,6 +71,11 @@ func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patr
 		return
 	}
 	msg, err := do(id, loanID)
+	for _, f := range shown {
+		if err != nil && f(err) {
+			return
+		}
+	}
 	switch {
 	case err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL:
 		s.Error(w, r, err)
@@ -79,10 +88,57 @@ func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patr
 	redirect(w, r, patronURL(id), http.StatusSeeOther)
 }
 
-// handlePatronDeclareLost declares a loan lost and bills the patron by the rule.
+// LostConfirmView asks to confirm a loan's declaration as lost.
+type LostConfirmView struct {
+	PatronID   int64
+	PatronName string
+	// Bill is what the declaration bills now (circulation.QuoteLost).
+	Bill circulation.LostBill
+	// Changed says why the page asks again: the bill changed since the last
+	// confirmation page.
+	Changed string
+}
+
+// lostQuestion is the confirmation's question, with the amount and its parts:
+// "Declare I00003 lost and bill 12.99 (replacement 10.00 + processing 2.99)?"
+func lostQuestion(b circulation.LostBill) string {
+	if b.Billed() == 0 {
+		return "Declare " + b.Barcode + " lost? Nothing is billed: the item has no replacement cost and the rule no processing fee."
+	}
+	var parts []string
+	if b.ReplacementCents > 0 {
+		parts = append(parts, "replacement "+formatMoney(b.ReplacementCents))
+	}
+	if b.ProcessingCents > 0 {
+		parts = append(parts, "processing "+formatMoney(b.ProcessingCents))
+	}
+	if b.FineCents > 0 {
+		parts = append(parts, "overdue fine until today "+formatMoney(b.FineCents))
+	}
+	return fmt.Sprintf("Declare %s lost and bill %s (%s)?", b.Barcode, formatMoney(b.Billed()), strings.Join(parts, " + "))
+}
+
+// handlePatronDeclareLost asks first: the patron page's "Declare lost" shows
+// what it would bill (LostConfirmPage); only that page's Confirm (confirm=1,
+// with the amount shown) declares the loan lost and bills the patron by the
+// rule. If the bill changed in between, the confirmation is shown again with the
+// new amount.
 func (s *Server) handlePatronDeclareLost(w http.ResponseWriter, r *http.Request) {
+	if r.PostFormValue("confirm") != "1" {
+		s.confirmLost(w, r, http.StatusOK, "", nil)
+		return
+	}
+	billed, err := strconv.ParseInt(r.PostFormValue("billed"), 10, 64)
+	if err != nil {
+		billed = -1
+	}
+	var changed *circulation.LostBill
 	s.loanAction(w, r, func(patronID, loanID int64) (string, error) {
-		bill, err := s.Circ.DeclareLost(r.Context(), userFrom(r.Context()).Actor(), patronID, loanID)
+		bill, err := s.Circ.DeclareLostAsQuoted(r.Context(), userFrom(r.Context()).Actor(), patronID, loanID, billed)
+		if stacks.ErrorCode(err) == stacks.ECONFLICT && bill.LoanID != 0 {
+			changed = &bill
+			return "", err
+		}
 		if err != nil {
 			return "", err
 		}
@@ -95,7 +151,50 @@ func (s *Server) handlePatronDeclareLost(w http.ResponseWriter, r *http.Request)
 			msg += " The overdue fine until today is forgiven by the rule."
 		}
 		return msg, nil
+	}, func(err error) bool {
+		if changed == nil {
+			return false
+		}
+		s.confirmLost(w, r, http.StatusConflict, stacks.ErrorMessage(err), changed)
+		return true
 	})
+}
+
+// confirmLost shows the confirmation of a declaration as lost, with the bill
+// (quoted now unless given) and why it asks again (changed).
+func (s *Server) confirmLost(w http.ResponseWriter, r *http.Request, status int, changed string, bill *circulation.LostBill) {
+	id, err := patronID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	loanID, err := strconv.ParseInt(r.PostFormValue("loan_id"), 10, 64)
+	if err != nil || loanID <= 0 {
+		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "That is not a loan of this patron; reload the page and try again."))
+		return
+	}
+	v := LostConfirmView{PatronID: id, Changed: changed}
+	if bill != nil {
+		v.Bill = *bill
+	} else if v.Bill, err = s.Circ.QuoteLost(r.Context(), id, loanID); err != nil {
+		if stacks.ErrorCode(err) == stacks.EINTERNAL {
+			s.Error(w, r, err)
+			return
+		}
+		s.flash(r, "error", stacks.ErrorMessage(err))
+		redirect(w, r, patronURL(id), http.StatusSeeOther)
+		return
+	}
+	var p *patrons.Patron
+	if err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		p, err = patrons.FindByID(tx, id)
+		return err
+	}); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v.PatronName = p.Name()
+	s.render(w, r, status, LostConfirmPage(s.page(r, "Declare "+v.Bill.Barcode+" lost?", "patrons"), v))
 }
 
 // handlePatronClaimReturned records that the patron says a loan was returned.
@@ -256,4 +355,29 @@ func (s *Server) handleClaimsReturned(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, ClaimsReturnedPage(s.page(r, "Claims returned", "patrons"), v, prefs.Location))
+}
+
+// sortedKeys lists a form's error keys in order, for the error summary.
+func sortedKeys(e FormErrors) []string {
+	keys := make([]string, 0, len(e))
+	for k := range e {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// errorSummaryTitle heads the patron page's error summary: what was not done.
+func errorSummaryTitle(v PatronView) string {
+	switch v.FailedForm {
+	case "pay":
+		return "The payment was not recorded"
+	case "waive":
+		return "Nothing was waived"
+	case "refund":
+		return "The refund was not recorded"
+	case "charge":
+		return "The charge was not added"
+	}
+	return "Not saved"
 }
