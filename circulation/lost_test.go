@@ -632,3 +632,50 @@ func TestLostFineAtDeclaration(t *testing.T) {
 		e.checkMoney()
 	})
 }
+
+// TestDeclareLostAsQuoted: QuoteLost says what a declaration would bill and
+// writes nothing; DeclareLostAsQuoted bills only the amount quoted, and refuses
+// (with the new quote, writing nothing) once the bill has changed.
+func TestDeclareLostAsQuoted(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 1000 WHERE barcode = 'I00001'`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 299, lost_forgive_fine = 0`)
+	loan := e.mustCheckout("P0001", "I00001").Loan
+	p := e.patronID("P0001")
+	before := e.balance("P0001")
+
+	q, err := e.svc.QuoteLost(context.Background(), p, loan.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.ReplacementCents != 1000 || q.ProcessingCents != 299 || q.FineCents != 0 || q.Billed() != 1299 {
+		t.Fatalf("quote %+v, want 10.00 + 2.99", q)
+	}
+	if got := e.queryInt(`SELECT count(*) FROM loans WHERE id = ? AND lost_at IS NOT NULL`, loan.ID); got != 0 || e.balance("P0001") != before {
+		t.Fatalf("a quote wrote: lost %d, balance %d", got, e.balance("P0001"))
+	}
+
+	t.Run("ErrChanged", func(t *testing.T) {
+		e.exec(`UPDATE items SET price_cents = 1500 WHERE barcode = 'I00001'`)
+		bill, err := e.svc.DeclareLostAsQuoted(context.Background(), e.desk, p, loan.ID, q.Billed())
+		wantCode(t, err, stacks.ECONFLICT)
+		if bill.Billed() != 1799 {
+			t.Errorf("new quote %+v, want 17.99", bill)
+		}
+		if got := e.queryInt(`SELECT count(*) FROM loans WHERE id = ? AND lost_at IS NOT NULL`, loan.ID); got != 0 || e.balance("P0001") != before {
+			t.Errorf("a refused declaration wrote: lost %d, balance %d", got, e.balance("P0001"))
+		}
+		e.exec(`UPDATE items SET price_cents = 1000 WHERE barcode = 'I00001'`)
+	})
+
+	t.Run("OK", func(t *testing.T) {
+		bill, err := e.svc.DeclareLostAsQuoted(context.Background(), e.desk, p, loan.ID, q.Billed())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bill.Billed() != 1299 || e.balance("P0001") != before+1299 {
+			t.Errorf("bill %+v, balance %d, want 12.99 more than %d", bill, e.balance("P0001"), before)
+		}
+		e.checkMoney()
+	})
+}
