@@ -150,4 +150,8 @@ func TestWaiveLines(t *testing.T) {
 			t.Fatalf("Waive without the permission: %v, want forbidden", err)
 		}
 	})
+
+	if vs := ledgerCheck(t, d); len(vs) != 0 {
+		t.Fatalf("after waivers of chosen lines: %v", vs)
+	}
 }
