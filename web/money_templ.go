@@ -1109,9 +1109,9 @@ func ClaimsReturnedPage(p *Page, v ClaimsView, loc *time.Location) templ.Compone
 
 // patronErrorSummary heads the patron page when a form was refused: what was
 // not done and why, each message linked to its field (the field keeps what was
-// typed and has the message beside it too). It is focused on load (autofocus;
-// stacks.js focuses it where autofocus did not), so a screen reader reads it and
-// the keyboard starts from it; without script it is still the top of the page.
+// typed and has the message beside it too). It is focused on load (autofocus on
+// an element with tabindex -1: no script), so a screen reader reads it and the
+// keyboard starts from it; it is the top of the page either way.
 func patronErrorSummary(v PatronView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
