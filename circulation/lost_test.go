@@ -578,7 +578,15 @@ func TestLostFineAtDeclaration(t *testing.T) {
 			e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund', lost_forgive_fine = ?`, tc.forgive)
 			loan := e.mustCheckout("P0001", "I00001").Loan
 			e.clock.Set(at(tc.lostAt))
-			bill, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID)
+			// The confirmation's quote names the fine the declaration charges.
+			q, err := e.svc.QuoteLost(context.Background(), e.patronID("P0001"), loan.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.FineCents != want || q.Billed() != 2500+want || q.FineForgiven != tc.forgive {
+				t.Errorf("quote %+v, want a fine of %d", q, want)
+			}
+			bill, err := e.svc.DeclareLostAsQuoted(context.Background(), e.desk, e.patronID("P0001"), loan.ID, q.Billed())
 			if err != nil {
 				t.Fatal(err)
 			}
