@@ -57,25 +57,31 @@ func formIDs(r *http.Request, name string) (ids []int64, ok bool) {
 // loanAction runs a patron page loan button (Declare lost, Claims returned) on
 // the loan in the form's "loan_id" and goes back to the patron page with what
 // happened.
-//
-// shown, if given, may render a page for an error itself (and says so).
-func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patronID, loanID int64) (string, error), shown ...func(error) bool) {
-	id, err := patronID(r)
+func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patronID, loanID int64) (string, error)) {
+	id, loanID, err := loanForm(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	loanID, err := strconv.ParseInt(r.PostFormValue("loan_id"), 10, 64)
-	if err != nil || loanID <= 0 {
-		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "That is not a loan of this patron; reload the page and try again."))
-		return
-	}
 	msg, err := do(id, loanID)
-	for _, f := range shown {
-		if err != nil && f(err) {
-			return
-		}
+	s.loanDone(w, r, id, msg, err)
+}
+
+// loanForm reads the patron of the URL and the loan in the form's "loan_id".
+func loanForm(r *http.Request) (patron, loan int64, err error) {
+	if patron, err = patronID(r); err != nil {
+		return 0, 0, err
 	}
+	loan, err = strconv.ParseInt(r.PostFormValue("loan_id"), 10, 64)
+	if err != nil || loan <= 0 {
+		return 0, 0, stacks.Errorf(stacks.EINVALID, "That is not a loan of this patron; reload the page and try again.")
+	}
+	return patron, loan, nil
+}
+
+// loanDone goes back to the patron page with what a loan button did (msg) or
+// why it did not (err).
+func (s *Server) loanDone(w http.ResponseWriter, r *http.Request, patronID int64, msg string, err error) {
 	switch {
 	case err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL:
 		s.Error(w, r, err)
@@ -85,7 +91,7 @@ func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patr
 	default:
 		s.flash(r, "ok", msg)
 	}
-	redirect(w, r, patronURL(id), http.StatusSeeOther)
+	redirect(w, r, patronURL(patronID), http.StatusSeeOther)
 }
 
 // LostConfirmView asks to confirm a loan's declaration as lost.
@@ -124,77 +130,58 @@ func lostQuestion(b circulation.LostBill) string {
 // rule. If the bill changed in between, the confirmation is shown again with the
 // new amount.
 func (s *Server) handlePatronDeclareLost(w http.ResponseWriter, r *http.Request) {
+	id, loanID, err := loanForm(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	if r.PostFormValue("confirm") != "1" {
-		s.confirmLost(w, r, http.StatusOK, "", nil)
+		bill, err := s.Circ.QuoteLost(r.Context(), id, loanID)
+		if err != nil {
+			s.loanDone(w, r, id, "", err)
+			return
+		}
+		s.confirmLost(w, r, http.StatusOK, "", bill)
 		return
 	}
 	billed, err := strconv.ParseInt(r.PostFormValue("billed"), 10, 64)
 	if err != nil {
 		billed = -1
 	}
-	var changed *circulation.LostBill
-	s.loanAction(w, r, func(patronID, loanID int64) (string, error) {
-		bill, err := s.Circ.DeclareLostAsQuoted(r.Context(), userFrom(r.Context()).Actor(), patronID, loanID, billed)
-		if stacks.ErrorCode(err) == stacks.ECONFLICT && bill.LoanID != 0 {
-			changed = &bill
-			return "", err
-		}
-		if err != nil {
-			return "", err
-		}
-		msg := fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
-			bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents))
-		switch {
-		case bill.FineCents > 0:
-			msg += " Overdue fine until today charged: " + formatMoney(bill.FineCents) + "."
-		case bill.FineForgiven:
-			msg += " The overdue fine until today is forgiven by the rule."
-		}
-		return msg, nil
-	}, func(err error) bool {
-		if changed == nil {
-			return false
-		}
-		s.confirmLost(w, r, http.StatusConflict, stacks.ErrorMessage(err), changed)
-		return true
-	})
+	bill, err := s.Circ.DeclareLostAsQuoted(r.Context(), userFrom(r.Context()).Actor(), id, loanID, billed)
+	if stacks.ErrorCode(err) == stacks.ECONFLICT && bill.LoanID != 0 {
+		// The bill changed since the confirmation: ask again with the new amount.
+		s.confirmLost(w, r, http.StatusConflict, stacks.ErrorMessage(err), bill)
+		return
+	} else if err != nil {
+		s.loanDone(w, r, id, "", err)
+		return
+	}
+	msg := fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
+		bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents))
+	switch {
+	case bill.FineCents > 0:
+		msg += " Overdue fine until today charged: " + formatMoney(bill.FineCents) + "."
+	case bill.FineForgiven:
+		msg += " The overdue fine until today is forgiven by the rule."
+	}
+	s.loanDone(w, r, id, msg, nil)
 }
 
-// confirmLost shows the confirmation of a declaration as lost, with the bill
-// (quoted now unless given) and why it asks again (changed).
-func (s *Server) confirmLost(w http.ResponseWriter, r *http.Request, status int, changed string, bill *circulation.LostBill) {
-	id, err := patronID(r)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	loanID, err := strconv.ParseInt(r.PostFormValue("loan_id"), 10, 64)
-	if err != nil || loanID <= 0 {
-		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "That is not a loan of this patron; reload the page and try again."))
-		return
-	}
-	v := LostConfirmView{PatronID: id, Changed: changed}
-	if bill != nil {
-		v.Bill = *bill
-	} else if v.Bill, err = s.Circ.QuoteLost(r.Context(), id, loanID); err != nil {
-		if stacks.ErrorCode(err) == stacks.EINTERNAL {
-			s.Error(w, r, err)
-			return
-		}
-		s.flash(r, "error", stacks.ErrorMessage(err))
-		redirect(w, r, patronURL(id), http.StatusSeeOther)
-		return
-	}
+// confirmLost shows the confirmation of bill's declaration as lost, and why it
+// asks again (changed), if it does.
+func (s *Server) confirmLost(w http.ResponseWriter, r *http.Request, status int, changed string, bill circulation.LostBill) {
+	v := LostConfirmView{PatronID: bill.PatronID, Changed: changed, Bill: bill}
 	var p *patrons.Patron
 	if err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		p, err = patrons.FindByID(tx, id)
+		p, err = patrons.FindByID(tx, bill.PatronID)
 		return err
 	}); err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	v.PatronName = p.Name()
-	s.render(w, r, status, LostConfirmPage(s.page(r, "Declare "+v.Bill.Barcode+" lost?", "patrons"), v))
+	s.render(w, r, status, LostConfirmPage(s.page(r, "Declare "+bill.Barcode+" lost?", "patrons"), v))
 }
 
 // handlePatronClaimReturned records that the patron says a loan was returned.
