@@ -354,6 +354,16 @@ func sortedKeys(e FormErrors) []string {
 	return keys
 }
 
+// errorFieldID is the id of the control an error key of the patron page is
+// about: the key itself, but the Notices form's controls are named without
+// their form ("notices_notice_overdue" is about "notice_overdue").
+func errorFieldID(key string) string {
+	if f, ok := strings.CutPrefix(key, "notices_"); ok {
+		return f
+	}
+	return key
+}
+
 // errorSummaryTitle heads the patron page's error summary: what was not done.
 func errorSummaryTitle(v PatronView) string {
 	switch v.FailedForm {
