@@ -39,6 +39,10 @@ type LostBill struct {
 // Total is the whole bill.
 func (b LostBill) Total() int64 { return b.ReplacementCents + b.ProcessingCents }
 
+// Billed is everything the declaration charges: the bill and the overdue fine
+// charged with it.
+func (b LostBill) Billed() int64 { return b.Total() + b.FineCents }
+
 // lostLoan is a current loan with what billing it needs.
 type lostLoan struct {
 	LoanID, PatronID, ItemID, CategoryID, ItemTypeID, BranchID int64
@@ -77,22 +81,63 @@ func findCurrentLoan(tx *db.Tx, patronID, loanID int64) (lostLoan, error) {
 // price, else its type's default) and the rule's processing fee.
 // The loan must be patronID's (0 skips the check).
 func (s *Service) DeclareLost(ctx context.Context, actor stacks.Actor, patronID, loanID int64) (LostBill, error) {
+	return s.declareLost(ctx, actor, patronID, loanID, -1)
+}
+
+// QuoteLost says what declaring a current loan lost would bill now (the
+// replacement cost, the processing fee, the overdue fine until now or its
+// forgiveness), without writing anything: the desk asks staff to confirm it.
+// The loan must be patronID's (0 skips the check).
+func (s *Service) QuoteLost(ctx context.Context, patronID, loanID int64) (LostBill, error) {
+	prefs, err := s.prefs(ctx)
+	if err != nil {
+		return LostBill{}, err
+	}
+	var bill LostBill
+	err = s.DB.Read(ctx, func(tx *db.Tx) error {
+		l, rule, err := lostCandidate(tx, patronID, loanID)
+		if err != nil {
+			return err
+		}
+		bill, _, err = quoteLost(tx, l, rule, prefs.Location)
+		return err
+	})
+	return bill, err
+}
+
+// DeclareLostAsQuoted is DeclareLost for a bill staff confirmed: quotedCents is
+// the whole amount the confirmation showed (LostBill.Billed of QuoteLost). If the
+// bill is different now (a day's fine more, a price changed), nothing is written
+// and the error (ECONFLICT) says so: the desk asks again with the new amount.
+func (s *Service) DeclareLostAsQuoted(ctx context.Context, actor stacks.Actor, patronID, loanID, quotedCents int64) (LostBill, error) {
+	if quotedCents < 0 {
+		return LostBill{}, stacks.Errorf(stacks.EINVALID, "The confirmation named no amount; declare the item lost again from the patron's loans.")
+	}
+	return s.declareLost(ctx, actor, patronID, loanID, quotedCents)
+}
+
+// declareLost bills the loan; quoted, unless -1, is the amount staff confirmed.
+func (s *Service) declareLost(ctx context.Context, actor stacks.Actor, patronID, loanID, quoted int64) (LostBill, error) {
 	prefs, err := s.prefs(ctx)
 	if err != nil {
 		return LostBill{}, err
 	}
 	var bill LostBill
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		l, err := findCurrentLoan(tx, patronID, loanID)
+		l, rule, err := lostCandidate(tx, patronID, loanID)
 		if err != nil {
 			return err
 		}
-		if l.LostAt.Valid {
-			return stacks.Errorf(stacks.ECONFLICT, "%s (%s) is already declared lost.", l.Title, l.Barcode)
-		}
-		rule, err := ResolveRule(tx, l.CategoryID, l.ItemTypeID, l.BranchID)
-		if err != nil {
-			return err
+		if quoted >= 0 {
+			q, _, err := quoteLost(tx, l, rule, prefs.Location)
+			if err != nil {
+				return err
+			}
+			if q.Billed() != quoted {
+				bill = q
+				return stacks.Errorf(stacks.ECONFLICT, "The bill for %s (%s) is %s now, not the %s confirmed; confirm the new amount.",
+					l.Title, l.Barcode, formatMoney(q.Billed()), formatMoney(quoted))
+			}
 		}
 		bill, err = billLost(tx, actor, l, rule, prefs.Location, "declared lost by staff")
 		return err
@@ -100,12 +145,67 @@ func (s *Service) DeclareLost(ctx context.Context, actor stacks.Actor, patronID,
 	return bill, err
 }
 
-// billLost marks l lost and bills it by rule, and queues the patron's notice.
-func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Location, why string) (LostBill, error) {
-	bill := LostBill{LoanID: l.LoanID, PatronID: l.PatronID, Title: l.Title, Barcode: l.Barcode,
+// lostCandidate reads a current loan of patronID that is not lost yet, and its
+// rule.
+func lostCandidate(tx *db.Tx, patronID, loanID int64) (lostLoan, Rule, error) {
+	l, err := findCurrentLoan(tx, patronID, loanID)
+	if err != nil {
+		return lostLoan{}, Rule{}, err
+	}
+	if l.LostAt.Valid {
+		return lostLoan{}, Rule{}, stacks.Errorf(stacks.ECONFLICT, "%s (%s) is already declared lost.", l.Title, l.Barcode)
+	}
+	rule, err := ResolveRule(tx, l.CategoryID, l.ItemTypeID, l.BranchID)
+	if err != nil {
+		return lostLoan{}, Rule{}, err
+	}
+	return l, rule, nil
+}
+
+// quoteLost works out the bill of l by rule at tx.Now(), reading only: the
+// replacement cost, the processing fee and the overdue fine accrued until now
+// (or until a claim, which stopped it), as a check-in now would charge it (by
+// the rule, the calendar and the cap). late is how late the fine counts.
+func quoteLost(tx *db.Tx, l lostLoan, rule Rule, loc *time.Location) (bill LostBill, late string, err error) {
+	bill = LostBill{LoanID: l.LoanID, PatronID: l.PatronID, Title: l.Title, Barcode: l.Barcode,
 		ReplacementCents: l.PriceCents, ProcessingCents: rule.ProcessingFeeCents}
 	if bill.ReplacementCents <= 0 {
 		bill.ReplacementCents = l.DefaultPriceCents
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	end := tx.Now()
+	if l.ClaimedAt.Valid && l.ClaimedAt.Time.Before(end) {
+		end = l.ClaimedAt.Time
+	}
+	if end.After(l.Due.Time) {
+		it := &itemWithLoan{LoanID: l.LoanID, LoanPatronID: l.PatronID, LoanBranchID: l.BranchID,
+			LoanDue: db.NullTime{Time: l.Due.Time, Valid: true}, BorrowerCategory: l.CategoryID}
+		it.ItemTypeID = l.ItemTypeID
+		fine, lateBy, err := overdueFine(tx, it, end, loc)
+		if err != nil {
+			return LostBill{}, "", err
+		}
+		switch {
+		case fine > 0 && rule.LostForgiveFine:
+			bill.FineForgiven = true
+		case fine > 0:
+			bill.FineCents = fine
+			late = lateBy
+		}
+	}
+	return bill, late, nil
+}
+
+// billLost marks l lost and bills it by rule, and queues the patron's notice.
+func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Location, why string) (LostBill, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	bill, late, err := quoteLost(tx, l, rule, loc)
+	if err != nil {
+		return LostBill{}, err
 	}
 	res, err := tx.Exec(`UPDATE loans SET lost_at = ?, lost_fine_settled = 1 WHERE id = ? AND lost_at IS NULL AND returned_at IS NULL`,
 		db.FormatTime(tx.Now()), l.LoanID)
@@ -118,33 +218,11 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 	if err := catalog.SetItemStatus(tx, l.ItemID, catalog.StatusLost); err != nil {
 		return LostBill{}, err
 	}
-	// The overdue fine accrued until now (or until a claim, which stopped it), as
-	// a check-in now would charge it: by the rule, the calendar and the cap. The
-	// return charges nothing more for the lost period (lost_fine_settled).
-	if loc == nil {
-		loc = time.UTC
-	}
-	end := tx.Now()
-	if l.ClaimedAt.Valid && l.ClaimedAt.Time.Before(end) {
-		end = l.ClaimedAt.Time
-	}
-	if end.After(l.Due.Time) {
-		it := &itemWithLoan{LoanID: l.LoanID, LoanPatronID: l.PatronID, LoanBranchID: l.BranchID,
-			LoanDue: db.NullTime{Time: l.Due.Time, Valid: true}, BorrowerCategory: l.CategoryID}
-		it.ItemTypeID = l.ItemTypeID
-		fine, late, err := overdueFine(tx, it, end, loc)
-		if err != nil {
+	// The return charges nothing more for the lost period (lost_fine_settled).
+	if bill.FineCents > 0 {
+		desc := fmt.Sprintf("Overdue: %s (%s), %s late, until declared lost", l.Title, l.Barcode, late)
+		if err := patrons.Charge(tx, actor, l.PatronID, patrons.KindOverdue, bill.FineCents, l.LoanID, desc); err != nil {
 			return LostBill{}, err
-		}
-		switch {
-		case fine > 0 && rule.LostForgiveFine:
-			bill.FineForgiven = true
-		case fine > 0:
-			desc := fmt.Sprintf("Overdue: %s (%s), %s late, until declared lost", l.Title, l.Barcode, late)
-			if err := patrons.Charge(tx, actor, l.PatronID, patrons.KindOverdue, fine, l.LoanID, desc); err != nil {
-				return LostBill{}, err
-			}
-			bill.FineCents = fine
 		}
 	}
 	if bill.ReplacementCents > 0 {

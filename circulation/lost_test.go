@@ -160,6 +160,7 @@ func TestLostReturn(t *testing.T) {
 					e.patronID("P0001"), -tc.legacyPay, db.FormatTime(e.clock.Now()))
 			}
 			if tc.waive > 0 {
+				e.exec(`UPDATE staff_users SET can_waive = 1 WHERE id = ?`, e.desk.StaffID)
 				if err := e.d.Write(context.Background(), func(tx *db.Tx) error {
 					return patrons.Waive(tx, e.desk, e.patronID("P0001"), tc.waive, "hardship")
 				}); err != nil {
@@ -210,6 +211,7 @@ func TestWaivedLostNotRefundable(t *testing.T) {
 	if _, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID); err != nil {
 		t.Fatal(err)
 	}
+	e.exec(`UPDATE staff_users SET can_waive = 1 WHERE id = ?`, e.desk.StaffID)
 	if err := e.d.Write(context.Background(), func(tx *db.Tx) error {
 		return patrons.Waive(tx, e.desk, e.patronID("P0001"), 2500, "hardship")
 	}); err != nil {
@@ -576,7 +578,15 @@ func TestLostFineAtDeclaration(t *testing.T) {
 			e.exec(`UPDATE circ_rules SET processing_fee_cents = 0, lost_return = 'refund', lost_forgive_fine = ?`, tc.forgive)
 			loan := e.mustCheckout("P0001", "I00001").Loan
 			e.clock.Set(at(tc.lostAt))
-			bill, err := e.svc.DeclareLost(context.Background(), e.desk, e.patronID("P0001"), loan.ID)
+			// The confirmation's quote names the fine the declaration charges.
+			q, err := e.svc.QuoteLost(context.Background(), e.patronID("P0001"), loan.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.FineCents != want || q.Billed() != 2500+want || q.FineForgiven != tc.forgive {
+				t.Errorf("quote %+v, want a fine of %d", q, want)
+			}
+			bill, err := e.svc.DeclareLostAsQuoted(context.Background(), e.desk, e.patronID("P0001"), loan.ID, q.Billed())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -627,6 +637,53 @@ func TestLostFineAtDeclaration(t *testing.T) {
 			t.Errorf("fine at the return %d, want %d (until lost_at)", r.FineCents, want)
 		}
 		wantContains(t, r.Message, "25.00 unpaid cancelled", "Overdue fine charged: "+stacks.FormatMoney(want))
+		e.checkMoney()
+	})
+}
+
+// TestDeclareLostAsQuoted: QuoteLost says what a declaration would bill and
+// writes nothing; DeclareLostAsQuoted bills only the amount quoted, and refuses
+// (with the new quote, writing nothing) once the bill has changed.
+func TestDeclareLostAsQuoted(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`UPDATE items SET price_cents = 1000 WHERE barcode = 'I00001'`)
+	e.exec(`UPDATE circ_rules SET processing_fee_cents = 299, lost_forgive_fine = 0`)
+	loan := e.mustCheckout("P0001", "I00001").Loan
+	p := e.patronID("P0001")
+	before := e.balance("P0001")
+
+	q, err := e.svc.QuoteLost(context.Background(), p, loan.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.ReplacementCents != 1000 || q.ProcessingCents != 299 || q.FineCents != 0 || q.Billed() != 1299 {
+		t.Fatalf("quote %+v, want 10.00 + 2.99", q)
+	}
+	if got := e.queryInt(`SELECT count(*) FROM loans WHERE id = ? AND lost_at IS NOT NULL`, loan.ID); got != 0 || e.balance("P0001") != before {
+		t.Fatalf("a quote wrote: lost %d, balance %d", got, e.balance("P0001"))
+	}
+
+	t.Run("ErrChanged", func(t *testing.T) {
+		e.exec(`UPDATE items SET price_cents = 1500 WHERE barcode = 'I00001'`)
+		bill, err := e.svc.DeclareLostAsQuoted(context.Background(), e.desk, p, loan.ID, q.Billed())
+		wantCode(t, err, stacks.ECONFLICT)
+		if bill.Billed() != 1799 {
+			t.Errorf("new quote %+v, want 17.99", bill)
+		}
+		if got := e.queryInt(`SELECT count(*) FROM loans WHERE id = ? AND lost_at IS NOT NULL`, loan.ID); got != 0 || e.balance("P0001") != before {
+			t.Errorf("a refused declaration wrote: lost %d, balance %d", got, e.balance("P0001"))
+		}
+		e.exec(`UPDATE items SET price_cents = 1000 WHERE barcode = 'I00001'`)
+	})
+
+	t.Run("OK", func(t *testing.T) {
+		bill, err := e.svc.DeclareLostAsQuoted(context.Background(), e.desk, p, loan.ID, q.Billed())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bill.Billed() != 1299 || e.balance("P0001") != before+1299 {
+			t.Errorf("bill %+v, balance %d, want 12.99 more than %d", bill, e.balance("P0001"), before)
+		}
 		e.checkMoney()
 	})
 }

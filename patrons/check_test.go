@@ -131,6 +131,7 @@ func TestCheckPurgedRows(t *testing.T) {
 // balance, keeps the ledger balanced.
 func TestCheckAfterPayments(t *testing.T) {
 	d := mustOpenDB(t)
+	mustExec(t, d, `UPDATE staff_users SET can_waive = 1 WHERE id = ?`, desk.StaffID)
 	var id int64
 	read(t, d, func(tx *db.Tx) error {
 		p, err := patrons.FindByCard(tx, "P0002")

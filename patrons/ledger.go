@@ -10,6 +10,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/staff"
 )
 
 // Ledger entry kinds. Charges (and refunds, money handed back) are positive
@@ -208,17 +209,30 @@ func Pay(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, note string
 	return credit(tx, actor, patronID, KindPayment, cents, description, "patron.pay")
 }
 
-// Waive forgives cents of what the patron owes. A reason is required: waivers are
-// reviewed.
+// Waive forgives cents of what the patron owes, on the oldest open lines first.
+// A reason is required: waivers are reviewed. The actor must be allowed to waive
+// (staff.CheckWaive). The desk names the lines it waives (WaiveLines).
 func Waive(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, reason string) error {
+	if err := staff.CheckWaive(tx, actor); err != nil {
+		return err
+	}
+	reason, err := waiveReason(reason)
+	if err != nil {
+		return err
+	}
+	return credit(tx, actor, patronID, KindWaiver, cents, "Waived: "+reason, "patron.waive")
+}
+
+// waiveReason checks a waiver's reason and returns it trimmed.
+func waiveReason(reason string) (string, error) {
 	reason = strings.TrimSpace(reason)
 	switch {
 	case !utf8.ValidString(reason) || utf8.RuneCountInString(reason) > maxLedger || hasControl(reason):
-		return stacks.FieldErrorf("reason", stacks.EINVALID, "Write the reason on one line, in at most %d characters.", maxLedger)
+		return "", stacks.FieldErrorf("reason", stacks.EINVALID, "Write the reason on one line, in at most %d characters.", maxLedger)
 	case reason == "":
-		return stacks.FieldErrorf("reason", stacks.EINVALID, "Give the reason for waiving the fines; it is kept in the ledger.")
+		return "", stacks.FieldErrorf("reason", stacks.EINVALID, "Give the reason for waiving the fines; it is kept in the ledger.")
 	}
-	return credit(tx, actor, patronID, KindWaiver, cents, "Waived: "+reason, "patron.waive")
+	return reason, nil
 }
 
 func formatCents(cents int64) string { return stacks.FormatMoney(cents) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/staff"
 )
 
 // Payment methods a desk takes money by (and gives it back by, for a refund).
@@ -236,6 +237,93 @@ func PayLines(tx *db.Tx, actor stacks.Actor, req PayRequest) (int64, error) {
 	}
 	return id, tx.Audit(actor, "patron.pay", "patron", req.PatronID, fmt.Sprintf("payment %d of %s by %s, balance %s -> %s: %s",
 		id, formatCents(req.Cents), req.Method, formatCents(balance), formatCents(balance-req.Cents), description))
+}
+
+// WaiveRequest is a waiver made at the desk, of lines staff chose.
+type WaiveRequest struct {
+	PatronID int64
+	// ChargeIDs are the lines to forgive, in order; at least one.
+	ChargeIDs []int64
+	// Cents is the amount forgiven, spread over the lines in order, each up to
+	// what it still owes (less than a line owes: part of it); 0 forgives all the
+	// chosen lines owe.
+	Cents  int64
+	Reason string
+}
+
+// WaiveLines forgives what the chosen lines owe (or Cents of it, the lines in
+// order) and records it against them (ledger_allocations), so a waiver meant for
+// one title never pays another. The actor must be allowed to waive
+// (staff.CheckWaive: administrators, and circulation staff with the waive
+// permission); a reason is required. It returns the waiver's id and amount.
+func WaiveLines(tx *db.Tx, actor stacks.Actor, req WaiveRequest) (id, cents int64, err error) {
+	if err := staff.CheckWaive(tx, actor); err != nil {
+		return 0, 0, err
+	}
+	reason, err := waiveReason(req.Reason)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(req.ChargeIDs) == 0 {
+		return 0, 0, stacks.FieldErrorf("lines", stacks.EINVALID, "Tick the lines to waive.")
+	}
+	if req.Cents < 0 {
+		return 0, 0, stacks.FieldErrorf("amount", stacks.EINVALID, "Enter an amount of more than 0.00, or leave it empty to waive all the ticked lines owe.")
+	}
+	name, balance, err := owing(tx, req.PatronID)
+	if err != nil {
+		return 0, 0, err
+	}
+	open, _, err := OpenCharges(tx, req.PatronID)
+	if err != nil {
+		return 0, 0, err
+	}
+	byID := make(map[int64]OpenCharge, len(open))
+	for _, c := range open {
+		byID[c.ID] = c
+	}
+	var lines []OpenCharge
+	var owed int64
+	seen := make(map[int64]bool, len(req.ChargeIDs))
+	for _, line := range req.ChargeIDs {
+		if seen[line] { // a line ticked twice is waived once
+			continue
+		}
+		seen[line] = true
+		c, ok := byID[line]
+		if !ok {
+			return 0, 0, stacks.FieldErrorf("lines", stacks.EINVALID, "Line %d is not an open charge of %s; reload the page and choose again.", line, name)
+		}
+		lines = append(lines, c)
+		owed += c.OutstandingCents
+	}
+	owed = min(owed, balance)
+	if owed <= 0 {
+		return 0, 0, stacks.FieldErrorf("lines", stacks.EINVALID, "%s owes nothing on the ticked lines, so there is nothing to waive.", name)
+	}
+	cents = req.Cents
+	if cents == 0 {
+		cents = owed
+	}
+	if cents > owed {
+		return 0, 0, stacks.FieldErrorf("amount", stacks.EINVALID, "%s owes %s on the ticked lines; waive at most that amount.", name, formatCents(owed))
+	}
+	description := "Waived: " + reason
+	err = tx.QueryRow(`INSERT INTO ledger (patron_id, kind, amount_cents, description, staff_id, created_at)
+		VALUES (?, 'waiver', ?, ?, ?, ?) RETURNING id`,
+		req.PatronID, -cents, description, nullID(actor.StaffID), db.FormatTime(tx.Now())).Scan(&id)
+	if err != nil {
+		return 0, 0, fmt.Errorf("waiver for patron %d: %w", req.PatronID, err)
+	}
+	if err := allocate(tx, id, cents, lines); err != nil {
+		return 0, 0, err
+	}
+	ids := make([]string, len(lines))
+	for i, c := range lines {
+		ids[i] = fmt.Sprint(c.ID)
+	}
+	return id, cents, tx.Audit(actor, "patron.waive", "patron", req.PatronID, fmt.Sprintf("waiver %d of %s on lines %s, balance %s -> %s: %s",
+		id, formatCents(cents), strings.Join(ids, ","), formatCents(balance), formatCents(balance-cents), description))
 }
 
 // allocate ties cents of payment (or waiver) id to lines, in order, each up to

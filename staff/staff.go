@@ -45,6 +45,9 @@ type User struct {
 	HomeBranchCode string
 	HomeBranchName string
 	Active         bool
+	// CanWaive is the account's waive permission (set by an administrator); see
+	// MayWaive.
+	CanWaive bool
 }
 
 // AwayFromHome reports whether the user works at a branch other than the
@@ -143,13 +146,13 @@ func Create(tx *db.Tx, n NewUser) (*User, error) {
 	return FindByID(tx, id)
 }
 
-const userColumns = `u.id, u.username, u.display_name, u.role, u.branch_id, b.code, b.name, u.active`
+const userColumns = `u.id, u.username, u.display_name, u.role, u.branch_id, b.code, b.name, u.active, u.can_waive`
 
 // scanUser scans userColumns, then into extra any columns selected after them.
 // The user works at the home branch.
 func scanUser(row interface{ Scan(...any) error }, extra ...any) (*User, error) {
 	var u User
-	err := row.Scan(append([]any{&u.ID, &u.Username, &u.DisplayName, &u.Role, &u.HomeBranchID, &u.HomeBranchCode, &u.HomeBranchName, &u.Active}, extra...)...)
+	err := row.Scan(append([]any{&u.ID, &u.Username, &u.DisplayName, &u.Role, &u.HomeBranchID, &u.HomeBranchCode, &u.HomeBranchName, &u.Active, &u.CanWaive}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Post("/staff", s.handleAdminStaffCreate)
 	r.Post("/staff/{id}/active", s.handleAdminStaffActive)
 	r.Post("/staff/{id}/password", s.handleAdminStaffPassword)
+	r.Post("/staff/{id}/waive", s.handleAdminStaffWaive)
 
 	r.Get("/sip", s.handleAdminSIP)
 	r.Post("/sip", s.handleAdminSIPCreate)

@@ -119,6 +119,35 @@ func (s *Server) handleAdminStaffActive(w http.ResponseWriter, r *http.Request) 
 	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 
+// handleAdminStaffWaive gives (can_waive=1, the ticked checkbox) or takes away
+// an account's waive permission.
+func (s *Server) handleAdminStaffWaive(w http.ResponseWriter, r *http.Request) {
+	id, err := staffID(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	can := r.PostFormValue("can_waive") == "1"
+	var u *staff.User
+	err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
+		if err := staff.SetCanWaive(tx, userFrom(r.Context()).Actor(), id, can); err != nil {
+			return err
+		}
+		u, err = staff.FindByID(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	msg := u.Username + " may not waive fines now."
+	if can {
+		msg = u.Username + " may waive fines now."
+	}
+	s.flash(r, "ok", msg)
+	redirect(w, r, "/admin/staff", http.StatusSeeOther)
+}
+
 // handleAdminStaffPassword sets an account's new password, hashed before the
 // write transaction.
 func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request) {

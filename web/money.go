@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -56,17 +58,30 @@ func formIDs(r *http.Request, name string) (ids []int64, ok bool) {
 // the loan in the form's "loan_id" and goes back to the patron page with what
 // happened.
 func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patronID, loanID int64) (string, error)) {
-	id, err := patronID(r)
+	id, loanID, err := loanForm(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	loanID, err := strconv.ParseInt(r.PostFormValue("loan_id"), 10, 64)
-	if err != nil || loanID <= 0 {
-		s.Error(w, r, stacks.Errorf(stacks.EINVALID, "That is not a loan of this patron; reload the page and try again."))
-		return
-	}
 	msg, err := do(id, loanID)
+	s.loanDone(w, r, id, msg, err)
+}
+
+// loanForm reads the patron of the URL and the loan in the form's "loan_id".
+func loanForm(r *http.Request) (patron, loan int64, err error) {
+	if patron, err = patronID(r); err != nil {
+		return 0, 0, err
+	}
+	loan, err = strconv.ParseInt(r.PostFormValue("loan_id"), 10, 64)
+	if err != nil || loan <= 0 {
+		return 0, 0, stacks.Errorf(stacks.EINVALID, "That is not a loan of this patron; reload the page and try again.")
+	}
+	return patron, loan, nil
+}
+
+// loanDone goes back to the patron page with what a loan button did (msg) or
+// why it did not (err).
+func (s *Server) loanDone(w http.ResponseWriter, r *http.Request, patronID int64, msg string, err error) {
 	switch {
 	case err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL:
 		s.Error(w, r, err)
@@ -76,26 +91,97 @@ func (s *Server) loanAction(w http.ResponseWriter, r *http.Request, do func(patr
 	default:
 		s.flash(r, "ok", msg)
 	}
-	redirect(w, r, patronURL(id), http.StatusSeeOther)
+	redirect(w, r, patronURL(patronID), http.StatusSeeOther)
 }
 
-// handlePatronDeclareLost declares a loan lost and bills the patron by the rule.
+// LostConfirmView asks to confirm a loan's declaration as lost.
+type LostConfirmView struct {
+	PatronID   int64
+	PatronName string
+	// Bill is what the declaration bills now (circulation.QuoteLost).
+	Bill circulation.LostBill
+	// Changed says why the page asks again: the bill changed since the last
+	// confirmation page.
+	Changed string
+}
+
+// lostQuestion is the confirmation's question, with the amount and its parts:
+// "Declare I00003 lost and bill 12.99 (replacement 10.00 + processing 2.99)?"
+func lostQuestion(b circulation.LostBill) string {
+	if b.Billed() == 0 {
+		return "Declare " + b.Barcode + " lost? Nothing is billed: the item has no replacement cost and the rule no processing fee."
+	}
+	var parts []string
+	if b.ReplacementCents > 0 {
+		parts = append(parts, "replacement "+formatMoney(b.ReplacementCents))
+	}
+	if b.ProcessingCents > 0 {
+		parts = append(parts, "processing "+formatMoney(b.ProcessingCents))
+	}
+	if b.FineCents > 0 {
+		parts = append(parts, "overdue fine until today "+formatMoney(b.FineCents))
+	}
+	return fmt.Sprintf("Declare %s lost and bill %s (%s)?", b.Barcode, formatMoney(b.Billed()), strings.Join(parts, " + "))
+}
+
+// handlePatronDeclareLost asks first: the patron page's "Declare lost" shows
+// what it would bill (LostConfirmPage); only that page's Confirm (confirm=1,
+// with the amount shown) declares the loan lost and bills the patron by the
+// rule. If the bill changed in between, the confirmation is shown again with the
+// new amount.
 func (s *Server) handlePatronDeclareLost(w http.ResponseWriter, r *http.Request) {
-	s.loanAction(w, r, func(patronID, loanID int64) (string, error) {
-		bill, err := s.Circ.DeclareLost(r.Context(), userFrom(r.Context()).Actor(), patronID, loanID)
+	id, loanID, err := loanForm(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if r.PostFormValue("confirm") != "1" {
+		bill, err := s.Circ.QuoteLost(r.Context(), id, loanID)
 		if err != nil {
-			return "", err
+			s.loanDone(w, r, id, "", err)
+			return
 		}
-		msg := fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
-			bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents))
-		switch {
-		case bill.FineCents > 0:
-			msg += " Overdue fine until today charged: " + formatMoney(bill.FineCents) + "."
-		case bill.FineForgiven:
-			msg += " The overdue fine until today is forgiven by the rule."
-		}
-		return msg, nil
-	})
+		s.confirmLost(w, r, http.StatusOK, "", bill)
+		return
+	}
+	billed, err := strconv.ParseInt(r.PostFormValue("billed"), 10, 64)
+	if err != nil {
+		billed = -1
+	}
+	bill, err := s.Circ.DeclareLostAsQuoted(r.Context(), userFrom(r.Context()).Actor(), id, loanID, billed)
+	if stacks.ErrorCode(err) == stacks.ECONFLICT && bill.LoanID != 0 {
+		// The bill changed since the confirmation: ask again with the new amount.
+		s.confirmLost(w, r, http.StatusConflict, stacks.ErrorMessage(err), bill)
+		return
+	} else if err != nil {
+		s.loanDone(w, r, id, "", err)
+		return
+	}
+	msg := fmt.Sprintf("%s (%s) declared lost: billed %s (replacement cost %s, processing fee %s).",
+		bill.Title, bill.Barcode, formatMoney(bill.Total()), formatMoney(bill.ReplacementCents), formatMoney(bill.ProcessingCents))
+	switch {
+	case bill.FineCents > 0:
+		msg += " Overdue fine until today charged: " + formatMoney(bill.FineCents) + "."
+	case bill.FineForgiven:
+		msg += " The overdue fine until today is forgiven by the rule."
+	}
+	s.loanDone(w, r, id, msg, nil)
+}
+
+// confirmLost shows the confirmation of bill's declaration as lost, and why it
+// asks again (changed), if it does.
+func (s *Server) confirmLost(w http.ResponseWriter, r *http.Request, status int, changed string, bill circulation.LostBill) {
+	v := LostConfirmView{PatronID: bill.PatronID, Changed: changed, Bill: bill}
+	var p *patrons.Patron
+	if err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		p, err = patrons.FindByID(tx, bill.PatronID)
+		return err
+	}); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v.PatronName = p.Name()
+	s.render(w, r, status, LostConfirmPage(s.page(r, "Declare "+bill.Barcode+" lost?", "patrons"), v))
 }
 
 // handlePatronClaimReturned records that the patron says a loan was returned.
@@ -256,4 +342,39 @@ func (s *Server) handleClaimsReturned(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, ClaimsReturnedPage(s.page(r, "Claims returned", "patrons"), v, prefs.Location))
+}
+
+// sortedKeys lists a form's error keys in order, for the error summary.
+func sortedKeys(e FormErrors) []string {
+	keys := make([]string, 0, len(e))
+	for k := range e {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// errorFieldID is the id of the control an error key of the patron page is
+// about: the key itself, but the Notices form's controls are named without
+// their form ("notices_notice_overdue" is about "notice_overdue").
+func errorFieldID(key string) string {
+	if f, ok := strings.CutPrefix(key, "notices_"); ok {
+		return f
+	}
+	return key
+}
+
+// errorSummaryTitle heads the patron page's error summary: what was not done.
+func errorSummaryTitle(v PatronView) string {
+	switch v.FailedForm {
+	case "pay":
+		return "The payment was not recorded"
+	case "waive":
+		return "Nothing was waived"
+	case "refund":
+		return "The refund was not recorded"
+	case "charge":
+		return "The charge was not added"
+	}
+	return "Not saved"
 }

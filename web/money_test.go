@@ -25,7 +25,23 @@ func TestMoneyDesk(t *testing.T) {
 	if !strings.Contains(r.Body, ">Declare lost</button>") || !strings.Contains(r.Body, ">Claims returned</button>") {
 		t.Fatal("the patron's loans offer no Declare lost or Claims returned")
 	}
+	// Declare lost asks first, with the amount; only Confirm bills.
 	r = e.post(t, c, patron+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}})
+	if r.Status != http.StatusOK || !strings.Contains(r.Body, "Declare I00003 lost and bill 30.00 (replacement 25.00 + processing 5.00)?") {
+		t.Fatalf("declare lost asks no confirmation with the amount: %d\n%s", r.Status, r.Body)
+	}
+	if n := e.count(t, `SELECT count(*) FROM ledger WHERE loan_id = ?`, loan); n != 0 {
+		t.Fatalf("the confirmation page billed %d lines", n)
+	}
+	// A confirmation of another amount (the price changed since) asks again.
+	r = e.post(t, c, patron+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}, "confirm": {"1"}, "billed": {"2999"}})
+	if r.Status != http.StatusConflict || !strings.Contains(r.Body, "is 30.00 now, not the 29.99 confirmed") || !strings.Contains(r.Body, `name="billed" value="3000"`) {
+		t.Fatalf("a confirmation of an old amount: %d\n%s", r.Status, r.Body)
+	}
+	if n := e.count(t, `SELECT count(*) FROM ledger WHERE loan_id = ?`, loan); n != 0 {
+		t.Fatalf("a confirmation of an old amount billed %d lines", n)
+	}
+	r = e.post(t, c, patron+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}, "confirm": {"1"}, "billed": {"3000"}})
 	if r.Status != http.StatusSeeOther {
 		t.Fatalf("declare lost: %d\n%s", r.Status, r.Body)
 	}
@@ -164,7 +180,7 @@ func TestClaimsReturnedPages(t *testing.T) {
 	}
 	// Another patron's loan id is refused.
 	other := e.patronPath(t, "P0003")
-	if r := e.post(t, c, other+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}}); r.Status != http.StatusSeeOther {
+	if r := e.post(t, c, other+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}, "confirm": {"1"}, "billed": {"0"}}); r.Status != http.StatusSeeOther {
 		t.Fatalf("declaring another patron's loan lost: %d", r.Status)
 	}
 	if n := e.count(t, `SELECT count(*) FROM loans WHERE id = ? AND lost_at IS NOT NULL`, loan); n != 0 {
@@ -184,7 +200,7 @@ func TestLostCheckoutOverrideDesk(t *testing.T) {
 	e.post(t, c, "/checkout", url.Values{"barcode": {"I00003"}})
 	patron := e.patronPath(t, "P0001")
 	loan := e.count(t, `SELECT l.id FROM loans l JOIN items i ON i.id = l.item_id WHERE i.barcode = 'I00003' AND l.returned_at IS NULL`)
-	if r := e.post(t, c, patron+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}}); r.Status != http.StatusSeeOther {
+	if r := e.post(t, c, patron+"/lost", url.Values{"loan_id": {strconv.Itoa(loan)}, "confirm": {"1"}, "billed": {"2500"}}); r.Status != http.StatusSeeOther {
 		t.Fatalf("declare lost: %d", r.Status)
 	}
 	e.post(t, c, "/checkout/done", url.Values{})
@@ -202,5 +218,68 @@ func TestLostCheckoutOverrideDesk(t *testing.T) {
 	}
 	if !strings.Contains(r.Body, "Lost item returned: 25.00 unpaid cancelled.") {
 		t.Errorf("the desk is not told what the reversal did:\n%s", r.Body)
+	}
+}
+
+// TestWaivePermissionDesk: an administrator gives the desk account the waive
+// permission on the staff page (a checkbox); the desk then waives part of the
+// line it ticks, recorded against that line only; without the permission again,
+// it is refused. A refused payment shows the error summary at the top.
+func TestWaivePermissionDesk(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	admin := e.adminClient(t)
+	page := e.patronPath(t, "P0002")
+	deskID := strconv.Itoa(e.count(t, `SELECT id FROM staff_users WHERE username = 'desk'`))
+	lines := func() (oldest, newest int) {
+		return e.count(t, `SELECT min(g.id) FROM ledger g JOIN patrons p ON p.id = g.patron_id WHERE p.card = 'P0002' AND g.kind = 'overdue'`),
+			e.count(t, `SELECT max(g.id) FROM ledger g JOIN patrons p ON p.id = g.patron_id WHERE p.card = 'P0002' AND g.kind = 'overdue'`)
+	}
+	oldest, newest := lines()
+
+	r := e.get(t, admin, "/admin/staff")
+	mustContain(t, "the staff page", r.Body, `id="can_waive_`+deskID+`"`, "May waive fines", "Always (administrator)")
+	if r := e.post(t, admin, "/admin/staff/"+deskID+"/waive", url.Values{"can_waive": {"1"}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("grant: %d", r.Status)
+	}
+	if e.count(t, `SELECT can_waive FROM staff_users WHERE id = ?`, deskID) != 1 {
+		t.Fatal("the checkbox did not give the permission")
+	}
+	if r := e.post(t, c, "/admin/staff/"+deskID+"/waive", url.Values{"can_waive": {"1"}}); r.Status != http.StatusForbidden {
+		t.Errorf("the desk set its own permission: %d", r.Status)
+	}
+
+	r = e.get(t, c, page)
+	mustContain(t, "the desk's patron page", r.Body, page+`/waive"`, `id="waive-line-`+strconv.Itoa(newest)+`"`)
+	r = e.post(t, c, page+"/waive", url.Values{"line": {strconv.Itoa(newest)}, "amount": {"1.00"}, "reason": {"Book drop jammed"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("waive by the desk with the permission: %d\n%s", r.Status, r.Body)
+	}
+	waiver := e.count(t, `SELECT max(id) FROM ledger WHERE kind = 'waiver'`)
+	if got := e.count(t, `SELECT coalesce(sum(amount_cents), 0) FROM ledger_allocations WHERE payment_id = ? AND charge_id = ?`, waiver, newest); got != 100 {
+		t.Errorf("the waiver allocated %d to the chosen line, want 100", got)
+	}
+	if got := e.count(t, `SELECT count(*) FROM ledger_allocations WHERE charge_id = ?`, oldest); got != 0 || oldest == newest {
+		t.Errorf("the oldest line has %d allocations after a waiver of another line", got)
+	}
+
+	// A refused payment: the summary heads the page, linked to the field, and
+	// the amount keeps what was typed.
+	r = e.post(t, c, page+"/pay", url.Values{"amount": {"99.00"}, "method": {"cash"}})
+	if r.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("pay too much: %d", r.Status)
+	}
+	if i, j := strings.Index(r.Body, `id="error-summary"`), strings.Index(r.Body, "<h1>"); i < 0 || i > j {
+		t.Errorf("the error summary is not above the heading (%d, %d)", i, j)
+	}
+	mustContain(t, "the refused payment", r.Body, `role="alert"`, "The payment was not recorded", `href="#pay_amount"`, `value="99.00"`)
+
+	// The checkbox unticked: the desk is refused again.
+	if r := e.post(t, admin, "/admin/staff/"+deskID+"/waive", url.Values{}); r.Status != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", r.Status)
+	}
+	r = e.post(t, c, page+"/waive", url.Values{"line": {strconv.Itoa(newest)}, "amount": {"1.00"}, "reason": {"again"}})
+	if r.Status != http.StatusForbidden || e.count(t, `SELECT max(id) FROM ledger WHERE kind = 'waiver'`) != waiver {
+		t.Errorf("waive after the permission was taken away: %d", r.Status)
 	}
 }

@@ -10,7 +10,8 @@ import (
 // patronRoutes mounts the patron pages: search, create and edit, the patron page,
 // and its actions (fines, blocks, card renewal, the message for the desk). Every
 // action posts and redirects back to the patron page, or to the safe local path in
-// its "return" field. Waive and refund are for administrators.
+// its "return" field. Refund is for administrators; waive for the accounts allowed
+// to waive (patrons.WaiveLines checks it).
 func (s *Server) patronRoutes(r chi.Router) {
 	r.Get("/patrons", s.handlePatronSearch)
 	r.Get("/patrons/new", s.handlePatronNew)
@@ -19,9 +20,10 @@ func (s *Server) patronRoutes(r chi.Router) {
 	r.Get("/patrons/{id}/edit", s.handlePatronEdit)
 	r.Post("/patrons/{id}", s.handlePatronUpdate)
 	r.Post("/patrons/{id}/pay", s.handlePatronPay)
-	// Waivers and refunds forgive or hand back money: administrators only (the
-	// page hides their forms from circulation staff).
-	r.With(s.requireAdmin).Post("/patrons/{id}/waive", s.handlePatronWaive)
+	// A waiver forgives money: the domain refuses accounts without the waive
+	// permission. Refunds hand money back: administrators only (the page hides
+	// the form from circulation staff).
+	r.Post("/patrons/{id}/waive", s.handlePatronWaive)
 	r.With(s.requireAdmin).Post("/patrons/{id}/refund", s.handlePatronRefund)
 	r.Post("/patrons/{id}/charge", s.handlePatronCharge)
 	r.Post("/patrons/{id}/lost", s.handlePatronDeclareLost)

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -44,11 +45,22 @@ type PatronView struct {
 	ChargeTypes []patrons.ChargeType
 	WaiveAmount string
 	WaiveReason string
-	BlockNote   string
-	Errors      FormErrors
-	// CanForgive is whether the signed-in staff member may waive and refund
-	// (administrators): the forms are shown only then.
+	// WaiveLines are the open charges ticked in a refused waiver form.
+	WaiveLines map[int64]bool
+	BlockNote  string
+	Errors     FormErrors
+	// Refused is a refusal that is about no field (no permission), shown at the
+	// top of the page with the field errors.
+	Refused string
+	// FailedForm names the refused form ("pay", "waive", ...), for the summary's
+	// heading.
+	FailedForm string
+	// CanForgive is whether the signed-in staff member may refund (administrators):
+	// the form is shown only then.
 	CanForgive bool
+	// CanWaive is whether the signed-in staff member may waive (administrators,
+	// and staff with the waive permission): the form is shown only then.
+	CanWaive bool
 
 	// Loans and Holds are the sections circulation adds to the page, rendered after
 	// the facts and before the ledger when set; loadPatronView is where to set them,
@@ -141,6 +153,7 @@ func (s *Server) showPatron(w http.ResponseWriter, r *http.Request, id int64, st
 	}
 	if u := userFrom(r.Context()); u != nil {
 		v.CanForgive = u.IsAdmin()
+		v.CanWaive = u.MayWaive()
 	}
 	if keep != nil {
 		keep(&v)
@@ -172,9 +185,19 @@ func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form strin
 				keep(v)
 			}
 			v.Errors[form+"_"+field] = stacks.ErrorMessage(err)
+			v.FailedForm = form
 			if v.Notices != nil {
 				v.Notices.Errors = v.Errors
 			}
+		})
+		return
+	} else if stacks.ErrorCode(err) == stacks.EFORBIDDEN {
+		// Not allowed (to waive): the page again, the refusal at its top.
+		s.showPatron(w, r, id, http.StatusForbidden, func(v *PatronView) {
+			if keep != nil {
+				keep(v)
+			}
+			v.Refused, v.FailedForm = stacks.ErrorMessage(err), form
 		})
 		return
 	} else if err != nil {
@@ -261,19 +284,34 @@ func (s *Server) handlePatronCharge(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// handlePatronWaive forgives the ticked lines (all they owe, or the amount typed,
+// the lines in order), for staff allowed to waive.
 func (s *Server) handlePatronWaive(w http.ResponseWriter, r *http.Request) {
 	amount, reason := r.PostFormValue("amount"), r.PostFormValue("reason")
-	keep := func(v *PatronView) { v.WaiveAmount, v.WaiveReason = amount, reason }
+	lines, linesOK := formIDs(r, "line")
+	ticked := map[int64]bool{}
+	for _, id := range lines {
+		ticked[id] = true
+	}
+	keep := func(v *PatronView) { v.WaiveAmount, v.WaiveReason, v.WaiveLines = amount, reason, ticked }
 	s.patronAction(w, r, "waive", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
-		cents, ok := parseMoney(amount)
-		if !ok {
-			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount to waive, like 2.50.")
+		var cents int64
+		if strings.TrimSpace(amount) != "" {
+			var ok bool
+			if cents, ok = parseMoney(amount); !ok || cents <= 0 {
+				return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount to waive, like 2.50, or leave it empty to waive all the ticked lines owe.")
+			}
 		}
-		if err := patrons.Waive(tx, actor, id, cents, reason); err != nil {
+		if !linesOK {
+			return "", stacks.FieldErrorf("lines", stacks.EINVALID, "Tick the lines to waive again; the form sent a line that is not one.")
+		}
+		req := patrons.WaiveRequest{PatronID: id, ChargeIDs: lines, Cents: cents, Reason: reason}
+		_, waived, err := patrons.WaiveLines(tx, actor, req)
+		if err != nil {
 			return "", err
 		}
 		owed, err := owedAfter(tx, id)
-		return fmt.Sprintf("Waived %s. %s", formatMoney(cents), owed), err
+		return fmt.Sprintf("Waived %s. %s", formatMoney(waived), owed), err
 	})
 }
 
