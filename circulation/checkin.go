@@ -56,6 +56,17 @@ type CheckinResult struct {
 	// Hold is set when the item fills a hold.
 	Hold *holds.Trap
 	At   time.Time
+	// Pending: the checkin is on a desk's list and needs action there (NeedsAction)
+	// that staff have not acknowledged yet (AcknowledgeCheckin).
+	Pending bool
+}
+
+// NeedsAction says whether the desk must act on the checkin: put the copy on the
+// hold shelf or send it to another branch, keep a withdrawn copy off the shelf, or
+// read its message to the patron. The Check in page keeps such a checkin in view
+// until staff acknowledge it.
+func (c CheckinResult) NeedsAction() bool {
+	return c.Hold != nil || c.TransferTo != nil || c.Withdrawn || c.Message != ""
 }
 
 // Checkin checks an item in, in one transaction: closes the loan into the history,
@@ -126,9 +137,10 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		holdID = sql.NullInt64{Int64: res.Hold.HoldID, Valid: true}
 		inTransit = res.Hold.InTransit
 	}
-	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message).Scan(&res.ID)
+	res.Pending = req.Batch != "" && res.NeedsAction()
+	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message, needs_ack)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message, res.Pending).Scan(&res.ID)
 	if err != nil {
 		return fmt.Errorf("record checkin: %w", err)
 	}
@@ -176,11 +188,17 @@ func placeItem(tx *db.Tx, actor stacks.Actor, it *catalog.Item, here int64, loc 
 // CheckinBatch returns the checkins of one desk session's list, newest first, in
 // one query.
 func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
-	rows, err := tx.Query(`SELECT c.id, c.at, i.barcode, r.title, r.author, i.call_number, c.loan_id IS NOT NULL,
+	return queryCheckins(tx, "checkin list", `WHERE c.batch = ? AND c.batch <> '' ORDER BY c.id DESC LIMIT ?`, batch, limit)
+}
+
+// checkinSelect reads checkins as CheckinResult; a WHERE clause (on checkins c and
+// the loan l it closed) follows it.
+const checkinSelect = `SELECT c.id, c.at, i.barcode, r.title, r.author, i.call_number, c.loan_id IS NOT NULL,
 			coalesce(l.patron_id, 0), coalesce(lp.first_name || ' ' || lp.surname, ''), coalesce(lp.card, ''), l.due_at,
 			c.fine_cents, i.status = 'withdrawn', coalesce(c.transfer_to_id, 0), coalesce(tb.code, ''), coalesce(tb.name, ''),
 			coalesce(c.hold_id, 0), c.hold_in_transit, coalesce(hp.first_name || ' ' || hp.surname, ''), coalesce(hp.card, ''),
-			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by, c.message
+			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by, c.message,
+			c.needs_ack = 1 AND c.acked_at IS NULL
 		FROM checkins c
 		JOIN items i ON i.id = c.item_id
 		JOIN records r ON r.id = i.record_id
@@ -190,11 +208,14 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		LEFT JOIN holds h ON h.id = c.hold_id
 		LEFT JOIN patrons hp ON hp.id = h.patron_id
 		LEFT JOIN branches hb ON hb.id = h.pickup_branch_id
-		WHERE c.batch = ? AND c.batch <> ''
-		ORDER BY c.id DESC
-		LIMIT ?`, batch, limit)
+		`
+
+// queryCheckins runs checkinSelect with the clauses that follow it (where, order
+// and limit) and its arguments; what names the list in errors.
+func queryCheckins(tx *db.Tx, what, clauses string, args ...any) ([]CheckinResult, error) {
+	rows, err := tx.Query(checkinSelect+clauses, args...)
 	if err != nil {
-		return nil, fmt.Errorf("checkin list: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []CheckinResult
@@ -207,8 +228,9 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		var hold holds.Trap
 		if err := rows.Scan(&c.ID, &at, &c.Barcode, &c.Title, &c.Author, &c.CallNumber, &c.WasOnLoan,
 			&c.PatronID, &c.PatronName, &c.PatronCard, &due, &c.FineCents, &c.Withdrawn, &transferID, &transferCode, &transferName,
-			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy, &c.Message); err != nil {
-			return nil, err
+			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy, &c.Message,
+			&c.Pending); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		c.At = at.Time
 		c.DueAt = due.Time
