@@ -51,6 +51,8 @@ type CheckinResult struct {
 	Message string
 	// Withdrawn: the item is withdrawn and must not go back on the shelf.
 	Withdrawn bool
+	// PatronMessage is the borrower's message for the desk, if they have one.
+	PatronMessage string
 	// TransferTo is set when the item must travel to another branch (its home).
 	TransferTo *BranchRef
 	// Hold is set when the item fills a hold.
@@ -66,6 +68,10 @@ type CheckinResult struct {
 // read its message to the patron. The Check in page keeps such a checkin in view
 // until staff acknowledge it.
 func (c CheckinResult) NeedsAction() bool {
+	return c.itemNeedsAction() || c.PatronMessage != ""
+}
+
+func (c CheckinResult) itemNeedsAction() bool {
 	return c.Hold != nil || c.TransferTo != nil || c.Withdrawn || c.Message != ""
 }
 
@@ -96,6 +102,7 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 	if it.LoanID != 0 {
 		res.WasOnLoan = true
 		res.PatronID, res.PatronName, res.PatronCard = it.LoanPatronID, it.BorrowerName, it.BorrowerCard
+		res.PatronMessage = it.BorrowerDeskMessage
 		res.DueAt = it.LoanDue.Time
 		res.Overdue = now.After(it.LoanDue.Time)
 		fine, msg, err := closeLoan(tx, req.Actor, it, here, loc)
@@ -138,6 +145,12 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		inTransit = res.Hold.InTransit
 	}
 	res.Pending = req.Batch != "" && res.NeedsAction()
+	if res.Pending && !res.itemNeedsAction() {
+		// Only the borrower's message: once on the list while it waits there.
+		if res.Pending, err = noPatronMessageWaiting(tx, req.Batch, res.PatronID); err != nil {
+			return err
+		}
+	}
 	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message, needs_ack)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message, res.Pending).Scan(&res.ID)
@@ -198,7 +211,7 @@ const checkinSelect = `SELECT c.id, c.at, i.barcode, r.title, r.author, i.call_n
 			c.fine_cents, i.status = 'withdrawn', coalesce(c.transfer_to_id, 0), coalesce(tb.code, ''), coalesce(tb.name, ''),
 			coalesce(c.hold_id, 0), c.hold_in_transit, coalesce(hp.first_name || ' ' || hp.surname, ''), coalesce(hp.card, ''),
 			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by, c.message,
-			c.needs_ack = 1 AND c.acked_at IS NULL
+			c.needs_ack = 1 AND c.acked_at IS NULL, coalesce(lp.desk_message, '')
 		FROM checkins c
 		JOIN items i ON i.id = c.item_id
 		JOIN records r ON r.id = i.record_id
@@ -229,7 +242,7 @@ func queryCheckins(tx *db.Tx, what, clauses string, args ...any) ([]CheckinResul
 		if err := rows.Scan(&c.ID, &at, &c.Barcode, &c.Title, &c.Author, &c.CallNumber, &c.WasOnLoan,
 			&c.PatronID, &c.PatronName, &c.PatronCard, &due, &c.FineCents, &c.Withdrawn, &transferID, &transferCode, &transferName,
 			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy, &c.Message,
-			&c.Pending); err != nil {
+			&c.Pending, &c.PatronMessage); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		c.At = at.Time

@@ -20,6 +20,18 @@ func CheckinsToAcknowledge(tx *db.Tx, batch string) ([]CheckinResult, error) {
 		ORDER BY c.id DESC`, batch)
 }
 
+// noPatronMessageWaiting says whether none of the patron's returns on the list
+// waits to be acknowledged: one that waits shows their message already.
+func noPatronMessageWaiting(tx *db.Tx, batch string, patronID int64) (bool, error) {
+	var n int64
+	err := tx.QueryRow(`SELECT count(*) FROM checkins c JOIN loans l ON l.id = c.loan_id
+		WHERE c.batch = ? AND c.batch <> '' AND c.needs_ack = 1 AND c.acked_at IS NULL AND l.patron_id = ?`, batch, patronID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("messages waiting for patron %d: %w", patronID, err)
+	}
+	return n == 0, nil
+}
+
 // AcknowledgeCheckin records that staff have dealt with what checkin id of the
 // desk's list asked of them (the copy is on the hold shelf, in the transit box,
 // off the shelf): the Check in page stops showing it. Acknowledging it twice (a

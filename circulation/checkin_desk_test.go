@@ -249,3 +249,30 @@ func TestFindItemTransfer(t *testing.T) {
 		}
 	})
 }
+
+func TestCheckinPatronMessage(t *testing.T) {
+	// A borrower with a message for the desk: their first return on the list
+	// carries it until it is acknowledged, not every return.
+	e := newEnv(t)
+	const batch = "desk-list"
+	card := e.goodPatrons(2)[0]
+	e.exec(`UPDATE patrons SET desk_message = 'Has a parcel waiting' WHERE card = ?`, card)
+	first := e.freeItem("BOOK", central)
+	second := e.freeItem("BOOK", central, first)
+	e.mustCheckout(card, first)
+	e.mustCheckout(card, second)
+	a := e.mustCheckinBatch(central, first, batch)
+	b := e.mustCheckinBatch(central, second, batch)
+	if !a.Pending || a.PatronMessage != "Has a parcel waiting" || b.Pending || b.PatronMessage != "Has a parcel waiting" {
+		t.Fatalf("first %+v\nsecond %+v", a, b)
+	}
+	if got := e.toAcknowledge(batch); !same(got, []string{first}) {
+		t.Errorf("to acknowledge %v, want %s only", got, first)
+	}
+	if err := e.svc.AcknowledgeCheckin(context.Background(), e.desk, batch, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.toAcknowledge(batch); len(got) != 0 {
+		t.Errorf("to acknowledge %v, want none", got)
+	}
+}
