@@ -9,9 +9,10 @@
   var form = document.getElementById("scan-form");
   if (form && window.htmx) { desk(form); }
   // A Check in message acknowledged through htmx (its form has data-ack) gives
-  // the scan field its focus back: the button it had is gone.
+  // the scan field its focus back: the button it had is gone. (The form is gone
+  // too, so the event comes from the page around it; the request names the form.)
   document.addEventListener("htmx:afterRequest", function (ev) {
-    var f = ev.detail && ev.detail.elt;
+    var f = ev.detail && ev.detail.requestConfig && ev.detail.requestConfig.elt;
     var field = document.getElementById("scan");
     if (field && f && f.hasAttribute && f.hasAttribute("data-ack")) { field.focus(); }
   });
