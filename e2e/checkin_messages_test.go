@@ -170,6 +170,55 @@ func TestCheckinMessages(t *testing.T) {
 		must(t, expect.Locator(page.Locator(".transfer-slip")).ToContainText("Transfer to Westside"), "the hold transit's slip names Westside")
 	})
 
+	// Two patrons' returns, one after the other, make two receipts: "Checkin
+	// receipt" prints the latest borrower's, which links to the other's.
+	t.Run("ReceiptPerPatron", func(t *testing.T) {
+		srv := startServer(t)
+		lib := openLibraryDB(t, srv)
+		copies := lib.freeCopies("CEN", 3)
+		page := newA11yPage(t, browser)
+		_, err := page.Goto(srv.BaseURL + "/checkin")
+		must(t, err, "opening Check in")
+		login(t, page, "desk", "desk")
+		must(t, expect.Page(page).ToHaveURL(onCheckinPage), "on Check in")
+		post := func(path string, form map[string]any) {
+			t.Helper()
+			r, err := page.Context().Request().Post(srv.BaseURL+path, playwright.APIRequestContextPostOptions{Form: form})
+			must(t, err, "POST %s", path)
+			if !r.Ok() {
+				t.Fatalf("POST %s %v: %d", path, form, r.Status())
+			}
+		}
+		post("/checkout/patron", map[string]any{"card": "P0001"})
+		post("/checkout", map[string]any{"barcode": copies[0]})
+		post("/checkout", map[string]any{"barcode": copies[1]})
+		post("/checkout/done", map[string]any{})
+		post("/checkout/patron", map[string]any{"card": "P0003"})
+		post("/checkout", map[string]any{"barcode": copies[2]})
+		post("/checkout/done", map[string]any{})
+		_, err = page.Reload()
+		must(t, err, "reloading Check in")
+		s := &scanner{t: t, page: page, srv: srv, gap: 100 * time.Millisecond}
+		for _, bc := range copies {
+			s.scan(bc)
+		}
+		s.settle()
+		must(t, page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "Checkin receipt", Exact: playwright.Bool(true)}).Click(), "opening the checkin receipt")
+		slip := page.Locator(".slip")
+		must(t, expect.Locator(slip).ToContainText("Casey Waiting (P0003)"), "the latest borrower's receipt")
+		must(t, expect.Locator(slip).ToContainText(copies[2]), "with their return")
+		for _, bc := range copies[:2] {
+			must(t, expect.Locator(slip).Not().ToContainText(bc), "without Alex Reader's %s", bc)
+		}
+		checkA11y(t, page, "Checkin receipt: one patron's, with the others'")
+		must(t, page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "Alex Reader (P0001)"}).Click(), "opening Alex Reader's receipt")
+		must(t, expect.Locator(slip).ToContainText("Alex Reader (P0001)"), "Alex Reader's receipt")
+		for _, bc := range copies[:2] {
+			must(t, expect.Locator(slip).ToContainText(bc), "with %s", bc)
+		}
+		must(t, expect.Locator(slip).Not().ToContainText(copies[2]), "without Casey Waiting's return")
+	})
+
 	t.Run("NoScript", func(t *testing.T) {
 		srv := startServer(t)
 		lib := openLibraryDB(t, srv)
