@@ -63,6 +63,22 @@ func (s *Service) AcknowledgeCheckin(ctx context.Context, actor stacks.Actor, ba
 	})
 }
 
+// AcknowledgeAll acknowledges every message of the desk's list: staff cleared
+// the list, the messages with it.
+func (s *Service) AcknowledgeAll(ctx context.Context, actor stacks.Actor, batch string) error {
+	if err := requireActor(actor); err != nil || batch == "" {
+		return err
+	}
+	return s.DB.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE checkins SET acked_at = ?, acked_by = ?
+			WHERE batch = ? AND batch <> '' AND needs_ack = 1 AND acked_at IS NULL`, db.FormatTime(tx.Now()), actor.Name, batch)
+		if err != nil {
+			return fmt.Errorf("acknowledge the checkin list: %w", err)
+		}
+		return nil
+	})
+}
+
 // ReceiptPatron is a patron who returned items on a desk's list.
 type ReceiptPatron struct {
 	ID   int64

@@ -276,3 +276,23 @@ func TestCheckinPatronMessage(t *testing.T) {
 		t.Errorf("to acknowledge %v, want none", got)
 	}
 }
+
+func TestAcknowledgeAll(t *testing.T) {
+	e := newEnv(t)
+	east := e.freeItem("BOOK", eastside)
+	west := e.freeItem("BOOK", westside)
+	e.mustCheckinBatch(central, east, "one")
+	e.mustCheckinBatch(central, west, "two")
+	if err := e.svc.AcknowledgeAll(context.Background(), e.desk, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.toAcknowledge("one"); len(got) != 0 {
+		t.Errorf("list one still has %v", got)
+	}
+	if got := e.toAcknowledge("two"); !same(got, []string{west}) {
+		t.Errorf("list two has %v, want %s: another desk's list was acknowledged", got, west)
+	}
+	if err := e.svc.AcknowledgeAll(context.Background(), e.desk, ""); err != nil {
+		t.Errorf("no list: %v", err)
+	}
+}

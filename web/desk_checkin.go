@@ -156,7 +156,13 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, status, CheckinPage(s.page(r, "Check in", "checkin"), v))
 }
 
+// handleCheckinClear starts a new list; the messages of the old one are
+// acknowledged with it.
 func (s *Server) handleCheckinClear(w http.ResponseWriter, r *http.Request) {
+	if err := s.Circ.AcknowledgeAll(r.Context(), userFrom(r.Context()).Actor(), s.checkinBatch(r, false)); err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	s.Sessions.Remove(r.Context(), sessCheckinBatch)
 	redirect(w, r, "/checkin", http.StatusSeeOther)
 }

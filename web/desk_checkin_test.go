@@ -181,6 +181,9 @@ func TestCheckinMessagesStay(t *testing.T) {
 		if m := deskMessages(e.get(t, c, "/checkin").Body); len(m) != 0 {
 			t.Errorf("after Clear list: %d messages", len(m))
 		}
+		if n := e.count(t, `SELECT count(*) FROM checkins WHERE id IN (?, ?) AND acked_at IS NOT NULL AND acked_by = 'desk'`, travelID, eastID); n != 2 {
+			t.Errorf("Clear list acknowledged %d of the 2 messages left", n)
+		}
 	})
 }
 
