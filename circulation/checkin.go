@@ -51,6 +51,8 @@ type CheckinResult struct {
 	Message string
 	// Withdrawn: the item is withdrawn and must not go back on the shelf.
 	Withdrawn bool
+	// PatronMessage is the borrower's message for the desk, if they have one.
+	PatronMessage string
 	// TransferTo is set when the item must travel to another branch (its home).
 	TransferTo *BranchRef
 	// ReceivedFrom is set when the item was in transit to this branch: the
@@ -63,6 +65,21 @@ type CheckinResult struct {
 	// Hold or TransferTo say where the copy goes now (neither: back on the shelf).
 	ExpiredHold *holds.Expired
 	At          time.Time
+	// Pending: the checkin is on a desk's list and needs action there (NeedsAction)
+	// that staff have not acknowledged yet (AcknowledgeCheckin).
+	Pending bool
+}
+
+// NeedsAction says whether the desk must act on the checkin: put the copy on the
+// hold shelf or send it to another branch, keep a withdrawn copy off the shelf, or
+// read its message to the patron. The Check in page keeps such a checkin in view
+// until staff acknowledge it.
+func (c CheckinResult) NeedsAction() bool {
+	return c.itemNeedsAction() || c.PatronMessage != ""
+}
+
+func (c CheckinResult) itemNeedsAction() bool {
+	return c.Hold != nil || c.TransferTo != nil || c.Withdrawn || c.Message != ""
 }
 
 // Checkin checks an item in, in one transaction: closes the loan into the history,
@@ -93,6 +110,7 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 	if it.LoanID != 0 {
 		res.WasOnLoan = true
 		res.PatronID, res.PatronName, res.PatronCard = it.LoanPatronID, it.BorrowerName, it.BorrowerCard
+		res.PatronMessage = it.BorrowerDeskMessage
 		res.DueAt = it.LoanDue.Time
 		res.Overdue = now.After(it.LoanDue.Time)
 		fine, msg, err := closeLoan(tx, req.Actor, it, here, loc)
@@ -152,9 +170,16 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		holdID = sql.NullInt64{Int64: res.Hold.HoldID, Valid: true}
 		inTransit = res.Hold.InTransit
 	}
-	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message, received_from_id, expired_hold_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message, receivedFromID, expiredID).Scan(&res.ID)
+	res.Pending = req.Batch != "" && res.NeedsAction()
+	if res.Pending && !res.itemNeedsAction() {
+		// Only the borrower's message: once on the list while it waits there.
+		if res.Pending, err = noPatronMessageWaiting(tx, req.Batch, res.PatronID); err != nil {
+			return err
+		}
+	}
+	err = tx.QueryRow(`INSERT INTO checkins (batch, at, item_id, loan_id, branch_id, staff_id, actor, fine_cents, transfer_to_id, hold_id, hold_in_transit, message, received_from_id, expired_hold_id, needs_ack)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		req.Batch, db.FormatTime(now), it.ID, loanID, here, staffID, req.Actor.Name, res.FineCents, transferID, holdID, inTransit, res.Message, receivedFromID, expiredID, res.Pending).Scan(&res.ID)
 	if err != nil {
 		return fmt.Errorf("record checkin: %w", err)
 	}
@@ -211,13 +236,19 @@ func placeItem(tx *db.Tx, actor stacks.Actor, it *catalog.Item, here int64, loc 
 // CheckinBatch returns the checkins of one desk session's list, newest first, in
 // one query.
 func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
-	rows, err := tx.Query(`SELECT c.id, c.at, i.barcode, r.title, r.author, i.call_number, c.loan_id IS NOT NULL,
+	return queryCheckins(tx, "checkin list", `WHERE c.batch = ? AND c.batch <> '' ORDER BY c.id DESC LIMIT ?`, batch, limit)
+}
+
+// checkinSelect reads checkins as CheckinResult; a WHERE clause (on checkins c and
+// the loan l it closed) follows it.
+const checkinSelect = `SELECT c.id, c.at, i.barcode, r.title, r.author, i.call_number, c.loan_id IS NOT NULL,
 			coalesce(l.patron_id, 0), coalesce(lp.first_name || ' ' || lp.surname, ''), coalesce(lp.card, ''), l.due_at,
 			c.fine_cents, i.status = 'withdrawn', coalesce(c.transfer_to_id, 0), coalesce(tb.code, ''), coalesce(tb.name, ''),
 			coalesce(c.hold_id, 0), c.hold_in_transit, coalesce(hp.first_name || ' ' || hp.surname, ''), coalesce(hp.card, ''),
 			coalesce(hb.id, 0), coalesce(hb.code, ''), coalesce(hb.name, ''), h.pickup_by, c.message,
 			coalesce(c.received_from_id, 0), coalesce(rb.code, ''), coalesce(rb.name, ''),
-			coalesce(c.expired_hold_id, 0), coalesce(xp.first_name || ' ' || xp.surname, ''), coalesce(xp.card, ''), x.pickup_by
+			coalesce(c.expired_hold_id, 0), coalesce(xp.first_name || ' ' || xp.surname, ''), coalesce(xp.card, ''), x.pickup_by,
+			c.needs_ack = 1 AND c.acked_at IS NULL, coalesce(lp.desk_message, '')
 		FROM checkins c
 		JOIN items i ON i.id = c.item_id
 		JOIN records r ON r.id = i.record_id
@@ -230,11 +261,14 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 		LEFT JOIN branches rb ON rb.id = c.received_from_id
 		LEFT JOIN holds x ON x.id = c.expired_hold_id
 		LEFT JOIN patrons xp ON xp.id = x.patron_id
-		WHERE c.batch = ? AND c.batch <> ''
-		ORDER BY c.id DESC
-		LIMIT ?`, batch, limit)
+		`
+
+// queryCheckins runs checkinSelect with the clauses that follow it (where, order
+// and limit) and its arguments; what names the list in errors.
+func queryCheckins(tx *db.Tx, what, clauses string, args ...any) ([]CheckinResult, error) {
+	rows, err := tx.Query(checkinSelect+clauses, args...)
 	if err != nil {
-		return nil, fmt.Errorf("checkin list: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []CheckinResult
@@ -252,8 +286,9 @@ func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 			&c.PatronID, &c.PatronName, &c.PatronCard, &due, &c.FineCents, &c.Withdrawn, &transferID, &transferCode, &transferName,
 			&holdID, &hold.InTransit, &hold.PatronName, &hold.PatronCard, &hold.PickupBranchID, &hold.PickupBranchCode, &hold.PickupBranchName, &pickupBy, &c.Message,
 			&from.ID, &from.Code, &from.Name,
-			&expired.HoldID, &expired.PatronName, &expired.PatronCard, &expiredBy); err != nil {
-			return nil, err
+			&expired.HoldID, &expired.PatronName, &expired.PatronCard, &expiredBy,
+			&c.Pending, &c.PatronMessage); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		c.At = at.Time
 		c.DueAt = due.Time

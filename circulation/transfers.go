@@ -67,6 +67,40 @@ type BranchTransfers struct {
 // It reads the items themselves (status in transit), so a hold transit and a copy
 // sent home by a cancelled hold are listed as well as the transfers of checkins.
 func ListTransfers(tx *db.Tx, branchID int64) (BranchTransfers, error) {
+	ts, err := queryTransits(tx, fmt.Sprintf("transfers of branch %d", branchID),
+		`(i.transit_to_id = ?1 OR i.current_branch_id = ?1)`, branchID)
+	if err != nil {
+		return BranchTransfers{}, err
+	}
+	var out BranchTransfers
+	for _, t := range ts {
+		if t.To.ID == branchID {
+			out.Incoming = append(out.Incoming, t)
+		} else {
+			out.Outgoing = append(out.Outgoing, t)
+		}
+	}
+	return out, nil
+}
+
+// FindItemTransfer returns the transit an item is on now, for the transit slip of
+// a copy no checkin sent (a hold cancelled or cleared passed it to the next hold
+// at another branch, or sent it home). An item that is not in transit has no
+// transit slip (ENOTFOUND).
+func FindItemTransfer(tx *db.Tx, itemID int64) (Transfer, error) {
+	ts, err := queryTransits(tx, fmt.Sprintf("transit of item %d", itemID), `i.id = ?1`, itemID)
+	if err != nil {
+		return Transfer{}, err
+	}
+	if len(ts) == 0 {
+		return Transfer{}, stacks.Errorf(stacks.ENOTFOUND, "Item %d is not in transit (it has arrived, or was never sent): there is no transit slip to print. Find the item on the Transfers page.", itemID)
+	}
+	return ts[0], nil
+}
+
+// queryTransits reads the items in transit that match where (on items i, with
+// its one argument as ?1), the longest on the way first.
+func queryTransits(tx *db.Tx, what, where string, arg int64) ([]Transfer, error) {
 	// The sending checkin is the item's latest checkin, if that one was at the
 	// branch the item left and sent it somewhere; it is the slip only if it sent it
 	// where it is going now. (The holds join repeats the trapped statuses of the
@@ -84,13 +118,13 @@ func ListTransfers(tx *db.Tx, branchID int64) (BranchTransfers, error) {
 		LEFT JOIN patrons p ON p.id = h.patron_id
 		LEFT JOIN checkins c ON c.id = (SELECT max(l.id) FROM checkins l WHERE l.item_id = i.id)
 			AND c.branch_id = i.current_branch_id AND (c.transfer_to_id IS NOT NULL OR c.hold_in_transit = 1)
-		WHERE i.status = 'in_transit' AND (i.transit_to_id = ?1 OR i.current_branch_id = ?1)
-		ORDER BY coalesce(c.at, i.updated_at), i.barcode`, branchID)
+		WHERE i.status = 'in_transit' AND `+where+`
+		ORDER BY coalesce(c.at, i.updated_at), i.barcode`, arg)
 	if err != nil {
-		return BranchTransfers{}, fmt.Errorf("transfers of branch %d: %w", branchID, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
-	var out BranchTransfers
+	var out []Transfer
 	for rows.Next() {
 		var t Transfer
 		var sent db.Time
@@ -98,17 +132,13 @@ func ListTransfers(tx *db.Tx, branchID int64) (BranchTransfers, error) {
 		if err := rows.Scan(&t.CheckinID, &t.ItemID, &t.Barcode, &t.RecordID, &t.Title, &t.Author, &t.CallNumber,
 			&t.From.ID, &t.From.Code, &t.From.Name, &t.To.ID, &t.To.Code, &t.To.Name, &sent, &t.Home,
 			&hold.HoldID, &hold.PatronID, &hold.PatronName, &hold.PatronCard); err != nil {
-			return BranchTransfers{}, err
+			return nil, err
 		}
 		t.SentAt = sent.Time
 		if hold.HoldID != 0 {
 			t.Hold = &hold
 		}
-		if t.To.ID == branchID {
-			out.Incoming = append(out.Incoming, t)
-		} else {
-			out.Outgoing = append(out.Outgoing, t)
-		}
+		out = append(out, t)
 	}
 	return out, rows.Err()
 }

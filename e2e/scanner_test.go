@@ -397,8 +397,9 @@ func TestScannerDesk(t *testing.T) {
 	})
 
 	// Each answered scan plays its own sound, once, and owns the banner: an error
-	// after a transfer plays the error sound only and replaces the transfer's
-	// banner; a plain return clears it; a workstation with sounds off plays none.
+	// after a transfer plays the error sound only and has the banner, the
+	// transfer's message staying beside it; a plain return clears the banner, not
+	// the message; a workstation with sounds off plays none.
 	t.Run("SoundsAndBanners", func(t *testing.T) {
 		page, bctx := newPage(t, browser)
 		must(t, bctx.AddInitScript(playwright.Script{Content: playwright.String(`
@@ -434,7 +435,7 @@ func TestScannerDesk(t *testing.T) {
 
 		s.scan(transfer)
 		s.settle()
-		must(t, expect.Locator(page.Locator("#desk-banner")).ToContainText("Transfer to Eastside"), "the transfer's banner")
+		must(t, expect.Locator(page.Locator("#desk-messages")).ToContainText("Transfer to Eastside"), "the transfer's message")
 		if got := played(); got != "transfer" {
 			t.Fatalf("sounds after a transfer: %q, want transfer", got)
 		}
@@ -448,6 +449,7 @@ func TestScannerDesk(t *testing.T) {
 		s.scan(plain)
 		s.settle()
 		must(t, expect.Locator(page.Locator("#desk-banner section")).ToHaveCount(0), "a plain return clears the banner")
+		must(t, expect.Locator(page.Locator("#desk-messages")).ToContainText("Transfer to Eastside"), "the transfer's message stays until acknowledged")
 		if got := played(); got != "transfer,error" {
 			t.Fatalf("sounds after a plain return: %q, want no new sound", got)
 		}

@@ -33,6 +33,7 @@ func (s *Server) circulationRoutes(r chi.Router) {
 	r.Get("/checkin", s.handleCheckinPage)
 	r.Post("/checkin", s.handleCheckinItem)
 	r.Post("/checkin/clear", s.handleCheckinClear)
+	r.Post("/checkin/acknowledge", s.handleCheckinAcknowledge)
 	r.Get("/checkin/receipt", s.handleCheckinReceipt)
 }
 

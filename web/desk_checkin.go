@@ -36,7 +36,10 @@ func (s *Server) checkinView(r *http.Request, v *CheckinView, banner int64) erro
 	var all []circulation.CheckinResult
 	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
 		var err error
-		all, err = circulation.CheckinBatch(tx, batch, checkinRead)
+		if all, err = circulation.CheckinBatch(tx, batch, checkinRead); err != nil {
+			return err
+		}
+		v.Pending, err = circulation.CheckinsToAcknowledge(tx, batch)
 		return err
 	})
 	if err != nil {
@@ -58,6 +61,19 @@ func (s *Server) checkinView(r *http.Request, v *CheckinView, banner int64) erro
 		v.Banner = &v.List[0]
 	}
 	return nil
+}
+
+// checkinPending reads the returns of this desk's list that staff must still act
+// on, for the messages an answer swaps in.
+func (s *Server) checkinPending(r *http.Request, v *CheckinView) error {
+	batch := s.checkinBatch(r, false)
+	if batch == "" {
+		return nil
+	}
+	return s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.Pending, err = circulation.CheckinsToAcknowledge(tx, batch)
+		return err
+	})
 }
 
 func (s *Server) handleCheckinPage(w http.ResponseWriter, r *http.Request) {
@@ -90,6 +106,12 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v := &CheckinView{Loc: prefs.Location, List: []circulation.CheckinResult{res}, Banner: &res}
+		if res.Pending {
+			if err := s.checkinPending(r, v); err != nil {
+				s.Error(w, r, err)
+				return
+			}
+		}
 		s.render(w, r, http.StatusOK, CheckinFragment(v))
 		return
 	}
@@ -134,29 +156,79 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, status, CheckinPage(s.page(r, "Check in", "checkin"), v))
 }
 
+// handleCheckinClear starts a new list; the messages of the old one are
+// acknowledged with it.
 func (s *Server) handleCheckinClear(w http.ResponseWriter, r *http.Request) {
+	if err := s.Circ.AcknowledgeAll(r.Context(), userFrom(r.Context()).Actor(), s.checkinBatch(r, false)); err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	s.Sessions.Remove(r.Context(), sessCheckinBatch)
 	redirect(w, r, "/checkin", http.StatusSeeOther)
 }
 
-// handleCheckinReceipt prints every return of this desk session, newest first.
+// handleCheckinAcknowledge takes a message of the Check in page (hold found,
+// transfer, withdrawn, a message for the desk) off the page: staff have done what
+// it asked. htmx gets the messages still waiting; a plain form post is
+// redirected to the page.
+func (s *Server) handleCheckinAcknowledge(w http.ResponseWriter, r *http.Request) {
+	u := userFrom(r.Context())
+	id, _ := strconv.ParseInt(r.PostFormValue("id"), 10, 64)
+	err := s.Circ.AcknowledgeCheckin(r.Context(), u.Actor(), s.checkinBatch(r, false), id)
+	if stacks.ErrorCode(err) == stacks.EINTERNAL {
+		s.Error(w, r, err)
+		return
+	}
+	if err == nil && !isDeskScript(r) {
+		redirect(w, r, "/checkin", http.StatusSeeOther)
+		return
+	}
+	v := &CheckinView{}
+	status := http.StatusOK
+	if err != nil {
+		v.Notice, status = stacks.ErrorMessage(err), errorStatus(stacks.ErrorCode(err))
+	}
+	if isDeskScript(r) {
+		if err := s.checkinPending(r, v); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		s.render(w, r, status, CheckinAcknowledged(v))
+		return
+	}
+	if err := s.checkinView(r, v, 0); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, status, CheckinPage(s.page(r, "Check in", "checkin"), v))
+}
+
+// handleCheckinReceipt prints one patron's returns on this desk's list, newest
+// first: the patron asked for (?patron=), else the one whose item was returned
+// last, as staff print it when that patron is at the desk.
 func (s *Server) handleCheckinReceipt(w http.ResponseWriter, r *http.Request) {
 	prefs, err := s.preferences(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	v := &CheckinView{Loc: prefs.Location}
-	if batch := s.checkinBatch(r, false); batch != "" {
-		err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-			var err error
-			v.List, err = circulation.CheckinBatch(tx, batch, checkinReceiptMax)
-			return err
-		})
-		if err != nil {
-			s.Error(w, r, err)
+	var patronID int64
+	if q := r.URL.Query().Get("patron"); q != "" {
+		if patronID, err = strconv.ParseInt(q, 10, 64); err != nil || patronID <= 0 {
+			s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no patron %q: open the receipt from the Check in page.", q))
 			return
 		}
 	}
-	s.render(w, r, http.StatusOK, CheckinReceiptPage(s.page(r, "Checkin receipt", "checkin"), v, prefs.LibraryName))
+	v := &CheckinReceiptView{Loc: prefs.Location, Library: prefs.LibraryName}
+	v.CheckinReceipt, err = s.Circ.CheckinReceipt(r.Context(), s.checkinBatch(r, false), patronID, checkinReceiptMax)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, CheckinReceiptPage(s.page(r, "Checkin receipt", "checkin"), v))
+}
+
+// checkinReceiptURL is the receipt of one patron's returns on this desk's list.
+func checkinReceiptURL(patronID int64) string {
+	return "/checkin/receipt?patron=" + strconv.FormatInt(patronID, 10)
 }

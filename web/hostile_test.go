@@ -33,6 +33,7 @@ var formFields = map[string]url.Values{
 	"POST /checkout/done":                   {},
 	"POST /checkin":                         {"barcode": {"NOSUCH2"}},
 	"POST /checkin/clear":                   {},
+	"POST /checkin/acknowledge":             {"id": {"1"}},
 	"POST /patrons":                         patronForm(),
 	"POST /patrons/{id}":                    patronForm(),
 	"POST /patrons/{id}/pay":                {"amount": {"0.50"}, "note": {"cash"}, "method": {"cash"}, "line": {"1"}},

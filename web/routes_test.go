@@ -108,7 +108,10 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	}
 	// A transit slip is printed for a checkin that sent an item away; the demo
 	// library has none, so send one.
-	ids["/transfers/slip/{id}"] = fmt.Sprint(transferCheckin(t, e))
+	sent := transferCheckin(t, e)
+	ids["/transfers/slip/{id}"] = fmt.Sprint(sent)
+	// The item it sent has a slip of its own transit too.
+	ids["/transfers/item/{id}/slip"] = queryString(t, e, `SELECT CAST(item_id AS TEXT) FROM checkins WHERE id = ?`, sent)
 	// Notice templates are named, not numbered.
 	ids["/admin/notices/templates/{id}"] = "predue"
 	ids["/admin/notices/templates/{id}/reset"] = "predue"

@@ -16,6 +16,17 @@ import (
 func (s *Server) transferRoutes(r chi.Router) {
 	r.Get("/transfers", s.handleTransfersPage)
 	r.Get("/transfers/slip/{id}", s.handleTransferSlip)
+	r.Get("/transfers/item/{id}/slip", s.handleItemTransferSlip)
+}
+
+// transitSlipURL is the slip of a transfer on the Transfers page: its checkin's,
+// or the item's own when no checkin sent it (a hold cancelled or cleared passed
+// the copy on).
+func transitSlipURL(t circulation.Transfer) string {
+	if t.CheckinID != 0 {
+		return transferSlipURL(t.CheckinID)
+	}
+	return "/transfers/item/" + strconv.FormatInt(t.ItemID, 10) + "/slip"
 }
 
 // transferSlipURL is the transit slip of the checkin that sent an item away.
@@ -71,6 +82,31 @@ func (s *Server) handleTransferSlip(w http.ResponseWriter, r *http.Request) {
 	v := &TransferSlipView{Library: prefs.LibraryName, Loc: prefs.Location}
 	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
 		v.Transfer, err = circulation.FindTransfer(tx, id)
+		return err
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, TransferSlipPage(s.page(r, "Transit slip", "transfers"), v))
+}
+
+// handleItemTransferSlip prints the slip of an item's current transit, for a copy
+// that no checkin sent on its way.
+func (s *Server) handleItemTransferSlip(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "There is no transit slip at "+r.URL.Path+". Find the item on the Transfers page.")
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	prefs, err := s.preferences(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v := &TransferSlipView{Library: prefs.LibraryName, Loc: prefs.Location}
+	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+		v.Transfer, err = circulation.FindItemTransfer(tx, id)
 		return err
 	})
 	if err != nil {

@@ -8,6 +8,14 @@
   });
   var form = document.getElementById("scan-form");
   if (form && window.htmx) { desk(form); }
+  // A Check in message acknowledged through htmx (its form has data-ack) gives
+  // the scan field its focus back: the button it had is gone. (The form is gone
+  // too, so the event comes from the page around it; the request names the form.)
+  document.addEventListener("htmx:afterRequest", function (ev) {
+    var f = ev.detail && ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    var field = document.getElementById("scan");
+    if (field && f && f.hasAttribute && f.hasAttribute("data-ack")) { field.focus(); }
+  });
 
   // desk turns a Check out or Check in page into a scan queue. A barcode scanner
   // types digits and Enter into whatever has focus, at its own pace: each scan is
