@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,24 +30,57 @@ type scanner struct {
 }
 
 // scan types code and Enter into the focused element, as a scanner does (a few
-// milliseconds a key), then waits the gap before the next scan.
+// milliseconds a key: scanKeys), then waits the gap before the next scan.
 func (s *scanner) scan(code string) {
 	s.t.Helper()
 	scanKeys(s.t, s.page, code)
 	time.Sleep(s.gap)
 }
 
-// scanKeys presses each key of code, then Enter, at the pace the browser takes
-// them (a few milliseconds a key). Each is a key press, as a scanner sends:
-// Keyboard.Type inserts the characters as text, with no key events, when the
-// focus is not in a text field.
+// scanKeyGap is the time between a scanner's keys.
+const scanKeyGap = 4 * time.Millisecond
+
+// scanSessions are the DevTools sessions scanKeys sends keys through, one a page.
+var scanSessions sync.Map // playwright.Page to playwright.CDPSession
+
+// scanKeys sends each key of code, then Enter, into the focused element as a
+// scanner does: key presses (Keyboard.Type inserts text, with no key events,
+// when the focus is not in a text field), stamped scanKeyGap apart whatever the
+// time they take to send, so that the browser sees a scanner's pace on a loaded
+// machine too.
 func scanKeys(t testing.TB, page playwright.Page, code string) {
 	t.Helper()
-	kb := page.Keyboard()
-	for _, c := range code {
-		must(t, kb.Press(string(c)), "scanning %s", code)
+	v, ok := scanSessions.Load(page)
+	if !ok {
+		cdp, err := page.Context().NewCDPSession(page)
+		must(t, err, "opening a CDP session for the scanner")
+		v, _ = scanSessions.LoadOrStore(page, cdp)
 	}
-	must(t, kb.Press("Enter"), "Enter after %s", code)
+	cdp := v.(playwright.CDPSession)
+	at := time.Now()
+	press := func(key, text, keyCode string, vk int) {
+		ts := float64(at.UnixNano()) / 1e9
+		_, err := cdp.Send("Input.dispatchKeyEvent", map[string]any{"type": "keyDown", "key": key, "code": keyCode,
+			"windowsVirtualKeyCode": vk, "text": text, "unmodifiedText": text, "timestamp": ts})
+		must(t, err, "scanning %s: %s down", code, key)
+		_, err = cdp.Send("Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": key, "code": keyCode,
+			"windowsVirtualKeyCode": vk, "timestamp": ts + 0.001})
+		must(t, err, "scanning %s: %s up", code, key)
+		at = at.Add(scanKeyGap)
+	}
+	for _, c := range code {
+		switch {
+		case c >= '0' && c <= '9':
+			press(string(c), string(c), "Digit"+string(c), int(c))
+		case c >= 'A' && c <= 'Z':
+			press(string(c), string(c), "Key"+string(c), int(c))
+		case c >= 'a' && c <= 'z':
+			press(string(c), string(c), "Key"+strings.ToUpper(string(c)), int(c-'a'+'A'))
+		default:
+			press(string(c), string(c), "", 0)
+		}
+	}
+	press("Enter", "\r", "Enter", 13)
 }
 
 // settle waits until no scan is waiting or being sent.
