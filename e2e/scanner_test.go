@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/load"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -27,13 +30,57 @@ type scanner struct {
 }
 
 // scan types code and Enter into the focused element, as a scanner does (a few
-// milliseconds a key), then waits the gap before the next scan.
+// milliseconds a key: scanKeys), then waits the gap before the next scan.
 func (s *scanner) scan(code string) {
 	s.t.Helper()
-	kb := s.page.Keyboard()
-	must(s.t, kb.Type(code, playwright.KeyboardTypeOptions{Delay: playwright.Float(4)}), "scanning %s", code)
-	must(s.t, kb.Press("Enter"), "Enter after %s", code)
+	scanKeys(s.t, s.page, code)
 	time.Sleep(s.gap)
+}
+
+// scanKeyGap is the time between a scanner's keys.
+const scanKeyGap = 4 * time.Millisecond
+
+// scanSessions are the DevTools sessions scanKeys sends keys through, one a page.
+var scanSessions sync.Map // playwright.Page to playwright.CDPSession
+
+// scanKeys sends each key of code, then Enter, into the focused element as a
+// scanner does: key presses (Keyboard.Type inserts text, with no key events,
+// when the focus is not in a text field), stamped scanKeyGap apart whatever the
+// time they take to send, so that the browser sees a scanner's pace on a loaded
+// machine too.
+func scanKeys(t testing.TB, page playwright.Page, code string) {
+	t.Helper()
+	v, ok := scanSessions.Load(page)
+	if !ok {
+		cdp, err := page.Context().NewCDPSession(page)
+		must(t, err, "opening a CDP session for the scanner")
+		v, _ = scanSessions.LoadOrStore(page, cdp)
+	}
+	cdp := v.(playwright.CDPSession)
+	at := time.Now()
+	press := func(key, text, keyCode string, vk int) {
+		ts := float64(at.UnixNano()) / 1e9
+		_, err := cdp.Send("Input.dispatchKeyEvent", map[string]any{"type": "keyDown", "key": key, "code": keyCode,
+			"windowsVirtualKeyCode": vk, "text": text, "unmodifiedText": text, "timestamp": ts})
+		must(t, err, "scanning %s: %s down", code, key)
+		_, err = cdp.Send("Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": key, "code": keyCode,
+			"windowsVirtualKeyCode": vk, "timestamp": ts + 0.001})
+		must(t, err, "scanning %s: %s up", code, key)
+		at = at.Add(scanKeyGap)
+	}
+	for _, c := range code {
+		switch {
+		case c >= '0' && c <= '9':
+			press(string(c), string(c), "Digit"+string(c), int(c))
+		case c >= 'A' && c <= 'Z':
+			press(string(c), string(c), "Key"+string(c), int(c))
+		case c >= 'a' && c <= 'z':
+			press(string(c), string(c), "Key"+strings.ToUpper(string(c)), int(c-'a'+'A'))
+		default:
+			press(string(c), string(c), "", 0)
+		}
+	}
+	press("Enter", "\r", "Enter", 13)
 }
 
 // settle waits until no scan is waiting or being sent.
@@ -54,6 +101,41 @@ func (s *scanner) fieldIsEmptyAndFocused(what string) {
 	f := s.page.Locator("#scan")
 	must(s.t, expect.Locator(f).ToBeFocused(), "the scan field has focus %s", what)
 	must(s.t, expect.Locator(f).ToHaveValue(""), "the scan field is empty %s", what)
+}
+
+// inOrder checks that the newest rows of the scan list are codes, each once and
+// in the order scanned (the list shows the newest at the top).
+func (s *scanner) inOrder(codes ...string) {
+	s.t.Helper()
+	v, err := s.page.Evaluate(`() => [...document.querySelectorAll("#scan-list tr[data-scan]")].map(tr => tr.getAttribute("data-scan"))`)
+	must(s.t, err, "reading the scan list")
+	listed := fmt.Sprint(v)
+	got, _ := v.([]interface{})
+	if len(got) < len(codes) {
+		s.t.Fatalf("the scan list has %s, want %v at its top, newest first", listed, codes)
+	}
+	for i, code := range codes {
+		if got[len(codes)-1-i] != code {
+			s.t.Fatalf("the scan list has %s, want %v at its top, newest first", listed, codes)
+		}
+		must(s.t, expect.Locator(s.row(code)).ToHaveCount(1), "%s listed once", code)
+	}
+}
+
+// tabTo presses Tab until target has focus, as a person reaches a button or a
+// link from the keyboard.
+func tabTo(t *testing.T, page playwright.Page, target playwright.Locator, what string) {
+	t.Helper()
+	must(t, target.WaitFor(), "waiting for %s", what)
+	for range 40 {
+		must(t, page.Keyboard().Press("Tab"), "Tab")
+		focused, err := target.Evaluate(`el => el === document.activeElement`, nil)
+		must(t, err, "is %s focused", what)
+		if focused == true {
+			return
+		}
+	}
+	t.Fatalf("%s not reached in 40 Tabs", what)
 }
 
 // libraryDB opens the server's database from the test, to check outcomes through
@@ -143,6 +225,39 @@ func (l *libraryDB) overridesOtherThan(code string) int {
 		l.t.Fatal(err)
 	}
 	return n
+}
+
+// hold places a hold on the copy barcode for the patron card, to be picked up
+// at Central, and returns its id.
+func (l *libraryDB) hold(card, barcode string) int64 {
+	l.t.Helper()
+	var placed holds.Placed
+	err := l.d.Write(context.Background(), func(tx *db.Tx) error {
+		it, err := catalog.FindItemByBarcode(tx, barcode)
+		if err != nil {
+			return err
+		}
+		placed, err = holds.Place(tx, holds.PlaceRequest{Actor: stacks.System, RecordID: it.RecordID, ItemID: it.ID,
+			PatronCard: card, PickupBranchCode: "CEN"}, time.UTC)
+		return err
+	})
+	if err != nil {
+		l.t.Fatalf("a hold on %s for %s: %v", barcode, card, err)
+	}
+	return placed.HoldID
+}
+
+// holdStatus is the status of a hold (queued, waiting, ...).
+func (l *libraryDB) holdStatus(id int64) string {
+	l.t.Helper()
+	var st string
+	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT status FROM holds WHERE id = ?`, id).Scan(&st)
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return st
 }
 
 // owe charges a patron more than the fines limit, so that checkouts ask.
@@ -336,6 +451,116 @@ func TestScannerDesk(t *testing.T) {
 					t.Error("cancelling recorded an override")
 				}
 				must(t, expect.Locator(s.row(p.Barcodes[1])).ToHaveAttribute("data-outcome", "done"), "the waiting book was checked out")
+			})
+
+			// A scanner types into whatever has focus. With focus on Confirm
+			// (reached with Tab) while the desk asks about an item on loan to
+			// another patron and on hold for a third, each scan goes to the queue
+			// behind the question and its Enter confirms nothing.
+			t.Run("ScanWithFocusOnConfirm", func(t *testing.T) {
+				s.t = t
+				reader, borrower, holder := take(), take(), take()
+				lent := borrower.Barcodes[0]
+				s.scan(borrower.Card)
+				s.scan(lent)
+				s.settle()
+				if _, ok := lib.loans(borrower.Card)[lent]; !ok {
+					t.Fatalf("%s is not on loan to %s", lent, borrower.Card)
+				}
+				hold := lib.hold(holder.Card, lent)
+				before := lib.overrides()
+				s.scan(reader.Card)
+				s.scan(lent)
+				decision := page.Locator(`#scan-list tr[data-outcome="decision"]`)
+				must(t, expect.Locator(decision).ToHaveAttribute("data-scan", lent), "the lent copy asks")
+				confirm := decision.GetByRole(*playwright.AriaRoleButton, playwright.LocatorGetByRoleOptions{Name: "Confirm checkout"})
+				url := page.URL()
+				for _, bc := range reader.Barcodes[:2] {
+					tabTo(t, page, confirm, "Confirm checkout")
+					s.scan(bc)
+				}
+				must(t, expect.Locator(s.row(reader.Barcodes[1])).ToContainText("Waiting for your decision on "+lent), "the scans wait behind the question")
+				time.Sleep(2 * c.latency) // anything wrongly sent would have arrived
+				if got := lib.loans(reader.Card); len(got) != 0 || lib.overrides() != before {
+					t.Fatalf("with focus on Confirm: %s has %v and %d new overrides, want none", reader.Card, got, lib.overrides()-before)
+				}
+				if _, ok := lib.loans(borrower.Card)[lent]; !ok {
+					t.Fatalf("%s was taken from %s", lent, borrower.Card)
+				}
+				if page.URL() != url {
+					t.Fatalf("the scans navigated to %s", page.URL())
+				}
+				must(t, page.Keyboard().Press("Alt+X"), "Alt+X cancels")
+				s.settle()
+				got := lib.loans(reader.Card)
+				if len(got) != 2 || lib.overrides() != before {
+					t.Errorf("after cancelling: %s has %v and %d new overrides, want the two scanned and none", reader.Card, got, lib.overrides()-before)
+				}
+				if _, ok := lib.loans(borrower.Card)[lent]; !ok {
+					t.Errorf("%s was taken from %s", lent, borrower.Card)
+				}
+				if st := lib.holdStatus(hold); st != "queued" {
+					t.Errorf("%s's hold is %s, want queued", holder.Card, st)
+				}
+				for _, bc := range reader.Barcodes[:2] {
+					must(t, expect.Locator(s.row(bc)).ToHaveAttribute("data-outcome", "done"), "%s checked out", bc)
+				}
+				s.inOrder(lent, reader.Barcodes[0], reader.Barcodes[1])
+				s.fieldIsEmptyAndFocused("after scans on Confirm")
+			})
+
+			// With focus on the "Due-date slip" link, a scan checks out and the
+			// slip does not open.
+			t.Run("ScanWithFocusOnLink", func(t *testing.T) {
+				s.t = t
+				p := take()
+				s.scan(p.Card)
+				s.scan(p.Barcodes[0])
+				s.settle()
+				url := page.URL()
+				slip := page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "Due-date slip", Exact: playwright.Bool(true)})
+				for _, bc := range p.Barcodes[1:3] {
+					must(t, slip.Focus(), "focus on Due-date slip")
+					s.scan(bc)
+				}
+				s.settle()
+				if page.URL() != url {
+					t.Fatalf("a scan on the Due-date slip link opened %s", page.URL())
+				}
+				if got := lib.loans(p.Card); len(got) != 3 {
+					t.Errorf("%s has %v, want the three scanned", p.Card, got)
+				}
+				for _, bc := range p.Barcodes[:3] {
+					must(t, expect.Locator(s.row(bc)).ToHaveAttribute("data-outcome", "done"), "%s checked out", bc)
+				}
+				s.inOrder(p.Barcodes[:3]...)
+				s.fieldIsEmptyAndFocused("after scans on the link")
+			})
+
+			// After a click on the patron summary (to read it), the focus is on
+			// the page: scans still check out.
+			t.Run("ScanAfterClickOnPage", func(t *testing.T) {
+				s.t = t
+				p := take()
+				s.scan(p.Card)
+				for _, bc := range p.Barcodes[:2] {
+					// An answer gives the scan field the focus back when the page
+					// has it: the click comes after the answers.
+					s.settle()
+					must(t, page.Locator("#desk-patron dl.facts dt").First().Click(), "clicking the patron summary")
+					onBody, err := page.Evaluate(`() => document.activeElement === document.body`)
+					must(t, err, "reading the focus")
+					if onBody != true {
+						t.Fatal("after a click on the patron summary, the focus is not on the page")
+					}
+					s.scan(bc)
+				}
+				s.settle()
+				if got := lib.loans(p.Card); len(got) != 2 {
+					t.Errorf("%s has %v, want the two scanned", p.Card, got)
+				}
+				s.inOrder(p.Barcodes[:2]...)
+				s.fieldIsEmptyAndFocused("after scans on the page")
 			})
 
 			t.Run("PatronCardInBarcodeField", func(t *testing.T) {

@@ -100,7 +100,7 @@ func (s *Server) tooLarge(w http.ResponseWriter, r *http.Request) {
 func (s *Server) limitError(w http.ResponseWriter, r *http.Request, status int, title, message string) {
 	p := &Page{Title: title, LibraryName: "Stacks"}
 	ws, _ := workstationFrom(r)
-	p.Sounds, p.ReceiptPaper = ws.Sounds, ws.ReceiptPaper
+	p.Sounds, p.ReceiptPaper, p.ScanGap = ws.Sounds, ws.ReceiptPaper, ws.ScanGap
 	if prefs, err := s.preferences(r.Context()); err == nil {
 		p.LibraryName = prefs.LibraryName
 	}

@@ -20,6 +20,9 @@ type Page struct {
 	// printed for an 80 mm receipt printer (receipt.css) rather than a page.
 	Sounds       bool
 	ReceiptPaper bool
+	// ScanGap is the workstation's scanner key gap in milliseconds (body
+	// data-scan-gap): faster keys, then Enter, are a scan wherever the focus is.
+	ScanGap int
 }
 
 // Flash is a one-off message shown at the top of the next page.

@@ -313,7 +313,7 @@ func (s *Server) flash(r *http.Request, kind, text string) {
 func (s *Server) page(r *http.Request, title, nav string) *Page {
 	p := &Page{Title: title, Nav: nav, User: userFrom(r.Context()), LibraryName: "Stacks"}
 	ws, _ := workstationFrom(r)
-	p.Sounds, p.ReceiptPaper = ws.Sounds, ws.ReceiptPaper
+	p.Sounds, p.ReceiptPaper, p.ScanGap = ws.Sounds, ws.ReceiptPaper, ws.ScanGap
 	if prefs, err := s.preferences(r.Context()); err == nil {
 		p.LibraryName = prefs.LibraryName
 	} else {

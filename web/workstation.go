@@ -1,8 +1,11 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -11,7 +14,8 @@ import (
 // own, so they need no JavaScript and outlast sign-outs and sessions.
 const (
 	// workstationCookie holds the settings as a query string, such as
-	// "sounds=off&paper=receipt". A missing or unknown value means the default.
+	// "sounds=off&paper=receipt&scangap=50". A missing or unknown value means the
+	// default.
 	workstationCookie = "stacks_workstation"
 	// workstationMaxAge is the longest that browsers keep a cookie (Chrome caps
 	// it at 400 days); each sign-in renews it, so a desk in use keeps its
@@ -26,10 +30,24 @@ type Workstation struct {
 	// ReceiptPaper prints slips for an 80 mm receipt printer rather than an A4 or
 	// Letter page.
 	ReceiptPaper bool
+	// ScanGap is the longest average time, in milliseconds, between the keys of
+	// a barcode scanner: on a desk page, keys that come faster than this, then
+	// Enter, are a scan wherever the focus is (body data-scan-gap, stacks.js);
+	// slower keys are a person's, and keep their meaning.
+	ScanGap int
 }
 
+// The scanner key gap: scanners send a key every few milliseconds, a person
+// types one every 100 ms or more; the default is between the two, with room for
+// slower wireless scanners.
+const (
+	defaultScanGap = 50
+	minScanGap     = 10
+	maxScanGap     = 500
+)
+
 // defaultWorkstation is what a browser that never saved its settings gets.
-var defaultWorkstation = Workstation{Sounds: true}
+var defaultWorkstation = Workstation{Sounds: true, ScanGap: defaultScanGap}
 
 // The values of the form fields and of the cookie.
 const (
@@ -41,7 +59,7 @@ const (
 
 // encode returns the cookie value.
 func (ws Workstation) encode() string {
-	v := url.Values{"sounds": {soundsOff}, "paper": {paperPage}}
+	v := url.Values{"sounds": {soundsOff}, "paper": {paperPage}, "scangap": {strconv.Itoa(ws.ScanGap)}}
 	if ws.Sounds {
 		v.Set("sounds", soundsOn)
 	}
@@ -72,7 +90,25 @@ func workstationFrom(r *http.Request) (ws Workstation, saved bool) {
 	case paperReceipt:
 		ws.ReceiptPaper = true
 	}
+	if gap, ok := parseScanGap(v.Get("scangap")); ok && gap != 0 {
+		ws.ScanGap = gap
+	}
 	return ws, true
+}
+
+// parseScanGap reads the scanner key gap as typed on the form or kept in the
+// cookie: a whole number of milliseconds from minScanGap to maxScanGap, or empty
+// (0, for the default).
+func parseScanGap(s string) (int, bool) {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "ms"))
+	if s == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < minScanGap || n > maxScanGap {
+		return 0, false
+	}
+	return n, true
 }
 
 // setWorkstation stores ws in the browser for workstationMaxAge.
@@ -100,13 +136,15 @@ func (s *Server) renewWorkstation(w http.ResponseWriter, r *http.Request) {
 type WorkstationView struct {
 	// Sounds and Paper are the chosen values (soundsOn, paperReceipt, ...).
 	Sounds, Paper string
-	// Errors are keyed "sounds" or "paper".
+	// ScanGap is the scanner key gap as typed (milliseconds).
+	ScanGap string
+	// Errors are keyed "sounds", "paper" or "scangap".
 	Errors FormErrors
 }
 
 func (s *Server) handleWorkstation(w http.ResponseWriter, r *http.Request) {
 	p := s.page(r, "Workstation", "")
-	v := &WorkstationView{Sounds: soundsOff, Paper: paperPage, Errors: FormErrors{}}
+	v := &WorkstationView{Sounds: soundsOff, Paper: paperPage, ScanGap: strconv.Itoa(p.ScanGap), Errors: FormErrors{}}
 	if p.Sounds {
 		v.Sounds = soundsOn
 	}
@@ -118,8 +156,9 @@ func (s *Server) handleWorkstation(w http.ResponseWriter, r *http.Request) {
 
 // handleWorkstationSave stores the settings in this browser's cookie.
 func (s *Server) handleWorkstationSave(w http.ResponseWriter, r *http.Request) {
-	v := &WorkstationView{Sounds: r.PostFormValue("sounds"), Paper: r.PostFormValue("paper"), Errors: FormErrors{}}
-	var ws Workstation
+	v := &WorkstationView{Sounds: r.PostFormValue("sounds"), Paper: r.PostFormValue("paper"),
+		ScanGap: r.PostFormValue("scangap"), Errors: FormErrors{}}
+	ws := Workstation{ScanGap: defaultScanGap}
 	switch v.Sounds {
 	case soundsOn:
 		ws.Sounds = true
@@ -133,6 +172,13 @@ func (s *Server) handleWorkstationSave(w http.ResponseWriter, r *http.Request) {
 	case paperPage:
 	default:
 		v.Errors["paper"] = "Choose the paper this desk prints slips on: an A4 or Letter page, or an 80 mm receipt printer."
+	}
+	// Empty is the default, so that the field can be cleared to go back to it.
+	if gap, ok := parseScanGap(v.ScanGap); !ok {
+		v.Errors["scangap"] = fmt.Sprintf("Enter the scanner key gap as a whole number of milliseconds from %d to %d, "+
+			"or leave it empty for the default (%d).", minScanGap, maxScanGap, defaultScanGap)
+	} else if gap != 0 {
+		ws.ScanGap = gap
 	}
 	if len(v.Errors) > 0 {
 		s.render(w, r, http.StatusUnprocessableEntity, WorkstationPage(s.page(r, "Workstation", ""), v))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -16,9 +17,9 @@ import (
 func workstationOf(t *testing.T, body string) (sounds string, receipt bool) {
 	t.Helper()
 	switch {
-	case strings.Contains(body, `<body data-sounds="on">`):
+	case strings.Contains(body, `<body data-sounds="on"`):
 		sounds = "on"
-	case strings.Contains(body, `<body data-sounds="off">`):
+	case strings.Contains(body, `<body data-sounds="off"`):
 		sounds = "off"
 	default:
 		t.Fatalf("no data-sounds on the body:\n%.600s", body)
@@ -27,6 +28,16 @@ func workstationOf(t *testing.T, body string) (sounds string, receipt bool) {
 		t.Error("the page does not link print.css")
 	}
 	return sounds, strings.Contains(body, `/static/receipt.css?v=`)
+}
+
+// scanGapOf reads the scanner key gap a page was drawn with (body data-scan-gap).
+func scanGapOf(t *testing.T, body string) string {
+	t.Helper()
+	m := regexp.MustCompile(`<body [^>]*data-scan-gap="([^"]*)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no data-scan-gap on the body:\n%.600s", body)
+	}
+	return m[1]
 }
 
 // setCookie gives the client a workstation cookie with the raw value, as a browser
@@ -119,6 +130,49 @@ func TestWorkstation(t *testing.T) {
 			}
 			if sc := r.Header.Get("Set-Cookie"); strings.Contains(sc, "stacks_workstation") {
 				t.Errorf("%v: refused, yet set %q", tc.form, sc)
+			}
+		}
+	})
+
+	// The scanner key gap: kept in the cookie, drawn on every page's body for the
+	// desk script, refused with a message beside the field when it is not a
+	// whole number of milliseconds in range; empty is the default.
+	t.Run("ScanGap", func(t *testing.T) {
+		c := e.deskClient(t)
+		if got := scanGapOf(t, e.get(t, c, "/checkout").Body); got != "50" {
+			t.Errorf("default scanner key gap %s, want 50", got)
+		}
+		mustContain(t, "the workstation page", e.get(t, c, "/workstation").Body,
+			`<legend>Barcode scanner</legend>`, `<label for="scangap">Scanner key gap (milliseconds)</label>`, `name="scangap" value="50"`)
+		for _, tc := range []struct{ typed, want string }{{"120", "120"}, {" 35 ms", "35"}, {"500", "500"}, {"10", "10"}, {"", "50"}} {
+			r := e.post(t, c, "/workstation", url.Values{"sounds": {"on"}, "paper": {"page"}, "scangap": {tc.typed}})
+			if r.Status != http.StatusSeeOther {
+				t.Fatalf("saving scanner key gap %q: %d", tc.typed, r.Status)
+			}
+			for _, path := range []string{"/checkout", "/checkin", "/workstation"} {
+				if got := scanGapOf(t, e.get(t, c, path).Body); got != tc.want {
+					t.Errorf("after saving %q, %s has scanner key gap %s, want %s", tc.typed, path, got, tc.want)
+				}
+			}
+		}
+		for _, typed := range []string{"fast", "9", "501", "12.5", "-50", "50ms50"} {
+			r := e.post(t, c, "/workstation", url.Values{"sounds": {"on"}, "paper": {"page"}, "scangap": {typed}})
+			msg := fieldError(r.Body, "scangap")
+			if r.Status != http.StatusUnprocessableEntity || !strings.Contains(msg, "whole number of milliseconds from 10 to 500") {
+				t.Errorf("scanner key gap %q: %d %q, want 422 with a message beside the field", typed, r.Status, msg)
+			}
+			mustContain(t, "the refused form", r.Body, `aria-invalid="true"`, `aria-describedby="scangap-error"`)
+			if sc := r.Header.Get("Set-Cookie"); strings.Contains(sc, "stacks_workstation") {
+				t.Errorf("scanner key gap %q: refused, yet set %q", typed, sc)
+			}
+		}
+		for _, tc := range []struct{ cookie, want string }{
+			{"scangap=80", "80"}, {"scangap=5", "50"}, {"scangap=x", "50"}, {"sounds=off", "50"}, {"scangap=80&scangap=90", "80"},
+		} {
+			c := e.deskClient(t)
+			setWorkstationCookie(t, e, c, tc.cookie)
+			if got := scanGapOf(t, e.get(t, c, "/checkin").Body); got != tc.want {
+				t.Errorf("cookie %q: scanner key gap %s, want %s", tc.cookie, got, tc.want)
 			}
 		}
 	})

@@ -7,7 +7,7 @@
     b.addEventListener("click", function () { window.print(); });
   });
   var form = document.getElementById("scan-form");
-  if (form && window.htmx) { desk(form); }
+  if (form && window.htmx) { desk(form); scannerKeys(form); }
   // A Check in message acknowledged through htmx (its form has data-ack) gives
   // the scan field its focus back: the button it had is gone. (The form is gone
   // too, so the event comes from the page around it; the request names the form.)
@@ -281,5 +281,139 @@
         }
       }, 5000);
     }
+  }
+
+  // scannerKeys makes every keystroke on a desk page a scan unless a person is
+  // typing. A barcode scanner types its characters, then Enter, into whatever has
+  // focus, faster than anyone types: the body's data-scan-gap (the workstation's
+  // scanner key gap, in milliseconds) is the longest average gap between its keys.
+  // An Enter is the scanner's when the keys before it came, on average, within
+  // the gap (the Enter's own gap included); the keys of the scan are the longest
+  // such run before it, so that one late key does not split a scan and a stray
+  // key pressed earlier is not part of it.
+  //
+  // - Focus on a button, a link, a checkbox or the page itself: printable keys
+  //   are held back (a key on a button does nothing anyway). A scanner's Enter
+  //   presses and follows nothing: its keys go to the scan field and the queue,
+  //   and the scan field has the focus after it. An Enter or a Space after no
+  //   scanner's keys is a person's, and does what it always does (Tab then Enter
+  //   or Space on Confirm confirms); keys held back before a person's Enter are
+  //   dropped, as they would do nothing without this script.
+  // - Focus in the scan field: nothing changes. Keys held back when the focus
+  //   moved to it (the desk gives it focus when an answer arrives) go in first.
+  // - Focus in another text field (a note, a search): what a person types stays
+  //   there, Enter included. Only a scanner's run of at least four characters
+  //   ending in Enter, just before the caret, is taken out of that field and sent
+  //   as a scan; the focus stays in the field for the person to go on.
+  function scannerKeys(form) {
+    var field = document.getElementById("scan");
+    var gap = parseInt(document.body.getAttribute("data-scan-gap") || "", 10);
+    if (!(gap > 0)) { gap = 50; }
+    // Keys older than this are forgotten: a stray key, not the start of a scan.
+    var pause = Math.max(1000, 10 * gap);
+    // run is the latest keys: their characters and times, and el, the text field
+    // they went to (null for keys held back).
+    var run = null;
+
+    function stamp(ev) { return ev.timeStamp || window.performance.now(); }
+    var notText = { button: 1, submit: 1, reset: 1, checkbox: 1, radio: 1, image: 1, file: 1, hidden: 1, range: 1, color: 1 };
+    function textEntry(el) {
+      if (!el || !el.tagName) { return false; }
+      if (el.isContentEditable || el.tagName === "TEXTAREA") { return true; }
+      return el.tagName === "INPUT" && !notText[(el.getAttribute("type") || "text").toLowerCase()];
+    }
+    function add(key, t, el) {
+      if (!run || run.el !== el || t - run.times[run.times.length - 1] > pause || run.keys.length >= 200) {
+        run = { keys: [], times: [], el: el };
+      }
+      run.keys.push(key);
+      run.times.push(t);
+    }
+    function recent(t, el) {
+      return run !== null && run.el === el && t - run.times[run.times.length - 1] <= pause;
+    }
+    // scanned returns the keys of a scanner's run that an Enter at t ends: the
+    // longest run of the latest keys whose average gap is within the scanner's,
+    // if it has at least min keys; "" if the Enter is a person's.
+    function scanned(t, el, min) {
+      if (!recent(t, el)) { return ""; }
+      var n = run.keys.length;
+      var best = 0;
+      for (var k = 1; k <= n; k++) {
+        if ((t - run.times[n - k]) / k <= gap) { best = k; }
+      }
+      return best >= min ? run.keys.slice(n - best).join("") : "";
+    }
+    function scan(keys) {
+      field.value = keys;
+      field.focus();
+      if (form.requestSubmit) {
+        form.requestSubmit();
+      } else {
+        form.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true }));
+      }
+    }
+    function consume(ev) {
+      ev.preventDefault();
+      ev.stopImmediatePropagation();
+    }
+
+    // A click or a tap is a person's: keys held back before it are not a scan.
+    window.addEventListener("pointerdown", function () { run = null; }, true);
+    window.addEventListener("keydown", function (ev) {
+      var key = ev.key || "";
+      if (key === "Shift") { return; } // a scanner's capitals
+      if (ev.ctrlKey || ev.altKey || ev.metaKey || ev.isComposing || ev.repeat) {
+        run = null;
+        return;
+      }
+      var el = ev.target;
+      var t = stamp(ev);
+      var printable = key.length === 1;
+      var keys;
+
+      if (el === field) {
+        if (recent(t, null)) {
+          // The rest of a scan whose start was held back: that goes first.
+          field.value += run.keys.join("");
+        }
+        run = null;
+        return;
+      }
+
+      if (textEntry(el)) {
+        if (printable) {
+          add(key, t, el);
+          return;
+        }
+        keys = key === "Enter" && (el.tagName === "INPUT" || el.tagName === "TEXTAREA") ? scanned(t, el, 4) : "";
+        run = null;
+        var end = el.selectionEnd;
+        if (keys && typeof end === "number" && el.selectionStart === end && el.value.slice(end - keys.length, end) === keys) {
+          consume(ev);
+          el.value = el.value.slice(0, end - keys.length) + el.value.slice(end);
+          scan(keys);
+          el.focus();
+          el.setSelectionRange(end - keys.length, end - keys.length);
+        }
+        return;
+      }
+
+      if (printable) {
+        if (key === " " && !(recent(t, null) && t - run.times[run.times.length - 1] <= gap)) {
+          run = null; // a person's Space: it presses the focused button
+          return;
+        }
+        consume(ev);
+        add(key, t, null);
+        return;
+      }
+      keys = key === "Enter" ? scanned(t, null, 1) : "";
+      run = null;
+      if (keys) {
+        consume(ev);
+        scan(keys);
+      }
+    }, true);
   }
 })();
