@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +137,31 @@ func TestDeskCardAndRenewals(t *testing.T) {
 			t.Errorf("audit of the override: %q by %q", detail, who)
 		}
 		a.check("Check out: a renewal by staff override")
+		a.click("Finish with this patron")
+	})
+
+	// "Card reported lost" ticked on the patron's form: the card's scan says so.
+	t.Run("LostCard", func(t *testing.T) {
+		p := lib.patron("P0003")
+		a.open(fmt.Sprintf("/patrons/%d/edit", p.ID))
+		lost := page.GetByLabel("Card reported lost", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})
+		must(t, lost.Check(), "ticking Card reported lost")
+		a.check("Patron form: Card reported lost ticked")
+		a.click("Save changes")
+		must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(fmt.Sprintf(`/patrons/%d$`, p.ID))), "back on the patron's page")
+		if !lib.patron("P0003").CardLost {
+			t.Fatal("the card is not stored as reported lost")
+		}
+		a.nav("Check out")
+		a.scan("Card number", "P0003")
+		answered("P0003")
+		must(t, expect.Locator(heading("Card reported lost")).ToBeVisible(), "P0003's banner, before any item")
+		must(t, expect.Locator(page.Locator("#desk-patron").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Edit the patron"})).ToBeVisible(), "the next step: a new card number")
+		// The sounds recorded start again with each page loaded.
+		if got := played(); got != "question" {
+			t.Errorf("sounds after scanning a lost card: %q, want question", got)
+		}
+		a.check("Check out: P0003's card scanned (reported lost)")
 	})
 }
 

@@ -66,6 +66,7 @@ const (
 	AlertCardExpired = "card_expired"
 	AlertBlocked     = "blocked"
 	AlertFines       = "fines"
+	AlertCardLost    = "card_lost"
 )
 
 // CardAlert is one thing about a patron's card that staff must see before the
@@ -79,12 +80,17 @@ type CardAlert struct {
 }
 
 // CardAlerts returns what the desk must see about the patron's card at now (in the
-// library's time zone): an expired card, a block by staff, fines over the limit.
+// library's time zone): a card reported lost, an expired card, a block by staff,
+// fines over the limit.
 // Each refuses a checkout or asks staff to confirm one, so the desk says it when
 // the card is scanned rather than at the first item. The message for the desk
 // (DeskMessage) has its own banner and is not among them.
 func CardAlerts(p *Patron, s StandingSummary, now time.Time, finesLimitCents int64) []CardAlert {
 	var out []CardAlert
+	if p.CardLost {
+		out = append(out, CardAlert{Code: AlertCardLost, Heading: "Card reported lost",
+			Message: fmt.Sprintf("Card %s was reported lost: check that the person at the desk is %s before lending.", p.Card, p.Name())})
+	}
 	if p.Expired(now) {
 		out = append(out, CardAlert{Code: AlertCardExpired, Heading: "Card expired",
 			Message: fmt.Sprintf("Card %s expired on %s. Nothing can be lent until it is renewed.", p.Card, p.ExpiresOn.Format("2006-01-02"))})

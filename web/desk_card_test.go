@@ -162,3 +162,47 @@ func TestDeskRenewRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestDeskCardLost: "Card reported lost" on the patron's form is stored and
+// audited; scanning the card at Check out then shows its banner with the next
+// step and the question sound, until staff untick it.
+func TestDeskCardLost(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.client(t)
+	e.login(t, c, "desk", "desk")
+	path := e.patronPath(t, "P0003")
+	form := url.Values{"card": {"P0003"}, "surname": {"Waiting"}, "first_name": {"Casey"}, "email": {""}, "phone": {""},
+		"address": {""}, "category": {"ADULT"}, "home_branch": {"CEN"}, "notes": {""}, "desk_message": {""}, "card_lost": {"1"}}
+	if r := e.get(t, c, path+"/edit"); !strings.Contains(r.Body, `<label for="card_lost">Card reported lost</label>`) {
+		t.Fatal("the patron form has no Card reported lost box")
+	}
+	if r := e.post(t, c, path, form); r.Status != http.StatusSeeOther {
+		t.Fatalf("save: %d %s", r.Status, r.Body)
+	}
+	if n := e.count(t, `SELECT card_lost FROM patrons WHERE card = 'P0003'`); n != 1 {
+		t.Fatal("card_lost was not stored")
+	}
+	mustContain(t, "the audit of the change", queryString(t, e, `SELECT detail FROM audit_log WHERE action = 'patron.update' ORDER BY id DESC LIMIT 1`),
+		`card reported lost "no" -> "yes"`)
+	if r := e.get(t, c, path+"/edit"); !strings.Contains(r.Body, `id="card_lost" name="card_lost" value="1" checked`) {
+		t.Error("the form does not show the box ticked")
+	}
+
+	r := e.scan(t, c, "/checkout/scan", url.Values{"scan": {"P0003"}})
+	row(t, r, http.StatusOK, "info", "P0003")
+	first, _, _ := strings.Cut(r.Body, "</tr>")
+	if !strings.Contains(first, `data-sound="question"`) {
+		t.Errorf("the lost card's row plays no question sound:\n%s", first)
+	}
+	mustContain(t, "the lost card's scan", r.Body, `id="card-alert-card_lost">Card reported lost</h2>`,
+		"Card P0003 was reported lost", `href="`+path+`/edit"`)
+	e.post(t, c, "/checkout/done", nil)
+
+	form.Del("card_lost")
+	e.post(t, c, path, form)
+	r = e.scan(t, c, "/checkout/scan", url.Values{"scan": {"P0003"}})
+	row(t, r, http.StatusOK, "info", "P0003")
+	if strings.Contains(r.Body, "card-alert") {
+		t.Error("the banner stays after unticking Card reported lost")
+	}
+}
