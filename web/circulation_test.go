@@ -277,6 +277,9 @@ func TestPatronPageRenewals(t *testing.T) {
 	if !strings.Contains(r.Body, "Pride and Prejudice cannot be renewed: it has been renewed 2 of 2 times allowed.") {
 		t.Fatalf("renewal past the limit not refused with a message:\n%s", r.Body)
 	}
+	if !strings.Contains(r.Body, "Staff may renew it anyway at Check out") {
+		t.Error("the refusal does not say where staff may override it")
+	}
 	if r := e.post(t, c, page+"/renew", url.Values{"loan": {"abc"}}); r.Status != http.StatusUnprocessableEntity {
 		t.Fatalf("garbage loan id: %d, want 422", r.Status)
 	}
