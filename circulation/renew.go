@@ -93,6 +93,10 @@ func (s *Service) Renew(ctx context.Context, req RenewRequest) ([]RenewResult, e
 	if len(req.Override) > maxOverrideReason {
 		return nil, stacks.FieldErrorf("override", stacks.EINVALID, "The reason is too long: say it in at most %d characters.", maxOverrideReason)
 	}
+	if req.Override != "" && req.Actor.StaffID == 0 {
+		// The patrons' site and self-check machines act for patrons, not staff.
+		return nil, stacks.Errorf(stacks.EFORBIDDEN, "Only staff may renew a loan despite a refusal.")
+	}
 	prefs, err := s.prefs(ctx)
 	if err != nil {
 		return nil, err

@@ -197,6 +197,10 @@ func TestRenew(t *testing.T) {
 		if n := e.queryInt(`SELECT count(*) FROM audit_log WHERE action = 'renew.override'`); n != 0 {
 			t.Errorf("%d overrides audited, want none", n)
 		}
+		// Only staff override: not the patrons' site nor a self-check machine.
+		_, err = e.svc.Renew(context.Background(), circulation.RenewRequest{Actor: stacks.Actor{Name: "opac:P0001", BranchID: 1},
+			PatronID: e.patronID("P0001"), LoanIDs: []int64{loan.ID}, Override: "Please"})
+		wantCode(t, err, stacks.EFORBIDDEN)
 	})
 
 	t.Run("HoldWithOtherCopyAvailable", func(t *testing.T) {
