@@ -31,9 +31,6 @@ type RenewResult struct {
 	// Overridable: the refusal is one staff may override with a reason
 	// (RenewRequest.Override): renewals used up, another patron waiting.
 	Overridable bool
-	// Overridden are the refusals staff overrode for this renewal, as recorded
-	// in the audit log ("renew.override").
-	Overridden []string
 }
 
 // Why a renewal was refused (RenewResult.Refusal).
@@ -279,7 +276,6 @@ func (s *Service) renewOverride(tx *db.Tx, actor stacks.Actor, p *patrons.Patron
 		if err := tx.Audit(actor, "renew.override", "loan", it.LoanID, o.code+": "+o.msg+". Reason: "+reason); err != nil {
 			return r, err
 		}
-		r.Overridden = append(r.Overridden, o.code)
 	}
 	r.OK = true
 	r.Loan.DueAt = due
