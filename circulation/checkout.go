@@ -114,7 +114,7 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 			return err
 		}
 		if !r.OK {
-			return stacks.Errorf(stacks.ECONFLICT, "%s", r.Message)
+			return &RenewRefusedError{Result: r}
 		}
 		res.Loan, res.Renewed, res.FineCents = r.Loan, true, r.FineCents
 		return nil

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/stacks-ils/stacks"
@@ -27,6 +28,9 @@ type RenewResult struct {
 	Message string
 	// FineCents is the overdue fine charged for the time already late, if any.
 	FineCents int64
+	// Overridable: the refusal is one staff may override with a reason
+	// (RenewRequest.Override): renewals used up, another patron waiting.
+	Overridable bool
 }
 
 // Why a renewal was refused (RenewResult.Refusal).
@@ -37,7 +41,28 @@ const (
 	RenewOnHold      = "on_hold"
 	// RenewLost: the loan is declared lost or claimed returned.
 	RenewLost = "lost"
+	// RenewNotMoved: renewing now would not move the due date (a loan made
+	// today): refused, so that no renewal is used up for nothing.
+	RenewNotMoved = "not_moved"
 )
+
+// RenewRefusedError is a renewal refused when checkout offered to renew an item
+// the patron already has (Checkout with BlockRenew confirmed): the result says
+// why, so that the desk heads the refusal by its reason. It is an ECONFLICT.
+type RenewRefusedError struct {
+	Result RenewResult
+}
+
+func (e *RenewRefusedError) Error() string { return e.Result.Message }
+
+// Unwrap gives the error's code and message to stacks.ErrorCode and
+// stacks.ErrorMessage.
+func (e *RenewRefusedError) Unwrap() error {
+	return stacks.Errorf(stacks.ECONFLICT, "%s", e.Result.Message)
+}
+
+// maxOverrideReason bounds the reason staff give for an override.
+const maxOverrideReason = 500
 
 // RenewRequest asks to renew some or all of a patron's loans.
 type RenewRequest struct {
@@ -46,6 +71,10 @@ type RenewRequest struct {
 	// LoanIDs to renew; with All, every current loan of the patron.
 	LoanIDs []int64
 	All     bool
+	// Override, when not blank, is the reason staff give for renewing despite a
+	// refusal they may override (RenewResult.Overridable); each overridden
+	// refusal is audited with it. Blank: no override.
+	Override string
 }
 
 // Renew renews loans of one patron in one transaction. Each loan succeeds or is
@@ -56,6 +85,14 @@ func (s *Service) Renew(ctx context.Context, req RenewRequest) ([]RenewResult, e
 	}
 	if !req.All && len(req.LoanIDs) == 0 {
 		return nil, stacks.Errorf(stacks.EINVALID, "Select the loans to renew, or choose Renew all.")
+	}
+	req.Override = strings.TrimSpace(req.Override)
+	if len(req.Override) > maxOverrideReason {
+		return nil, stacks.FieldErrorf("override", stacks.EINVALID, "The reason is too long: say it in at most %d characters.", maxOverrideReason)
+	}
+	if req.Override != "" && req.Actor.StaffID == 0 {
+		// The patrons' site and self-check machines act for patrons, not staff.
+		return nil, stacks.Errorf(stacks.EFORBIDDEN, "Only staff may renew a loan despite a refusal.")
 	}
 	prefs, err := s.prefs(ctx)
 	if err != nil {
@@ -81,7 +118,7 @@ func (s *Service) Renew(ctx context.Context, req RenewRequest) ([]RenewResult, e
 				continue
 			}
 			delete(want, it.LoanID)
-			r, err := s.renew(tx, req.Actor, p, it, prefs.Location)
+			r, err := s.renewOverride(tx, req.Actor, p, it, prefs.Location, req.Override)
 			if err != nil {
 				return err
 			}
@@ -147,10 +184,18 @@ func currentLoanItems(tx *db.Tx, patronID int64) ([]*itemWithLoan, error) {
 	return out, rows.Err()
 }
 
-// renew renews one loan if the rules allow: the patron in good standing, renewals
-// left, and no hold that needs the copy. The new due date runs from now by the rule;
-// it never moves earlier. Time already overdue is charged now, as at a return.
+// renew renews one loan if the rules allow, with no override.
 func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *itemWithLoan, loc *time.Location) (RenewResult, error) {
+	return s.renewOverride(tx, actor, p, it, loc, "")
+}
+
+// renewOverride renews one loan if the rules allow: the patron in good standing,
+// renewals left, no hold that needs the copy, and a due date that moves. The new
+// due date runs from now by the rule; a renewal that would not move it (a loan made
+// today) is refused and not counted. Renewals used up and another patron waiting
+// are refusals staff may override, giving reason (not blank): each is audited.
+// Time already overdue is charged now, as at a return.
+func (s *Service) renewOverride(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *itemWithLoan, loc *time.Location, reason string) (RenewResult, error) {
 	now := tx.Now()
 	r := RenewResult{Loan: loanOf(it)}
 	refuse := func(code, format string, args ...any) (RenewResult, error) {
@@ -175,15 +220,36 @@ func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *it
 		return r, err
 	}
 	r.Loan.RenewalsAllowed = rule.Renewals
+	// The refusals staff may override: gathered, so that an override names
+	// them all.
+	type refusal struct{ code, msg string }
+	var overridable []refusal
 	if it.LoanRenewals >= rule.Renewals {
-		return refuse(RenewTooMany, "%s cannot be renewed: it has been renewed %d of %d times allowed.", it.Title, it.LoanRenewals, rule.Renewals)
+		overridable = append(overridable, refusal{RenewTooMany,
+			fmt.Sprintf("it has been renewed %d of %d times allowed", it.LoanRenewals, rule.Renewals)})
 	}
 	blocked, err := holds.RenewalBlocked(tx, &it.Item, today(now, loc))
 	if err != nil {
 		return r, err
 	}
 	if blocked {
-		return refuse(RenewOnHold, "%s cannot be renewed: another patron is waiting for it.", it.Title)
+		overridable = append(overridable, refusal{RenewOnHold, "another patron is waiting for it"})
+	}
+	if len(overridable) > 0 && reason == "" {
+		msgs := make([]string, len(overridable))
+		for i, o := range overridable {
+			msgs[i] = o.msg
+		}
+		r.Overridable = true
+		return refuse(overridable[0].code, "%s cannot be renewed: %s.", it.Title, strings.Join(msgs, "; "))
+	}
+	due, err := dueAt(tx, rule, actor.BranchID, loc)
+	if err != nil {
+		return r, err
+	}
+	if !due.After(it.LoanDue.Time) {
+		return refuse(RenewNotMoved, "%s cannot be renewed now: it is already due %s, and renewing today would not move that date. No renewal was used.",
+			it.Title, it.LoanDue.Time.In(loc).Format("2006-01-02"))
 	}
 	if now.After(it.LoanDue.Time) {
 		fine, late, err := overdueFine(tx, it, now, loc)
@@ -198,13 +264,6 @@ func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *it
 			r.FineCents = fine
 		}
 	}
-	due, err := dueAt(tx, rule, actor.BranchID, loc)
-	if err != nil {
-		return r, err
-	}
-	if due.Before(it.LoanDue.Time) {
-		due = it.LoanDue.Time
-	}
 	var renewals int
 	err = tx.QueryRow(`UPDATE loans SET due_at = ?, renewals = renewals + 1 WHERE id = ? AND returned_at IS NULL RETURNING renewals`,
 		db.FormatTime(due), it.LoanID).Scan(&renewals)
@@ -213,10 +272,18 @@ func (s *Service) renew(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *it
 	} else if err != nil {
 		return r, fmt.Errorf("renew loan %d: %w", it.LoanID, err)
 	}
+	for _, o := range overridable {
+		if err := tx.Audit(actor, "renew.override", "loan", it.LoanID, o.code+": "+o.msg+". Reason: "+reason); err != nil {
+			return r, err
+		}
+	}
 	r.OK = true
 	r.Loan.DueAt = due
 	r.Loan.Renewals = renewals
 	r.Message = fmt.Sprintf("%s renewed; now due %s.", it.Title, due.In(loc).Format("2006-01-02"))
+	if len(overridable) > 0 {
+		r.Message = fmt.Sprintf("%s renewed by staff override (%s); now due %s.", it.Title, reason, due.In(loc).Format("2006-01-02"))
+	}
 	return r, nil
 }
 

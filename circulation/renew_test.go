@@ -3,6 +3,7 @@ package circulation_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
@@ -58,13 +59,51 @@ func TestRenew(t *testing.T) {
 		}
 	})
 
-	t.Run("NeverEarlier", func(t *testing.T) {
+	// A renewal that would move the due date earlier (a shorter loan period
+	// since) is refused and not counted: the loan keeps its date.
+	t.Run("ErrNeverEarlier", func(t *testing.T) {
 		e := newEnv(t)
 		loan := e.mustCheckout("P0001", "I00001").Loan
 		e.exec(`UPDATE circ_rules SET loan_period = 7 WHERE item_type_id = 1 AND patron_category_id IS NULL`)
+		e.clock.Set(at("2026-12-07 10:00"))
 		r := e.mustRenewOne("P0001", loan.ID)
-		if !r.OK || !r.Loan.DueAt.Equal(loan.DueAt) {
-			t.Errorf("renewed to %s, before the old due date %s", r.Loan.DueAt, loan.DueAt)
+		if r.OK || r.Refusal != circulation.RenewNotMoved {
+			t.Fatalf("result %+v, want refused as not moving the due date", r)
+		}
+		if got := e.queryString(`SELECT due_at || ' ' || renewals FROM loans WHERE id = ?`, loan.ID); got != "2026-12-21T20:00:00Z 0" {
+			t.Errorf("loan row %q, want its due date kept and no renewal counted", got)
+		}
+	})
+
+	// Renewing a loan the day it was made would not move its due date: refused
+	// with the reason, no renewal used; the same through RenewItem (SIP, a
+	// rescan at the desk).
+	t.Run("ErrSameDay", func(t *testing.T) {
+		e := newEnv(t)
+		loan := e.mustCheckout("P0001", "I00001").Loan
+		e.clock.Set(testNow.Add(2 * time.Hour))
+		r := e.mustRenewOne("P0001", loan.ID)
+		if r.OK || r.Refusal != circulation.RenewNotMoved || r.Overridable {
+			t.Fatalf("result %+v, want refused as not moving the due date, not overridable", r)
+		}
+		wantContains(t, r.Message, "Pride and Prejudice", "2026-12-21", "would not move", "No renewal was used")
+		r, err := e.svc.RenewItem(context.Background(), e.desk, "I00001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.OK || r.Refusal != circulation.RenewNotMoved {
+			t.Fatalf("RenewItem %+v, want refused as not moving the due date", r)
+		}
+		// An override does not renew it either: there is nothing to gain.
+		rs, err := e.svc.Renew(context.Background(), circulation.RenewRequest{Actor: e.desk, PatronID: e.patronID("P0001"), LoanIDs: []int64{loan.ID}, Override: "Patron insists"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs[0].OK {
+			t.Fatalf("an override renewed a loan made today: %+v", rs[0])
+		}
+		if got := e.queryString(`SELECT due_at || ' ' || renewals FROM loans WHERE id = ?`, loan.ID); got != "2026-12-21T20:00:00Z 0" {
+			t.Errorf("loan row %q, want unchanged", got)
 		}
 	})
 
@@ -98,6 +137,70 @@ func TestRenew(t *testing.T) {
 			t.Fatal("renewed over a hold with no other copy")
 		}
 		wantContains(t, r.Message, "Pride and Prejudice", "waiting")
+		if r.Refusal != circulation.RenewOnHold || !r.Overridable {
+			t.Errorf("refusal %q overridable %v, want %q and overridable", r.Refusal, r.Overridable, circulation.RenewOnHold)
+		}
+	})
+
+	// Staff may override "another patron is waiting" and "renewed as many times
+	// as allowed" with a reason: the loan is renewed and counted, and each
+	// refusal overridden is in the audit log with the reason.
+	t.Run("Override", func(t *testing.T) {
+		e := newEnv(t)
+		loan := e.mustCheckout("P0001", "I00001").Loan
+		e.addHold("P0003", "I00001", 1, false)
+		e.exec(`UPDATE loans SET renewals = 2 WHERE id = ?`, loan.ID)
+		e.clock.Set(at("2026-12-07 10:00"))
+		rs, err := e.svc.Renew(context.Background(), circulation.RenewRequest{Actor: e.desk, PatronID: e.patronID("P0001"),
+			LoanIDs: []int64{loan.ID}, Override: "  Needed for an exam on Friday  "})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		if !r.OK || r.Loan.Renewals != 3 || !r.Loan.DueAt.Equal(at("2026-12-28 20:00")) {
+			t.Fatalf("result %+v, want renewed a third time to 28 December", r)
+		}
+		wantContains(t, r.Message, "override", "Needed for an exam on Friday", "2026-12-28")
+		if got := e.queryString(`SELECT due_at || ' ' || renewals FROM loans WHERE id = ?`, loan.ID); got != "2026-12-28T20:00:00Z 3" {
+			t.Errorf("loan row %q", got)
+		}
+		got := e.queryStrings(`SELECT detail FROM audit_log WHERE action = 'renew.override' AND object_type = 'loan' AND object_id = ? ORDER BY id`, loan.ID)
+		if len(got) != 2 {
+			t.Fatalf("audit %q, want one entry per refusal overridden", got)
+		}
+		wantContains(t, got[0], circulation.RenewTooMany, "2 of 2", "Reason: Needed for an exam on Friday")
+		wantContains(t, got[1], circulation.RenewOnHold, "waiting", "Reason: Needed for an exam on Friday")
+	})
+
+	// An override does not reach the refusals staff cannot override (a blocked
+	// patron), and a blank reason is no override.
+	t.Run("ErrOverrideNotAllowed", func(t *testing.T) {
+		e := newEnv(t)
+		loan := e.mustCheckout("P0001", "I00001").Loan
+		e.addHold("P0003", "I00001", 1, false)
+		e.clock.Set(at("2026-12-07 10:00"))
+		rs, err := e.svc.Renew(context.Background(), circulation.RenewRequest{Actor: e.desk, PatronID: e.patronID("P0001"), LoanIDs: []int64{loan.ID}, Override: "   "})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs[0].OK {
+			t.Fatal("a blank reason overrode a hold")
+		}
+		e.exec(`UPDATE patrons SET blocked = 1, block_note = 'Unpaid damage' WHERE card = 'P0001'`)
+		rs, err = e.svc.Renew(context.Background(), circulation.RenewRequest{Actor: e.desk, PatronID: e.patronID("P0001"), LoanIDs: []int64{loan.ID}, Override: "Asked nicely"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs[0].OK || rs[0].Refusal != circulation.RenewBlocked || rs[0].Overridable {
+			t.Fatalf("result %+v, want refused as blocked, not overridable", rs[0])
+		}
+		if n := e.queryInt(`SELECT count(*) FROM audit_log WHERE action = 'renew.override'`); n != 0 {
+			t.Errorf("%d overrides audited, want none", n)
+		}
+		// Only staff override: not the patrons' site nor a self-check machine.
+		_, err = e.svc.Renew(context.Background(), circulation.RenewRequest{Actor: stacks.Actor{Name: "opac:P0001", BranchID: 1},
+			PatronID: e.patronID("P0001"), LoanIDs: []int64{loan.ID}, Override: "Please"})
+		wantCode(t, err, stacks.EFORBIDDEN)
 	})
 
 	t.Run("HoldWithOtherCopyAvailable", func(t *testing.T) {
@@ -105,6 +208,7 @@ func TestRenew(t *testing.T) {
 		loan := e.mustCheckout("P0001", "I00001").Loan
 		e.addCopy("I00001", "I00001B", 1)
 		e.addHold("P0003", "I00001", 1, false)
+		e.clock.Set(at("2026-12-07 10:00"))
 		if r := e.mustRenewOne("P0001", loan.ID); !r.OK {
 			t.Fatalf("refused: %s", r.Message)
 		}
@@ -136,6 +240,7 @@ func TestRenew(t *testing.T) {
 		loan := e.mustCheckout("P0001", "I00001").Loan
 		hold := e.addHold("P0003", "I00001", 1, false)
 		e.exec(`UPDATE holds SET suspended_until = '2027-01-15' WHERE id = ?`, hold)
+		e.clock.Set(at("2026-12-07 10:00"))
 		if r := e.mustRenewOne("P0001", loan.ID); !r.OK {
 			t.Fatalf("refused over a suspended hold: %s", r.Message)
 		}

@@ -68,6 +68,16 @@ func (d *deskService) checkout(card, barcode string) {
 	}
 }
 
+// checkoutDaysAgo lends as checkout does, as if days ago: a loan its patron can
+// renew today (renewing a loan made today would not move its due date).
+func (d *deskService) checkoutDaysAgo(card, barcode string, days int) {
+	d.t.Helper()
+	now := d.circ.DB.Now
+	d.circ.DB.Now = func() time.Time { return time.Now().AddDate(0, 0, -days) }
+	defer func() { d.circ.DB.Now = now }()
+	d.checkout(card, barcode)
+}
+
 // checkin checks an item in at Central and returns the name of the patron whose
 // hold it fills ("" if none), as the desk's "Hold found" shows.
 func (d *deskService) checkin(barcode string) string {
@@ -122,7 +132,7 @@ func TestOPAC(t *testing.T) {
 	browser := launchBrowser(t)
 	for _, vp := range opacViewports {
 		t.Run(vp.name, func(t *testing.T) {
-			desk.checkout(vp.card, vp.loan)
+			desk.checkoutDaysAgo(vp.card, vp.loan, 7)
 			desk.checkout("P0002", vp.held)
 			page, _ := newPage(t, browser, playwright.BrowserNewContextOptions{
 				Viewport:          &playwright.Size{Width: vp.width, Height: vp.height},

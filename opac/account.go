@@ -124,6 +124,8 @@ func renewMessage(r circulation.RenewResult, loc *time.Location) (kind, text str
 		return "warn", fmt.Sprintf("%s could not be renewed: it has been renewed as many times as allowed. Please bring it back by %s.", title, due)
 	case circulation.RenewOnHold:
 		return "warn", fmt.Sprintf("%s could not be renewed: another reader is waiting for it. Please bring it back by %s.", title, due)
+	case circulation.RenewNotMoved:
+		return "warn", fmt.Sprintf("%s could not be renewed today: it is already due back on %s, and renewing now would not give you more time. Please try again nearer that date.", title, due)
 	}
 	return "warn", r.Message
 }

@@ -146,7 +146,28 @@ func TestRenew(t *testing.T) {
 		}
 	})
 
+	// Renewing again the same day would not move the due date: refused, and
+	// no renewal is used.
+	t.Run("ErrSameDay", func(t *testing.T) {
+		r := e.follow(t, c, e.post(t, c, "/account/renew", url.Values{"loan": {id}}))
+		if !strings.Contains(text(r.Body), "could not be renewed today: it is already due back on Monday 28 December 2026") {
+			t.Errorf("renewal the same day:\n%s", text(r.Body))
+		}
+		var renewals int
+		err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT renewals FROM loans WHERE id = ?`, loan.ID).Scan(&renewals)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if renewals != 1 {
+			t.Errorf("renewals %d after a refused renewal, want 1", renewals)
+		}
+	})
+
 	t.Run("ErrTooMany", func(t *testing.T) {
+		e.Clock.Advance(7 * 24 * time.Hour)
+		e.signIn(t, c, "P0001")
 		e.post(t, c, "/account/renew", url.Values{"loan": {id}}) // the second of two
 		e.get(t, c, "/account")
 		r := e.follow(t, c, e.post(t, c, "/account/renew", url.Values{"loan": {id}}))

@@ -28,6 +28,8 @@ type Input struct {
 	DeskMessage string
 	// KeepHistory exempts the patron's loans from anonymisation (their choice).
 	KeepHistory bool
+	// CardLost: the patron reported the card lost (Patron.CardLost).
+	CardLost bool
 	// ExternalID is the patron's id in another system (a student number), which
 	// patron loads can match on; "" for none.
 	ExternalID string
@@ -295,10 +297,10 @@ func Create(tx *db.Tx, actor stacks.Actor, in Input) (*Patron, error) {
 	expires := addMonths(localToday(now, r.tz), r.cardMonths)
 	var id int64
 	err = tx.QueryRow(`INSERT INTO patrons (card, surname, first_name, email, phone, address,
-		category_id, home_branch_id, expires_on, notes, desk_message, keep_history, created_at, external_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		category_id, home_branch_id, expires_on, notes, desk_message, keep_history, created_at, external_id, card_lost)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address,
-		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, in.KeepHistory, db.FormatTime(now), nullIfEmpty(in.ExternalID)).Scan(&id)
+		r.categoryID, r.branchID, db.FormatDay(expires), in.Notes, in.DeskMessage, in.KeepHistory, db.FormatTime(now), nullIfEmpty(in.ExternalID), in.CardLost).Scan(&id)
 	if db.IsUniqueViolation(err) {
 		return nil, errInUse(err, in)
 	} else if err != nil {
@@ -327,9 +329,9 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		return nil, err
 	}
 	_, err = tx.Exec(`UPDATE patrons SET card = ?, surname = ?, first_name = ?, email = ?, phone = ?,
-		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ?, keep_history = ?, external_id = ? WHERE id = ?`,
+		address = ?, category_id = ?, home_branch_id = ?, notes = ?, desk_message = ?, keep_history = ?, external_id = ?, card_lost = ? WHERE id = ?`,
 		in.Card, in.Surname, in.FirstName, in.Email, in.Phone, in.Address, r.categoryID, r.branchID, in.Notes, in.DeskMessage, in.KeepHistory,
-		nullIfEmpty(in.ExternalID), id)
+		nullIfEmpty(in.ExternalID), in.CardLost, id)
 	if db.IsUniqueViolation(err) {
 		return nil, errInUse(err, in)
 	} else if err != nil {
@@ -342,6 +344,7 @@ func Update(tx *db.Tx, actor stacks.Actor, id int64, in Input) (*Patron, error) 
 		{"category", old.CategoryCode, in.CategoryCode}, {"home branch", old.HomeBranchCode, in.HomeBranchCode},
 		{"notes", old.Notes, in.Notes}, {"desk message", old.DeskMessage, in.DeskMessage},
 		{"keeps loan history", yesNo(old.KeepHistory), yesNo(in.KeepHistory)},
+		{"card reported lost", yesNo(old.CardLost), yesNo(in.CardLost)},
 		{"external id", old.ExternalID, in.ExternalID},
 	} {
 		if c.was != c.is {

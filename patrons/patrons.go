@@ -62,6 +62,10 @@ type Patron struct {
 	// ExternalID is the patron's id in another system (a student number), ""
 	// for none; patron loads may match on it.
 	ExternalID string
+	// CardLost: the patron reported the card lost. The desk says so when the
+	// card is scanned (someone else may be using it) until staff untick it,
+	// usually when they give a new card number.
+	CardLost bool
 }
 
 // Name returns the name as staff say it: "Alex Reader".
@@ -111,7 +115,7 @@ const (
 	patronColumns = `SELECT p.id, p.card, p.surname, p.first_name, p.email, p.phone, p.address,
 	p.category_id, c.code, c.name, p.home_branch_id, b.code, b.name,
 	p.expires_on, p.blocked, p.block_note, p.notes, p.desk_message, p.created_at, p.pin_hash <> '', p.pin_generation, p.keep_history,
-	coalesce(p.external_id, ''), p.claims_returned_count`
+	coalesce(p.external_id, ''), p.claims_returned_count, p.card_lost`
 	patronFrom = `
 	FROM patrons p
 	JOIN patron_categories c ON c.id = p.category_id
@@ -126,7 +130,7 @@ func scanPatron(row interface{ Scan(...any) error }, extra ...any) (*Patron, err
 	var created db.Time
 	err := row.Scan(append([]any{&p.ID, &p.Card, &p.Surname, &p.FirstName, &p.Email, &p.Phone, &p.Address,
 		&p.CategoryID, &p.CategoryCode, &p.CategoryName, &p.HomeBranchID, &p.HomeBranchCode, &p.HomeBranchName,
-		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN, &p.PINGeneration, &p.KeepHistory, &p.ExternalID, &p.ClaimsReturned}, extra...)...)
+		&expires, &p.Blocked, &p.BlockNote, &p.Notes, &p.DeskMessage, &created, &p.HasPIN, &p.PINGeneration, &p.KeepHistory, &p.ExternalID, &p.ClaimsReturned, &p.CardLost}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
@@ -58,4 +59,49 @@ func FindWithStanding(tx *db.Tx, id int64) (*Patron, StandingSummary, error) {
 		return nil, s, fmt.Errorf("find patron %d: %w", id, err)
 	}
 	return p, s, nil
+}
+
+// What the desk must see about a card when it is scanned (CardAlert.Code).
+const (
+	AlertCardExpired = "card_expired"
+	AlertBlocked     = "blocked"
+	AlertFines       = "fines"
+	AlertCardLost    = "card_lost"
+)
+
+// CardAlert is one thing about a patron's card that staff must see before the
+// first item is lent: the desk shows each as a banner, with its next step.
+type CardAlert struct {
+	Code string
+	// Heading names the state ("Card expired"); Message says more (the date,
+	// the note, the amount). The desk adds the next step.
+	Heading string
+	Message string
+}
+
+// CardAlerts returns what the desk must see about the patron's card at now (in the
+// library's time zone): a card reported lost, an expired card, a block by staff,
+// fines over the limit.
+// Each refuses a checkout or asks staff to confirm one, so the desk says it when
+// the card is scanned rather than at the first item. The message for the desk
+// (DeskMessage) has its own banner and is not among them.
+func CardAlerts(p *Patron, s StandingSummary, now time.Time, finesLimitCents int64) []CardAlert {
+	var out []CardAlert
+	if p.CardLost {
+		out = append(out, CardAlert{Code: AlertCardLost, Heading: "Card reported lost",
+			Message: fmt.Sprintf("Card %s was reported lost: check that the person at the desk is %s before lending.", p.Card, p.Name())})
+	}
+	if p.Expired(now) {
+		out = append(out, CardAlert{Code: AlertCardExpired, Heading: "Card expired",
+			Message: fmt.Sprintf("Card %s expired on %s. Nothing can be lent until it is renewed.", p.Card, p.ExpiresOn.Format("2006-01-02"))})
+	}
+	if p.Blocked {
+		out = append(out, CardAlert{Code: AlertBlocked, Heading: "Patron blocked",
+			Message: "Blocked by staff: " + p.BlockNote})
+	}
+	if s.BalanceCents > finesLimitCents {
+		out = append(out, CardAlert{Code: AlertFines, Heading: "Fines over the limit",
+			Message: fmt.Sprintf("%s owed in fines; the limit is %s.", stacks.FormatMoney(s.BalanceCents), stacks.FormatMoney(finesLimitCents))})
+	}
+	return out
 }

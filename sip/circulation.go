@@ -44,6 +44,7 @@ func (c *conn) checkout(ctx context.Context, m *Message) {
 			AutoConfirm: OverridePolicy(renewalPolicy, noBlock),
 		})
 		var blocked *circulation.BlockedError
+		var renewRefused *circulation.RenewRefusedError
 		switch {
 		case err == nil:
 			ok, title = true, res.Loan.Title
@@ -53,6 +54,10 @@ func (c *conn) checkout(ctx context.Context, m *Message) {
 		case errors.As(err, &blocked):
 			title = blocked.Title
 			message = blockMessage(firstBlock(blocked))
+		case errors.As(err, &renewRefused):
+			// The patron already has it and the renewal the policy allows was
+			// refused: say why, as a renewal (29) would.
+			title, message = renewRefused.Result.Loan.Title, renewRefused.Result.Message
 		default:
 			message = c.circulationError(ctx, "checkout", err)
 		}

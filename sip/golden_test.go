@@ -26,7 +26,9 @@ var update = flag.Bool("update", false, "rewrite the responses of sip/testdata/*
 // checksum filled in by -update. A line "#! settings name=value ..." before the
 // first exchange sets the kiosk account's settings, as the administration page
 // does: checked_in_ok=0|1, hold_items=barcode|title, sort_bins=MAP|server,
-// denied=ID,ID..., contact_without_pin=0|1, branch=CODE, institution=ID.
+// denied=ID,ID..., contact_without_pin=0|1, branch=CODE, institution=ID. A line
+// "#! clock 2006-01-02T15:04:05Z" moves the server's clock there for the
+// exchanges after it (a renewal a week after the checkout).
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil {
@@ -103,6 +105,14 @@ func replay(t *testing.T, e *env, file string) {
 	silent := -1
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
+		if at, ok := strings.CutPrefix(line, "#! clock "); ok {
+			when, err := time.Parse(time.RFC3339, at)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", file, i+1, err)
+			}
+			e.setClock(when)
+			continue
+		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

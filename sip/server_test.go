@@ -557,3 +557,28 @@ func TestLoginTimeout(t *testing.T) {
 		closedWithin(t, rc, start, 3*time.Second, 3*time.Second)
 	})
 }
+
+// TestPatronStatusCardLost: a card staff marked reported lost says so in the
+// patron status (position 5 of 14, "card reported lost"), and only then.
+func TestPatronStatusCardLost(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	status := func() string {
+		t.Helper()
+		resp := send(t, c, "23001"+sipNow+"AOCEN|AAP0001|AC|AD1234|")
+		return resp[2:16]
+	}
+	if got := status(); got[4] != ' ' {
+		t.Fatalf("patron status %q: card reported lost before it was", got)
+	}
+	err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`UPDATE patrons SET card_lost = 1 WHERE card = 'P0001'`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got[4] != 'Y' {
+		t.Errorf("patron status %q, want card reported lost (Y at position 5)", got)
+	}
+}

@@ -384,9 +384,9 @@ func (v *patronView) problem(prefs library.Preferences, now time.Time) string {
 }
 
 // patronStatus appends the 14 flags of the patron status fixed field: charge,
-// renewal, recall and hold privileges denied; too many items charged; excessive
-// outstanding fines. A patron who is not found, or whose PIN is wrong, is denied
-// everything.
+// renewal, recall and hold privileges denied; card reported lost; too many items
+// charged; excessive outstanding fines. A patron who is not found, or whose PIN is
+// wrong, is denied everything.
 func (r *response) patronStatus(v *patronView, prefs library.Preferences, now time.Time) {
 	var s [14]byte
 	for i := range s {
@@ -407,6 +407,7 @@ func (r *response) patronStatus(v *patronView, prefs library.Preferences, now ti
 	mark(1, denied)
 	mark(2, denied)
 	mark(3, denied)
+	mark(4, v.authorized() && v.p.CardLost)
 	mark(5, tooMany)
 	mark(10, fines)
 	r.b = append(r.b, s[:]...)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +43,17 @@ type env struct {
 	d    *db.DB
 	srv  *sip.Server
 	addr string
+	// clock is the server's time unless realClock (setClock moves it).
+	clock *atomic.Int64
+}
+
+// setClock moves the server's clock (an env made without realClock).
+func (e *env) setClock(t time.Time) {
+	e.tb.Helper()
+	if e.clock == nil {
+		e.tb.Fatal("setClock on an env with the real clock")
+	}
+	e.clock.Store(t.UnixNano())
 }
 
 // envOptions change what newEnv sets up.
@@ -62,8 +74,11 @@ func newEnv(tb testing.TB) *env {
 func newEnvWith(tb testing.TB, o envOptions) *env {
 	tb.Helper()
 	d := openDemoCopy(tb, o.demo, o.db)
+	var clock *atomic.Int64
 	if !o.realClock {
-		d.Now = func() time.Time { return testNow }
+		clock = new(atomic.Int64)
+		clock.Store(testNow.UnixNano())
+		d.Now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	}
 	cfg := o.config
 	cfg.DB = d
@@ -87,7 +102,7 @@ func newEnvWith(tb testing.TB, o envOptions) *env {
 			tb.Errorf("Serve returned %v, want ErrServerClosed", err)
 		}
 	})
-	return &env{tb: tb, d: d, srv: srv, addr: ln.Addr().String()}
+	return &env{tb: tb, d: d, srv: srv, addr: ln.Addr().String(), clock: clock}
 }
 
 // openDemoCopy opens a copy of the demo library of size opt created on testNow;

@@ -93,9 +93,11 @@ func TestCheckoutPage(t *testing.T) {
 		if r.Status != http.StatusConflict || !strings.Contains(r.Body, "already checked out to Alex Reader") || !strings.Contains(r.Body, ">Renew <kbd") {
 			t.Fatalf("rescan: %d, want a renewal offer", r.Status)
 		}
+		// The day it was lent, renewing would not move the due date: refused,
+		// headed by that reason.
 		r = e.post(t, c, "/checkout", url.Values{"barcode": {"I00001"}, "confirm": {"renew"}})
-		if r.Status != http.StatusSeeOther {
-			t.Fatalf("confirmed renewal: %d\n%s", r.Status, r.Body)
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "The due date would not move: I00001 not renewed") {
+			t.Fatalf("confirmed renewal the day of the loan: %d\n%s", r.Status, r.Body)
 		}
 	})
 
@@ -262,13 +264,21 @@ func TestPatronPageRenewals(t *testing.T) {
 	if !strings.Contains(r.Body, "Pride and Prejudice renewed; now due 2026-12-28") {
 		t.Fatalf("no renewal message with the new due date:\n%s", r.Body)
 	}
-	// Renew all, twice more: the first is allowed, the second passes the limit of 2 for I00001.
+	// Renew all, twice more, a week apart: the first is allowed, the second
+	// passes the limit of 2 for I00001.
+	e.Clock.Advance(7 * 24 * time.Hour)
+	e.login(t, c, "desk", "desk")
 	e.post(t, c, page+"/renew", url.Values{"all": {"1"}})
 	e.get(t, c, page)
+	e.Clock.Advance(7 * 24 * time.Hour)
+	e.login(t, c, "desk", "desk")
 	e.post(t, c, page+"/renew", url.Values{"all": {"1"}})
 	r = e.get(t, c, page)
 	if !strings.Contains(r.Body, "Pride and Prejudice cannot be renewed: it has been renewed 2 of 2 times allowed.") {
 		t.Fatalf("renewal past the limit not refused with a message:\n%s", r.Body)
+	}
+	if !strings.Contains(r.Body, "Staff may renew it anyway at Check out") {
+		t.Error("the refusal does not say where staff may override it")
 	}
 	if r := e.post(t, c, page+"/renew", url.Values{"loan": {"abc"}}); r.Status != http.StatusUnprocessableEntity {
 		t.Fatalf("garbage loan id: %d, want 422", r.Status)

@@ -99,6 +99,11 @@ func (s *Server) checkoutReply(w http.ResponseWriter, r *http.Request, prefs lib
 		s.Error(w, r, err)
 		return
 	}
+	if row.Kind == rowInfo && row.NewVisit && v.needsAttention() {
+		// A card scanned: its banners (an expired card, a block, fines, a message
+		// for the desk) come with the question sound, before any item.
+		row.Sound = soundQuestion
+	}
 	if isDeskScript(r) {
 		s.render(w, r, status, CheckoutFragment(v, row))
 		return
@@ -179,9 +184,6 @@ func (s *Server) openPatron(w http.ResponseWriter, r *http.Request, prefs librar
 	case id.Patron != nil:
 		s.startVisit(r, id.Patron.ID)
 		row := ScanRow{Kind: rowInfo, Scanned: input, NewVisit: true, Message: "Now serving " + id.Patron.Name() + " (" + id.Patron.Card + ")."}
-		if id.Patron.DeskMessage != "" {
-			row.Sound = soundQuestion
-		}
 		s.checkoutReply(w, r, prefs, http.StatusOK, row, true)
 	default:
 		v := &CheckoutView{Card: input, Matches: id.Matches}
@@ -232,6 +234,7 @@ func (s *Server) checkoutItem(w http.ResponseWriter, r *http.Request, prefs libr
 		Confirm:  confirm,
 	})
 	var blocked *circulation.BlockedError
+	var renewRefused *circulation.RenewRefusedError
 	switch {
 	case err == nil:
 		changed := false
@@ -253,9 +256,11 @@ func (s *Server) checkoutItem(w http.ResponseWriter, r *http.Request, prefs libr
 			Renewed: res.Renewed, FineCents: res.FineCents, Message: res.Message}, true)
 	case errors.As(err, &blocked) && blocked.Has(circulation.BlockUnknownBarcode):
 		s.switchPatron(w, r, prefs, visit, barcode)
+	case errors.As(err, &renewRefused):
+		s.checkoutReply(w, r, prefs, http.StatusUnprocessableEntity, renewRefusedRow(renewRefused.Result), false)
 	case errors.As(err, &blocked) && blocked.Refused():
-		row := ScanRow{Kind: rowRefused, Scanned: barcode, Blocked: blocked, Sound: soundError,
-			RenewCard: blocked.Has(circulation.BlockCardExpired)}
+		// An expired card's way out (Renew card) is on its banner above.
+		row := ScanRow{Kind: rowRefused, Scanned: barcode, Blocked: blocked, Sound: soundError}
 		if blocked.Has(circulation.BlockPatronBlocked) {
 			row.PatronID = visit.PatronID
 		}
@@ -286,9 +291,6 @@ func (s *Server) switchPatron(w http.ResponseWriter, r *http.Request, prefs libr
 	default:
 		s.startVisit(r, p.ID)
 		row := ScanRow{Kind: rowInfo, Scanned: scanned, NewVisit: true, Message: "Patron card: now serving " + p.Name() + " (" + p.Card + "). The previous visit ended."}
-		if p.DeskMessage != "" {
-			row.Sound = soundQuestion
-		}
 		s.checkoutReply(w, r, prefs, http.StatusOK, row, true)
 	}
 }
@@ -349,14 +351,50 @@ func (s *Server) visitAction(w http.ResponseWriter, r *http.Request, what string
 	s.checkoutReply(w, r, prefs, status, row, row.Kind != rowRefused)
 }
 
-// handleCheckoutRenew renews one of the open patron's other loans.
+// renewRefusedRow is the row of a refused renewal: headed by its reason, with the
+// override staff may give when the refusal allows one.
+func renewRefusedRow(res circulation.RenewResult) ScanRow {
+	row := ScanRow{Kind: rowRefused, Scanned: res.Loan.Barcode, Reason: renewReason(res.Refusal), Message: res.Message, Sound: soundError}
+	if res.Overridable {
+		row.OverrideLoan = res.Loan.ID
+	}
+	return row
+}
+
+// renewReason words why a renewal was refused, for the heading of its banner.
+func renewReason(refusal string) string {
+	switch refusal {
+	case circulation.RenewOnHold:
+		return "Another patron is waiting"
+	case circulation.RenewTooMany:
+		return "No renewals left"
+	case circulation.RenewNotMoved:
+		return "The due date would not move"
+	case circulation.RenewCardExpired:
+		return "Card expired"
+	case circulation.RenewBlocked:
+		return "Patron blocked"
+	case circulation.RenewLost:
+		return "Declared lost or claimed returned"
+	}
+	return "Not allowed"
+}
+
+// handleCheckoutRenew renews one of the open patron's other loans; with a reason
+// (override), despite a refusal staff may override.
 func (s *Server) handleCheckoutRenew(w http.ResponseWriter, r *http.Request) {
 	s.visitAction(w, r, "Renew", func(prefs library.Preferences, visit deskVisit) (int, ScanRow, error) {
 		id, err := strconv.ParseInt(r.PostFormValue("loan"), 10, 64)
 		if err != nil || id <= 0 {
 			return 0, ScanRow{}, stacks.Errorf(stacks.EINVALID, "That is not a loan of this patron; reload the page and try again.")
 		}
-		results, err := s.Circ.Renew(r.Context(), circulation.RenewRequest{Actor: userFrom(r.Context()).Actor(), PatronID: visit.PatronID, LoanIDs: []int64{id}})
+		override, overriding := r.PostForm["override"]
+		reason := strings.Join(override, " ")
+		if overriding && strings.TrimSpace(reason) == "" {
+			return 0, ScanRow{}, stacks.Errorf(stacks.EINVALID, "Nothing was renewed: say why it is renewed anyway (the reason is kept in the audit log), then choose Renew anyway again.")
+		}
+		results, err := s.Circ.Renew(r.Context(), circulation.RenewRequest{Actor: userFrom(r.Context()).Actor(), PatronID: visit.PatronID,
+			LoanIDs: []int64{id}, Override: reason})
 		if err != nil {
 			return 0, ScanRow{}, err
 		}
@@ -365,7 +403,7 @@ func (s *Server) handleCheckoutRenew(w http.ResponseWriter, r *http.Request) {
 		}
 		res := results[0]
 		if !res.OK {
-			return http.StatusUnprocessableEntity, ScanRow{Kind: rowRefused, Scanned: res.Loan.Barcode, Message: res.Message, Sound: soundError}, nil
+			return http.StatusUnprocessableEntity, renewRefusedRow(res), nil
 		}
 		s.cfg.Metrics.Circulation("renew", "desk")
 		if !slices.Contains(visit.Renewed, res.Loan.ID) {

@@ -45,6 +45,9 @@ func (s *Server) handlePatronRenewLoans(w http.ResponseWriter, r *http.Request) 
 			s.cfg.Metrics.Circulation("renew", "desk")
 		}
 		msg := res.Message
+		if res.Overridable {
+			msg += " Staff may renew it anyway at Check out (Renew, then Renew anyway, with a reason)."
+		}
 		if res.FineCents > 0 {
 			msg += " An overdue fine of " + formatMoney(res.FineCents) + " was charged."
 		}

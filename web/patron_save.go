@@ -52,6 +52,7 @@ func patronInputFrom(r *http.Request) patrons.Input {
 		Notes:          r.PostFormValue("notes"),
 		DeskMessage:    r.PostFormValue("desk_message"),
 		KeepHistory:    r.PostFormValue("keep_history") == "1",
+		CardLost:       r.PostFormValue("card_lost") == "1",
 	}
 }
 
@@ -146,7 +147,7 @@ func (s *Server) handlePatronEdit(w http.ResponseWriter, r *http.Request) {
 			Card: p.Card, Surname: p.Surname, FirstName: p.FirstName, Email: p.Email, Phone: p.Phone,
 			Address: p.Address, CategoryCode: p.CategoryCode, HomeBranchCode: p.HomeBranchCode, Notes: p.Notes,
 			DeskMessage: p.DeskMessage,
-			KeepHistory: p.KeepHistory, ExternalID: p.ExternalID,
+			KeepHistory: p.KeepHistory, ExternalID: p.ExternalID, CardLost: p.CardLost,
 		}}
 		return loadPatronChoices(tx, &v)
 	})
