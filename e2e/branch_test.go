@@ -1,24 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
-
-	"github.com/stacks-ils/stacks/db"
 )
-
-// queryString reads one text value from the library's database.
-func (l *libraryDB) queryString(query string, args ...any) string {
-	l.t.Helper()
-	var s string
-	err := l.d.Read(context.Background(), func(tx *db.Tx) error { return tx.QueryRow(query, args...).Scan(&s) })
-	if err != nil {
-		l.t.Fatalf("%s: %v", query, err)
-	}
-	return s
-}
 
 // loginAt signs in as a person does, choosing the branch by its label in the
 // Branch select.
@@ -46,7 +32,7 @@ func TestBranchOfTheDesk(t *testing.T) {
 	header := page.Locator("header.top .branch")
 
 	// An Eastside copy on its shelf, of a title nobody holds.
-	barcode := lib.queryString(`SELECT i.barcode FROM items i JOIN branches b ON b.id = i.home_branch_id
+	barcode := lib.value(`SELECT i.barcode FROM items i JOIN branches b ON b.id = i.home_branch_id
 		WHERE b.code = 'EAS' AND i.status = 'available' AND i.current_branch_id = i.home_branch_id
 			AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.record_id = i.record_id AND h.status IN ('queued', 'in_transit', 'waiting'))
 		ORDER BY i.barcode LIMIT 1`)
@@ -64,7 +50,7 @@ func TestBranchOfTheDesk(t *testing.T) {
 	d.scan(t, "Barcode", barcode)
 	row := page.Locator("table.checkin-list tbody tr").Filter(playwright.LocatorFilterOptions{HasText: barcode})
 	must(t, expect.Locator(row).ToContainText("Transfer to Eastside"), "%s is sent to Eastside", barcode)
-	if got := lib.queryString(`SELECT i.status || ' to ' || b.code FROM items i JOIN branches b ON b.id = i.transit_to_id WHERE i.barcode = ?`, barcode); got != "in_transit to EAS" {
+	if got := lib.value(`SELECT i.status || ' to ' || b.code FROM items i JOIN branches b ON b.id = i.transit_to_id WHERE i.barcode = ?`, barcode); got != "in_transit to EAS" {
 		t.Fatalf("%s is %q after its checkin at Westside, want in transit to EAS", barcode, got)
 	}
 	must(t, button(page, "Log out").Click(), "clicking Log out")
@@ -82,10 +68,10 @@ func TestBranchOfTheDesk(t *testing.T) {
 	must(t, expect.Locator(row).ToContainText("Received from Westside"), "%s is received from Westside", barcode)
 	must(t, expect.Locator(row).Not().ToContainText("not checked out"), "%s is not a return of an item not checked out", barcode)
 	checkA11y(t, page, "Check in: received from Westside")
-	if got := lib.queryString(`SELECT i.status || ' at ' || b.code || ', to ' || coalesce(CAST(i.transit_to_id AS TEXT), 'nowhere') FROM items i JOIN branches b ON b.id = i.current_branch_id WHERE i.barcode = ?`, barcode); got != "available at EAS, to nowhere" {
+	if got := lib.value(`SELECT i.status || ' at ' || b.code || ', to ' || coalesce(CAST(i.transit_to_id AS TEXT), 'nowhere') FROM items i JOIN branches b ON b.id = i.current_branch_id WHERE i.barcode = ?`, barcode); got != "available at EAS, to nowhere" {
 		t.Errorf("%s is %q after it was received, want available at EAS, to nowhere (the transfer over)", barcode, got)
 	}
-	if got := lib.queryString(`SELECT b.code || ' from ' || coalesce(f.code, '-') FROM checkins c JOIN branches b ON b.id = c.branch_id
+	if got := lib.value(`SELECT b.code || ' from ' || coalesce(f.code, '-') FROM checkins c JOIN branches b ON b.id = c.branch_id
 			LEFT JOIN branches f ON f.id = c.received_from_id
 		WHERE c.item_id = (SELECT id FROM items WHERE barcode = ?) ORDER BY c.id DESC LIMIT 1`, barcode); got != "EAS from WES" {
 		t.Errorf("the checkin is %q, want at EAS from WES", got)
@@ -98,7 +84,7 @@ func TestBranchOfTheDesk(t *testing.T) {
 	d.scan(t, "Barcode", barcode)
 	loan := page.Locator("table.visit-list tbody tr").Filter(playwright.LocatorFilterOptions{HasText: barcode})
 	must(t, expect.Locator(loan).ToHaveAttribute("data-outcome", "done"), "%s checked out", barcode)
-	if got := lib.queryString(`SELECT b.code FROM loans l JOIN branches b ON b.id = l.branch_id
+	if got := lib.value(`SELECT b.code FROM loans l JOIN branches b ON b.id = l.branch_id
 		WHERE l.item_id = (SELECT id FROM items WHERE barcode = ?) AND l.returned_at IS NULL`, barcode); got != "EAS" {
 		t.Errorf("the loan of %s was made at %s, want EAS", barcode, got)
 	}
@@ -114,7 +100,7 @@ func TestBranchOfTheDesk(t *testing.T) {
 	must(t, expect.Locator(header).ToContainText("Desk at Central (CEN)"), "the header shows Central")
 	must(t, expect.Locator(page.GetByText("You are working at Central now")).ToBeVisible(), "the change is confirmed")
 	checkA11y(t, page, "Start page after Change branch")
-	if got := lib.queryString(`SELECT detail FROM audit_log WHERE action = 'staff.branch' AND actor = 'desk' ORDER BY id DESC LIMIT 1`); got != "from Eastside (EAS) to Central (CEN)" {
+	if got := lib.value(`SELECT detail FROM audit_log WHERE action = 'staff.branch' AND actor = 'desk' ORDER BY id DESC LIMIT 1`); got != "from Eastside (EAS) to Central (CEN)" {
 		t.Errorf("the change of branch is audited as %q", got)
 	}
 

@@ -113,14 +113,6 @@ func TestLostItemDesk(t *testing.T) {
 	}
 }
 
-// exec runs a statement on the server's database, to set a test up.
-func (l *libraryDB) exec(query string, args ...any) {
-	l.t.Helper()
-	if err := l.d.Write(context.Background(), func(tx *db.Tx) error { _, err := tx.Exec(query, args...); return err }); err != nil {
-		l.t.Fatalf("%s: %v", query, err)
-	}
-}
-
 // int reads one number from the server's database.
 func (l *libraryDB) int(query string, args ...any) int64 {
 	l.t.Helper()
