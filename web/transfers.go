@@ -69,31 +69,18 @@ type TransferSlipView struct {
 }
 
 func (s *Server) handleTransferSlip(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "There is no transit slip at "+r.URL.Path+". Find the item on the Transfers page.")
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	prefs, err := s.preferences(r.Context())
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	v := &TransferSlipView{Library: prefs.LibraryName, Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Transfer, err = circulation.FindTransfer(tx, id)
-		return err
-	})
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, TransferSlipPage(s.page(r, "Transit slip", "transfers"), v))
+	s.transferSlip(w, r, circulation.FindTransfer)
 }
 
 // handleItemTransferSlip prints the slip of an item's current transit, for a copy
 // that no checkin sent on its way.
 func (s *Server) handleItemTransferSlip(w http.ResponseWriter, r *http.Request) {
+	s.transferSlip(w, r, circulation.FindItemTransfer)
+}
+
+// transferSlip prints the transit slip that find returns for the path's id (a
+// checkin's or an item's).
+func (s *Server) transferSlip(w http.ResponseWriter, r *http.Request, find func(*db.Tx, int64) (circulation.Transfer, error)) {
 	id, err := pathID(r, "There is no transit slip at "+r.URL.Path+". Find the item on the Transfers page.")
 	if err != nil {
 		s.Error(w, r, err)
@@ -106,7 +93,7 @@ func (s *Server) handleItemTransferSlip(w http.ResponseWriter, r *http.Request) 
 	}
 	v := &TransferSlipView{Library: prefs.LibraryName, Loc: prefs.Location}
 	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Transfer, err = circulation.FindItemTransfer(tx, id)
+		v.Transfer, err = find(tx, id)
 		return err
 	})
 	if err != nil {
