@@ -263,6 +263,10 @@ type Identified struct {
 	// and first name; More reports that others matched beyond the limit.
 	Matches []Patron
 	More    bool
+	// ByCard: input was a patron's card number, exactly. Otherwise the patron or
+	// the matches were found by Search (a name, part of a card, a phone number or
+	// an e-mail address), which an item's barcode can match too.
+	ByCard bool
 }
 
 // Identify finds the patron meant by input, as a desk form's "Card number" field
@@ -277,7 +281,7 @@ func Identify(tx *db.Tx, input string, limit int) (Identified, error) {
 	}
 	p, err := FindByCard(tx, input)
 	if err == nil {
-		return Identified{Patron: p}, nil
+		return Identified{Patron: p, ByCard: true}, nil
 	} else if stacks.ErrorCode(err) != stacks.ENOTFOUND {
 		return Identified{}, err
 	}

@@ -206,3 +206,24 @@ func TestDeskCardLost(t *testing.T) {
 		t.Error("the banner stays after unticking Card reported lost")
 	}
 }
+
+// TestDeskItemBeforeCard: an item's barcode scanned before any card is refused
+// as an item's, even when the patron search would match it (here the digits of
+// a patron's phone number): it never opens that patron's visit.
+func TestDeskItemBeforeCard(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.client(t)
+	e.login(t, c, "desk", "desk")
+	e.exec(t, `UPDATE items SET barcode = '55501234' WHERE barcode = 'I00001'`)
+	e.exec(t, `UPDATE patrons SET phone = '(555) 0123-4' WHERE card = 'P0001'`)
+	if r := e.get(t, c, "/patrons?q=55501234"); !strings.Contains(r.Body, "P0001") {
+		t.Fatalf("the patron search does not find P0001 by the digits of the phone; the test proves nothing:\n%s", r.Body)
+	}
+
+	r := e.scan(t, c, "/checkout/scan", url.Values{"scan": {"55501234"}})
+	row(t, r, http.StatusUnprocessableEntity, "refused", "55501234")
+	mustContain(t, "an item's barcode before a card", r.Body, "is an item&#39;s barcode")
+	if strings.Contains(r.Body, "Now serving") {
+		t.Errorf("an item's barcode opened a patron's visit:\n%s", r.Body)
+	}
+}

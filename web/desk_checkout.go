@@ -160,14 +160,16 @@ func (s *Server) openPatron(w http.ResponseWriter, r *http.Request, prefs librar
 	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
 		var err error
 		id, err = patrons.Identify(tx, input, 50)
-		if stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		if id.ByCard || (err != nil && stacks.ErrorCode(err) != stacks.ENOTFOUND) {
 			return err
 		}
-		// Nobody: perhaps an item's barcode, scanned before the patron's card.
+		// Not a card: perhaps an item's barcode, scanned before the patron's card.
+		// That comes before what the search found: a barcode can be part of a
+		// card or of a phone number, and must not open that patron's visit.
 		if bc, berr := catalog.NormalizeBarcode(input); berr == nil {
 			it, ierr := catalog.FindItemByBarcode(tx, bc)
 			if ierr == nil {
-				item = it
+				item, err = it, nil
 			} else if stacks.ErrorCode(ierr) != stacks.ENOTFOUND {
 				return ierr
 			}

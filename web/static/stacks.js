@@ -297,8 +297,11 @@
   //   presses and follows nothing: its keys go to the scan field and the queue,
   //   and the scan field has the focus after it. An Enter or a Space after no
   //   scanner's keys is a person's, and does what it always does (Tab then Enter
-  //   or Space on Confirm confirms); keys held back before a person's Enter are
-  //   dropped, as they would do nothing without this script.
+  //   or Space on Confirm confirms); one or two keys held back before a
+  //   person's Enter are dropped, as they would do nothing without this script.
+  //   Three or more, then Enter, slower than a scanner, press nothing either:
+  //   the keys are dropped with the error sound and the scan field takes the
+  //   focus (a slow scanner's scan is tried again; a person presses Enter again).
   // - Focus in the scan field: nothing changes. Keys held back when the focus
   //   moved to it (the desk gives it focus when an answer arrives) go in first.
   // - Focus in another text field (a note, a search): what a person types stays
@@ -311,6 +314,8 @@
     if (!(gap > 0)) { gap = 50; }
     // Keys older than this are forgotten: a stray key, not the start of a scan.
     var pause = Math.max(1000, 10 * gap);
+    // One late key inside a scan does not split it; a pause this long does.
+    var split = Math.max(200, 4 * gap);
     // run is the latest keys: their characters and times, and el, the text field
     // they went to (null for keys held back).
     var run = null;
@@ -340,6 +345,10 @@
       var n = run.keys.length;
       var best = 0;
       for (var k = 1; k <= n; k++) {
+        // A pause longer than split between two keys ends the run: a person's
+        // typing or a stray key before it is no part of the scan, however fast
+        // the scan's own keys came.
+        if (k > 1 && run.times[n - k + 1] - run.times[n - k] > split) { break; }
         if ((t - run.times[n - k]) / k <= gap) { best = k; }
       }
       return best >= min ? run.keys.slice(n - best).join("") : "";
@@ -409,10 +418,25 @@
         return;
       }
       keys = key === "Enter" ? scanned(t, null, 1) : "";
+      var held = key === "Enter" && recent(t, null) ? run.keys.length : 0;
       run = null;
       if (keys) {
         consume(ev);
         scan(keys);
+      } else if (held >= 3) {
+        // Characters then Enter, slower than a scanner: a scanner slower than
+        // the workstation's gap, or keys typed on a button. Either way the Enter
+        // presses nothing (it might confirm or follow a link nobody meant to):
+        // the keys go, the error sound says so, and the scan field takes the
+        // focus for the scan to be tried again.
+        consume(ev);
+        field.focus();
+        var a = document.body.getAttribute("data-sounds") !== "off" && document.querySelector('audio[data-sound="error"]');
+        if (a) {
+          a.currentTime = 0;
+          var p = a.play();
+          if (p && p.catch) { p.catch(function () {}); }
+        }
       }
     }, true);
   }
