@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
@@ -59,8 +60,15 @@ func TestRollup(t *testing.T) {
 	if got := history(); got != loans {
 		t.Errorf("the item's history has %d loans after the rollup, %d before", got, loans)
 	}
-	if _, err := svc.Renew(ctx, circulation.RenewRequest{Actor: desk, PatronID: p.ID, LoanIDs: []int64{out.Loan.ID}}); err != nil {
+	// A week later (a renewal on the day of the loan would not move its due date).
+	now := d.Now()
+	d.Now = func() time.Time { return now.AddDate(0, 0, 7) }
+	renewed, err := svc.Renew(ctx, circulation.RenewRequest{Actor: desk, PatronID: p.ID, LoanIDs: []int64{out.Loan.ID}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(renewed) != 1 || !renewed[0].OK {
+		t.Fatalf("renewal: %+v, want the loan renewed", renewed)
 	}
 	if _, err := svc.Checkin(ctx, circulation.CheckinRequest{Actor: desk, Barcode: "I00001"}); err != nil {
 		t.Fatal(err)
