@@ -101,8 +101,16 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 		return slices.Contains(req.Confirm, b.Code) || (req.AutoConfirm != nil && req.AutoConfirm(b))
 	}
 
-	// The patron already has this item: offer a renewal instead.
+	// The patron already has this item: offer a renewal instead, unless a
+	// renewal would not move the due date (the item scanned twice, a loan made
+	// today): that is refused at once, with nothing to decide.
 	if it.LoanPatronID == p.ID {
+		if r, err := notMoved(tx, req.Actor, p, it, loc); err != nil || r != nil {
+			if r != nil {
+				return &RenewRefusedError{Result: *r}
+			}
+			return err
+		}
 		b := Block{Code: BlockRenew, Overridable: true,
 			Message: fmt.Sprintf("%s is already checked out to %s, due %s. Renew it?", it.Title, p.Name(), it.LoanDue.Time.In(loc).Format("2006-01-02"))}
 		if !confirmed(b) {

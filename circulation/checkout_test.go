@@ -435,10 +435,27 @@ func TestCheckoutConfirm(t *testing.T) {
 		}
 	})
 
+	t.Run("ErrRescanSameDay", func(t *testing.T) {
+		// Scanned twice the day it was lent: a renewal would not move the due
+		// date, so the rescan is refused at once (no question to confirm), and
+		// no renewal is used.
+		e := newEnv(t)
+		first := e.mustCheckout("P0001", "I00001").Loan
+		_, err := e.checkout("P0001", "I00001")
+		var refused *circulation.RenewRefusedError
+		if !errors.As(err, &refused) || refused.Result.Refusal != circulation.RenewNotMoved {
+			t.Fatalf("rescan the day of the loan: %v, want a renewal refused as not moving the due date", err)
+		}
+		if got := e.queryInt(`SELECT renewals FROM loans WHERE id = ?`, first.ID); got != 0 {
+			t.Errorf("renewals %d, want 0", got)
+		}
+	})
+
 	t.Run("ErrRenewOnRescanRefused", func(t *testing.T) {
 		e := newEnv(t)
 		first := e.mustCheckout("P0001", "I00001").Loan
 		e.exec(`UPDATE loans SET renewals = 2 WHERE id = ?`, first.ID)
+		e.clock.Set(at("2026-12-07 10:00"))
 		_, err := e.checkout("P0001", "I00001", circulation.BlockRenew)
 		wantCode(t, err, stacks.ECONFLICT)
 		wantContains(t, stacks.ErrorMessage(err), "2 of 2")

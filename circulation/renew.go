@@ -248,8 +248,7 @@ func (s *Service) renewOverride(tx *db.Tx, actor stacks.Actor, p *patrons.Patron
 		return r, err
 	}
 	if !due.After(it.LoanDue.Time) {
-		return refuse(RenewNotMoved, "%s cannot be renewed now: it is already due %s, and renewing today would not move that date. No renewal was used.",
-			it.Title, it.LoanDue.Time.In(loc).Format("2006-01-02"))
+		return notMovedResult(r, it, loc), nil
 	}
 	if now.After(it.LoanDue.Time) {
 		fine, late, err := overdueFine(tx, it, now, loc)
@@ -291,4 +290,28 @@ func loanOf(it *itemWithLoan) Loan {
 	return Loan{ID: it.LoanID, ItemID: it.ID, Barcode: it.Barcode, RecordID: it.RecordID, Title: it.Title, Author: it.Author,
 		CallNumber: it.CallNumber, PatronID: it.LoanPatronID, IssuedAt: it.LoanIssued.Time, DueAt: it.LoanDue.Time, Renewals: it.LoanRenewals,
 		LostAt: it.LoanLostAt.Time, ClaimedAt: it.LoanClaimedAt.Time}
+}
+
+// notMoved returns the refusal of renewing the patron's loan of it now when the
+// renewal would not move its due date, and nil when it would.
+func notMoved(tx *db.Tx, actor stacks.Actor, p *patrons.Patron, it *itemWithLoan, loc *time.Location) (*RenewResult, error) {
+	rule, err := ResolveRule(tx, p.CategoryID, it.ItemTypeID, it.LoanBranchID)
+	if err != nil {
+		return nil, err
+	}
+	due, err := dueAt(tx, rule, actor.BranchID, loc)
+	if err != nil || due.After(it.LoanDue.Time) {
+		return nil, err
+	}
+	r := notMovedResult(RenewResult{Loan: loanOf(it)}, it, loc)
+	r.Loan.RenewalsAllowed = rule.Renewals
+	return &r, nil
+}
+
+// notMovedResult is r refused because renewing would not move the due date.
+func notMovedResult(r RenewResult, it *itemWithLoan, loc *time.Location) RenewResult {
+	r.Refusal = RenewNotMoved
+	r.Message = fmt.Sprintf("%s cannot be renewed now: it is already due %s, and renewing today would not move that date. No renewal was used.",
+		it.Title, it.LoanDue.Time.In(loc).Format("2006-01-02"))
+	return r
 }

@@ -90,7 +90,31 @@ func TestDeskScriptCheckout(t *testing.T) {
 		}
 	})
 
+	t.Run("RescanSameDayRefused", func(t *testing.T) {
+		// The day it was lent (scanned twice): renewing would not move the due
+		// date, so the scan is refused at once, by that reason, with no question
+		// to hold the queue.
+		r := e.scan(t, c, "/checkout/scan", url.Values{"scan": {"I00001"}})
+		row(t, r, http.StatusUnprocessableEntity, "refused", "I00001")
+		mustContain(t, "a second scan of a loan made today", r.Body, "The due date would not move")
+	})
+
 	t.Run("RenewalOfferThenCancel", func(t *testing.T) {
+		// A loan due a week sooner (lent a week ago): the rescan offers a
+		// renewal, which would move the due date.
+		var due string
+		if err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+			return tx.QueryRow(`SELECT l.due_at FROM loans l JOIN items i ON i.id = l.item_id WHERE i.barcode = 'I00001' AND l.returned_at IS NULL`).Scan(&due)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sooner, err := db.ParseTime(due)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const setDue = `UPDATE loans SET due_at = ? WHERE returned_at IS NULL AND item_id = (SELECT id FROM items WHERE barcode = 'I00001')`
+		e.exec(t, setDue, db.FormatTime(sooner.AddDate(0, 0, -7)))
+		defer e.exec(t, setDue, due)
 		r := e.scan(t, c, "/checkout/scan", url.Values{"scan": {"I00001"}})
 		row(t, r, http.StatusConflict, "decision", "I00001")
 		if !strings.Contains(r.Body, "Renew it?") || !strings.Contains(r.Body, `aria-keyshortcuts="Alt+C"`) || strings.Contains(r.Body, "autofocus") {
