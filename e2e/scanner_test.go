@@ -430,6 +430,7 @@ func TestScannerDesk(t *testing.T) {
 				s.scan(p.Card)
 				s.scan(p.Barcodes[0])
 				s.settle()
+				lib.lentAWeekAgo(p.Barcodes[0]) // so that a renewal would move its due date
 				before := lib.overrides()
 				s.scan(p.Barcodes[0]) // again: offers a renewal
 				s.scan(p.Barcodes[1]) // a different book, during the offer
@@ -719,4 +720,18 @@ func TestScannerDesk(t *testing.T) {
 		}
 		must(t, expect.Locator(s.row(p.Barcodes[0])).ToHaveAttribute("data-outcome", "refused"), "the item is refused: no patron")
 	})
+}
+
+// lentAWeekAgo moves the current loan of barcode a week back: due a week
+// sooner, so that renewing it now would move its due date.
+func (l *libraryDB) lentAWeekAgo(barcode string) {
+	l.t.Helper()
+	const where = ` WHERE returned_at IS NULL AND item_id = (SELECT id FROM items WHERE barcode = ?)`
+	for _, col := range []string{"issued_at", "due_at"} {
+		at, err := db.ParseTime(l.value(`SELECT `+col+` FROM loans`+where, barcode))
+		if err != nil {
+			l.t.Fatalf("the %s of %s: %v", col, barcode, err)
+		}
+		l.exec(`UPDATE loans SET `+col+` = ?`+where, db.FormatTime(at.AddDate(0, 0, -7)), barcode)
+	}
 }
