@@ -298,6 +298,9 @@ func (a *a11yWalk) nav(name string) {
 	a.t.Helper()
 	must(a.t, navLink(a.page, name).Click(), "clicking %q in the navigation", name)
 	must(a.t, expect.Locator(navLink(a.page, name)).ToHaveAttribute("aria-current", "page"), "on the %s page", name)
+	// The page's deferred scripts run before it is complete: a scan typed
+	// before then would be a plain form post, not the desk script's queue.
+	must(a.t, waitLoaded(a.page, uiTimeout), "loading the %s page", name)
 }
 
 func (a *a11yWalk) field(label string) playwright.Locator {
