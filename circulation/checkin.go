@@ -65,16 +65,16 @@ type CheckinResult struct {
 	// Hold or TransferTo say where the copy goes now (neither: back on the shelf).
 	ExpiredHold *holds.Expired
 	At          time.Time
-	// Pending: the checkin is on a desk's list and needs action there (NeedsAction)
+	// Pending: the checkin is on a desk's list and needs action there (needsAction)
 	// that staff have not acknowledged yet (AcknowledgeCheckin).
 	Pending bool
 }
 
-// NeedsAction says whether the desk must act on the checkin: put the copy on the
+// needsAction says whether the desk must act on the checkin: put the copy on the
 // hold shelf or send it to another branch, keep a withdrawn copy off the shelf, or
 // read its message to the patron. The Check in page keeps such a checkin in view
 // until staff acknowledge it.
-func (c CheckinResult) NeedsAction() bool {
+func (c CheckinResult) needsAction() bool {
 	return c.itemNeedsAction() || c.PatronMessage != ""
 }
 
@@ -121,9 +121,9 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 	}
 
 	if it.Status == catalog.StatusInTransit && it.TransitToID == here && it.CurrentBranchID != here {
-		if res.ReceivedFrom, err = findBranchRef(tx, it.CurrentBranchID); err != nil {
-			return err
-		}
+		from := it.CurrentBranch
+		from.ID = it.CurrentBranchID
+		res.ReceivedFrom = &from
 	}
 
 	switch it.Status {
@@ -170,7 +170,7 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		holdID = sql.NullInt64{Int64: res.Hold.HoldID, Valid: true}
 		inTransit = res.Hold.InTransit
 	}
-	res.Pending = req.Batch != "" && res.NeedsAction()
+	res.Pending = req.Batch != "" && res.needsAction()
 	if res.Pending && !res.itemNeedsAction() {
 		// Only the borrower's message: once on the list while it waits there.
 		if res.Pending, err = noPatronMessageWaiting(tx, req.Batch, res.PatronID); err != nil {
@@ -184,15 +184,6 @@ func (s *Service) checkin(tx *db.Tx, req CheckinRequest, barcode string, loc *ti
 		return fmt.Errorf("record checkin: %w", err)
 	}
 	return nil
-}
-
-// findBranchRef names the branch with the id.
-func findBranchRef(tx *db.Tx, id int64) (*BranchRef, error) {
-	b := BranchRef{ID: id}
-	if err := tx.QueryRow(`SELECT code, name FROM branches WHERE id = ?`, id).Scan(&b.Code, &b.Name); err != nil {
-		return nil, fmt.Errorf("find branch %d: %w", id, err)
-	}
-	return &b, nil
 }
 
 // placeItem puts a copy that is free at branch here back into circulation: set

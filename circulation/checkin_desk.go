@@ -51,8 +51,9 @@ func (s *Service) AcknowledgeCheckin(ctx context.Context, actor stacks.Actor, ba
 		if n, err := res.RowsAffected(); err != nil || n == 1 {
 			return err
 		}
-		var needs int64
-		err = tx.QueryRow(`SELECT needs_ack FROM checkins WHERE id = ? AND batch = ? AND batch <> ''`, id, batch).Scan(&needs)
+		// Nothing changed: already acknowledged, or never needed it (fine), or
+		// not on this list.
+		err = tx.QueryRow(`SELECT 1 FROM checkins WHERE id = ? AND batch = ? AND batch <> ''`, id, batch).Scan(new(int))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return stacks.Errorf(stacks.ENOTFOUND, "That message is not on this desk's Check in list (it may have been cleared): nothing to acknowledge.")

@@ -104,16 +104,17 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 	// The patron already has this item: offer a renewal instead, unless a
 	// renewal would not move the due date (the item scanned twice, a loan made
 	// today): that is refused at once, with nothing to decide.
+	// (A confirmed renewal goes to renew, which refuses it the same way.)
 	if it.LoanPatronID == p.ID {
-		if r, err := notMoved(tx, req.Actor, p, it, loc); err != nil || r != nil {
-			if r != nil {
-				return &RenewRefusedError{Result: *r}
-			}
-			return err
-		}
 		b := Block{Code: BlockRenew, Overridable: true,
 			Message: fmt.Sprintf("%s is already checked out to %s, due %s. Renew it?", it.Title, p.Name(), it.LoanDue.Time.In(loc).Format("2006-01-02"))}
 		if !confirmed(b) {
+			r, err := notMoved(tx, req.Actor, p, it, loc)
+			if err != nil {
+				return err
+			} else if r != nil {
+				return &RenewRefusedError{Result: *r}
+			}
 			blocked.Blocks = append(blocked.Blocks, b)
 			return blocked
 		}

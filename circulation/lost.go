@@ -128,18 +128,20 @@ func (s *Service) declareLost(ctx context.Context, actor stacks.Actor, patronID,
 		if err != nil {
 			return err
 		}
-		if quoted >= 0 {
-			q, _, err := quoteLost(tx, l, rule, prefs.Location)
-			if err != nil {
-				return err
-			}
-			if q.Billed() != quoted {
-				bill = q
-				return stacks.Errorf(stacks.ECONFLICT, "The bill for %s (%s) is %s now, not the %s confirmed; confirm the new amount.",
-					l.Title, l.Barcode, formatMoney(q.Billed()), formatMoney(quoted))
-			}
+		loc := prefs.Location
+		if loc == nil {
+			loc = time.UTC
 		}
-		bill, err = billLost(tx, actor, l, rule, prefs.Location, "declared lost by staff")
+		q, late, err := quoteLost(tx, l, rule, loc)
+		if err != nil {
+			return err
+		}
+		if quoted >= 0 && q.Billed() != quoted {
+			bill = q
+			return stacks.Errorf(stacks.ECONFLICT, "The bill for %s (%s) is %s now, not the %s confirmed; confirm the new amount.",
+				l.Title, l.Barcode, formatMoney(q.Billed()), formatMoney(quoted))
+		}
+		bill, err = billQuoted(tx, actor, l, q, late, loc, "declared lost by staff")
 		return err
 	})
 	return bill, err
@@ -207,6 +209,12 @@ func billLost(tx *db.Tx, actor stacks.Actor, l lostLoan, rule Rule, loc *time.Lo
 	if err != nil {
 		return LostBill{}, err
 	}
+	return billQuoted(tx, actor, l, bill, late, loc, why)
+}
+
+// billQuoted marks l lost and bills it as quoteLost quoted (bill, and late, the
+// time overdue it charges), and queues the patron's notice.
+func billQuoted(tx *db.Tx, actor stacks.Actor, l lostLoan, bill LostBill, late string, loc *time.Location, why string) (LostBill, error) {
 	res, err := tx.Exec(`UPDATE loans SET lost_at = ?, lost_fine_settled = 1 WHERE id = ? AND lost_at IS NULL AND returned_at IS NULL`,
 		db.FormatTime(tx.Now()), l.LoanID)
 	if err != nil {

@@ -182,6 +182,8 @@ type itemWithLoan struct {
 	// BorrowerDeskMessage is the borrower's message for the desk ("Has a parcel
 	// waiting"), shown at check in too.
 	BorrowerDeskMessage string
+	// CurrentBranch names the branch the item is at (or, in transit, left from).
+	CurrentBranch BranchRef
 	// LoanLostAt and LoanClaimedAt are set on a loan declared lost or claimed
 	// returned: its fine stops there.
 	LoanLostAt    db.NullTime
@@ -209,11 +211,13 @@ func findItemWithLoan(tx *db.Tx, barcode string) (*itemWithLoan, error) {
 	var it itemWithLoan
 	dest := append(it.ItemScanDest(), &it.LoanID, &it.LoanPatronID, &it.LoanBranchID, &it.LoanDue, &it.LoanIssued,
 		&it.LoanRenewals, &it.BorrowerCategory, &it.BorrowerCard, &it.BorrowerName, &it.LoanLostAt, &it.LoanClaimedAt,
-		&it.LoanLostFineSettled, &it.BorrowerDeskMessage)
+		&it.LoanLostFineSettled, &it.BorrowerDeskMessage, &it.CurrentBranch.Code, &it.CurrentBranch.Name)
 	err := tx.QueryRow(`SELECT `+catalog.ItemColumns+`,
 			coalesce(l.id, 0), coalesce(l.patron_id, 0), coalesce(l.branch_id, 0), l.due_at, l.issued_at, coalesce(l.renewals, 0),
 			coalesce(p.category_id, 0), coalesce(p.card, ''), coalesce(p.first_name || ' ' || p.surname, ''),
-			l.lost_at, l.claimed_returned_at, coalesce(l.lost_fine_settled, 0), coalesce(p.desk_message, '')`+catalog.ItemFrom+`
+			l.lost_at, l.claimed_returned_at, coalesce(l.lost_fine_settled, 0), coalesce(p.desk_message, ''),
+			cb.code, cb.name`+catalog.ItemFrom+`
+		JOIN branches cb ON cb.id = i.current_branch_id
 		LEFT JOIN loans l ON l.item_id = i.id AND l.returned_at IS NULL
 		LEFT JOIN patrons p ON p.id = l.patron_id
 		WHERE i.barcode = ?`, barcode).Scan(dest...)

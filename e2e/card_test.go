@@ -10,9 +10,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/holds"
 )
 
 // TestDeskCardAndRenewals: at Check out, a card's state is said when the card is
@@ -108,7 +106,7 @@ func TestDeskCardAndRenewals(t *testing.T) {
 
 	t.Run("OverrideHold", func(t *testing.T) {
 		card, barcode, title, loanID := renewableLoan(t, lib)
-		placeHoldOn(t, lib, "P0003", barcode)
+		lib.placeHold(barcode, "P0003", "CEN")
 		before := lib.loans(card)[barcode]
 		a.scan("Card number", card)
 		answered(card)
@@ -184,19 +182,4 @@ func renewableLoan(t *testing.T, lib *libraryDB) (card, barcode, title string, l
 	})
 	must(t, err, "finding a loan to renew")
 	return card, barcode, title, loanID
-}
-
-// placeHoldOn places a hold for the patron with card on the title of the copy
-// barcode, picked up at Central.
-func placeHoldOn(t *testing.T, lib *libraryDB, card, barcode string) {
-	t.Helper()
-	err := lib.d.Write(context.Background(), func(tx *db.Tx) error {
-		var recordID int64
-		if err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = ?`, barcode).Scan(&recordID); err != nil {
-			return err
-		}
-		_, err := holds.Place(tx, holds.PlaceRequest{Actor: stacks.System, RecordID: recordID, PatronCard: card, PickupBranchCode: "CEN"}, time.UTC)
-		return err
-	})
-	must(t, err, "placing a hold for %s on %s", card, barcode)
 }

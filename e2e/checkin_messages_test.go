@@ -69,16 +69,8 @@ func (l *libraryDB) placeHold(barcode, card, pickup string) {
 
 // acknowledged counts the acknowledged checkins of barcode.
 func (l *libraryDB) acknowledged(barcode string) int {
-	l.t.Helper()
-	var n int
-	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
-		return tx.QueryRow(`SELECT count(*) FROM checkins c JOIN items i ON i.id = c.item_id
-			WHERE i.barcode = ? AND c.acked_at IS NOT NULL AND c.acked_by = 'desk'`, barcode).Scan(&n)
-	})
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	return n
+	return int(l.int(`SELECT count(*) FROM checkins c JOIN items i ON i.id = c.item_id
+		WHERE i.barcode = ? AND c.acked_at IS NOT NULL AND c.acked_by = 'desk'`, barcode))
 }
 
 func newCheckinFixture(t *testing.T, lib *libraryDB) checkinFixture {
@@ -155,10 +147,28 @@ func TestCheckinMessages(t *testing.T) {
 			t.Errorf("%s acknowledged %d times in the database, want 1", f.shelf, n)
 		}
 		checkA11y(t, page, "Check in: a message acknowledged")
-		// Scans go on: a plain return leaves the messages as they are.
+		// Scans go on with the focus on a message's Acknowledge, then on its
+		// slip link, as a scanner types into whatever has focus: its Enter
+		// presses and opens nothing, and a plain return leaves the messages as
+		// they are.
+		url := page.URL()
+		travel := message(f.travel)
+		must(t, travel.GetByRole(*playwright.AriaRoleButton, playwright.LocatorGetByRoleOptions{Name: "Acknowledge"}).Focus(), "focus on %s's Acknowledge", f.travel)
 		s.scan(f.plain[0])
 		s.settle()
-		must(t, expect.Locator(messages).ToHaveCount(2), "two messages after one more scan")
+		must(t, travel.GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Print transit slip"}).Focus(), "focus on %s's transit slip", f.travel)
+		s.scan(f.plain[1])
+		s.settle()
+		must(t, expect.Locator(messages).ToHaveCount(2), "two messages after two more scans")
+		if page.URL() != url {
+			t.Errorf("a scan with the focus on a slip link opened %s", page.URL())
+		}
+		if n := lib.acknowledged(f.travel); n != 0 {
+			t.Errorf("a scan with the focus on Acknowledge acknowledged %s (%d in the database)", f.travel, n)
+		}
+		for _, bc := range f.plain[:2] {
+			must(t, expect.Locator(s.row(bc).First()).ToBeVisible(), "%s in the list", bc)
+		}
 		_, err = page.Reload()
 		must(t, err, "reloading Check in")
 		must(t, expect.Locator(messages).ToHaveCount(2), "two messages after a reload")

@@ -247,19 +247,6 @@ func (l *libraryDB) hold(card, barcode string) int64 {
 	return placed.HoldID
 }
 
-// holdStatus is the status of a hold (queued, waiting, ...).
-func (l *libraryDB) holdStatus(id int64) string {
-	l.t.Helper()
-	var st string
-	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
-		return tx.QueryRow(`SELECT status FROM holds WHERE id = ?`, id).Scan(&st)
-	})
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	return st
-}
-
 // owe charges a patron more than the fines limit, so that checkouts ask.
 func (l *libraryDB) owe(card string) {
 	l.t.Helper()
@@ -500,7 +487,7 @@ func TestScannerDesk(t *testing.T) {
 				if _, ok := lib.loans(borrower.Card)[lent]; !ok {
 					t.Errorf("%s was taken from %s", lent, borrower.Card)
 				}
-				if st := lib.holdStatus(hold); st != "queued" {
+				if st := lib.value(`SELECT status FROM holds WHERE id = ?`, hold); st != "queued" {
 					t.Errorf("%s's hold is %s, want queued", holder.Card, st)
 				}
 				for _, bc := range reader.Barcodes[:2] {

@@ -176,10 +176,10 @@ type Expired struct {
 func ExpireAtCheckin(tx *db.Tx, actor stacks.Actor, itemID int64) (*Expired, error) {
 	var e Expired
 	var by db.NullTime
-	err := tx.QueryRow(`SELECT h.id, h.patron_id, p.first_name || ' ' || p.surname, p.card, h.status, coalesce(h.item_id, 0), h.pickup_by
+	err := tx.QueryRow(`SELECT h.id, h.patron_id, p.first_name || ' ' || p.surname, p.card, coalesce(h.item_id, 0), h.pickup_by
 		FROM holds h JOIN patrons p ON p.id = h.patron_id
 		WHERE h.trapped_item_id = ? AND h.status = 'waiting'`, itemID).Scan(
-		&e.HoldID, &e.PatronID, &e.PatronName, &e.PatronCard, &e.Status, &e.ItemID, &by)
+		&e.HoldID, &e.PatronID, &e.PatronName, &e.PatronCard, &e.ItemID, &by)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	} else if err != nil {

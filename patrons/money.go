@@ -186,27 +186,12 @@ func PayLines(tx *db.Tx, actor stacks.Actor, req PayRequest) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	lines := open
+	lines, owed := open, int64(0)
 	if len(req.ChargeIDs) > 0 {
-		byID := make(map[int64]OpenCharge, len(open))
-		for _, c := range open {
-			byID[c.ID] = c
-		}
-		lines = nil
-		seen := make(map[int64]bool, len(req.ChargeIDs))
-		for _, id := range req.ChargeIDs {
-			if seen[id] { // a line ticked twice (line=X&line=X) is paid once
-				continue
-			}
-			seen[id] = true
-			c, ok := byID[id]
-			if !ok {
-				return 0, stacks.FieldErrorf("amount", stacks.EINVALID, "Line %d is not an open charge of %s; reload the page and choose again.", id, name)
-			}
-			lines = append(lines, c)
+		if lines, err = chosenLines(open, req.ChargeIDs, name, "amount"); err != nil {
+			return 0, err
 		}
 	}
-	var owed int64
 	for _, c := range lines {
 		owed += c.OutstandingCents
 	}
@@ -237,6 +222,30 @@ func PayLines(tx *db.Tx, actor stacks.Actor, req PayRequest) (int64, error) {
 	}
 	return id, tx.Audit(actor, "patron.pay", "patron", req.PatronID, fmt.Sprintf("payment %d of %s by %s, balance %s -> %s: %s",
 		id, formatCents(req.Cents), req.Method, formatCents(balance), formatCents(balance-req.Cents), description))
+}
+
+// chosenLines returns the open charges with the ids staff ticked, in their
+// order, each once (a line ticked twice, line=X&line=X, counts once). An id that
+// is not one of open is an EINVALID error on field, naming the patron.
+func chosenLines(open []OpenCharge, ids []int64, name, field string) ([]OpenCharge, error) {
+	byID := make(map[int64]OpenCharge, len(open))
+	for _, c := range open {
+		byID[c.ID] = c
+	}
+	lines := make([]OpenCharge, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c, ok := byID[id]
+		if !ok {
+			return nil, stacks.FieldErrorf(field, stacks.EINVALID, "Line %d is not an open charge of %s; reload the page and choose again.", id, name)
+		}
+		lines = append(lines, c)
+	}
+	return lines, nil
 }
 
 // WaiveRequest is a waiver made at the desk, of lines staff chose.
@@ -278,23 +287,12 @@ func WaiveLines(tx *db.Tx, actor stacks.Actor, req WaiveRequest) (id, cents int6
 	if err != nil {
 		return 0, 0, err
 	}
-	byID := make(map[int64]OpenCharge, len(open))
-	for _, c := range open {
-		byID[c.ID] = c
+	lines, err := chosenLines(open, req.ChargeIDs, name, "lines")
+	if err != nil {
+		return 0, 0, err
 	}
-	var lines []OpenCharge
 	var owed int64
-	seen := make(map[int64]bool, len(req.ChargeIDs))
-	for _, line := range req.ChargeIDs {
-		if seen[line] { // a line ticked twice is waived once
-			continue
-		}
-		seen[line] = true
-		c, ok := byID[line]
-		if !ok {
-			return 0, 0, stacks.FieldErrorf("lines", stacks.EINVALID, "Line %d is not an open charge of %s; reload the page and choose again.", line, name)
-		}
-		lines = append(lines, c)
+	for _, c := range lines {
 		owed += c.OutstandingCents
 	}
 	owed = min(owed, balance)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/passwords"
 )
 
@@ -192,49 +193,21 @@ func FindAt(tx *db.Tx, id, branchID int64) (*User, error) {
 	return u, nil
 }
 
-// Branch is a branch staff may work at.
-type Branch struct {
-	ID   int64
-	Code string
-	Name string
-}
-
 // findBranch returns the branch with the code (any case), or a field error on
 // "branch" saying to choose one from the list.
-func findBranch(tx *db.Tx, code string) (Branch, error) {
-	var b Branch
-	err := tx.QueryRow(`SELECT id, code, name FROM branches WHERE code = ?`, strings.ToUpper(strings.TrimSpace(code))).Scan(&b.ID, &b.Code, &b.Name)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Branch{}, stacks.FieldErrorf("branch", stacks.EINVALID, "There is no branch with code %q. Choose the branch you work at from the list.", code)
-	} else if err != nil {
-		return Branch{}, fmt.Errorf("find branch %q: %w", code, err)
+func findBranch(tx *db.Tx, code string) (library.Branch, error) {
+	b, err := library.FindBranchByCode(tx, code)
+	if stacks.ErrorCode(err) == stacks.ENOTFOUND {
+		return b, stacks.FieldErrorf("branch", stacks.EINVALID, "There is no branch with code %q. Choose the branch you work at from the list.", code)
 	}
-	return b, nil
-}
-
-// Branches returns every branch staff may work at, by name.
-func Branches(tx *db.Tx) ([]Branch, error) {
-	rows, err := tx.Query(`SELECT id, code, name FROM branches ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("list branches: %w", err)
-	}
-	defer rows.Close()
-	var out []Branch
-	for rows.Next() {
-		var b Branch
-		if err := rows.Scan(&b.ID, &b.Code, &b.Name); err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
+	return b, err
 }
 
 // ChangeBranch moves a signed-in user to the branch with the given code: the
 // branch their desk works at from now on. The change is audited, naming both
 // branches; the caller keeps the new branch in the session.
-func (s *Service) ChangeBranch(ctx context.Context, u *User, code string) (Branch, error) {
-	var b Branch
+func (s *Service) ChangeBranch(ctx context.Context, u *User, code string) (library.Branch, error) {
+	var b library.Branch
 	err := s.DB.Write(ctx, func(tx *db.Tx) error {
 		var err error
 		if b, err = findBranch(tx, code); err != nil {
@@ -339,7 +312,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 
 	// A locked account is refused on a read connection, without the write lock,
 	// and so is a branch that does not exist.
-	var at *Branch
+	var at *library.Branch
 	err := s.DB.Read(ctx, func(tx *db.Tx) error {
 		if err := s.checkLocked(tx, keys); err != nil {
 			return err

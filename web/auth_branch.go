@@ -6,6 +6,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -59,11 +60,11 @@ func (s *Server) workAt(r *http.Request, u *staff.User, branchID int64) {
 
 // branches lists the branches staff may work at, for the login and Change
 // branch forms.
-func (s *Server) branches(r *http.Request) ([]staff.Branch, error) {
-	var bs []staff.Branch
+func (s *Server) branches(r *http.Request) ([]library.Branch, error) {
+	var bs []library.Branch
 	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
 		var err error
-		bs, err = staff.Branches(tx)
+		bs, err = library.ListBranches(tx)
 		return err
 	})
 	return bs, err
@@ -71,7 +72,7 @@ func (s *Server) branches(r *http.Request) ([]staff.Branch, error) {
 
 // BranchView is the Change branch form.
 type BranchView struct {
-	Branches []staff.Branch
+	Branches []library.Branch
 	// Branch is the chosen branch's code.
 	Branch string
 	Errors FormErrors

@@ -9,7 +9,7 @@ package web
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/stacks-ils/stacks/staff"
+import "github.com/stacks-ils/stacks/library"
 
 // BranchPage changes the branch the signed-in user's desk works at.
 func BranchPage(p *Page, v *BranchView) templ.Component {
@@ -134,7 +134,7 @@ func BranchPage(p *Page, v *BranchView) templ.Component {
 }
 
 // branchOptions lists the branches, the one with the code chosen selected.
-func branchOptions(bs []staff.Branch, chosen string) templ.Component {
+func branchOptions(bs []library.Branch, chosen string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -161,6 +161,22 @@ func TestDeskRenewRefusals(t *testing.T) {
 			t.Errorf("renewals %d, want 2", got)
 		}
 	})
+
+	// Both renewals a Book allows used: the refusal is headed by that reason
+	// (the first of the two refusals), with the override offered.
+	t.Run("NoRenewalsLeft", func(t *testing.T) {
+		e.Clock.Advance(7 * 24 * time.Hour)
+		e.login(t, c, "desk", "desk")
+		e.scan(t, c, "/checkout/scan", url.Values{"scan": {"P0001"}})
+		before := loanRow()
+		r := e.scan(t, c, "/checkout/renew", loan)
+		row(t, r, http.StatusUnprocessableEntity, "refused", "I00001")
+		mustContain(t, "a renewal with none left", r.Body, "<h2>No renewals left: I00001 not renewed</h2>",
+			"it has been renewed 2 of 2 times allowed", "Renew anyway</button>")
+		if got := loanRow(); got != before {
+			t.Errorf("loan %q after a refused renewal, want %q", got, before)
+		}
+	})
 }
 
 // TestDeskCardLost: "Card reported lost" on the patron's form is stored and

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"html"
 	"net/http"
 	"net/url"
@@ -9,29 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/holds"
 )
-
-// placeHoldOn places a hold for card on the record of barcode, picked up at the
-// branch with code pickup.
-func placeHoldOn(t *testing.T, e *testEnv, barcode, card, pickup string) {
-	t.Helper()
-	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
-		var rec int64
-		if err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = ?`, barcode).Scan(&rec); err != nil {
-			return err
-		}
-		_, err := holds.Place(tx, holds.PlaceRequest{Actor: stacks.System, RecordID: rec, PatronCard: card, PickupBranchCode: pickup}, time.UTC)
-		return err
-	})
-	if err != nil {
-		t.Fatalf("hold on %s for %s: %v", barcode, card, err)
-	}
-}
 
 // deskMessages cuts the Check in page's messages out of a page or fragment: one
 // string a message, newest first.
@@ -68,9 +45,9 @@ func TestCheckinMessagesStay(t *testing.T) {
 	c := e.deskClient(t)
 
 	shelf := freeCopy(t, e, "CEN")
-	placeHoldOn(t, e, shelf, "P0003", "CEN")
+	placeHoldAt(t, e, "P0003", shelf, "CEN")
 	travel := freeCopy(t, e, "CEN")
-	placeHoldOn(t, e, travel, "P0003", "WES")
+	placeHoldAt(t, e, "P0003", travel, "WES")
 	east := freeCopy(t, e, "EAS")
 	plain := freeCopy(t, e, "CEN")
 
@@ -253,8 +230,8 @@ func TestTransferSlipOfHoldPassedOn(t *testing.T) {
 	e := newDemoEnv(t)
 	c := e.deskClient(t)
 	copy := freeCopy(t, e, "CEN")
-	placeHoldOn(t, e, copy, "P0003", "CEN")
-	placeHoldOn(t, e, copy, "P0001", "WES")
+	placeHoldAt(t, e, "P0003", copy, "CEN")
+	placeHoldAt(t, e, "P0001", copy, "WES")
 	if res := checkinAt(t, e, "CEN", copy); res.Hold == nil || res.Hold.InTransit {
 		t.Fatalf("%s is not on the hold shelf: %+v", copy, res)
 	}

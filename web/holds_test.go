@@ -32,6 +32,13 @@ func queryString(t *testing.T, e *testEnv, query string, args ...any) string {
 // copy barcode, picked up at Central, and returns its id.
 func placeHold(t *testing.T, e *testEnv, card, barcode string, confirm ...string) int64 {
 	t.Helper()
+	return placeHoldAt(t, e, card, barcode, "CEN", confirm...)
+}
+
+// placeHoldAt places a hold for card on the title of barcode, for pickup at the
+// branch with the code pickup.
+func placeHoldAt(t *testing.T, e *testEnv, card, barcode, pickup string, confirm ...string) int64 {
+	t.Helper()
 	var placed holds.Placed
 	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
 		var recordID int64
@@ -40,7 +47,7 @@ func placeHold(t *testing.T, e *testEnv, card, barcode string, confirm ...string
 		}
 		var err error
 		placed, err = holds.Place(tx, holds.PlaceRequest{Actor: stacks.System, RecordID: recordID, PatronCard: card,
-			PickupBranchCode: "CEN", Confirm: confirm}, time.UTC)
+			PickupBranchCode: pickup, Confirm: confirm}, time.UTC)
 		return err
 	})
 	if err != nil {

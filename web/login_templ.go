@@ -9,7 +9,7 @@ package web
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/stacks-ils/stacks/staff"
+import "github.com/stacks-ils/stacks/library"
 
 // LoginForm is the login page's view model.
 type LoginForm struct {
@@ -19,7 +19,7 @@ type LoginForm struct {
 	// Branches are offered in the Branch select after "My home branch";
 	// Branch is the chosen one's code ("" for the home branch) and BranchError
 	// the message beside the select.
-	Branches    []staff.Branch
+	Branches    []library.Branch
 	Branch      string
 	BranchError string
 }

@@ -245,6 +245,9 @@ func TestWaivePermissionDesk(t *testing.T) {
 	if e.count(t, `SELECT can_waive FROM staff_users WHERE id = ?`, deskID) != 1 {
 		t.Fatal("the checkbox did not give the permission")
 	}
+	if n := e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'staff.waive_grant' AND object_id = ?`, deskID); n != 1 {
+		t.Errorf("%d audit entries of the grant, want 1", n)
+	}
 	if r := e.post(t, c, "/admin/staff/"+deskID+"/waive", url.Values{"can_waive": {"1"}}); r.Status != http.StatusForbidden {
 		t.Errorf("the desk set its own permission: %d", r.Status)
 	}
@@ -277,6 +280,9 @@ func TestWaivePermissionDesk(t *testing.T) {
 	// The checkbox unticked: the desk is refused again.
 	if r := e.post(t, admin, "/admin/staff/"+deskID+"/waive", url.Values{}); r.Status != http.StatusSeeOther {
 		t.Fatalf("revoke: %d", r.Status)
+	}
+	if n := e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'staff.waive_revoke' AND object_id = ?`, deskID); n != 1 {
+		t.Errorf("%d audit entries of the revocation, want 1", n)
 	}
 	r = e.post(t, c, page+"/waive", url.Values{"line": {strconv.Itoa(newest)}, "amount": {"1.00"}, "reason": {"again"}})
 	if r.Status != http.StatusForbidden || e.count(t, `SELECT max(id) FROM ledger WHERE kind = 'waiver'`) != waiver {

@@ -6,8 +6,22 @@
     b.hidden = false;
     b.addEventListener("click", function () { window.print(); });
   });
+  // play plays one of the page's sounds (hold found, transfer, question, error),
+  // unless the workstation turned sounds off.
+  var sounds = {};
+  document.querySelectorAll("audio[data-sound]").forEach(function (a) { sounds[a.getAttribute("data-sound")] = a; });
+  var soundOn = document.body.getAttribute("data-sounds") !== "off";
+  function play(kind) {
+    var a = kind && soundOn && sounds[kind];
+    if (!a) { return; }
+    a.currentTime = 0;
+    var p = a.play();
+    if (p && p.catch) { p.catch(function () {}); }
+  }
+
   var form = document.getElementById("scan-form");
   if (form && window.htmx) { desk(form); scannerKeys(form); }
+
   // A Check in message acknowledged through htmx (its form has data-ack) gives
   // the scan field its focus back: the button it had is gone. (The form is gone
   // too, so the event comes from the page around it; the request names the form.)
@@ -34,7 +48,6 @@
     var idleMinutes = parseInt(deskEl.getAttribute("data-idle-minutes") || "0", 10);
     // The server gives its URLs, under the base path it is mounted at (/library/...).
     var doneURL = deskEl.getAttribute("data-done-url");
-    var soundOn = document.body.getAttribute("data-sounds") !== "off";
     var queue = [];
     var sending = null;
     var lastActive = Date.now();
@@ -184,16 +197,6 @@
       if (!a || a === document.body || a.tagName === "BUTTON" || !document.body.contains(a)) {
         field.focus();
       }
-    }
-
-    var sounds = {};
-    document.querySelectorAll("audio[data-sound]").forEach(function (a) { sounds[a.getAttribute("data-sound")] = a; });
-    function play(kind) {
-      var a = kind && soundOn && sounds[kind];
-      if (!a) { return; }
-      a.currentTime = 0;
-      var p = a.play();
-      if (p && p.catch) { p.catch(function () {}); }
     }
 
     form.addEventListener("submit", function (ev) {
@@ -431,12 +434,7 @@
         // focus for the scan to be tried again.
         consume(ev);
         field.focus();
-        var a = document.body.getAttribute("data-sounds") !== "off" && document.querySelector('audio[data-sound="error"]');
-        if (a) {
-          a.currentTime = 0;
-          var p = a.play();
-          if (p && p.catch) { p.catch(function () {}); }
-        }
+        play("error");
       }
     }, true);
   }
