@@ -53,9 +53,31 @@ func NewPool(size, maxWaiting int, maxWait time.Duration) *Pool {
 // that guesses can never take every CPU from the desk.
 func DefaultSize() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
-// Default is the pool Compare uses. Eight waiting per slot, for up to 3 s: at
-// about 60 ms a comparison, a waiting attempt is answered within half a second.
-var Default = NewPool(DefaultSize(), 8*DefaultSize(), 3*time.Second)
+// Default is the pool Compare uses: up to 256 attempts waiting (the SIP server's
+// connections at most: a library's terminals all log in at once after a
+// restart), each for up to 3 s, or as long as WithWait allows. At about 65 ms a
+// comparison (cost 10 on this project's 2-core machine), a slot compares about
+// 15 a second; an attempt that would wait longer is refused (ErrBusy), not
+// queued for ever.
+var Default = NewPool(DefaultSize(), 256, 3*time.Second)
+
+type waitKey struct{}
+
+// WithWait returns a context under which an attempt may wait up to d for a slot,
+// instead of the pool's own wait (still never past ctx's deadline): a SIP
+// terminal waits seconds for its answer, and a login refused for a busy pool
+// costs it more than the wait.
+func WithWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, waitKey{}, d)
+}
+
+// wait is how long an attempt under ctx may wait for a slot.
+func (p *Pool) wait(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(waitKey{}).(time.Duration); ok {
+		return d
+	}
+	return p.maxWait
+}
 
 // Compare reports whether password matches the bcrypt hash, on the Default pool.
 // It returns ErrBusy, without comparing, when the pool is full.
@@ -65,7 +87,7 @@ func Compare(ctx context.Context, hash, password string) (bool, error) {
 
 // Compare reports whether password matches the bcrypt hash. It returns ErrBusy,
 // without comparing, when every slot is taken and the queue is full, or when no
-// slot came free within the pool's wait or before ctx ended.
+// slot came free within the pool's wait (or WithWait's) or before ctx ended.
 func (p *Pool) Compare(ctx context.Context, hash, password string) (bool, error) {
 	if err := p.acquire(ctx); err != nil {
 		p.refused.Add(1)
@@ -116,7 +138,7 @@ func (p *Pool) acquire(ctx context.Context) error {
 		return ErrBusy
 	}
 	defer p.waiting.Add(-1)
-	t := time.NewTimer(p.maxWait)
+	t := time.NewTimer(p.wait(ctx))
 	defer t.Stop()
 	select {
 	case p.slots <- struct{}{}:

@@ -88,6 +88,26 @@ func TestPool(t *testing.T) {
 		}
 		<-done
 	})
+	t.Run("WithWait", func(t *testing.T) {
+		// The same pool, whose own wait (10 ms) is far shorter than the slow
+		// comparison: an attempt that may wait longer (a SIP terminal) gets the
+		// slot when it comes free, and is compared.
+		p := passwords.NewPool(1, 1, 10*time.Millisecond)
+		const slow = "$2a$11$vHp/haP95M.N3e6j1n.4NeucbnqQorSRic4j4IC.d1qy6wPwacwAa" // "secret"
+		done := make(chan struct{})
+		go func() { p.Compare(context.Background(), slow, "x"); close(done) }()
+		for p.Comparisons() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		ctx := passwords.WithWait(context.Background(), time.Minute)
+		if ok, err := p.Compare(ctx, hash, "secret"); !ok || err != nil {
+			t.Errorf("waited for the slot: %v %v, want a match", ok, err)
+		}
+		if p.Comparisons() != 2 || p.Refused() != 0 {
+			t.Errorf("%d compared, %d refused; want 2 and 0", p.Comparisons(), p.Refused())
+		}
+		<-done
+	})
 }
 
 // TestGate: one attempt per key in flight, MaxWaiting more wait their turn, the

@@ -121,29 +121,47 @@ var errBadLogin = stacks.Errorf(stacks.EUNAUTHORIZED, "The SIP username or passw
 // (passwords.ErrBusy when it is full), and also for an unknown account, so that
 // timing does not tell which accounts exist. The caller throttles attempts.
 func Authenticate(ctx context.Context, d *db.DB, username, password string) (*Account, error) {
+	acct, _, err := authenticate(ctx, d, username, password)
+	return acct, err
+}
+
+// authenticate is Authenticate, returning also the hash the password matched.
+func authenticate(ctx context.Context, d *db.DB, username, password string) (*Account, string, error) {
 	var (
 		acct *Account
 		hash string
 	)
 	err := d.Read(ctx, func(tx *db.Tx) error {
-		err := tx.QueryRow(`SELECT password_hash FROM sip_accounts WHERE username = ?`, username).Scan(&hash)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("find SIP account: %w", err)
-		}
-		acct, err = findAccount(tx, username)
+		var err error
+		acct, hash, err = accountWithHash(tx, username)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ok, err := staff.CheckPassword(ctx, hash, password)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if !ok || acct == nil || !acct.Active {
-		return nil, errBadLogin
+		return nil, "", errBadLogin
 	}
-	return acct, nil
+	return acct, hash, nil
+}
+
+// accountWithHash reads an account by username with its password hash; nil and
+// "" when there is none.
+func accountWithHash(tx *db.Tx, username string) (*Account, string, error) {
+	var hash string
+	err := tx.QueryRow(`SELECT password_hash FROM sip_accounts WHERE username = ?`, username).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", nil
+	} else if err != nil {
+		return nil, "", fmt.Errorf("find SIP account: %w", err)
+	}
+	acct, err := findAccount(tx, username)
+	if err != nil {
+		return nil, "", err
+	}
+	return acct, hash, nil
 }

@@ -85,6 +85,21 @@ func (c *Client) Exchange(msg string) (sent, resp string, err error) {
 	return sent, resp, nil
 }
 
+// Write sends one message (without terminator; error detection is added when on)
+// without waiting for its answer: a test of a message that gets none, or a
+// terminal that does not wait.
+func (c *Client) Write(msg string) error {
+	if c.ErrorDetection {
+		msg = AddErrorDetection(msg, c.seq)
+		c.seq = (c.seq + 1) % 10
+	}
+	c.conn.SetWriteDeadline(time.Now().Add(c.Timeout))
+	if _, err := c.conn.Write([]byte(msg + "\r")); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	return nil
+}
+
 // Send is Exchange without the message as sent.
 func (c *Client) Send(msg string) (string, error) {
 	_, resp, err := c.Exchange(msg)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -23,6 +25,11 @@ func FuzzParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	clients, err := filepath.Glob("testdata/*/*.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	files = append(files, clients...)
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -36,6 +43,11 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("9300CNkiosk|COkiosk|CPCEN|AY0AZ"))
 	f.Add([]byte("AYAZ0000"))
+	// Empty fields and bars around the error detection fields, as terminals send.
+	for _, s := range []string{"9900002.00|", "9900002.00|AY1AZFC2C", "9900302.00AY1|AZFBB0|", "1720261130    100000AOCEN||ABI00001||",
+		"2300120261130|AOCEN|", "9300CNkiosk|C", "||||", "99|||||||||AY1|AZ0000|"} {
+		f.Add([]byte(s))
+	}
 	// Invalid UTF-8: in the identifier (it became a metrics label, which panicked),
 	// alone, with error detection, and in the fields of known messages.
 	for _, s := range []string{"9\xC3", "9\xC3\r", "\xC3", "\xC3\x28", "\xff\xfe", "\x80\x80", "\xed\xa0\x80",
@@ -54,7 +66,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("MessageLabel(%q) = %q, a message Parse does not know", b, label)
 			}
 		}
-		if m.Seq < -1 || m.Seq > 9 {
+		if m.Seq < -1 || m.Seq > 999 {
 			t.Fatalf("Parse(%q): sequence number %d", b, m.Seq)
 		}
 		if m.Checksum != "" && !m.ChecksumOK && !errors.Is(err, sip.ErrChecksum) {
@@ -72,6 +84,14 @@ func FuzzParse(f *testing.F) {
 		for _, f := range m.Fields {
 			if len(f.ID) != 2 || strings.Contains(f.Value, "|") {
 				t.Fatalf("Parse(%q): field %+v", b, f)
+			}
+		}
+		// A "|" more at the end changes nothing: terminals end messages with one
+		// or not, after the checksum too.
+		if last := b[len(b)-1]; last != '\r' && last != '\n' {
+			m2, err := sip.Parse(append(slices.Clip(b), '|'))
+			if err != nil || !reflect.DeepEqual(m, m2) {
+				t.Fatalf("Parse(%q) = %+v, but with a \"|\" more: %+v, %v", b, m, m2, err)
 			}
 		}
 	})

@@ -1,7 +1,9 @@
 package sip
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -24,6 +26,8 @@ type Message struct {
 	// Fields are the variable-length fields, in the order sent.
 	Fields []Field
 	// Seq is the sequence number of the AY field, or -1 when the message has none.
+	// SIP2 2.00 has one digit, 0 to 9; a client that counts on past 9 (AY10) is
+	// read and answered with its number as sent, up to three digits.
 	Seq int
 	// Checksum is the AZ field's value, "" when the client sent none; ChecksumOK
 	// reports whether it matched the message.
@@ -60,6 +64,34 @@ var (
 	ErrUnknown   = errors.New("sip: unknown or unsupported message identifier")
 	ErrMalformed = errors.New("sip: malformed message")
 )
+
+// ByteError says where a message could not be read: the byte at Offset (counted
+// from 0, the first byte of the identifier), and why. It wraps ErrMalformed.
+type ByteError struct {
+	Offset int
+	// Byte is the byte at Offset; End is true when the message ended there
+	// instead (it was cut short), and Byte is then 0.
+	Byte byte
+	End  bool
+	Why  string
+}
+
+func (e *ByteError) Error() string {
+	if e.End {
+		return fmt.Sprintf("sip: malformed message: it ends at byte %d: %s", e.Offset, e.Why)
+	}
+	return fmt.Sprintf("sip: malformed message: byte %d (%s): %s", e.Offset, quoteByte(e.Byte), e.Why)
+}
+
+func (e *ByteError) Unwrap() error { return ErrMalformed }
+
+// quoteByte writes a byte for a log: 'A' when printable, else 0x1B.
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7F {
+		return fmt.Sprintf("%q 0x%02X", rune(c), c)
+	}
+	return fmt.Sprintf("0x%02X", c)
+}
 
 // fixedLength returns the length of the fixed-length fields of a request with the
 // identifier id, and false for a message this server does not accept.
@@ -111,68 +143,91 @@ func MessageLabel(req []byte) string {
 	return id
 }
 
-// Parse parses one request, without its line terminator. It returns the message
-// with an error wrapping ErrChecksum, ErrUnknown or ErrMalformed when it cannot be
+// Parse parses one request, without its line terminator (a CR, LF or CR LF left
+// on is ignored). It returns the message with an error wrapping ErrChecksum,
+// ErrUnknown or ErrMalformed (a *ByteError naming the byte) when it cannot be
 // used; the message then still has what could be read of it (at least its ID and
 // error detection fields when there were any), so that the answer can echo them.
+//
+// It reads what the reference servers (Koha's and Evergreen's SIPServer) read,
+// which is what real terminals send: fields in any order, a field sent empty
+// ("AC|"), empty fields ("||", a "|" right after the fixed part or at the end),
+// the error detection fields with or without a "|" before, between or after them
+// ("|AY1AZ", "AY1|AZ", "AZ1A2B|"), and a checksum in either letter case. Unknown
+// fields are kept (handlers ask for the ones they use); the same field sent twice
+// is kept twice, and Get and Lookup give the first, as Koha does. What cannot be
+// read: an identifier that is not two digits, a message shorter than its
+// fixed-length part or with a "|" inside it, and a field of one character (a
+// message cut short).
 func Parse(b []byte) (Message, error) {
 	m := Message{Seq: -1}
 	for len(b) > 0 && (b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
 		b = b[:len(b)-1]
 	}
 	if len(b) < 2 {
-		return m, ErrMalformed
+		return m, &ByteError{Offset: len(b), End: true, Why: "a message starts with a two-digit identifier"}
 	}
 	m.ID = string(b[:2])
 	fixed, known := fixedLength(m.ID)
 
-	// Error detection: "AY" and one digit, then "AZ" and four hex digits, at the end.
-	// The "AZ" must begin a field (after the fixed part, a "|" or the sequence
-	// number): "...|ABXAZ1234" is an item barcode ending in AZ1234, not a checksum.
-	body := b
-	if n := len(b); n >= 8 && b[n-6] == 'A' && b[n-5] == 'Z' && startsField(b, n-6, fixed) {
-		m.Checksum = string(b[n-4:])
-		m.ChecksumOK = checksumMatches(b[:n-4], b[n-4:])
-		body = b[:n-6]
+	// Error detection: "AY" and one digit, then "AZ" and four hex digits, at the
+	// end, each starting a field (after the fixed part, a "|", or the sequence
+	// number): "...|ABXAZ1234" is an item barcode ending in AZ1234, not a
+	// checksum. The checksum covers every byte before its four digits, a "|"
+	// between AY and AZ included; a "|" after it is not covered.
+	body := trimBars(b, 2+fixed)
+	if n := len(body); n >= 8 && body[n-6] == 'A' && body[n-5] == 'Z' && startsField(body, n-6, fixed) {
+		m.Checksum = string(body[n-4:])
+		m.ChecksumOK = checksumMatches(body[:n-4], body[n-4:])
+		body = trimBars(body[:n-6], 2+fixed)
 	}
-	if n := len(body); n >= 5 && body[n-3] == 'A' && body[n-2] == 'Y' && isDigit(body[n-1]) {
-		// Only where a field can start: right after the fixed part or after a "|".
-		if start := n - 3; start == 2+fixed || body[start-1] == '|' {
-			m.Seq = int(body[n-1] - '0')
-			body = body[:start]
-		}
+	if start, seq := sequenceAt(body, len(body), fixed); start >= 0 {
+		m.Seq = seq
+		body = body[:start]
 	}
 	if m.Checksum != "" && !m.ChecksumOK {
 		return m, ErrChecksum
 	}
 	if !known {
-		if !isDigit(b[0]) || !isDigit(b[1]) {
-			return m, ErrMalformed
+		if !isDigit(b[0]) {
+			return m, &ByteError{Offset: 0, Byte: b[0], Why: "a message starts with a two-digit identifier"}
+		}
+		if !isDigit(b[1]) {
+			return m, &ByteError{Offset: 1, Byte: b[1], Why: "a message starts with a two-digit identifier"}
 		}
 		return m, ErrUnknown
 	}
+	if i := bytes.IndexByte(b[2:min(len(b), 2+fixed)], '|'); i >= 0 {
+		return m, &ByteError{Offset: 2 + i, Byte: '|', Why: fmt.Sprintf("message %s has %d characters of fixed-length fields, without a \"|\"", m.ID, fixed)}
+	}
 	if len(body) < 2+fixed {
-		return m, ErrMalformed
+		return m, &ByteError{Offset: len(body), End: true, Why: fmt.Sprintf("message %s has %d characters of fixed-length fields", m.ID, fixed)}
 	}
 	m.Fixed = string(body[2 : 2+fixed])
-	rest := body[2+fixed:]
-	for len(rest) > 0 {
-		if len(rest) < 2 {
-			return m, ErrMalformed
+	for off := 2 + fixed; off < len(body); {
+		end := off + bytes.IndexByte(body[off:], '|')
+		if end < off {
+			end = len(body)
 		}
-		id := string(rest[:2])
-		rest = rest[2:]
-		end := 0
-		for end < len(rest) && rest[end] != '|' {
-			end++
+		switch n := end - off; {
+		case n == 0: // an empty field: "||", or a "|" after the fixed part
+		case n == 1:
+			return m, &ByteError{Offset: off, Byte: body[off], Why: "a field has a two-character identifier"}
+		default:
+			m.Fields = append(m.Fields, Field{ID: string(body[off : off+2]), Value: string(body[off+2 : end])})
 		}
-		m.Fields = append(m.Fields, Field{ID: id, Value: string(rest[:end])})
-		if end < len(rest) {
-			end++ // the "|"
-		}
-		rest = rest[end:]
+		off = end + 1
 	}
 	return m, nil
+}
+
+// trimBars returns b without the "|" at its end, but not into its first min
+// bytes (the identifier and fixed part, which are data).
+func trimBars(b []byte, min int) []byte {
+	for len(b) > min && b[len(b)-1] == '|' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -186,10 +241,30 @@ func startsField(b []byte, i, fixed int) bool {
 		return true
 	case i >= 1 && b[i-1] == '|':
 		return true
-	case i >= 3 && b[i-3] == 'A' && b[i-2] == 'Y' && isDigit(b[i-1]):
-		return i-3 == 2+fixed || (i >= 4 && b[i-4] == '|')
 	}
-	return false
+	start, _ := sequenceAt(b, i, fixed)
+	return start >= 0
+}
+
+// sequenceAt finds a sequence number field ("AY" and one to three digits) that
+// ends at b[end] and begins a field (right after the fixed part or a "|"). It
+// returns where it begins and its number, or -1.
+func sequenceAt(b []byte, end, fixed int) (start, seq int) {
+	i := end
+	for i > 0 && end-i < 3 && isDigit(b[i-1]) {
+		i--
+	}
+	if i == end || i < 2+fixed+2 || b[i-2] != 'A' || b[i-1] != 'Y' {
+		return -1, 0
+	}
+	start = i - 2
+	if start != 2+fixed && b[start-1] != '|' {
+		return -1, 0
+	}
+	for _, c := range b[i:end] {
+		seq = seq*10 + int(c-'0')
+	}
+	return start, seq
 }
 
 // Checksum returns the SIP2 checksum of b: the two's complement of the 16-bit sum of
@@ -241,10 +316,14 @@ const dateLayout = "20060102    150405"
 // response builds one response message into a buffer that the connection reuses.
 type response struct {
 	b []byte
+	// body is the length of the response without its error detection fields,
+	// set by finish.
+	body int
 }
 
 func (r *response) start(id string) {
 	r.b = append(r.b[:0], id...)
+	r.body = 0
 }
 
 // fixed appends fixed-length text as is.
@@ -332,8 +411,10 @@ func formatMoney(cents int64) string { return stacks.FormatMoney(cents) }
 // finish appends the error detection fields when the request had them: the
 // request's sequence number, and the checksum.
 func (r *response) finish(req *Message) []byte {
+	r.body = len(r.b)
 	if req != nil && req.Seq >= 0 {
-		r.b = append(r.b, 'A', 'Y', byte('0'+req.Seq))
+		r.b = append(r.b, 'A', 'Y')
+		r.b = strconv.AppendInt(r.b, int64(req.Seq), 10)
 	}
 	if req != nil && (req.Checksum != "" || req.Seq >= 0) {
 		r.b = append(r.b, 'A', 'Z')

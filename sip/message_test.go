@@ -2,7 +2,9 @@ package sip_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stacks-ils/stacks/sip"
@@ -72,6 +74,28 @@ func TestParse(t *testing.T) {
 		{"NotDigits", "XX", sip.Message{ID: "XX", Seq: -1}, sip.ErrMalformed},
 		{"ShortFixedPart", "23001", sip.Message{ID: "23", Seq: -1}, sip.ErrMalformed},
 		{"FieldCutShort", "9300CNkiosk|C", sip.Message{ID: "93", Fixed: "00", Seq: -1, Fields: []sip.Field{{"CN", "kiosk"}}}, sip.ErrMalformed},
+		// What real terminals send, read as the reference servers read it.
+		{"BarAfterFixedPart", "9900002.00|", sip.Message{ID: "99", Fixed: "00002.00", Seq: -1}, nil},
+		{"BarBeforeErrorDetection", "9900002.00|AY1AZFC2C", sip.Message{ID: "99", Fixed: "00002.00", Seq: 1, Checksum: "FC2C", ChecksumOK: true}, nil},
+		{"BarBetweenAYAndAZ", "9900302.00AY1|AZ" + sip.Checksum([]byte("9900302.00AY1|AZ")),
+			sip.Message{ID: "99", Fixed: "00302.00", Seq: 1, Checksum: sip.Checksum([]byte("9900302.00AY1|AZ")), ChecksumOK: true}, nil},
+		{"BarAfterChecksum", "1720261130    100000AOCEN|ABI00001|AY5AZ" + sip.Checksum([]byte("1720261130    100000AOCEN|ABI00001|AY5AZ")) + "|",
+			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: 5, Checksum: sip.Checksum([]byte("1720261130    100000AOCEN|ABI00001|AY5AZ")), ChecksumOK: true,
+				Fields: []sip.Field{{"AO", "CEN"}, {"AB", "I00001"}}}, nil},
+		{"SequenceAndBarWithoutChecksum", "9900302.00AY4|", sip.Message{ID: "99", Fixed: "00302.00", Seq: 4}, nil},
+		{"EmptyFieldAtEnd", "1720261130    100000AOCEN|ABI00001||",
+			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: -1, Fields: []sip.Field{{"AO", "CEN"}, {"AB", "I00001"}}}, nil},
+		{"EmptyFieldBetween", "1720261130    100000AOCEN||ABI00001|",
+			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: -1, Fields: []sip.Field{{"AO", "CEN"}, {"AB", "I00001"}}}, nil},
+		{"FieldsInAnyOrderUnknownKept", "1720261130    100000ABI00001|XXwhat|AOCEN|",
+			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: -1, Fields: []sip.Field{{"AB", "I00001"}, {"XX", "what"}, {"AO", "CEN"}}}, nil},
+		// A client that counts past 9: read, and answered with its number.
+		{"TwoDigitSequence", "9909992.00|AY10AZ" + sip.Checksum([]byte("9909992.00|AY10AZ")),
+			sip.Message{ID: "99", Fixed: "09992.00", Seq: 10, Checksum: sip.Checksum([]byte("9909992.00|AY10AZ")), ChecksumOK: true}, nil},
+		{"FourDigitsAreData", "1720261130    100000ABI1|AY1234",
+			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: -1, Fields: []sip.Field{{"AB", "I1"}, {"AY", "1234"}}}, nil},
+		{"LF", "9900302.00\n", sip.Message{ID: "99", Fixed: "00302.00", Seq: -1}, nil},
+		{"BarInFixedPart", "2300120261130|AOCEN|", sip.Message{ID: "23", Seq: -1}, sip.ErrMalformed},
 		{"Empty", "", sip.Message{Seq: -1}, sip.ErrMalformed},
 		{"OneByte", "9", sip.Message{Seq: -1}, sip.ErrMalformed},
 	}
@@ -85,6 +109,35 @@ func TestParse(t *testing.T) {
 				t.Errorf("Parse(%q) =\n%#v\nwant\n%#v", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseNamesTheByte: what cannot be read is reported with where it stopped,
+// for the log line of the 96 it gets.
+func TestParseNamesTheByte(t *testing.T) {
+	for _, tt := range []struct {
+		in     string
+		offset int
+		end    bool
+	}{
+		{"X9", 0, false},
+		{"9\xc3", 1, false},
+		{"23001", 5, true},
+		{"2300120261130|AOCEN|", 13, false},
+		{"9300CNkiosk|C", 12, false},
+	} {
+		_, err := sip.Parse([]byte(tt.in))
+		var be *sip.ByteError
+		if !errors.As(err, &be) || !errors.Is(err, sip.ErrMalformed) {
+			t.Errorf("Parse(%q): %v, want a *ByteError", tt.in, err)
+			continue
+		}
+		if be.Offset != tt.offset || be.End != tt.end {
+			t.Errorf("Parse(%q): %+v, want offset %d, end %t", tt.in, be, tt.offset, tt.end)
+		}
+		if !strings.Contains(err.Error(), fmt.Sprint(tt.offset)) {
+			t.Errorf("Parse(%q): %q does not name the byte", tt.in, err)
+		}
 	}
 }
 

@@ -39,12 +39,13 @@ func (c *conn) patronStatusResponse(v *patronView, err error, prefs library.Pref
 	if err != nil {
 		r.field("AF", msgTryAgain)
 	} else {
-		r.optional("AF", v.problem(prefs, now))
+		r.optional("AF", v.statusMessage(prefs, now))
 	}
 }
 
 // patronIdentity appends the personal name (AE, required, empty for an unknown
-// patron or a wrong PIN), valid patron (BL), valid PIN (CQ, when one was sent), and
+// patron or a wrong PIN), valid patron (BL), valid PIN (CQ, when one was sent and
+// could be checked), and
 // what the patron owes (BH, BV) when authorized.
 func (c *conn) patronIdentity(v *patronView) {
 	c.patronName(v)
@@ -66,7 +67,9 @@ func (c *conn) patronName(v *patronView) {
 	r.b = append(r.b, "BL"...)
 	r.flag(v.p != nil)
 	r.b = append(r.b, '|')
-	if v.pinGiven {
+	if v.pinGiven && !v.pinBusy {
+		// Omitted when the PIN could not be checked in time: N would tell the
+		// terminal it is wrong (docs/sip.md, "PINs").
 		r.b = append(r.b, "CQ"...)
 		r.flag(v.pinOK)
 		r.b = append(r.b, '|')
@@ -172,7 +175,7 @@ func (c *conn) patronInformation(ctx context.Context, m *Message) {
 	if err != nil {
 		r.field("AF", msgTryAgain)
 	} else {
-		r.optional("AF", v.problem(prefs, now))
+		r.optional("AF", v.statusMessage(prefs, now))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,11 @@ type Config struct {
 	// out (default 30 seconds). Messages sent meanwhile, a resend request (97)
 	// included, do not extend it: a stranger cannot hold a connection open.
 	LoginTimeout time.Duration
+	// CheckWait bounds how long a login or PIN check waits for its turn (other
+	// checks of the same account, address or patron, then a slot of the
+	// comparison pool) before it is answered as not checked (default 8 seconds,
+	// below the 10 s timeout the status answer gives terminals).
+	CheckWait time.Duration
 	// MaxMessage is the longest message accepted, in bytes (default 4096); a longer
 	// one closes the connection.
 	MaxMessage int
@@ -75,14 +81,17 @@ const (
 	writeTimeout       = 30 * time.Second
 	// maxHostLoginsInFlight logins from one address are checked at a time, and one
 	// per account and address, and one PIN per patron. Up to maxLoginsWaiting more
-	// logins (a library's terminals sharing an account start together after a
-	// restart: the load suite starts 75), or one more PIN, wait their turn for at
-	// most attemptWait; more are refused at once, not compared: guesses sent in
-	// parallel would otherwise all be compared before the first failure is
-	// counted. A waiting guess is refused uncompared once the account locks.
+	// logins or PINs under each (a library's terminals start together after a
+	// restart: the load suite starts 75) wait their turn, then for a slot of the
+	// comparison pool, for at most checkWait in all; more are refused at once, not
+	// compared: guesses sent in parallel would otherwise all be compared before
+	// the first failure is counted. A waiting guess is refused uncompared once the
+	// account or PIN locks. checkWait (Config.CheckWait's default) is below the
+	// 10 s timeout the status answer (98) gives terminals, so that an answer comes
+	// before they send again.
 	maxHostLoginsInFlight = 4
 	maxLoginsWaiting      = 128
-	attemptWait           = 10 * time.Second
+	checkWait             = 8 * time.Second
 )
 
 // Server is the SIP2 server: one goroutine per connection, each handling its
@@ -137,6 +146,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.LoginTimeout <= 0 {
 		cfg.LoginTimeout = 30 * time.Second
+	}
+	if cfg.CheckWait <= 0 {
+		cfg.CheckWait = checkWait
 	}
 	if cfg.PrefsMaxAge <= 0 {
 		cfg.PrefsMaxAge = 5 * time.Second
@@ -327,14 +339,22 @@ type conn struct {
 	pendingCR bool
 	line      []byte
 	resp      response
-	// last is the last response sent, for a resend request (97).
-	last []byte
+	// last is the last response sent, for a resend request (97); lastBody is
+	// its length without its error detection fields (AY, AZ).
+	last     []byte
+	lastBody int
+	// checksums is the checksum of the last message that could be read, ""
+	// when it had none: the 96 that answers a message too long to read carries
+	// a checksum when the terminal's messages do.
+	checksums string
 
 	protocolErrors  int
 	loginFailures   int
 	unauthenticated int
-	// pins remembers PINs verified on this connection (see checkPIN).
-	pins map[int64]verifiedPIN
+	// pin is the PIN verified for the patron at the terminal (see checkPIN);
+	// verified, the login that succeeded last (see login).
+	pin      verifiedPIN
+	verified verifiedLogin
 }
 
 func (c *conn) serve() {
@@ -378,8 +398,15 @@ func (c *conn) serve() {
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				reason = "idle timeout"
 			case errors.Is(err, errTooLong):
+				// The terminal hears why before the connection closes: 96, the
+				// answer to a message that could not be read (with a checksum when
+				// its messages carry one). Not remembered for a 97: the
+				// connection ends here.
 				reason = "message too long"
-				c.s.log.Warn("sip message too long; connection closed", "conn", c.id, "remote", c.remote, "max", c.s.cfg.MaxMessage)
+				c.s.log.Warn("sip message too long; answered 96 and closed the connection", "conn", c.id, "remote", c.remote, "max", c.s.cfg.MaxMessage)
+				if c.write(c.requestResend(&Message{Checksum: c.checksums})) == nil {
+					c.drain()
+				}
 			case errors.Is(err, io.EOF):
 			default:
 				reason = err.Error()
@@ -392,6 +419,19 @@ func (c *conn) serve() {
 			return
 		}
 	}
+}
+
+// drain lets an answer written before closing reach the terminal: the rest of a
+// message too long to read is still arriving, and closing with bytes unread
+// resets the connection, which can throw the answer away on the way. It closes
+// the connection's sending side and reads what comes for up to a second (64 KB
+// at most).
+func (c *conn) drain() {
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.nc.SetReadDeadline(time.Now().Add(time.Second))
+	io.CopyN(io.Discard, c.r, 64<<10)
 }
 
 // handshake completes a TLS connection's handshake before its first message, by
@@ -582,10 +622,16 @@ func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
 			c.s.log.Warn("sip: too many unusable messages; connection closed", "conn", c.id, "remote", c.remote, "err", err)
 			return nil, false
 		}
-		c.s.log.Info("sip: unusable message; asked for a resend", "conn", c.id, "remote", c.remote, "err", err, "id", m.ID)
+		// At debug level: a terminal on a bad line can send these as fast as it
+		// likes, and the fifth in a row is logged above when it closes the
+		// connection. The error names the byte that could not be read.
+		if c.s.log.Enabled(ctx, slog.LevelDebug) {
+			c.s.log.Debug("sip: unusable message; asked for a resend", "conn", c.id, "remote", c.remote, "err", err, "request", Redact(line))
+		}
 		return c.requestResend(&m), true
 	}
 	c.protocolErrors = 0
+	c.checksums = m.Checksum
 
 	if c.account == nil && m.ID != "93" {
 		// A resend request (97) counts too: answered, it would otherwise keep a
@@ -623,7 +669,10 @@ func (c *conn) handle(ctx context.Context, line []byte) ([]byte, bool) {
 	keep := true
 	switch m.ID {
 	case "93":
-		keep = c.login(ctx, &m)
+		var answered bool
+		if answered, keep = c.login(ctx, &m); !answered {
+			return nil, keep
+		}
 	case "99":
 		c.status(ctx, &m)
 	case "23":
@@ -680,12 +729,26 @@ func (c *conn) unsupported(m *Message) []byte {
 	return nil
 }
 
-// resend answers 97: the last response again, or 96 when there is none.
+// resend answers 97: the last response again, or 96 when there is none. As Koha
+// and Evergreen's SIPServer do, its own sequence number is not repeated: the
+// response is sent with the error detection fields of the 97 (SIP2 2.00 gives
+// a 97 none but the checksum; a sequence number it carries is echoed) and a
+// checksum made anew, when the 97 or the response had one.
 func (c *conn) resend(m *Message) []byte {
 	if c.last == nil {
 		return c.requestResend(m)
 	}
-	return c.last
+	r := &c.resp
+	r.b = append(r.b[:0], c.last[:c.lastBody]...)
+	if m.Seq >= 0 {
+		r.b = append(r.b, 'A', 'Y')
+		r.b = strconv.AppendInt(r.b, int64(m.Seq), 10)
+	}
+	if m.Seq >= 0 || m.Checksum != "" || len(c.last) > c.lastBody {
+		r.b = append(r.b, 'A', 'Z')
+		r.b = appendChecksum(r.b, r.b)
+	}
+	return r.b
 }
 
 // requestResend is the 96 message: please send your last message again.
@@ -698,9 +761,10 @@ func (c *conn) requestResend(m *Message) []byte {
 	return c.resp.b
 }
 
-// remember keeps a copy of the response for a resend request.
+// remember keeps a copy of the response, made by c.resp, for a resend request.
 func (c *conn) remember(resp []byte) []byte {
 	c.last = append(c.last[:0], resp...)
+	c.lastBody = min(c.resp.body, len(resp))
 	return resp
 }
 

@@ -116,8 +116,27 @@ func TestFraming(t *testing.T) {
 func TestLimits(t *testing.T) {
 	e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{IdleTimeout: 300 * time.Millisecond, MaxMessage: 512}})
 	t.Run("MessageTooLong", func(t *testing.T) {
+		// Answered 96 (a message that could not be read), then closed.
 		rc := e.raw()
 		rc.write(strings.Repeat("9", 600))
+		if got := rc.read('\r'); got != "96\r" {
+			t.Errorf("a message over MaxMessage: got %q, want 96", got)
+		}
+		if !rc.closed(5 * time.Second) {
+			t.Error("a message over MaxMessage did not close the connection")
+		}
+	})
+	t.Run("MessageTooLongWithErrorDetection", func(t *testing.T) {
+		// A terminal whose messages carry checksums gets one on the 96 too.
+		rc := e.raw()
+		rc.write(sip.AddErrorDetection("9300CNkiosk|COkiosk|CPCEN|", 0) + "\r")
+		if got := rc.read('\r'); !strings.HasPrefix(got, "941AY0AZ") {
+			t.Fatalf("login: %q", got)
+		}
+		rc.write("23001" + sipNow + "AOCEN|AA" + strings.Repeat("1", 600))
+		if got, want := rc.read('\r'), "96AZ"+sip.Checksum([]byte("96AZ"))+"\r"; got != want {
+			t.Errorf("a message over MaxMessage: got %q, want %q", got, want)
+		}
 		if !rc.closed(5 * time.Second) {
 			t.Error("a message over MaxMessage did not close the connection")
 		}

@@ -21,39 +21,87 @@ import (
 // language is what the answers are written in: 001, English.
 const language = "001"
 
-// login answers 93 with 94. A terminal may log in again on the same connection (as
-// another account); a failed login leaves it logged out. After maxLoginFailures
-// failures the connection is closed. Each login is counted against its account and
-// address before the password is compared (five lock them for 15 minutes), and one
-// per account and address, maxHostLoginsInFlight per address, is checked at a
-// time, with maxLoginsWaiting more waiting their turn; more are refused at once.
-func (c *conn) login(ctx context.Context, m *Message) bool {
+// login answers 93 with 94 (answered false: no answer). A terminal may log in
+// again on the same connection (as another account); a failed login leaves it
+// logged out. After maxLoginFailures failures the connection is closed. Each
+// login is counted against its account and address before the password is
+// compared (five lock them for 15 minutes), and one per account and address,
+// maxHostLoginsInFlight per address, is checked at a time, with
+// maxLoginsWaiting more waiting their turn for up to Config.CheckWait.
+//
+// A login that could not be checked in that time (the comparison pool busy for
+// seconds) is not answered, and not counted as a failure: 940 would tell the
+// terminal that its password is wrong, and SIP2 2.00 has no other answer for
+// it. The terminal waits its timeout and sends it again, as it does for a lost
+// message. The same login sent again on a connection it logged in (a terminal
+// that logs in again now and then) is not compared again while the account's
+// password hash is unchanged.
+func (c *conn) login(ctx context.Context, m *Message) (answered, keep bool) {
 	user := m.Get("CN")
+	acct, err := c.relogin(ctx, m)
+	if acct == nil && err == nil {
+		acct, err = c.checkLogin(ctx, m)
+	}
+	if stacks.ErrorCode(err) == stacks.ETOOMANY {
+		c.s.log.Warn("sip login not answered: it could not be checked in time (other logins and PINs are being checked); the terminal will send it again",
+			"conn", c.id, "remote", c.remote, "user", user, "waited", c.s.cfg.CheckWait)
+		return false, true
+	}
 	c.account = nil
-	acct, err := c.checkLogin(ctx, m)
 	c.resp.start("94")
 	if err != nil {
+		c.verified = verifiedLogin{}
 		c.resp.ok(false)
 		c.loginFailures++
-		switch stacks.ErrorCode(err) {
-		case stacks.EUNAUTHORIZED:
+		if stacks.ErrorCode(err) == stacks.EUNAUTHORIZED {
 			c.s.log.Info("sip login failed", "conn", c.id, "remote", c.remote, "user", user)
-		case stacks.ETOOMANY:
-			c.s.log.Warn("sip login refused: other logins are being checked", "conn", c.id, "remote", c.remote, "user", user)
-		default:
+		} else {
 			c.internalError(ctx, "login", err)
 		}
 		if c.loginFailures >= maxLoginFailures {
 			c.s.log.Warn("sip: too many failed logins; connection closed", "conn", c.id, "remote", c.remote, "user", user)
-			return false
+			return true, false
 		}
-		return true
+		return true, true
 	}
 	c.account, c.accountAt = acct, time.Now()
 	c.loginFailures, c.unauthenticated = 0, 0
 	c.s.log.Info("sip login", "conn", c.id, "remote", c.remote, "user", acct.Username, "institution", acct.Institution, "branch", acct.BranchCode)
 	c.resp.ok(true)
-	return true
+	return true, true
+}
+
+// verifiedLogin is the login that succeeded last on a connection: a SHA-256 of
+// its username and password, and the stored hash they matched.
+type verifiedLogin struct {
+	sum  [sha256.Size]byte
+	hash string
+}
+
+func loginSum(m *Message) [sha256.Size]byte {
+	return sha256.Sum256([]byte(strings.ToLower(m.Get("CN")) + "\x00" + m.Get("CO")))
+}
+
+// relogin returns the account of a login the connection made before with the
+// same username and password, when its password hash has not changed since and
+// it is still active; nil (and nil) when the login must be checked.
+func (c *conn) relogin(ctx context.Context, m *Message) (*Account, error) {
+	if c.verified.hash == "" || c.verified.sum != loginSum(m) || m.Fixed != "00" {
+		return nil, nil
+	}
+	var (
+		acct *Account
+		hash string
+	)
+	err := c.s.cfg.DB.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		acct, hash, err = accountWithHash(tx, m.Get("CN"))
+		return err
+	})
+	if err != nil || acct == nil || !acct.Active || hash != c.verified.hash {
+		return nil, err
+	}
+	return acct, nil
 }
 
 // checkLogin checks the account and password of a login: counted against the
@@ -63,7 +111,9 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	user, pass := m.Get("CN"), m.Get("CO")
 	host, _, _ := net.SplitHostPort(c.remote)
 	key := strings.ToLower(user) + "|" + host
-	leave, admitted := c.s.attempts.Enter(ctx, attemptWait,
+	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.CheckWait)
+	defer cancel()
+	leave, admitted := c.s.attempts.Enter(ctx, c.s.cfg.CheckWait,
 		passwords.Key{Name: "login:" + key, Max: 1, MaxWaiting: maxLoginsWaiting},
 		passwords.Key{Name: "login-host:" + host, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
 	if !admitted {
@@ -82,12 +132,12 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		// Algorithms "0": plain text, the only ones the specification defines.
 		return nil, errBadLogin
 	}
-	acct, err := Authenticate(ctx, c.s.cfg.DB, user, pass)
+	acct, hash, err := authenticate(c.waitContext(ctx), c.s.cfg.DB, user, pass)
 	switch {
 	case err == nil:
 		// One write: the failures forgotten, and the account seen.
 		c.seenAt = time.Now()
-		err = c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
+		err = c.s.cfg.DB.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error {
 			if err := c.s.logins.succeed(tx, strings.ToLower(user), host); err != nil {
 				return err
 			}
@@ -96,15 +146,26 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.verified = verifiedLogin{sum: loginSum(m), hash: hash}
 	case stacks.ErrorCode(err) == stacks.ETOOMANY:
 		// Not compared: the attempt does not count.
-		if uerr := c.s.logins.unreserve(ctx, strings.ToLower(user), host, locks); uerr != nil {
+		if uerr := c.s.logins.unreserve(context.WithoutCancel(ctx), strings.ToLower(user), host, locks); uerr != nil {
 			c.internalError(ctx, "give back a login attempt", uerr)
 		}
 	case locks:
 		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
 	}
 	return acct, err
+}
+
+// waitContext is ctx for a comparison on the password pool: it may wait for a
+// slot until ctx's deadline (Config.CheckWait from when the check began), not only the
+// pool's own few seconds.
+func (c *conn) waitContext(ctx context.Context) context.Context {
+	if dl, ok := ctx.Deadline(); ok {
+		return passwords.WithWait(ctx, time.Until(dl))
+	}
+	return ctx
 }
 
 // status answers 99 (SC status) with 98 (ACS status).
@@ -129,11 +190,11 @@ func (c *conn) status(ctx context.Context, m *Message) {
 	r.field("AN", c.account.BranchCode)
 }
 
-// endSession answers 35 with 36. The connection stays logged in; the PINs verified
-// on it are forgotten, so that the next patron at the terminal starts afresh.
+// endSession answers 35 with 36. The connection stays logged in; the PIN verified
+// on it is forgotten, so that the next patron at the terminal starts afresh.
 func (c *conn) endSession(ctx context.Context, m *Message) {
 	prefs := c.preferences(ctx)
-	clear(c.pins)
+	c.pin = verifiedPIN{}
 	r := &c.resp
 	r.start("36")
 	r.fixed("Y")
@@ -160,46 +221,71 @@ func (c *conn) preferences(ctx context.Context) library.Preferences {
 // actor is the logged-in account as the actor of writes.
 func (c *conn) actor() stacks.Actor { return c.account.Actor() }
 
-// verifiedPIN is a PIN that matched a patron's stored hash on this connection.
+// verifiedPIN is the PIN that matched the stored hash of the patron served on a
+// connection: its SHA-256, the hash, and when it was last used.
 type verifiedPIN struct {
-	hash string
-	sum  [sha256.Size]byte
+	patronID int64
+	hash     string
+	sum      [sha256.Size]byte
+	at       time.Time
+}
+
+// pinSessionIdle is how long a terminal keeps a patron's verified PIN without a
+// message for that patron: a patron who walks away without ending the session
+// (35) is forgotten, and anyone who comes to the terminal later is asked again.
+const pinSessionIdle = 5 * time.Minute
+
+// forgetPIN ends the patron session of the connection unless it is patronID's:
+// a message for another patron means another patron is at the terminal.
+func (c *conn) forgetPIN(patronID int64) {
+	if c.pin.patronID != patronID {
+		c.pin = verifiedPIN{}
+	}
 }
 
 // checkPIN compares a PIN with a patron's stored hash. bcrypt takes tens of
 // milliseconds by design, and a self-check sends the PIN with every message of a
-// patron's session, so a PIN that matched is remembered for the connection (as a
-// SHA-256, with the stored hash it matched): the patron's next messages cost a map
-// look-up, and touch neither the database's lockouts nor the comparison pool. A
-// changed PIN hash, or a different PIN, is compared again. Ten PINs compared for a
-// patron within 15 minutes, from any terminal, lock the patron's PIN for 15
-// minutes (locked is then true) unless one was right: four digits are quickly
-// guessed otherwise. Each is counted (in sip_lockouts) before it is compared, and
-// one PIN per patron is compared at a time: another sent meanwhile, or one the
-// comparison pool has no room for, is refused uncompared (busy).
+// patron's session, so a PIN that matched is remembered for the patron in front
+// of the terminal (as a SHA-256, with the stored hash it matched) until an end
+// patron session (35), a message for another patron, or pinSessionIdle without
+// one: the patron's next messages cost a comparison of two sums, and touch
+// neither the database's lockouts nor the comparison pool. A changed PIN hash, or
+// a different PIN, is compared again.
+//
+// Ten PINs compared for a patron within 15 minutes, from any terminal, lock the
+// patron's PIN for 15 minutes (locked is then true) unless one was right: four
+// digits are quickly guessed otherwise. Each is counted (in sip_lockouts) before
+// it is compared, and one PIN per patron is compared at a time: others wait their
+// turn, as a check waits for a slot of the comparison pool, for up to
+// Config.CheckWait in all. One that got no turn by then is not compared and not counted (busy):
+// the terminal is told so, not that the PIN is wrong.
 func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (ok, locked, busy bool) {
 	key := strconv.FormatInt(patronID, 10)
 	sum := sha256.Sum256([]byte(pin))
-	if v, ok := c.pins[patronID]; ok && v.hash == hash && v.sum == sum {
+	now := c.now()
+	if v := c.pin; v.patronID == patronID && v.hash == hash && v.sum == sum && now.Sub(v.at) < pinSessionIdle {
 		// Remembered: no comparison, and no database unless this process locked
 		// the patron's PIN since (ten wrong PINs at another terminal): a lockout
 		// holds on every terminal, this one included.
-		if !c.s.pins.mayBeLocked(key, "") {
-			return true, false, false
+		if c.s.pins.mayBeLocked(key, "") {
+			isLocked, err := c.s.pins.isLocked(ctx, key, "")
+			switch {
+			case err != nil:
+				c.internalError(ctx, "read PIN lockout", err)
+				return false, false, true
+			case isLocked:
+				c.pin = verifiedPIN{}
+				return false, true, false
+			}
 		}
-		isLocked, err := c.s.pins.isLocked(ctx, key, "")
-		switch {
-		case err != nil:
-			c.internalError(ctx, "read PIN lockout", err)
-			return false, false, true
-		case isLocked:
-			delete(c.pins, patronID)
-			return false, true, false
-		}
+		c.pin.at = now
 		return true, false, false
 	}
-	leave, admitted := c.s.attempts.Enter(ctx, attemptWait, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: 1})
+	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.CheckWait)
+	defer cancel()
+	leave, admitted := c.s.attempts.Enter(ctx, c.s.cfg.CheckWait, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: maxLoginsWaiting})
 	if !admitted {
+		c.s.log.Warn("sip: PIN not checked: another PIN for the patron was being checked for too long", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
 		return false, false, true
 	}
 	defer leave()
@@ -211,10 +297,10 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 	if !reserved {
 		return false, true, false
 	}
-	match, err := patrons.CheckPIN(ctx, hash, pin)
+	match, err := patrons.CheckPIN(c.waitContext(ctx), hash, pin)
 	if err != nil {
-		c.s.log.Warn("sip: PIN not compared: too many comparisons at once", "conn", c.id, "remote", c.remote, "patron_id", patronID)
-		if uerr := c.s.pins.unreserve(ctx, key, "", locks); uerr != nil {
+		c.s.log.Warn("sip: PIN not compared: the comparison pool had no room in time", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
+		if uerr := c.s.pins.unreserve(context.WithoutCancel(ctx), key, "", locks); uerr != nil {
 			c.internalError(ctx, "give back a PIN attempt", uerr)
 		}
 		return false, false, true
@@ -225,13 +311,10 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		}
 		return false, false, false
 	}
-	if err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error { return c.s.pins.succeed(tx, key, "") }); err != nil {
+	if err := c.s.cfg.DB.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return c.s.pins.succeed(tx, key, "") }); err != nil {
 		c.internalError(ctx, "forget PIN failures", err)
 	}
-	if c.pins == nil || len(c.pins) >= 64 {
-		c.pins = map[int64]verifiedPIN{}
-	}
-	c.pins[patronID] = verifiedPIN{hash: hash, sum: sum}
+	c.pin = verifiedPIN{patronID: patronID, hash: hash, sum: sum, at: now}
 	return true, false, false
 }
 
@@ -341,6 +424,9 @@ func (c *conn) findPatron(ctx context.Context, m *Message, need needs) (patronVi
 	if err != nil {
 		return patronView{card: v.card, maxLoans: -1}, err
 	}
+	if v.p != nil {
+		c.forgetPIN(v.p.ID)
+	}
 	if v.p != nil && pinGiven {
 		v.pinOK, v.pinLocked, v.pinBusy = c.checkPIN(ctx, v.p.ID, hash, pin)
 	}
@@ -381,6 +467,38 @@ func (v *patronView) problem(prefs library.Preferences, now time.Time) string {
 		return blockMessage(circulation.BlockPatronBlocked)
 	}
 	return ""
+}
+
+// msgCardLost is the screen message for a card reported lost.
+const msgCardLost = "This card has been reported lost. Please see staff at the desk."
+
+// statusMessage is the screen message of a patron status (24) or patron
+// information (64): why the PIN or card was not accepted (problem), else every
+// block the patron status flags report, each in words (an expired card, a block
+// by staff, a card reported lost, fines over the limit, the loan limit
+// reached), so that a terminal that shows only AF tells the patron what the
+// flags say. "" when there is none.
+func (v *patronView) statusMessage(prefs library.Preferences, now time.Time) string {
+	if !v.authorized() {
+		return v.problem(prefs, now)
+	}
+	var msgs []string
+	if v.p.Expired(now.In(prefs.Location)) {
+		msgs = append(msgs, blockMessage(circulation.BlockCardExpired))
+	}
+	if v.p.Blocked {
+		msgs = append(msgs, blockMessage(circulation.BlockPatronBlocked))
+	}
+	if v.p.CardLost {
+		msgs = append(msgs, msgCardLost)
+	}
+	if v.standing.BalanceCents > prefs.FinesLimitCents {
+		msgs = append(msgs, blockMessage(circulation.BlockFines))
+	}
+	if v.maxLoans >= 0 && v.standing.Loans >= v.maxLoans {
+		msgs = append(msgs, blockMessage(circulation.BlockMaxLoans))
+	}
+	return strings.Join(msgs, " ")
 }
 
 // patronStatus appends the 14 flags of the patron status fixed field: charge,
