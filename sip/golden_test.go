@@ -28,7 +28,9 @@ var update = flag.Bool("update", false, "rewrite the responses of sip/testdata/*
 // does: checked_in_ok=0|1, hold_items=barcode|title, sort_bins=MAP|server,
 // denied=ID,ID..., contact_without_pin=0|1, branch=CODE, institution=ID. A line
 // "#! clock 2006-01-02T15:04:05Z" moves the server's clock there for the
-// exchanges after it (a renewal a week after the checkout).
+// exchanges after it (a renewal a week after the checkout). A line "#! terminator
+// cr|lf|crlf" before the first exchange sets how the requests end (CR when there is
+// none); every answer must end the same way.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil {
@@ -88,18 +90,42 @@ func applySettings(t *testing.T, e *env, file string) {
 	}
 }
 
+// replay replays a transcript over plain TCP, rewriting it with -update.
 func replay(t *testing.T, e *env, file string) {
+	replayOver(t, e, file, func() (net.Conn, error) { return net.Dial("tcp", e.addr) }, *update)
+}
+
+// terminators are the line terminators a transcript's "#! terminator" may name.
+var terminators = map[string]string{"cr": "\r", "lf": "\n", "crlf": "\r\n"}
+
+// replayOver replays a transcript on a connection from dial. With write, the
+// -update rewrite of the file happens (responses and AZ???? checksums); without,
+// the file is only compared against, so that one run of a transcript may update it
+// and another, over another transport, check the result.
+func replayOver(t *testing.T, e *env, file string, dial func() (net.Conn, error), write bool) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	conn, err := net.Dial("tcp", e.addr)
+	conn, err := dial()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	r := bufio.NewReader(conn)
+	term := "\r"
+	// readAnswer reads one answer and checks that it ends as the requests do.
+	readAnswer := func() (string, error) {
+		got, err := r.ReadString(term[len(term)-1])
+		if err != nil {
+			return got, err
+		}
+		if !strings.HasSuffix(got, term) || (term == "\n" && strings.HasSuffix(got, "\r\n")) {
+			t.Errorf("%s: the answer %q does not end with %q, as the requests do", file, got, term)
+		}
+		return strings.TrimRight(got, "\r\n"), nil
+	}
 	changed := false
 	// silent is the line of the last request that expects no answer.
 	silent := -1
@@ -113,6 +139,12 @@ func replay(t *testing.T, e *env, file string) {
 			e.setClock(when)
 			continue
 		}
+		if name, ok := strings.CutPrefix(line, "#! terminator "); ok {
+			if term, ok = terminators[strings.TrimSpace(name)]; !ok {
+				t.Fatalf("%s:%d: unknown terminator %q (cr, lf or crlf)", file, i+1, name)
+			}
+			continue
+		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -120,13 +152,13 @@ func replay(t *testing.T, e *env, file string) {
 			t.Fatalf("%s:%d: want a request (> ...), got %q", file, i+1, line)
 		}
 		req := line[2:]
-		if *update && strings.HasSuffix(req, "AZ????") {
+		if write && strings.HasSuffix(req, "AZ????") {
 			body := req[:len(req)-4]
 			req = body + sip.Checksum([]byte(body))
 			lines[i], changed = "> "+req, true
 		}
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := conn.Write([]byte(req + "\r")); err != nil {
+		if _, err := conn.Write([]byte(req + term)); err != nil {
 			t.Fatalf("%s:%d: send: %v", file, i+1, err)
 		}
 		if i+1 < len(lines) && lines[i+1] == "<" {
@@ -134,19 +166,18 @@ func replay(t *testing.T, e *env, file string) {
 			i++
 			continue
 		}
-		got, err := r.ReadString('\r')
+		got, err := readAnswer()
 		if err != nil {
 			t.Fatalf("%s:%d: %s: no response: %v", file, i+1, req, err)
 		}
-		got = strings.TrimSuffix(got, "\r")
 		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "< ") {
-			if !*update {
+			if !write {
 				t.Fatalf("%s:%d: the request has no response line (< ...) after it", file, i+1)
 			}
 			lines = append(lines[:i+1], append([]string{"< " + got}, lines[i+1:]...)...)
 			changed = true
 		} else if want := lines[i+1][2:]; got != want {
-			if *update {
+			if write {
 				lines[i+1], changed = "< "+got, true
 			} else {
 				t.Errorf("%s:%d: %s\n got: %s\nwant: %s", file, i+1, req, got, want)
@@ -158,7 +189,7 @@ func replay(t *testing.T, e *env, file string) {
 		// Whatever came after the last exchange would be the answer to a request
 		// that should have none.
 		conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-		if got, err := r.ReadString('\r'); err == nil || got != "" {
+		if got, err := r.ReadString(term[len(term)-1]); err == nil || got != "" {
 			t.Errorf("%s:%d: want no answer, got %q", file, silent, got)
 		}
 	}
