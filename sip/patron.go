@@ -31,7 +31,7 @@ func (c *conn) patronStatusResponse(v *patronView, err error, prefs library.Pref
 	r := &c.resp
 	r.start("24")
 	r.patronStatus(v, prefs, now)
-	r.fixed(language)
+	r.fixed(c.language())
 	r.date(now, prefs.Location)
 	r.field("AO", c.account.Institution)
 	r.field("AA", v.card)
@@ -125,7 +125,7 @@ func (c *conn) patronInformation(ctx context.Context, m *Message) {
 	r := &c.resp
 	r.start("64")
 	r.patronStatus(&v, prefs, now)
-	r.fixed(language)
+	r.fixed(c.language())
 	r.date(now, prefs.Location)
 	r.count(len(waiting), 4)
 	r.count(len(overdue), 4)
