@@ -3,7 +3,8 @@
 --                       answered: 'answer' (as lent, with its due date, nothing
 --                       changed: a kiosk that sends its checkout again spends no
 --                       renewal) or 'renew' (renewed when the checkout's renewal
---                       policy is Y, refused when N, as Koha does).
+--                       policy is Y, refused when N; Koha renews it
+--                       whatever the policy).
 --   language            the SIP2 language code of the patron status answers (24,
 --                       26, 64): '000' unknown to '027'.
 -- The accounts that exist get the defaults: 'answer', and '000', the spec's code

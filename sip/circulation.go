@@ -18,7 +18,7 @@ import (
 // The no-block due date is not used: the loan runs from now by the rules. An item
 // the patron already has is answered as lent, with its due date and nothing
 // changed (a kiosk sending its checkout again), unless the account's
-// SameItemCheckout is renew: then the renewal policy decides, as at Koha.
+// SameItemCheckout is renew: then the renewal policy decides.
 func (c *conn) checkout(ctx context.Context, m *Message) {
 	prefs := c.preferences(ctx)
 	now := c.now()

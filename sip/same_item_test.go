@@ -11,8 +11,7 @@ import (
 // TestCheckoutSameItem: the same 11 sent twice for a patron and an item (a kiosk
 // retrying). By default (answer) the second is answered as lent, with the due
 // date, and the loan in the database is unchanged whatever the renewal policy;
-// with renew, a renewal policy of Y renews a week later, as Koha does, and N
-// refuses.
+// with renew, a renewal policy of Y renews a week later and N refuses.
 func TestCheckoutSameItem(t *testing.T) {
 	for _, tc := range []struct {
 		setting sip.SameItemCheckout

@@ -40,7 +40,7 @@ const (
 	// spends no renewal and is not refused.
 	SameItemAnswer SameItemCheckout = "answer"
 	// SameItemRenew renews the loan when the checkout's renewal policy is Y, and
-	// refuses it when N, as Koha does.
+	// refuses it when N. (Koha renews it whatever the policy.)
 	SameItemRenew SameItemCheckout = "renew"
 )
 

@@ -1081,7 +1081,7 @@ func AdminSIPAccountPage(p *Page, f *AdminSIPForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "> <label for=\"same_item-renew\">Renew it when the machine's renewal policy is Y, refuse when N (as Koha does)</label></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "> <label for=\"same_item-renew\">Renew it when the machine's renewal policy is Y, refuse when N (Koha always renews)</label></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -122,7 +122,7 @@ func TestAdminSIP(t *testing.T) {
 		}
 		mustContain(t, "the account page", r.Body, "<h1>SIP account kiosk</h1>", "Answer ok to a checkin of an item that was not on loan (sorters want this)",
 			"--sip-sort-bins", "hold=1,transfer=2,shelf=3", "Login, status, resend and end session are always allowed", "from 10.0.0.5",
-			`id="same_item-answer" name="same_item" value="answer" checked`, "no renewal is used", "as Koha does",
+			`id="same_item-answer" name="same_item" value="answer" checked`, "no renewal is used", "Koha always renews",
 			`<option value="000" selected>000 Unknown</option>`, `<option value="001">001 English</option>`, `<option value="027">027 Taiwanese</option>`)
 		adminCheckLabels(t, kioskPath, r.Body)
 

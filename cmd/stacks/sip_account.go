@@ -141,7 +141,7 @@ func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writ
 	sortBins := fs.String("sort-bins", "", "the account's sort-bin map (hold=1,transfer=2,shelf=3,...), or server for the server's")
 	deny := fs.String("deny", "", "the messages it may not send, e.g. 11,37 (none: all allowed)")
 	contact := fs.String("contact-without-pin", "", "true: 63 without a PIN returns address, email and phone")
-	sameItem := fs.String("same-item", "", "a checkout of an item the patron already has: answer (as lent, nothing changed) or renew (by the renewal policy, as Koha)")
+	sameItem := fs.String("same-item", "", "a checkout of an item the patron already has: answer (as lent, nothing changed) or renew (when the renewal policy is Y)")
 	language := fs.String("language", "", "the SIP2 language code of 24, 26 and 64: 000 (unknown) to 027")
 	active := fs.String("active", "", "false deactivates the account (its connections close), true activates it")
 	if err := parseFlags(fs, args); err != nil {
