@@ -24,6 +24,12 @@ type CheckoutRequest struct {
 	Confirm []string
 	// AutoConfirm, if set, decides overridable blocks without staff: SIP's policy.
 	AutoConfirm func(Block) bool
+	// KeepExisting: when the patron already has the item (an ordinary loan, not
+	// declared lost or claimed returned), the checkout returns that loan as it is,
+	// with AlreadyLent set, and writes nothing: no renewal is offered or spent. A
+	// self-check that sends its checkout again, not having read the first answer,
+	// is told the loan stands.
+	KeepExisting bool
 }
 
 // CheckoutResult is a completed checkout.
@@ -31,6 +37,9 @@ type CheckoutResult struct {
 	Loan Loan
 	// Renewed: the patron already had the item, and the loan was renewed instead.
 	Renewed bool
+	// AlreadyLent: the patron already had the item and the request asked to keep
+	// the loan (KeepExisting): Loan is that loan, unchanged.
+	AlreadyLent bool
 	// Overrides are the blocks staff confirmed, as recorded in the audit log.
 	Overrides []Block
 	// FilledHold is the patron's hold this checkout fulfilled, if any.
@@ -105,6 +114,16 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 	// renewal would not move the due date (the item scanned twice, a loan made
 	// today): that is refused at once, with nothing to decide.
 	// (A confirmed renewal goes to renew, which refuses it the same way.)
+	// With KeepExisting, the loan is returned as it is.
+	if it.LoanPatronID == p.ID && req.KeepExisting && !it.LoanLostAt.Valid && !it.LoanClaimedAt.Valid {
+		rule, err := ResolveRule(tx, p.CategoryID, it.ItemTypeID, it.LoanBranchID)
+		if err != nil {
+			return err
+		}
+		res.Loan, res.AlreadyLent = loanOf(it), true
+		res.Loan.RenewalsAllowed = rule.Renewals
+		return nil
+	}
 	if it.LoanPatronID == p.ID {
 		b := Block{Code: BlockRenew, Overridable: true,
 			Message: fmt.Sprintf("%s is already checked out to %s, due %s. Renew it?", it.Title, p.Name(), it.LoanDue.Time.In(loc).Format("2006-01-02"))}

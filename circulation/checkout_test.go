@@ -462,6 +462,89 @@ func TestCheckoutConfirm(t *testing.T) {
 	})
 }
 
+// TestCheckoutKeepExisting: with KeepExisting, a checkout of an item the patron
+// already has returns the loan as it is, whatever AutoConfirm says of the renewal,
+// and writes nothing; a lost loan is not kept, so the renewal question stands.
+func TestCheckoutKeepExisting(t *testing.T) {
+	keep := func(e *env, card, barcode string, renewalPolicy bool) (circulation.CheckoutResult, error) {
+		e.tb.Helper()
+		return e.svc.Checkout(context.Background(), circulation.CheckoutRequest{
+			Actor: e.desk, PatronID: e.patronID(card), Barcode: barcode, KeepExisting: true,
+			AutoConfirm: func(b circulation.Block) bool { return b.Code == circulation.BlockRenew && renewalPolicy },
+		})
+	}
+	// state is what a write would change: the loan's due date and renewals, the
+	// loans and the audit log.
+	state := func(e *env, loanID int64) string {
+		return fmt.Sprintf("due %s, renewals %d, loans %d, audit %d",
+			e.queryString(`SELECT due_at FROM loans WHERE id = ?`, loanID),
+			e.queryInt(`SELECT renewals FROM loans WHERE id = ?`, loanID),
+			e.queryInt(`SELECT count(*) FROM loans`), e.queryInt(`SELECT count(*) FROM audit_log`))
+	}
+	for _, tc := range []struct {
+		name          string
+		when          string
+		renewalPolicy bool
+	}{
+		{"SameDay", "2026-11-30 10:05", false},
+		{"SameDayRenewalPolicyY", "2026-11-30 10:05", true},
+		{"WeekLater", "2026-12-07 10:00", false},
+		{"WeekLaterRenewalPolicyY", "2026-12-07 10:00", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			first := e.mustCheckout("P0001", "I00001").Loan
+			before := state(e, first.ID)
+			e.clock.Set(at(tc.when))
+			res, err := keep(e, "P0001", "I00001", tc.renewalPolicy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.AlreadyLent || res.Renewed || res.Loan.ID != first.ID || res.Loan.Renewals != 0 || res.FineCents != 0 {
+				t.Errorf("result %+v, want the loan as it is, AlreadyLent", res)
+			}
+			if !res.Loan.DueAt.Equal(first.DueAt) || res.Loan.Title != first.Title || res.Loan.RenewalsAllowed == 0 {
+				t.Errorf("loan %+v, want due %s as lent, with its title and renewals allowed", res.Loan, first.DueAt)
+			}
+			if after := state(e, first.ID); after != before {
+				t.Errorf("after the checkout again: %s; before: %s", after, before)
+			}
+		})
+	}
+
+	t.Run("Desk", func(t *testing.T) {
+		// Without KeepExisting (the desk), the renewal question is asked as before.
+		e := newEnv(t)
+		e.mustCheckout("P0001", "I00001")
+		e.clock.Set(at("2026-12-07 10:00"))
+		_, err := e.checkout("P0001", "I00001")
+		wantBlocked(t, err, false, circulation.BlockRenew)
+	})
+
+	t.Run("OtherPatron", func(t *testing.T) {
+		// Kept only for the patron who has it: another is blocked as ever.
+		e := newEnv(t)
+		e.mustCheckout("P0001", "I00001")
+		_, err := keep(e, "P0003", "I00001", true)
+		wantBlocked(t, err, false, circulation.BlockOnLoanToOther)
+	})
+
+	t.Run("LostLoan", func(t *testing.T) {
+		// A loan declared lost is not an ordinary loan to keep: the renewal
+		// question (here refused by the policy) stands, and nothing is written.
+		e := newEnv(t)
+		first := e.mustCheckout("P0001", "I00001").Loan
+		e.exec(`UPDATE loans SET lost_at = ? WHERE id = ?`, db.FormatTime(at("2026-12-01 10:00")), first.ID)
+		before := state(e, first.ID)
+		e.clock.Set(at("2026-12-07 10:00"))
+		_, err := keep(e, "P0001", "I00001", false)
+		wantBlocked(t, err, false, circulation.BlockRenew)
+		if after := state(e, first.ID); after != before {
+			t.Errorf("after: %s; before: %s", after, before)
+		}
+	})
+}
+
 // TestCheckoutDeskScenario is step 3 and 5 of the desk session: P0001 takes five
 // items; P0002 owes fines, so the first item asks, and the web layer passes the
 // confirmation on for the rest of the visit.

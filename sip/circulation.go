@@ -15,7 +15,10 @@ import (
 
 // checkout answers 11 with 12. The desk's checkout runs with SIP's OverridePolicy
 // deciding the blocks staff would confirm. A PIN (AD), when sent, must be right.
-// The no-block due date is not used: the loan runs from now by the rules.
+// The no-block due date is not used: the loan runs from now by the rules. An item
+// the patron already has is answered as lent, with its due date and nothing
+// changed (a kiosk sending its checkout again), unless the account's
+// SameItemCheckout is renew: then the renewal policy decides.
 func (c *conn) checkout(ctx context.Context, m *Message) {
 	prefs := c.preferences(ctx)
 	now := c.now()
@@ -41,15 +44,19 @@ func (c *conn) checkout(ctx context.Context, m *Message) {
 	default:
 		res, err = c.s.circ.Checkout(ctx, circulation.CheckoutRequest{
 			Actor: c.actor(), PatronID: v.p.ID, Barcode: barcode,
-			AutoConfirm: OverridePolicy(renewalPolicy, noBlock),
+			AutoConfirm:  OverridePolicy(renewalPolicy, noBlock),
+			KeepExisting: c.account.Settings.SameItemCheckout != SameItemRenew,
 		})
 		var blocked *circulation.BlockedError
 		var renewRefused *circulation.RenewRefusedError
 		switch {
 		case err == nil:
 			ok, title = true, res.Loan.Title
-			if res.Renewed {
+			switch {
+			case res.Renewed:
 				message = "Renewed. Now due " + dueText(res.Loan.DueAt, prefs) + "."
+			case res.AlreadyLent:
+				message = "You already have this item. It is due " + dueText(res.Loan.DueAt, prefs) + "."
 			}
 		case errors.As(err, &blocked):
 			title = blocked.Title

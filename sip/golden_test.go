@@ -26,7 +26,8 @@ var update = flag.Bool("update", false, "rewrite the responses of sip/testdata/*
 // checksum filled in by -update. A line "#! settings name=value ..." before the
 // first exchange sets the kiosk account's settings, as the administration page
 // does: checked_in_ok=0|1, hold_items=barcode|title, sort_bins=MAP|server,
-// denied=ID,ID..., contact_without_pin=0|1, branch=CODE, institution=ID. A line
+// denied=ID,ID..., contact_without_pin=0|1, same_item=answer|renew,
+// language=NNN, branch=CODE, institution=ID. A line
 // "#! clock 2006-01-02T15:04:05Z" moves the server's clock there for the
 // exchanges after it (a renewal a week after the checkout). A line "#! terminator
 // cr|lf|crlf" before the first exchange sets how the requests end (CR when there is
@@ -82,6 +83,10 @@ func applySettings(t *testing.T, e *env, file string) {
 					u.Institution = v
 				case "contact_without_pin":
 					u.Settings.ContactWithoutPIN = v == "1"
+				case "same_item":
+					u.Settings.SameItemCheckout = sip.SameItemCheckout(v)
+				case "language":
+					u.Settings.Language = v
 				default:
 					t.Fatalf("%s: unknown setting %q", file, k)
 				}

@@ -423,11 +423,13 @@ func (r *response) finish(req *Message) []byte {
 	return r.b
 }
 
-// parseMoney reads an amount as SIP sends it ("12.50", "3", "0.5") into cents.
+// parseMoney reads an amount as SIP sends it ("12.50", "3", "0.5", or with a
+// decimal comma, "3,50", as terminals configured for much of Europe send it)
+// into cents.
 func parseMoney(s string) (int64, bool) {
 	whole, frac := s, ""
 	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
+		if s[i] == '.' || s[i] == ',' {
 			whole, frac = s[:i], s[i+1:]
 			break
 		}

@@ -31,7 +31,7 @@ func (c *conn) patronStatusResponse(v *patronView, err error, prefs library.Pref
 	r := &c.resp
 	r.start("24")
 	r.patronStatus(v, prefs, now)
-	r.fixed(language)
+	r.fixed(c.language())
 	r.date(now, prefs.Location)
 	r.field("AO", c.account.Institution)
 	r.field("AA", v.card)
@@ -128,7 +128,7 @@ func (c *conn) patronInformation(ctx context.Context, m *Message) {
 	r := &c.resp
 	r.start("64")
 	r.patronStatus(&v, prefs, now)
-	r.fixed(language)
+	r.fixed(c.language())
 	r.date(now, prefs.Location)
 	r.count(len(waiting), 4)
 	r.count(len(overdue), 4)
@@ -235,12 +235,20 @@ func outstandingCharges(ledger []patrons.LedgerEntry, balance int64) []string {
 	return out
 }
 
+// sameCurrency reports whether the currency type of a fee paid (37) is the
+// library's; blanks (not given) are taken to be.
+func sameCurrency(sent, library string) bool {
+	sent = strings.TrimSpace(sent)
+	return sent == "" || strings.EqualFold(sent, library)
+}
+
 // feePaid answers 37 with 38: a payment at the terminal goes into the patron's
 // ledger as a payment (patrons.PayLines, oldest lines first), which refuses more
 // than the patron owes. Its method comes from the payment type (00 cash, 01 VISA
 // and 02 credit card are card, anything else other) and its desk is the
 // terminal's branch, so kiosk payments are in that branch's cash-up. The amount
-// is taken in the library's currency; the fee identifier (CG) is not used.
+// is taken in the library's currency (a payment in another currency type is
+// refused); the fee identifier (CG) is not used.
 func (c *conn) feePaid(ctx context.Context, m *Message) {
 	prefs := c.preferences(ctx)
 	now := c.now()
@@ -257,6 +265,8 @@ func (c *conn) feePaid(ctx context.Context, m *Message) {
 		message = v.pinMessage()
 	case !amountOK || cents <= 0:
 		message = "The amount paid is not a valid amount."
+	case !sameCurrency(m.fixedAt(22, 3), c.s.cfg.Currency):
+		message = "This library takes payments in " + c.s.cfg.Currency + ", not " + m.fixedAt(22, 3) + ". Please see staff at the desk."
 	case v.standing.BalanceCents <= 0:
 		message = "You owe nothing, so there is nothing to pay."
 	case cents > v.standing.BalanceCents:

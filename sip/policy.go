@@ -9,9 +9,11 @@ import (
 // desk, where no member of staff is present to confirm anything. It is passed to
 // circulation as CheckoutRequest.AutoConfirm; the rules themselves are the desk's.
 //
-//   - renew (the patron already has the item): confirmed when the self-check's
-//     renewal policy (the first fixed field of message 11) is "Y", so scanning a
-//     borrowed item again renews it; refused when it is "N".
+//   - renew (the patron already has the item, and the account's SameItemCheckout
+//     is renew; by default the loan is answered as it is, and no block arises):
+//     confirmed when the self-check's renewal policy (the first fixed field of
+//     message 11) is "Y", so scanning a borrowed item again renews it; refused
+//     when it is "N".
 //   - every other block the desk would confirm (fines over the limit, on hold or
 //     set aside for another patron, the loan limit, not for loan, marked lost or
 //     missing, checked out to someone else) is refused: the patron is sent to the

@@ -18,9 +18,6 @@ import (
 	"github.com/stacks-ils/stacks/patrons"
 )
 
-// language is what the answers are written in: 001, English.
-const language = "001"
-
 // login answers 93 with 94 (answered false: no answer). A terminal may log in
 // again on the same connection (as another account); a failed login leaves it
 // logged out. After maxLoginFailures failures the connection is closed. Each

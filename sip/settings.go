@@ -29,6 +29,53 @@ const (
 	HoldItemsTitle HoldItems = "title"
 )
 
+// SameItemCheckout is how a checkout (11) of an item the patron already has is
+// answered.
+type SameItemCheckout string
+
+const (
+	// SameItemAnswer answers it as lent (ok 1, renewal ok N, desensitize Y), with
+	// the loan's due date and "You already have this item.", changing nothing: a
+	// kiosk that sends its checkout again, not having read the first answer,
+	// spends no renewal and is not refused.
+	SameItemAnswer SameItemCheckout = "answer"
+	// SameItemRenew renews the loan when the checkout's renewal policy is Y, and
+	// refuses it when N. (Koha renews it whatever the policy.)
+	SameItemRenew SameItemCheckout = "renew"
+)
+
+// Language is one of SIP2 2.00's language codes, which the patron status answers
+// (24, 26, 64) carry.
+type Language struct {
+	Code string
+	Name string
+}
+
+// LanguageUnknown is the language code of an account that has not chosen one.
+const LanguageUnknown = "000"
+
+// Languages are SIP2 2.00's language codes, in their order.
+var Languages = []Language{
+	{"000", "Unknown"}, {"001", "English"}, {"002", "French"}, {"003", "German"},
+	{"004", "Italian"}, {"005", "Dutch"}, {"006", "Swedish"}, {"007", "Finnish"},
+	{"008", "Spanish"}, {"009", "Danish"}, {"010", "Portuguese"}, {"011", "Canadian French"},
+	{"012", "Norwegian"}, {"013", "Hebrew"}, {"014", "Japanese"}, {"015", "Russian"},
+	{"016", "Arabic"}, {"017", "Polish"}, {"018", "Greek"}, {"019", "Chinese"},
+	{"020", "Korean"}, {"021", "North American Spanish"}, {"022", "Tamil"}, {"023", "Malay"},
+	{"024", "United Kingdom"}, {"025", "Icelandic"}, {"026", "Belgian"}, {"027", "Taiwanese"},
+}
+
+// LanguageName names a language code ("001": "English"), or returns the code
+// itself if SIP2 has no such code.
+func LanguageName(code string) string {
+	for _, l := range Languages {
+		if l.Code == code {
+			return l.Name
+		}
+	}
+	return code
+}
+
 // Settings are an account's own settings, as Koha's SIP configuration has them per
 // account. The zero value is the default of a new account.
 type Settings struct {
@@ -49,6 +96,12 @@ type Settings struct {
 	// patron's address, email and phone (BD, BE, BF). Off (the default), they go
 	// only to a terminal that sent the right PIN.
 	ContactWithoutPIN bool
+	// SameItemCheckout: answer (the default) or renew.
+	SameItemCheckout SameItemCheckout
+	// Language is the language code (Languages) of the patron status answers;
+	// empty is LanguageUnknown. Stacks has no patron languages: the account's
+	// is sent for every patron.
+	Language string
 }
 
 // MessageKind is a request message an account may be allowed or denied.
@@ -109,6 +162,19 @@ func (s *Settings) validate() error {
 	default:
 		return stacks.FieldErrorf("hold_items", stacks.EINVALID, "Choose whether hold items are sent as barcodes or titles.")
 	}
+	switch s.SameItemCheckout {
+	case "":
+		s.SameItemCheckout = SameItemAnswer
+	case SameItemAnswer, SameItemRenew:
+	default:
+		return stacks.FieldErrorf("same_item", stacks.EINVALID, "Choose whether a checkout of an item the patron already has is answered as lent (answer) or renewed (renew).")
+	}
+	if s.Language == "" {
+		s.Language = LanguageUnknown
+	}
+	if !slices.ContainsFunc(Languages, func(l Language) bool { return l.Code == s.Language }) {
+		return stacks.FieldErrorf("language", stacks.EINVALID, "Language %q is not a SIP2 language code: choose one of 000 (unknown) to 027.", s.Language)
+	}
 	var denied []string
 	for _, id := range s.Denied {
 		if !slices.ContainsFunc(Messages, func(k MessageKind) bool { return k.ID == id }) {
@@ -148,7 +214,7 @@ type AccountUpdate struct {
 // branches b.
 const accountColumns = `a.id, a.username, a.institution, a.branch_id, b.code, b.name, a.active,
 	a.checked_in_ok, a.hold_items, a.sort_bins, a.denied_messages, a.contact_without_pin,
-	a.created_at, a.last_seen_at, a.last_seen_addr`
+	a.same_item_checkout, a.language, a.created_at, a.last_seen_at, a.last_seen_addr`
 
 type rowScanner interface{ Scan(...any) error }
 
@@ -160,15 +226,17 @@ func scanAccount(row rowScanner) (*Account, error) {
 		created        db.Time
 		lastSeen       db.NullTime
 		holdItems      string
+		sameItem       string
 		checkedIn, cwp bool
 	)
 	err := row.Scan(&a.ID, &a.Username, &a.Institution, &a.BranchID, &a.BranchCode, &a.BranchName, &a.Active,
-		&checkedIn, &holdItems, &bins, &denied, &cwp, &created, &lastSeen, &a.LastSeenAddr)
+		&checkedIn, &holdItems, &bins, &denied, &cwp, &sameItem, &a.Settings.Language, &created, &lastSeen, &a.LastSeenAddr)
 	if err != nil {
 		return nil, err
 	}
 	a.CreatedAt, a.LastSeenAt = created.Time, lastSeen.Time
-	a.Settings = Settings{CheckedInOK: checkedIn, HoldItems: HoldItems(holdItems), ContactWithoutPIN: cwp}
+	a.Settings.CheckedInOK, a.Settings.HoldItems, a.Settings.ContactWithoutPIN = checkedIn, HoldItems(holdItems), cwp
+	a.Settings.SameItemCheckout = SameItemCheckout(sameItem)
 	if denied != "" {
 		a.Settings.Denied = strings.Split(denied, ",")
 	}
@@ -238,9 +306,10 @@ func UpdateAccount(tx *db.Tx, actor stacks.Actor, id int64, u AccountUpdate) err
 		return err
 	}
 	_, err = tx.Exec(`UPDATE sip_accounts SET institution = ?, branch_id = ?, checked_in_ok = ?, hold_items = ?,
-		sort_bins = ?, denied_messages = ?, contact_without_pin = ? WHERE id = ?`,
+		sort_bins = ?, denied_messages = ?, contact_without_pin = ?, same_item_checkout = ?, language = ? WHERE id = ?`,
 		u.Institution, branchID, u.Settings.CheckedInOK, string(u.Settings.HoldItems), bins,
-		strings.Join(u.Settings.Denied, ","), u.Settings.ContactWithoutPIN, id)
+		strings.Join(u.Settings.Denied, ","), u.Settings.ContactWithoutPIN,
+		string(u.Settings.SameItemCheckout), u.Settings.Language, id)
 	if err != nil {
 		return fmt.Errorf("update SIP account: %w", err)
 	}
@@ -248,9 +317,9 @@ func UpdateAccount(tx *db.Tx, actor stacks.Actor, id int64, u AccountUpdate) err
 	if bins.Valid {
 		binsText = "[" + bins.String + "]"
 	}
-	detail := fmt.Sprintf("%s: institution %s, branch %s, checked_in_ok %t, hold items %s, sort bins %s, denied [%s], contact without PIN %t",
+	detail := fmt.Sprintf("%s: institution %s, branch %s, checked_in_ok %t, hold items %s, sort bins %s, denied [%s], contact without PIN %t, same item checkout %s, language %s",
 		old.Username, u.Institution, u.BranchCode, u.Settings.CheckedInOK, u.Settings.HoldItems, binsText,
-		strings.Join(u.Settings.Denied, ","), u.Settings.ContactWithoutPIN)
+		strings.Join(u.Settings.Denied, ","), u.Settings.ContactWithoutPIN, u.Settings.SameItemCheckout, u.Settings.Language)
 	return tx.Audit(actor, "sip.account.update", "sip_account", id, detail)
 }
 
@@ -425,7 +494,7 @@ func (c *conn) denied(ctx context.Context, m *Message) []byte {
 		resp := map[string]string{"23": "24", "01": "24", "25": "26", "63": "64"}[m.ID]
 		r.start(resp)
 		r.fixed("YYYY          ") // charge, renewal, recall and hold privileges denied
-		r.fixed(language)
+		r.fixed(c.language())
 		r.date(c.now(), prefs.Location)
 		if m.ID == "63" {
 			r.fixed(strings.Repeat("0", 24)) // no items of any list
@@ -446,6 +515,15 @@ func (c *conn) denied(ctx context.Context, m *Message) []byte {
 	}
 	r.field("AF", msgDenied)
 	return c.remember(r.finish(m))
+}
+
+// language is the language code of the connection's account, which the patron
+// status answers (24, 26, 64) carry in their fixed-length language field.
+func (c *conn) language() string {
+	if c.account.Settings.Language == "" {
+		return LanguageUnknown
+	}
+	return c.account.Settings.Language
 }
 
 // sortBins is the sort-bin map of the connection's account, else the server's.

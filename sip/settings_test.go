@@ -197,10 +197,17 @@ func TestSettingsReachTerminal(t *testing.T) {
 	if got := bx(); got != "YYYYYYYYYYYYYYYY" {
 		t.Fatalf("BX before: %s", got)
 	}
-	e.settings(func(u *sip.AccountUpdate) { u.Settings.Denied = []string{"11"} })
+	language := func() string { return send(t, c, "23001"+sipNow+"AOCEN|AAP0001|AC|")[16:19] }
+	if got := language(); got != sip.LanguageUnknown {
+		t.Fatalf("language before: %s", got)
+	}
+	e.settings(func(u *sip.AccountUpdate) { u.Settings.Denied, u.Settings.Language = []string{"11"}, "003" })
 	time.Sleep(30 * time.Millisecond)
 	if got := bx(); got != "YNYYYYYYYYYYYYYY" {
 		t.Errorf("BX after checkout was denied: %s", got)
+	}
+	if got := language(); got != "003" {
+		t.Errorf("language after it was set to 003: %s", got)
 	}
 	if resp := send(t, c, checkoutMsg("P0001", "I00001")); !strings.HasPrefix(resp, "120") {
 		t.Errorf("a denied checkout: %s", resp)
@@ -245,6 +252,10 @@ func TestUpdateAccountRefusesBadSettings(t *testing.T) {
 		{"sort bins", func(u *sip.AccountUpdate) { u.SortBins, u.UseServerBins = "shelf", false }, "sort_bins"},
 		{"branch", func(u *sip.AccountUpdate) { u.BranchCode = "NOPE" }, "branch"},
 		{"institution", func(u *sip.AccountUpdate) { u.Institution = "a|b" }, "institution"},
+		{"same item", func(u *sip.AccountUpdate) { u.Settings.SameItemCheckout = "refuse" }, "same_item"},
+		{"language past 027", func(u *sip.AccountUpdate) { u.Settings.Language = "028" }, "language"},
+		{"language not three digits", func(u *sip.AccountUpdate) { u.Settings.Language = "1" }, "language"},
+		{"language a name", func(u *sip.AccountUpdate) { u.Settings.Language = "eng" }, "language"},
 	} {
 		err := e.d.Write(context.Background(), func(tx *db.Tx) error {
 			u := sip.AccountUpdate{Institution: "CEN", BranchCode: "CEN", UseServerBins: true}
@@ -468,7 +479,8 @@ func TestUpgradeKeepsBehaviour(t *testing.T) {
 	}
 	for _, a := range accts {
 		want := a.Username == "oldsorter"
-		if a.Settings.CheckedInOK != want || a.Settings.ContactWithoutPIN != want || a.Settings.HoldItems != sip.HoldItemsBarcode {
+		if a.Settings.CheckedInOK != want || a.Settings.ContactWithoutPIN != want || a.Settings.HoldItems != sip.HoldItemsBarcode ||
+			a.Settings.SameItemCheckout != sip.SameItemAnswer || a.Settings.Language != sip.LanguageUnknown {
 			t.Errorf("%s after the upgrade: %+v", a.Username, a.Settings)
 		}
 	}

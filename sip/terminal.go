@@ -86,7 +86,7 @@ func (c *conn) patronEnable(ctx context.Context, m *Message) {
 	r := &c.resp
 	r.start("26")
 	r.patronStatus(&v, prefs, now)
-	r.fixed(language)
+	r.fixed(c.language())
 	r.date(now, prefs.Location)
 	r.field("AO", c.account.Institution)
 	r.field("AA", v.card)

@@ -157,8 +157,11 @@ type AdminSIPForm struct {
 	SortBins          string
 	Denied            []string
 	ContactWithoutPIN bool
+	SameItemCheckout  sip.SameItemCheckout
+	Language          string
 	// Errors are keyed by field: "institution", "branch", "hold_items",
-	// "sort_bins", "denied", and "password" for the reset form.
+	// "sort_bins", "denied", "same_item", "language", and "password" for the
+	// reset form.
 	Errors FormErrors
 	Loc    *time.Location
 }
@@ -178,6 +181,8 @@ func newAdminSIPForm(a *sip.Account) AdminSIPForm {
 		SortBins:          a.Settings.SortBins.String(),
 		Denied:            a.Settings.Denied,
 		ContactWithoutPIN: a.Settings.ContactWithoutPIN,
+		SameItemCheckout:  a.Settings.SameItemCheckout,
+		Language:          a.Settings.Language,
 		Errors:            FormErrors{},
 	}
 }
@@ -193,6 +198,8 @@ func parseAdminSIPForm(r *http.Request, f *AdminSIPForm) sip.AccountUpdate {
 	f.UseServerBins = r.PostFormValue("sort_bins_source") != "own"
 	f.SortBins = strings.TrimSpace(r.PostFormValue("sort_bins"))
 	f.ContactWithoutPIN = r.PostFormValue("contact_without_pin") == "1"
+	f.SameItemCheckout = sip.SameItemCheckout(r.PostFormValue("same_item"))
+	f.Language = r.PostFormValue("language")
 	allowed := r.PostForm["allowed"]
 	f.Denied = nil
 	for _, m := range sip.Messages {
@@ -208,6 +215,8 @@ func parseAdminSIPForm(r *http.Request, f *AdminSIPForm) sip.AccountUpdate {
 			HoldItems:         f.HoldItems,
 			Denied:            f.Denied,
 			ContactWithoutPIN: f.ContactWithoutPIN,
+			SameItemCheckout:  f.SameItemCheckout,
+			Language:          f.Language,
 		},
 		SortBins:      f.SortBins,
 		UseServerBins: f.UseServerBins,
@@ -387,6 +396,12 @@ func adminSIPSummary(s sip.Settings) string {
 	if s.ContactWithoutPIN {
 		parts = append(parts, "contact details without PIN")
 	}
+	if s.SameItemCheckout == sip.SameItemRenew {
+		parts = append(parts, "renews an item already lent")
+	}
+	if s.Language != "" && s.Language != sip.LanguageUnknown {
+		parts = append(parts, "language "+adminSIPLanguage(s.Language))
+	}
 	if len(s.Denied) > 0 {
 		var names []string
 		for _, m := range sip.Messages {
@@ -407,6 +422,14 @@ func adminSIPHoldItems(h sip.HoldItems) string {
 		return "titles"
 	}
 	return "barcodes"
+}
+
+// adminSIPLanguage names a language code as the form lists it: "001 English".
+func adminSIPLanguage(code string) string {
+	if name := sip.LanguageName(code); name != code {
+		return code + " " + name
+	}
+	return code
 }
 
 // adminSIPMessageID is the id of a message's checkbox.

@@ -54,6 +54,8 @@ func sipSettingsForm() url.Values {
 		"hold_items":       {"barcode"},
 		"sort_bins_source": {"server"},
 		"sort_bins":        {""},
+		"same_item":        {"answer"},
+		"language":         {"000"},
 	}
 	for _, m := range sip.Messages {
 		f.Add("allowed", m.ID)
@@ -119,7 +121,9 @@ func TestAdminSIP(t *testing.T) {
 			t.Fatalf("GET %s: %d", kioskPath, r.Status)
 		}
 		mustContain(t, "the account page", r.Body, "<h1>SIP account kiosk</h1>", "Answer ok to a checkin of an item that was not on loan (sorters want this)",
-			"--sip-sort-bins", "hold=1,transfer=2,shelf=3", "Login, status, resend and end session are always allowed", "from 10.0.0.5")
+			"--sip-sort-bins", "hold=1,transfer=2,shelf=3", "Login, status, resend and end session are always allowed", "from 10.0.0.5",
+			`id="same_item-answer" name="same_item" value="answer" checked`, "no renewal is used", "Koha always renews",
+			`<option value="000" selected>000 Unknown</option>`, `<option value="001">001 English</option>`, `<option value="027">027 Taiwanese</option>`)
 		adminCheckLabels(t, kioskPath, r.Body)
 
 		// Refused: what was typed comes back, nothing is saved.
@@ -133,6 +137,8 @@ func TestAdminSIP(t *testing.T) {
 			"institution": adminWith(sipSettingsForm(), "institution", ""),
 			"branch":      adminWith(sipSettingsForm(), "branch", "NOPE"),
 			"hold_items":  adminWith(sipSettingsForm(), "hold_items", "isbn"),
+			"same_item":   adminWith(sipSettingsForm(), "same_item", "refuse"),
+			"language":    adminWith(sipSettingsForm(), "language", "028"),
 		} {
 			if r := e.post(t, admin, kioskPath, form); r.Status != http.StatusUnprocessableEntity || fieldError(r.Body, field) == "" {
 				t.Errorf("bad %s: %d, want 422 with a message beside it", field, r.Status)
@@ -143,7 +149,8 @@ func TestAdminSIP(t *testing.T) {
 		}
 
 		good := adminWith(sipSettingsForm(), "institution", "CEN2", "branch", "WES", "checked_in_ok", "1", "hold_items", "title",
-			"sort_bins_source", "own", "sort_bins", "hold=1, transfer=2,shelf=3", "contact_without_pin", "1")
+			"sort_bins_source", "own", "sort_bins", "hold=1, transfer=2,shelf=3", "contact_without_pin", "1",
+			"same_item", "renew", "language", "002")
 		good["allowed"] = slices.DeleteFunc(good["allowed"], func(id string) bool { return id == "11" || id == "29" })
 		r = e.post(t, admin, kioskPath, good)
 		if r.Status != http.StatusSeeOther || r.Location != kioskPath {
@@ -152,25 +159,27 @@ func TestAdminSIP(t *testing.T) {
 		a := e.sipAccount(t, "kiosk")
 		s := a.Settings
 		if a.Institution != "CEN2" || a.BranchCode != "WES" || !s.CheckedInOK || s.HoldItems != sip.HoldItemsTitle || !s.ContactWithoutPIN ||
-			s.SortBins.String() != "shelf=3,hold=1,transfer=2" || !slices.Equal(s.Denied, []string{"11", "29"}) {
+			s.SortBins.String() != "shelf=3,hold=1,transfer=2" || !slices.Equal(s.Denied, []string{"11", "29"}) ||
+			s.SameItemCheckout != sip.SameItemRenew || s.Language != "002" {
 			t.Errorf("stored: %+v %+v", a, s)
 		}
-		if e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'sip.account.update' AND detail LIKE '%checked_in_ok true%denied [11,29]%'`) != 1 {
+		if e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'sip.account.update' AND detail LIKE '%checked_in_ok true%denied [11,29]%same item checkout renew, language 002'`) != 1 {
 			t.Error("the change is not in the audit log")
 		}
 		r = e.get(t, admin, kioskPath)
-		mustContain(t, "the saved settings", r.Body, "Settings of kiosk saved.", `value="shelf=3,hold=1,transfer=2"`, `value="CEN2"`)
+		mustContain(t, "the saved settings", r.Body, "Settings of kiosk saved.", `value="shelf=3,hold=1,transfer=2"`, `value="CEN2"`,
+			`id="same_item-renew" name="same_item" value="renew" checked`, `<option value="002" selected>002 French</option>`)
 		if strings.Contains(r.Body, `id="allowed-11" name="allowed" value="11" checked`) || !strings.Contains(r.Body, `id="allowed-23" name="allowed" value="23" checked`) {
 			t.Error("the message boxes do not show what is allowed")
 		}
 		mustContain(t, "the list after saving", e.get(t, admin, "/admin/sip").Body,
-			"hold items as titles; sort bins shelf=3,hold=1,transfer=2; checked_in_ok; contact details without PIN; denied: Checkout, Renew")
+			"hold items as titles; sort bins shelf=3,hold=1,transfer=2; checked_in_ok; contact details without PIN; renews an item already lent; language 002 French; denied: Checkout, Renew")
 
 		// Back to the server's map, every message allowed.
 		if r := e.post(t, admin, kioskPath, adminWith(sipSettingsForm(), "sort_bins", "hold=9")); r.Status != http.StatusSeeOther {
 			t.Fatalf("save defaults: %d", r.Status)
 		}
-		if s := e.sipAccount(t, "kiosk").Settings; s.SortBins != nil || len(s.Denied) != 0 || s.CheckedInOK {
+		if s := e.sipAccount(t, "kiosk").Settings; s.SortBins != nil || len(s.Denied) != 0 || s.CheckedInOK || s.SameItemCheckout != sip.SameItemAnswer || s.Language != "000" {
 			t.Errorf("the defaults are not stored: %+v", s)
 		}
 		if r := e.get(t, admin, "/admin/sip/999999"); r.Status != http.StatusNotFound {

@@ -120,14 +120,14 @@ func settingsText(s sip.Settings) string {
 	if len(s.Denied) > 0 {
 		denied = strings.Join(s.Denied, ",")
 	}
-	return fmt.Sprintf("checked-in-ok=%t hold-items=%s sort-bins=%s deny=%s contact-without-pin=%t",
-		s.CheckedInOK, s.HoldItems, bins, denied, s.ContactWithoutPIN)
+	return fmt.Sprintf("checked-in-ok=%t hold-items=%s sort-bins=%s deny=%s contact-without-pin=%t same-item=%s language=%s",
+		s.CheckedInOK, s.HoldItems, bins, denied, s.ContactWithoutPIN, s.SameItemCheckout, s.Language)
 }
 
 func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "sip-account set --username NAME [--institution ID] [--branch CODE] [--checked-in-ok=true|false]\n" +
 		"    [--hold-items barcode|title] [--sort-bins MAP|server] [--deny IDS|none] [--contact-without-pin=true|false]\n" +
-		"    [--active=true|false] [--db FILE]"
+		"    [--same-item answer|renew] [--language 000-027] [--active=true|false] [--db FILE]"
 	fs := newFlagSet("sip-account set", usage,
 		"Changes an account's settings; what is not given stays as it is. The terminals\n"+
 			"logged in with it see the change within seconds. docs/sip.md says what each does.", stderr)
@@ -141,6 +141,8 @@ func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writ
 	sortBins := fs.String("sort-bins", "", "the account's sort-bin map (hold=1,transfer=2,shelf=3,...), or server for the server's")
 	deny := fs.String("deny", "", "the messages it may not send, e.g. 11,37 (none: all allowed)")
 	contact := fs.String("contact-without-pin", "", "true: 63 without a PIN returns address, email and phone")
+	sameItem := fs.String("same-item", "", "a checkout of an item the patron already has: answer (as lent, nothing changed) or renew (when the renewal policy is Y)")
+	language := fs.String("language", "", "the SIP2 language code of 24, 26 and 64: 000 (unknown) to 027")
 	active := fs.String("active", "", "false deactivates the account (its connections close), true activates it")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -192,6 +194,12 @@ func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writ
 		default:
 			u.SortBins, u.UseServerBins = *sortBins, false
 		}
+		if *sameItem != "" {
+			u.Settings.SameItemCheckout = sip.SameItemCheckout(*sameItem)
+		}
+		if *language != "" {
+			u.Settings.Language = *language
+		}
 		switch *deny {
 		case "":
 		case "none":
@@ -199,7 +207,8 @@ func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writ
 		default:
 			u.Settings.Denied = strings.Split(strings.ReplaceAll(*deny, " ", ""), ",")
 		}
-		if *institution != "" || *branch != "" || *checkedInOK != "" || *contact != "" || *holdItems != "" || *sortBins != "" || *deny != "" {
+		if *institution != "" || *branch != "" || *checkedInOK != "" || *contact != "" || *holdItems != "" || *sortBins != "" || *deny != "" ||
+			*sameItem != "" || *language != "" {
 			if err := sip.UpdateAccount(tx, stacks.System, a.ID, u); err != nil {
 				return err
 			}

@@ -174,8 +174,8 @@ func TestSIPAccountAdd(t *testing.T) {
 	// set changes what it is given and keeps the rest; list shows it.
 	out.Reset()
 	err = run(ctx, []string{"sip-account", "set", "--db", path, "--username", "sorter1", "--checked-in-ok=true",
-		"--sort-bins", "hold=1,shelf=3", "--deny", "11,37"}, &out, &out)
-	if err != nil || !strings.Contains(out.String(), "checked-in-ok=true hold-items=barcode sort-bins=shelf=3,hold=1 deny=11,37") {
+		"--sort-bins", "hold=1,shelf=3", "--deny", "11,37", "--same-item", "renew", "--language", "001"}, &out, &out)
+	if err != nil || !strings.Contains(out.String(), "checked-in-ok=true hold-items=barcode sort-bins=shelf=3,hold=1 deny=11,37 contact-without-pin=false same-item=renew language=001") {
 		t.Fatalf("sip-account set: %v\n%s", err, out.String())
 	}
 	out.Reset()
@@ -187,6 +187,10 @@ func TestSIPAccountAdd(t *testing.T) {
 	err = run(ctx, []string{"sip-account", "set", "--db", path, "--username", "sorter1", "--hold-items", "isbn"}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "barcodes or titles") {
 		t.Errorf("a bad hold-items: %v", err)
+	}
+	err = run(ctx, []string{"sip-account", "set", "--db", path, "--username", "sorter1", "--language", "eng"}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "not a SIP2 language code") {
+		t.Errorf("a bad language: %v", err)
 	}
 	err = run(ctx, []string{"sip-account", "set", "--db", path, "--username", "nobody"}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "no SIP account") {
