@@ -260,6 +260,14 @@ SIPBENCHTIME ?= 3000x
 sip-bench:
 	$(GO) test -run '^$$' -bench BenchmarkCheckin -benchtime $(SIPBENCHTIME) -count 3 -timeout 10m ./sip/
 
+# pin-cost measures bcrypt at costs 8, 10 and 12 on this machine: one comparison,
+# comparisons a second on one slot of the pool, and the CPU time to try every
+# four-digit PIN against one patron's hash and against 10,000 patrons' hashes.
+# docs/sip.md ("PIN hashing cost") quotes it. Not part of make test.
+.PHONY: pin-cost
+pin-cost:
+	$(GO) test -run '^$$' -bench BenchmarkPINCost -benchtime 20x ./passwords/
+
 # load runs the CICO load test of issue 8 (stacks load --suite full, about 15
 # minutes): it builds bin/stacks, creates a fresh demo library (5,000 titles, 3,000
 # patrons), then, each run on its own `stacks serve` on 127.0.0.1 with a free port:

@@ -9,8 +9,13 @@
 // One goroutine serves each connection, handling its messages in order (SIP is
 // request and response). A message ends with CR, CR LF or LF; the answers end the
 // way the terminal's messages do. A message longer than Config.MaxMessage (4 KB)
-// closes the connection, and so does Config.IdleTimeout (5 minutes) without one. A
-// panic while handling a message is logged and closes that connection only.
+// is answered 96 and closes the connection, and Config.IdleTimeout (5 minutes)
+// without one closes it too. A panic while handling a message is logged and
+// closes that connection only.
+//
+// Parse reads what real terminals send, as forgivingly as Koha's and Evergreen's
+// servers: fields in any order, empty fields, a "|" before, between or after the
+// error detection fields (see Parse).
 //
 // A connection must log in within Config.LoginTimeout (30 seconds) of opening (or
 // of a failed login that logged it out); what it sends meanwhile, resend requests
@@ -61,7 +66,7 @@
 // what it does: the sixteen requests of 2.00 less the account's denied ones) is
 // not answered, with or without
 // error detection, since sending it again would not help. 97 resends the last
-// answer, byte for byte.
+// answer, with the 97's error detection fields instead of its own, as Koha does.
 //
 // # Blocks and item properties
 //
@@ -83,11 +88,14 @@
 //
 // A patron's PIN (AD) is checked when a terminal sends one: a field sent empty is a
 // wrong PIN. Without the field, the terminal is trusted to have identified the
-// patron. A PIN that matched is remembered for the connection until an end patron
-// session (35), because bcrypt is slow on purpose and terminals send the PIN with
-// every message. A wrong PIN gets a patron status without the patron's name, fines
-// or lists. Ten wrong PINs for a patron within 15 minutes, from any terminal, lock
-// the patron's PIN for 15 minutes.
+// patron. A PIN that matched is remembered for the patron at the terminal until an
+// end patron session (35), a message for another patron or five minutes without
+// one, because bcrypt is slow on purpose and terminals send the PIN with every
+// message. A wrong PIN gets a patron status without the patron's name, fines or
+// lists, and CQ N. Ten wrong PINs for a patron within 15 minutes, from any
+// terminal, lock the patron's PIN for 15 minutes. A PIN or login check waits its
+// turn for up to Config.CheckWait; one that got none is answered as not checked
+// (a PIN without CQ, a login not at all), never as wrong.
 //
 // # Sorters
 //
