@@ -69,7 +69,8 @@ const (
 // cheapest). Acceptance: no message refused (a PIN not checked or not accepted,
 // a checkout or checkin of a free item refused), no 940 for the right password,
 // the 99th percentile of every message type under 500 ms, and every login after
-// the restart answered within 5 s. The results go to bin/sip-rush.md as a
+// the restart answered within 5 s; and the loans in the database are those the
+// answers said. The results go to bin/sip-rush.md as a
 // markdown table (docs/performance.md quotes it). make sip-bench runs it.
 func TestSIPRush(t *testing.T) {
 	durText := os.Getenv(rushEnv)
@@ -114,6 +115,7 @@ func TestSIPRush(t *testing.T) {
 	r.minGap, r.maxGap = minGap, maxGap
 	r.run(dur)
 	r.restart()
+	r.checkLoans()
 	md := r.report(dur)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		t.Fatal(err)
@@ -530,6 +532,42 @@ func (r *rush) restart() {
 	ready.Wait()
 	close(start)
 	wg.Wait()
+}
+
+// checkLoans compares the loans in the database with what the terminals were
+// told: every book a patron was lent and has not returned is on loan to them,
+// and every book on the shelf is on loan to no one.
+func (r *rush) checkLoans() {
+	onLoan := map[string]string{}
+	for _, row := range queryRows(r.t, r.e.d, `SELECT i.barcode, p.card FROM loans l
+		JOIN items i ON i.id = l.item_id JOIN patrons p ON p.id = l.patron_id WHERE l.returned_at IS NULL`) {
+		f := strings.Fields(row)
+		onLoan[strings.TrimPrefix(f[0], "barcode=")] = strings.TrimPrefix(f[1], "card=")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	wrong := 0
+	for card, items := range r.held {
+		for _, bc := range items {
+			if onLoan[bc] != card {
+				wrong++
+				if wrong <= 5 {
+					r.t.Errorf("%s was lent to %s; in the database it is on loan to %q", bc, card, onLoan[bc])
+				}
+			}
+		}
+	}
+	for _, bc := range r.free {
+		if card, ok := onLoan[bc]; ok {
+			wrong++
+			if wrong <= 5 {
+				r.t.Errorf("%s was returned; in the database it is on loan to %s", bc, card)
+			}
+		}
+	}
+	if wrong > 0 {
+		r.t.Errorf("%d books are not where the answers said", wrong)
+	}
 }
 
 // startServer starts a SIP server for cfg listening on addr; stop shuts it down
