@@ -321,7 +321,7 @@ func (c *conn) renew(ctx context.Context, m *Message) {
 			result, err = c.s.circ.RenewItem(ctx, c.actor(), barcode)
 			title = result.Loan.Title
 		default:
-			message = "This item is not checked out to you."
+			message = c.notYourLoan(ctx, barcode)
 		}
 		switch {
 		case err != nil:
@@ -416,4 +416,22 @@ func renewedMessage(renewed, of int) string {
 // dueText is a due date as a screen shows it.
 func dueText(t time.Time, prefs library.Preferences) string {
 	return t.In(prefs.Location).Format("2006-01-02")
+}
+
+// notYourLoan is the screen message for a renewal of an item that is not on loan
+// to the patron: an unknown barcode is said to be one, as checkout and checkin
+// say it.
+func (c *conn) notYourLoan(ctx context.Context, barcode string) string {
+	err := c.s.cfg.DB.Read(ctx, func(tx *db.Tx) error {
+		_, err := catalog.FindItemByBarcode(tx, barcode)
+		return err
+	})
+	switch stacks.ErrorCode(err) {
+	case stacks.ENOTFOUND, stacks.EINVALID:
+		return blockMessage(circulation.BlockUnknownBarcode)
+	case "":
+	default:
+		c.internalError(ctx, "renew: find the item", err)
+	}
+	return "This item is not checked out to you."
 }

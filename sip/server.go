@@ -125,6 +125,8 @@ type Server struct {
 	wg      sync.WaitGroup
 	nextID  atomic.Uint64
 	done    chan struct{}
+	// waitOnce starts the one wait for the connections that closes done.
+	waitOnce sync.Once
 }
 
 // New returns a Server for cfg.
@@ -236,7 +238,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		c.nc.SetReadDeadline(now)
 	}
 	s.mu.Unlock()
-	go func() { s.wg.Wait(); close(s.done) }()
+	// Once: Shutdown may be called again (a second signal, a test's cleanup
+	// after a restart), and waits for the same connections.
+	s.waitOnce.Do(func() { go func() { s.wg.Wait(); close(s.done) }() })
 	select {
 	case <-s.done:
 	case <-ctx.Done():

@@ -313,6 +313,10 @@ func TestShutdown(t *testing.T) {
 	if _, err := net.DialTimeout("tcp", e.addr, time.Second); err == nil {
 		t.Error("the server still accepts connections after Shutdown")
 	}
+	// A second Shutdown (a second signal) returns at once, without a panic.
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Errorf("the second Shutdown: %v", err)
+	}
 }
 
 // TestBareMessages sends each kind of request of the transcripts with its fixed part
