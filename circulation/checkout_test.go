@@ -513,7 +513,7 @@ func TestCheckoutKeepExisting(t *testing.T) {
 	}
 
 	t.Run("Desk", func(t *testing.T) {
-		// Without KeepExisting (the desk), the renewal question is asked as before.
+		// Without KeepExisting (the desk), the renewal question is asked.
 		e := newEnv(t)
 		e.mustCheckout("P0001", "I00001")
 		e.clock.Set(at("2026-12-07 10:00"))

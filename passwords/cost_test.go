@@ -30,7 +30,7 @@ func BenchmarkPINCost(b *testing.B) {
 			per := b.Elapsed() / time.Duration(b.N)
 			b.ReportMetric(float64(per.Microseconds())/1000, "ms/compare")
 			b.ReportMetric((10000 * per).Minutes(), "core-min/one-patron")
-			b.ReportMetric((10000 * 10000 * per).Hours()/24, "core-days/10k-patrons")
+			b.ReportMetric((10000*10000*per).Hours()/24, "core-days/10k-patrons")
 			b.ReportMetric(float64(time.Second/per), "compares/s/slot")
 		})
 	}

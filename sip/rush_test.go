@@ -2,13 +2,11 @@ package sip_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -571,38 +569,6 @@ func (r *rush) checkLoans() {
 	if wrong > 0 {
 		r.t.Errorf("%d books are not where the answers said", wrong)
 	}
-}
-
-// startServer starts a SIP server for cfg listening on addr; stop shuts it down
-// (the test's end does if nothing did before).
-func startServer(t *testing.T, cfg sip.Config, addr string) (srv *sip.Server, bound string, stop func() error) {
-	t.Helper()
-	srv = sip.New(cfg)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen on %s: %v", addr, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	var once sync.Once
-	var stopErr error
-	stop = func() error {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			stopErr = srv.Shutdown(ctx)
-			if err := <-done; !errors.Is(err, sip.ErrServerClosed) {
-				stopErr = errors.Join(stopErr, fmt.Errorf("Serve returned %v, want ErrServerClosed", err))
-			}
-		})
-		return stopErr
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return srv, ln.Addr().String(), stop
 }
 
 // pct is the p-th percentile (nearest rank) of sorted durations.

@@ -49,7 +49,7 @@ type Config struct {
 	// below the 10 s timeout the status answer gives terminals).
 	CheckWait time.Duration
 	// MaxMessage is the longest message accepted, in bytes (default 4096); a longer
-	// one closes the connection.
+	// one is answered 96 and closes the connection.
 	MaxMessage int
 	// MaxConns limits the open connections (default 256); more are closed at once.
 	MaxConns int

@@ -30,13 +30,16 @@ import (
 // seconds) is not answered, and not counted as a failure: 940 would tell the
 // terminal that its password is wrong, and SIP2 2.00 has no other answer for
 // it. The terminal waits its timeout and sends it again, as it does for a lost
-// message. The same login sent again on a connection it logged in (a terminal
-// that logs in again now and then) is not compared again while the account's
-// password hash is unchanged.
+// message; the connection stays as it was (logged in as before, or not, its time
+// to log in running). The same login sent again on a connection it logged in (a
+// terminal that logs in again now and then) is not compared again while the
+// account's password hash is unchanged and the account is neither deactivated
+// nor locked at the address.
 func (c *conn) login(ctx context.Context, m *Message) (answered, keep bool) {
 	user := m.Get("CN")
-	acct, err := c.relogin(ctx, m)
-	if acct == nil && err == nil {
+	var err error
+	acct := c.relogin(ctx, m)
+	if acct == nil {
 		acct, err = c.checkLogin(ctx, m)
 	}
 	if stacks.ErrorCode(err) == stacks.ETOOMANY {
@@ -80,12 +83,14 @@ func loginSum(m *Message) [sha256.Size]byte {
 }
 
 // relogin returns the account of a login the connection made before with the
-// same username and password, when its password hash has not changed since and
-// it is still active; nil (and nil) when the login must be checked.
-func (c *conn) relogin(ctx context.Context, m *Message) (*Account, error) {
+// same username and password, when its password hash has not changed since, it
+// is still active and not locked at this address; nil when the login must be
+// checked (then as any other, counted and compared).
+func (c *conn) relogin(ctx context.Context, m *Message) *Account {
 	if c.verified.hash == "" || c.verified.sum != loginSum(m) || m.Fixed != "00" {
-		return nil, nil
+		return nil
 	}
+	host, _, _ := net.SplitHostPort(c.remote)
 	var (
 		acct *Account
 		hash string
@@ -96,9 +101,12 @@ func (c *conn) relogin(ctx context.Context, m *Message) (*Account, error) {
 		return err
 	})
 	if err != nil || acct == nil || !acct.Active || hash != c.verified.hash {
-		return nil, err
+		return nil
 	}
-	return acct, nil
+	if locked, err := c.s.logins.isLocked(ctx, strings.ToLower(m.Get("CN")), host); err != nil || locked {
+		return nil
+	}
+	return acct
 }
 
 // checkLogin checks the account and password of a login: counted against the
@@ -108,9 +116,7 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	user, pass := m.Get("CN"), m.Get("CO")
 	host, _, _ := net.SplitHostPort(c.remote)
 	key := strings.ToLower(user) + "|" + host
-	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.CheckWait)
-	defer cancel()
-	leave, admitted := c.s.attempts.Enter(ctx, c.s.cfg.CheckWait,
+	cmpCtx, leave, admitted := c.turn(ctx,
 		passwords.Key{Name: "login:" + key, Max: 1, MaxWaiting: maxLoginsWaiting},
 		passwords.Key{Name: "login-host:" + host, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
 	if !admitted {
@@ -129,12 +135,12 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		// Algorithms "0": plain text, the only ones the specification defines.
 		return nil, errBadLogin
 	}
-	acct, hash, err := authenticate(c.waitContext(ctx), c.s.cfg.DB, user, pass)
+	acct, hash, err := authenticate(cmpCtx, c.s.cfg.DB, user, pass)
 	switch {
 	case err == nil:
 		// One write: the failures forgotten, and the account seen.
 		c.seenAt = time.Now()
-		err = c.s.cfg.DB.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error {
+		err = c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
 			if err := c.s.logins.succeed(tx, strings.ToLower(user), host); err != nil {
 				return err
 			}
@@ -146,7 +152,7 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		c.verified = verifiedLogin{sum: loginSum(m), hash: hash}
 	case stacks.ErrorCode(err) == stacks.ETOOMANY:
 		// Not compared: the attempt does not count.
-		if uerr := c.s.logins.unreserve(context.WithoutCancel(ctx), strings.ToLower(user), host, locks); uerr != nil {
+		if uerr := c.s.logins.unreserve(ctx, strings.ToLower(user), host, locks); uerr != nil {
 			c.internalError(ctx, "give back a login attempt", uerr)
 		}
 	case locks:
@@ -155,14 +161,21 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	return acct, err
 }
 
-// waitContext is ctx for a comparison on the password pool: it may wait for a
-// slot until ctx's deadline (Config.CheckWait from when the check began), not only the
-// pool's own few seconds.
-func (c *conn) waitContext(ctx context.Context) context.Context {
-	if dl, ok := ctx.Deadline(); ok {
-		return passwords.WithWait(ctx, time.Until(dl))
+// turn waits for a login's or PIN's turn to be checked under keys (one at a time
+// per account, address or patron, a few more waiting), for up to
+// Config.CheckWait. It returns the context for the comparison, under which the
+// wait for a slot of the comparison pool is what is left of CheckWait, and leave,
+// to call when the check is over; admitted is false when no turn came. Only the
+// waits are bounded: the check's reads and writes (counting the attempt, reading
+// the hash) run to their end, so that a check admitted late is not cut off
+// halfway with its attempt counted.
+func (c *conn) turn(ctx context.Context, keys ...passwords.Key) (cmpCtx context.Context, leave func(), admitted bool) {
+	deadline := time.Now().Add(c.s.cfg.CheckWait)
+	leave, admitted = c.s.attempts.Enter(ctx, c.s.cfg.CheckWait, keys...)
+	if !admitted {
+		return nil, nil, false
 	}
-	return ctx
+	return passwords.WithWait(ctx, max(time.Until(deadline), 0)), leave, true
 }
 
 // status answers 99 (SC status) with 98 (ACS status).
@@ -278,9 +291,7 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		c.pin.at = now
 		return true, false, false
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.CheckWait)
-	defer cancel()
-	leave, admitted := c.s.attempts.Enter(ctx, c.s.cfg.CheckWait, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: maxLoginsWaiting})
+	cmpCtx, leave, admitted := c.turn(ctx, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: maxLoginsWaiting})
 	if !admitted {
 		c.s.log.Warn("sip: PIN not checked: another PIN for the patron was being checked for too long", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
 		return false, false, true
@@ -294,10 +305,10 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 	if !reserved {
 		return false, true, false
 	}
-	match, err := patrons.CheckPIN(c.waitContext(ctx), hash, pin)
+	match, err := patrons.CheckPIN(cmpCtx, hash, pin)
 	if err != nil {
 		c.s.log.Warn("sip: PIN not compared: the comparison pool had no room in time", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
-		if uerr := c.s.pins.unreserve(context.WithoutCancel(ctx), key, "", locks); uerr != nil {
+		if uerr := c.s.pins.unreserve(ctx, key, "", locks); uerr != nil {
 			c.internalError(ctx, "give back a PIN attempt", uerr)
 		}
 		return false, false, true
@@ -308,7 +319,7 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		}
 		return false, false, false
 	}
-	if err := c.s.cfg.DB.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return c.s.pins.succeed(tx, key, "") }); err != nil {
+	if err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error { return c.s.pins.succeed(tx, key, "") }); err != nil {
 		c.internalError(ctx, "forget PIN failures", err)
 	}
 	c.pin = verifiedPIN{patronID: patronID, hash: hash, sum: sum, at: now}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,14 +25,8 @@ func (e *env) startServer(cfg sip.Config) string {
 	e.tb.Helper()
 	cfg.DB = e.d
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := sip.New(cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		e.tb.Fatal(err)
-	}
-	go srv.Serve(ln)
-	e.tb.Cleanup(func() { srv.Shutdown(context.Background()) })
-	return ln.Addr().String()
+	_, addr, _ := startServer(e.tb, cfg, "127.0.0.1:0")
+	return addr
 }
 
 func dialAt(t *testing.T, addr string) *sip.Client {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -85,24 +86,40 @@ func newEnvWith(tb testing.TB, o envOptions) *env {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: o.logLevel}))
 	}
-	srv := sip.New(cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, addr, _ := startServer(tb, cfg, "127.0.0.1:0")
+	return &env{tb: tb, d: d, srv: srv, addr: addr, clock: clock}
+}
+
+// startServer starts a SIP server for cfg listening on addr; stop shuts it down
+// (the test's end does if nothing did before).
+func startServer(t testing.TB, cfg sip.Config, addr string) (srv *sip.Server, bound string, stop func() error) {
+	t.Helper()
+	srv = sip.New(cfg)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		tb.Fatal(err)
+		t.Fatalf("listen on %s: %v", addr, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			tb.Errorf("shutdown: %v", err)
-		}
-		if err := <-done; !errors.Is(err, sip.ErrServerClosed) {
-			tb.Errorf("Serve returned %v, want ErrServerClosed", err)
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			stopErr = srv.Shutdown(ctx)
+			if err := <-done; !errors.Is(err, sip.ErrServerClosed) {
+				stopErr = errors.Join(stopErr, fmt.Errorf("Serve returned %v, want ErrServerClosed", err))
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
 		}
 	})
-	return &env{tb: tb, d: d, srv: srv, addr: ln.Addr().String(), clock: clock}
+	return srv, ln.Addr().String(), stop
 }
 
 // openDemoCopy opens a copy of the demo library of size opt created on testNow;
@@ -143,6 +160,18 @@ func send(tb testing.TB, c *sip.Client, msg string) string {
 		tb.Fatalf("%s: %v", msg, err)
 	}
 	return resp
+}
+
+// exec runs a statement on the library's database.
+func (e *env) exec(query string, args ...any) {
+	e.tb.Helper()
+	err := e.d.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(query, args...)
+		return err
+	})
+	if err != nil {
+		e.tb.Fatalf("%s: %v", query, err)
+	}
 }
 
 // queryString runs a query that returns one value, as text.
