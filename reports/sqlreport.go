@@ -291,9 +291,10 @@ func sqlError(err error) error {
 // values are capped at MaxSQLValueBytes, stopped inside SQLite at the time limit,
 // and read up to the row cap and the byte cap.
 //
-// On PostgreSQL the same guarantees come from a READ ONLY transaction with a
-// statement_timeout on a connection of the report's own, and its plan checked
-// first (runOnPostgres, sqlreport_postgres.go).
+// On PostgreSQL the same guarantees come from the report role, which may read
+// only what is not secret (sqlreport_pgrole.go), in a READ ONLY transaction
+// with a statement_timeout on a connection of the report's own, and its plan
+// checked first (runOnPostgres, sqlreport_postgres.go).
 func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, lim Limits) (Result, error) {
 	if lim.Timeout <= 0 {
 		lim.Timeout = DefaultSQLTimeout
@@ -314,13 +315,6 @@ func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, l
 		if !ok {
 			return Result{}, stacks.FieldErrorf("param-"+p, stacks.EINVALID, "Give a value for :%s.", p)
 		}
-		if d.Postgres() {
-			// As text: the server reads it as the type its place in the
-			// statement needs (a number beside home_branch_id, text beside a
-			// barcode), so "0012345" keeps its zeros.
-			args = append(args, strings.TrimSpace(v))
-			continue
-		}
 		args = append(args, sql.Named(p, paramValue(v)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
@@ -331,7 +325,7 @@ func RunSQL(ctx context.Context, d *db.DB, q string, values map[string]string, l
 	err := d.ReadHeavy(ctx, func(*db.Tx) error {
 		var err error
 		if d.Postgres() {
-			res, err = runOnPostgres(ctx, d.Path(), pgParams(q, s.params), args, lim)
+			res, err = runOnPostgres(ctx, d.Path(), pgInline(q, values), lim)
 			return err
 		}
 		res, err = runOnReportConn(ctx, d.Path(), q, args, lim)

@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/stacks-ils/stacks"
 )
@@ -24,18 +23,22 @@ import (
 // report's own too (opened on the database's URL, closed after the run):
 //
 //   - CheckSQL first, as on SQLite: one SELECT, WITH or VALUES statement;
+//   - the report role (sqlreport_pgrole.go): the statement runs inside a
+//     SECURITY DEFINER function owned by a role that may select only the
+//     columns that are not secret and nothing of the sessions, and cannot
+//     change role there, so no function that runs SQL from a string
+//     (ts_rewrite, query_to_xml) reads more than the role may; pg_stats and
+//     pg_stat_activity show it only what its privileges allow;
 //   - a READ ONLY transaction (and default_transaction_read_only on the
 //     connection): the server refuses every write, nextval, SELECT FOR UPDATE;
 //   - SET LOCAL statement_timeout: the server stops the statement at the limit;
-//   - the plan, read first with EXPLAIN (VERBOSE, FORMAT JSON), must not touch
-//     a refused relation (the sessions), a secret column (hiddenColumns, or the
-//     whole row of their tables: p.* in the plan) or a server function
-//     (deniedPgFunctions: files, sleep, settings, other sessions, dblink,
-//     set_config, large objects, the functions that run SQL from a string). A
-//     restricted role would be the server's own check, but the application
-//     cannot count on being allowed to create one; EXPLAIN needs no privilege.
-//     A secret column is refused rather than read as NULL as on SQLite: the
-//     plan can say that a column is read, not make it read empty;
+//   - the plan, read first with EXPLAIN (VERBOSE, FORMAT JSON) as the role,
+//     must not touch a refused relation (the sessions), a secret column
+//     (hiddenColumns, or the whole row of their tables: p.* in the plan) or a
+//     server function (deniedPgFunctions: files, sleep, settings, other
+//     sessions, dblink, set_config, advisory locks, large objects). This check
+//     gives the clear messages, and keeps out what privileges do not (an
+//     advisory lock, a sleep); the secrets rest on the role, not on it;
 //   - the row cap as on SQLite, and a cap on each row the server sends
 //     (pgproto3's maximum message length, MaxSQLValueBytes): a value of
 //     hundreds of megabytes is refused before it is read into this process.
@@ -68,9 +71,17 @@ var deniedPgFunctions = []string{
 	"database_to_xml", "ts_stat", "txid_current", "pg_current_xact_id",
 }
 
+// checkPlans turns the plan check off for the tests that prove the report
+// role holds without it.
+var checkPlans = true
+
 // runOnPostgres checks and runs the report on a PostgreSQL connection of its
-// own. q has PostgreSQL's $n parameters (pgParams), args their values.
-func runOnPostgres(ctx context.Context, url, q string, args []any, lim Limits) (Result, error) {
+// own, as the report role (PostgresRole) through its function. q has the
+// parameters' values written in as string constants (pgInline).
+func runOnPostgres(ctx context.Context, url, q string, lim Limits) (Result, error) {
+	if err := readyPostgresRole(ctx, url); err != nil {
+		return Result{}, err
+	}
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return Result{}, fmt.Errorf("report connection: %v", err)
@@ -79,65 +90,170 @@ func runOnPostgres(ctx context.Context, url, q string, args []any, lim Limits) (
 	cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	// No prepared statements kept: the connection runs one report.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
-	pool := sql.OpenDB(stdlib.GetConnector(*cfg))
-	defer pool.Close()
-	pool.SetMaxOpenConns(1)
-	c, err := pool.Conn(ctx)
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return Result{}, fmt.Errorf("report connection: %w", err)
 	}
-	defer c.Close()
-	err = c.Raw(func(driverConn any) error {
-		sc, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("report connection: the driver (%T) is not pgx's", driverConn)
+	defer c.Close(context.Background())
+	// One row of the report is one message: none may pass the value cap
+	// (and a little for the row's framing).
+	c.PgConn().Frontend().SetMaxBodyLen(MaxSQLValueBytes + 1024)
+	tx, err := c.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return Result{}, pgReportError(err)
+	}
+	defer tx.Rollback(context.Background())
+	role := pgx.Identifier{PostgresRole}.Sanitize()
+	// The server's own schemas, named: under the role, search_path's "$user"
+	// would name the role's schema instead.
+	var path string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(string_agg(quote_ident(s), ', '), 'pg_catalog') FROM unnest(current_schemas(false)) AS s`).Scan(&path); err != nil {
+		return Result{}, pgReportError(err)
+	}
+	for _, set := range []string{
+		"SET LOCAL search_path = " + path,
+		fmt.Sprintf("SET LOCAL statement_timeout = %d", max(lim.Timeout.Milliseconds(), 1)),
+		"SET LOCAL standard_conforming_strings = on",
+		// The fixed statements below run as the role too; the report's own
+		// SQL runs inside the role's function, where the role cannot change.
+		"SET LOCAL ROLE " + role,
+	} {
+		if _, err := tx.Exec(ctx, set); err != nil {
+			return Result{}, pgReportError(err)
 		}
-		// One row of the report is one message: none may pass the value cap
-		// (and a little for the row's framing).
-		sc.Conn().PgConn().Frontend().SetMaxBodyLen(MaxSQLValueBytes + 1024)
-		return nil
-	})
-	if err != nil {
-		return Result{}, err
 	}
-	tx, err := c.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	// The columns' names and types, read without running anything.
+	desc, err := c.PgConn().Prepare(ctx, "", q, nil)
 	if err != nil {
 		return Result{}, pgReportError(err)
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", max(lim.Timeout.Milliseconds(), 1))); err != nil {
-		return Result{}, pgReportError(err)
+	if checkPlans {
+		var plan string
+		if err := tx.QueryRow(ctx, "SELECT "+role+".plan($1)", q).Scan(&plan); err != nil {
+			return Result{}, pgReportError(err)
+		}
+		if err := checkPgPlan(plan); err != nil {
+			return Result{}, err
+		}
 	}
-	if err := checkPgPlan(ctx, tx, q, args); err != nil {
-		return Result{}, err
-	}
-	// Closing the rows reads the rest of the result: past the row cap the
-	// statement is cancelled instead (an endless recursive query stops there,
-	// not at the time limit), and the connection with it.
-	qctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rows, err := tx.QueryContext(qctx, q, args...)
+	// The function stops the report at one row past the cap (an endless
+	// recursive query stops there, not at the time limit).
+	rows, err := tx.Query(ctx, "SELECT "+role+".run($1, $2)::text", q, lim.MaxRows+1)
 	if err != nil {
 		return Result{}, pgReportError(err)
 	}
-	res, err := readReportRows(rows, lim)
-	if res.Truncated {
-		cancel()
-	}
-	rows.Close()
+	defer rows.Close()
+	res, err := readPgRows(rows, desc.Fields, lim)
 	if err != nil {
 		return res, pgReportError(err)
 	}
 	return res, nil
 }
 
-// checkPgPlan reads the plan of q and refuses it if it writes or touches what
-// a report may not read.
-func checkPgPlan(ctx context.Context, tx *sql.Tx, q string, args []any) error {
-	var plan string
-	if err := tx.QueryRowContext(ctx, "EXPLAIN (VERBOSE, FORMAT JSON) "+q, args...).Scan(&plan); err != nil {
-		return pgReportError(err)
+// readPgRows reads the report's rows, each a JSON object of its columns in
+// order, up to the row cap and the byte cap.
+func readPgRows(rows pgx.Rows, fields []pgconn.FieldDescription, lim Limits) (Result, error) {
+	var res Result
+	numeric := make([]bool, len(fields))
+	for i, f := range fields {
+		res.Columns = append(res.Columns, Column{Name: f.Name})
+		numeric[i] = pgNumericOIDs[f.DataTypeOID]
 	}
+	bytes := 0
+	for rows.Next() {
+		if len(res.Rows) == lim.MaxRows {
+			res.Truncated = true
+			res.TruncatedNote = fmt.Sprintf("The report has more rows than the cap of %d: narrow it.", lim.MaxRows)
+			break
+		}
+		var obj string
+		if err := rows.Scan(&obj); err != nil {
+			return res, err
+		}
+		row, err := pgJSONRow(obj, fields)
+		if err != nil {
+			return res, err
+		}
+		size := 0
+		for _, v := range row {
+			size += len(v)
+		}
+		if bytes+size > lim.MaxBytes {
+			res.Truncated = true
+			res.TruncatedNote = fmt.Sprintf("The report's values passed %d MB after %d rows and the rest were left out: select fewer or shorter columns, or fewer rows.", lim.MaxBytes>>20, len(res.Rows))
+			break
+		}
+		bytes += size
+		res.Rows = append(res.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return res, err
+	}
+	for i := range res.Columns {
+		res.Columns[i].Numeric = numeric[i] && len(res.Rows) > 0
+	}
+	res.Total = len(res.Rows)
+	res.TotalLabel = "rows"
+	return res, nil
+}
+
+// pgNumericOIDs are PostgreSQL's number types, whose columns a report shows
+// as numbers.
+var pgNumericOIDs = map[uint32]bool{20: true, 21: true, 23: true, 700: true, 701: true, 1700: true}
+
+// pgJSONRow reads one row as row_to_json writes it: an object whose keys are
+// the columns in order (two columns may share a name).
+func pgJSONRow(obj string, fields []pgconn.FieldDescription) ([]string, error) {
+	dec := json.NewDecoder(strings.NewReader(obj))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("report row: %q is not an object", obj)
+	}
+	row := make([]string, 0, len(fields))
+	for dec.More() {
+		if _, err := dec.Token(); err != nil { // the key
+			return nil, fmt.Errorf("report row: %w", err)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("report row: %w", err)
+		}
+		row = append(row, pgJSONValue(raw, fields, len(row)))
+	}
+	if len(row) != len(fields) {
+		return nil, fmt.Errorf("report row: %d values for %d columns", len(row), len(fields))
+	}
+	return row, nil
+}
+
+// pgJSONValue writes one value as the report shows it: a string as it is, a
+// timestamp in UTC as Stacks writes times, null empty, anything else as JSON
+// writes it.
+func pgJSONValue(raw json.RawMessage, fields []pgconn.FieldDescription, i int) string {
+	switch {
+	case string(raw) == "null":
+		return ""
+	case len(raw) > 0 && raw[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return string(raw)
+		}
+		if i < len(fields) && (fields[i].DataTypeOID == 1184 || fields[i].DataTypeOID == 1114) {
+			if t, err := time.Parse("2006-01-02T15:04:05.999999999Z07:00", s); err == nil {
+				return cellString(t)
+			}
+			if t, err := time.Parse("2006-01-02T15:04:05.999999999", s); err == nil {
+				return cellString(t)
+			}
+		}
+		return s
+	}
+	return string(raw)
+}
+
+// checkPgPlan refuses the plan of a report (EXPLAIN VERBOSE's JSON, read as
+// the report role) if it writes or touches what a report may not read.
+func checkPgPlan(plan string) error {
 	var tree any
 	if err := json.Unmarshal([]byte(plan), &tree); err != nil {
 		return fmt.Errorf("report plan: %w", err)
@@ -344,6 +460,8 @@ func pgReportError(err error) error {
 		return err
 	}
 	switch pe.Code {
+	case "42501": // insufficient_privilege: the report role's privileges
+		return stacks.Errorf(stacks.EINVALID, "Reports cannot do that (PostgreSQL: %s): reports only read, and not the passwords and PINs, tokens and sessions, which are not a report's business (name the columns you need).", pe.Message)
 	case "25006": // read_only_sql_transaction
 		return stacks.Errorf(stacks.EINVALID, "This SQL would change the database, and reports only read: it was refused.")
 	case "57014": // query_canceled: the statement timeout
@@ -358,14 +476,14 @@ func pgReportError(err error) error {
 // message.
 var errPgTimeout = errors.New("the report's statement timeout")
 
-// pgParams rewrites the report's :name parameters as PostgreSQL's $n, numbered
-// in the order of params (scanSQL's), outside strings, quoted names and
-// comments; a cast (x::text) stays as it is.
-func pgParams(q string, params []string) string {
-	index := map[string]int{}
-	for i, p := range params {
-		index[p] = i + 1
-	}
+// pgInline writes the report's :name parameters into its SQL as string
+// constants ('it”s'), outside strings, quoted names and comments, and drops
+// the semicolon that may end it (the report runs inside a larger statement). A
+// constant, like a parameter sent as text, takes the type its place in the
+// statement needs (a number beside home_branch_id, text beside a barcode), so
+// "0012345" keeps its zeros; a cast (x::text) stays as it is. Whatever the
+// value holds, the statement runs as the report role.
+func pgInline(q string, values map[string]string) string {
 	var b strings.Builder
 	r := []rune(q)
 	for i := 0; i < len(r); i++ {
@@ -400,6 +518,7 @@ func pgParams(q string, params []string) string {
 			j = min(j+1, len(r))
 			b.WriteString(string(r[i:j]))
 			i = j - 1
+		case c == ';':
 		case c == ':' && i+1 < len(r) && r[i+1] == ':':
 			b.WriteString("::")
 			i++
@@ -408,8 +527,8 @@ func pgParams(q string, params []string) string {
 			for j < len(r) && isWordRune(r[j]) {
 				j++
 			}
-			if n, ok := index[string(r[i+1:j])]; ok {
-				b.WriteString("$" + strconv.Itoa(n))
+			if v, ok := values[string(r[i+1:j])]; ok {
+				b.WriteString("'" + strings.ReplaceAll(strings.TrimSpace(v), "'", "''") + "'")
 				i = j - 1
 				continue
 			}
