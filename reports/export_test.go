@@ -8,3 +8,9 @@ func SkipPlanCheck(tb testing.TB) {
 	checkPlans = false
 	tb.Cleanup(func() { checkPlans = true })
 }
+
+// ScanStatements is how many statements scanSQL finds in q.
+func ScanStatements(q string) (int, error) {
+	s, err := scanSQL(q)
+	return s.statements, err
+}

@@ -133,10 +133,16 @@ type scanned struct {
 	positional bool
 }
 
-// scanSQL reads SQL as SQLite's tokenizer does as far as a report needs: string
-// literals ('it”s'), quoted identifiers ("x", `x`, [x]), comments (-- and /* */),
-// semicolons between statements, and parameters (:name; ?, ?NNN, @name and $name
-// are positional or other spellings, refused or taken as named alike).
+// scanSQL reads SQL as SQLite's tokenizer (tokenize.c, sqlite3GetToken) does as
+// far as a report needs: string literals ('it”s'), quoted identifiers ("x",
+// `x`, [x]), comments (-- and /* */), semicolons between statements, words of
+// identifier characters (letters, digits, _, $ and every non-ASCII character),
+// and parameters: :name, and SQLite's other spellings (?, ?NNN, @name, $name,
+// #name, and the Tcl forms :name(...) and :a::b, whose parentheses run to the
+// first ')' or blank, quotes and semicolons included), which are refused. A
+// split that differs from SQLite's (a quote or semicolon inside a :name(...)
+// taken as a string or a statement's end) would let a second statement
+// through; TestScanSQLAgreesWithSQLite compares the two on tricky inputs.
 func scanSQL(q string) (scanned, error) {
 	var s scanned
 	seen := map[string]bool{}
@@ -180,13 +186,13 @@ func scanSQL(q string) (scanned, error) {
 			i = j
 		case c == ';':
 			inStatement = false
-		case unicode.IsSpace(c):
+		case isSQLiteSpace(c):
 		default:
 			if !inStatement {
 				inStatement = true
 				s.statements++
 			}
-			if c == '?' || c == '$' && !(i+1 < len(r) && isWordRune(r[i+1])) {
+			if c == '?' || c == '$' && !(i+1 < len(r) && sqliteIDChar(r[i+1])) {
 				// ?, ?NNN; a lone $ (PostgreSQL's $$ quotes, whose contents
 				// this scan would not skip) is refused alike.
 				s.positional = true
@@ -196,24 +202,34 @@ func scanSQL(q string) (scanned, error) {
 				i++ // a PostgreSQL cast (x::text), not a parameter
 				continue
 			}
-			if (c == ':' || c == '@' || c == '$') && i+1 < len(r) && isWordRune(r[i+1]) {
-				j := i + 1
-				for j < len(r) && isWordRune(r[j]) {
-					j++
+			if c == ':' || c == '@' || c == '$' || c == '#' {
+				j, plain, ok := sqliteVariable(r, i)
+				if !ok {
+					return s, stacks.Errorf(stacks.EINVALID, "A parameter %s( is not closed with ): name parameters with letters, digits and _ only (:from).", string(r[i:min(j, i+20)]))
+				}
+				if j == i+1 {
+					// A sigil alone: not a parameter in SQLite either.
+					if s.first == "" && s.statements == 1 {
+						s.first = string(c)
+					}
+					continue
 				}
 				name := string(r[i+1 : j])
-				if c == ':' && !seen[name] {
+				switch {
+				case c != ':':
+					s.positional = true
+				case !plain:
+					return s, stacks.Errorf(stacks.EINVALID, "The parameter :%s is not a plain name: name parameters with letters, digits and _ only (:from).", name)
+				case !seen[name]:
 					seen[name] = true
 					s.params = append(s.params, name)
-				} else if c != ':' {
-					s.positional = true
 				}
 				i = j - 1
 				continue
 			}
-			if isWordRune(c) {
+			if sqliteIDChar(c) {
 				j := i
-				for j < len(r) && isWordRune(r[j]) {
+				for j < len(r) && sqliteIDChar(r[j]) {
 					j++
 				}
 				if s.first == "" && s.statements == 1 {
@@ -229,6 +245,57 @@ func scanSQL(q string) (scanned, error) {
 }
 
 func isWordRune(c rune) bool { return c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c) }
+
+// sqliteIDChar is SQLite's IdChar: a character of an identifier, keyword,
+// number or parameter name (ASCII letters and digits, _ and $, and every
+// character past ASCII).
+func sqliteIDChar(c rune) bool {
+	return c >= 0x80 || c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// isSQLiteSpace is SQLite's sqlite3Isspace: ASCII blanks only (a non-ASCII
+// space is an identifier character to SQLite).
+func isSQLiteSpace(c rune) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// sqliteVariable reads a parameter that starts at r[i] (:, @, $ or #) as
+// SQLite's tokenizer does (the CC_VARALPHA case of sqlite3GetToken): identifier
+// characters, "::" pairs, and a Tcl-style "(...)" that runs to the first ')'
+// or blank. It returns the end of the token, whether its name is plain
+// (letters, digits and _ only), and false when the parentheses are not closed
+// (SQLite's TK_ILLEGAL).
+func sqliteVariable(r []rune, i int) (end int, plain, ok bool) {
+	plain = true
+	n := 0
+	j := i + 1
+	for j < len(r) {
+		c := r[j]
+		switch {
+		case sqliteIDChar(c):
+			if !isWordRune(c) {
+				plain = false
+			}
+			n++
+			j++
+			continue
+		case c == '(' && n > 0:
+			plain = false
+			for j++; j < len(r) && !isSQLiteSpace(r[j]) && r[j] != ')'; j++ {
+			}
+			if j < len(r) && r[j] == ')' {
+				return j + 1, false, true
+			}
+			return j, false, false
+		case c == ':' && j+1 < len(r) && r[j+1] == ':':
+			plain = false
+			j += 2
+			continue
+		}
+		break
+	}
+	return j, plain, true
+}
 
 // writeOpcodes are the opcodes of SQLite's virtual machine that change a
 // database (or the schema, or the connection's databases). Insert and Delete are
@@ -468,7 +535,14 @@ func (g *reportGuard) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, 
 		}
 		return sqlite.AuthorizerOK
 	case sqlite.AuthPragma:
-		return g.deny("Reports cannot run PRAGMA statements or read the PRAGMA tables (pragma_...): they describe the server, not the library.")
+		// A report's own SQL cannot name a PRAGMA (CheckSQL, and the
+		// pragma_ functions are refused above); FTS5 reads data_version, a
+		// counter of changes, to know whether its cached index is stale, so a
+		// full-text MATCH on records_fts runs.
+		if strings.EqualFold(arg1, "data_version") && arg2 == "" {
+			return sqlite.AuthorizerOK
+		}
+		return g.deny(fmt.Sprintf("Reports cannot run PRAGMA %s or read the PRAGMA tables (pragma_...): they describe the server, not the library.", arg1))
 	}
 	return g.deny("This SQL would change the database, and reports only read: it was refused.")
 }

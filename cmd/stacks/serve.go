@@ -67,6 +67,14 @@ func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error)
 	if n > 0 && logger != nil {
 		logger.Info("database migrated", "db", db.DisplayName(f.path), "applied", n)
 	}
+	if d.Postgres() {
+		// SQL reports run as a role that cannot read the secrets: set it up
+		// now, or say what an administrator runs (reports say it again).
+		reports.PostgresRole = env("STACKS_REPORTS_ROLE", reports.PostgresRole)
+		if err := reports.SetUpPostgresRole(ctx, f.path); err != nil && logger != nil {
+			logger.Warn("SQL reports are off", "role", reports.PostgresRole, "err", err)
+		}
+	}
 	return d, nil
 }
 
