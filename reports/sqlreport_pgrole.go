@@ -100,6 +100,7 @@ func SetUpPostgresRole(ctx context.Context, url string) error {
 	if err := grantReportRole(ctx, c, role); err != nil {
 		return fmt.Errorf("report role %s: %w", role, err)
 	}
+	pgRoleReady.Store(role+"\x00"+url, true)
 	return nil
 }
 
@@ -271,6 +272,5 @@ func readyPostgresRole(ctx context.Context, url string) error {
 		}
 		return err
 	}
-	pgRoleReady.Store(key, true)
 	return nil
 }
