@@ -2,11 +2,10 @@ package reports_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -25,24 +24,24 @@ func sqliteStatements(t *testing.T, q string) (int, error) {
 	t.Helper()
 	tls := libc.NewTLS()
 	defer tls.Close()
-	// The handles the library writes back live on Go's heap, which does not
-	// move them.
-	h, stmt, tail := new(uintptr), new(uintptr), new(uintptr)
-	defer runtime.KeepAlive(h)
-	defer runtime.KeepAlive(stmt)
-	defer runtime.KeepAlive(tail)
+	// The handles the library writes back live in its own memory, read with
+	// GoBytes (no pointer conversions).
+	slots := tls.Alloc(3 * 8)
+	defer tls.Free(3 * 8)
+	h, stmt, tail := slots, slots+8, slots+16
+	read := func(p uintptr) uintptr { return uintptr(binary.NativeEndian.Uint64(libc.GoBytes(p, 8))) }
 	name, err := libc.CString(":memory:")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer libc.Xfree(tls, name)
-	if rc := sqlite3.Xsqlite3_open_v2(tls, name, uintptr(unsafe.Pointer(h)), sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_CREATE, 0); rc != sqlite3.SQLITE_OK {
+	if rc := sqlite3.Xsqlite3_open_v2(tls, name, h, sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_CREATE, 0); rc != sqlite3.SQLITE_OK {
 		t.Fatalf("open: %d", rc)
 	}
-	defer sqlite3.Xsqlite3_close_v2(tls, *h)
+	defer sqlite3.Xsqlite3_close_v2(tls, read(h))
 	create, _ := libc.CString("CREATE TABLE t(x)")
 	defer libc.Xfree(tls, create)
-	if rc := sqlite3.Xsqlite3_exec(tls, *h, create, 0, 0, 0); rc != sqlite3.SQLITE_OK {
+	if rc := sqlite3.Xsqlite3_exec(tls, read(h), create, 0, 0, 0); rc != sqlite3.SQLITE_OK {
 		t.Fatalf("create: %d", rc)
 	}
 	cq, err := libc.CString(q)
@@ -51,13 +50,13 @@ func sqliteStatements(t *testing.T, q string) (int, error) {
 	}
 	defer libc.Xfree(tls, cq)
 	n := 0
-	for p := cq; p < cq+uintptr(len(q)); p = *tail {
-		if rc := sqlite3.Xsqlite3_prepare_v2(tls, *h, p, -1, uintptr(unsafe.Pointer(stmt)), uintptr(unsafe.Pointer(tail))); rc != sqlite3.SQLITE_OK {
-			return n, fmt.Errorf("%s", libc.GoString(sqlite3.Xsqlite3_errmsg(tls, *h)))
+	for p := cq; p < cq+uintptr(len(q)); p = read(tail) {
+		if rc := sqlite3.Xsqlite3_prepare_v2(tls, read(h), p, -1, stmt, tail); rc != sqlite3.SQLITE_OK {
+			return n, fmt.Errorf("%s", libc.GoString(sqlite3.Xsqlite3_errmsg(tls, read(h))))
 		}
-		if *stmt != 0 {
+		if read(stmt) != 0 {
 			n++
-			sqlite3.Xsqlite3_finalize(tls, *stmt)
+			sqlite3.Xsqlite3_finalize(tls, read(stmt))
 		}
 	}
 	return n, nil
