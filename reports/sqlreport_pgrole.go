@@ -176,10 +176,22 @@ func grantReportRole(ctx context.Context, c *pgx.Conn, role string) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(125779119060084)`); err != nil {
 		return err
 	}
+	// Views are left out: a view reads with its owner's privileges, so one
+	// that read a secret would hand it over. So is a SECURITY DEFINER
+	// function of the library's, which would run as its owner.
+	var definer string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(string_agg(p.oid::regprocedure::text, ', '), '')
+		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = current_schema() AND p.prosecdef AND has_function_privilege($1, p.oid, 'EXECUTE')`, role).Scan(&definer); err != nil {
+		return err
+	}
+	if definer != "" {
+		return stacks.Errorf(stacks.EINVALID, "the function %s runs as its owner (SECURITY DEFINER) and the report role may call it: revoke EXECUTE on it from PUBLIC, or make it SECURITY INVOKER", definer)
+	}
 	rows, err := tx.Query(ctx, `SELECT c.relname, a.attname
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'f')
 		ORDER BY c.relname, a.attnum`)
 	if err != nil {
 		return err
@@ -270,7 +282,12 @@ func readyPostgresRole(ctx context.Context, url string) error {
 		if errors.As(err, &re) {
 			return stacks.Errorf(stacks.EINVALID, "%s", re.Error())
 		}
-		return err
+		msg := pgMessage(err)
+		var se *stacks.Error
+		if errors.As(err, &se) {
+			msg = se.Message
+		}
+		return stacks.Errorf(stacks.EINVALID, "SQL reports cannot run: setting up their role %q failed (%s).", PostgresRole, msg)
 	}
 	return nil
 }

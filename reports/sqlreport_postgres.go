@@ -60,7 +60,8 @@ var deniedPgRelations = map[string]string{
 // report may not call: they read the server's files or settings, sleep, signal
 // or list other sessions, reach other databases, change settings, take locks,
 // read or write large objects, or run SQL from a string, which the plan would
-// not show (query_to_xml, ts_stat).
+// not show (query_to_xml, ts_stat, ts_rewrite): the report role keeps the
+// secrets from that SQL, and this list keeps it from locks and settings.
 var deniedPgFunctions = []string{
 	"pg_read_", "pg_ls_", "pg_stat_file", "pg_sleep", "pg_terminate_backend", "pg_cancel_backend",
 	"pg_reload_conf", "pg_rotate_logfile", "pg_advisory", "pg_try_advisory", "pg_notify", "pg_logical_",
@@ -68,7 +69,7 @@ var deniedPgFunctions = []string{
 	"pg_hba_file_rules", "pg_ident_file_mappings", "pg_file_", "pg_switch_wal", "pg_backup_", "pg_promote",
 	"dblink", "set_config", "current_setting", "inet_server_", "inet_client_",
 	"lo_", "loread", "lowrite", "query_to_xml", "table_to_xml", "cursor_to_xml", "schema_to_xml",
-	"database_to_xml", "ts_stat", "txid_current", "pg_current_xact_id",
+	"database_to_xml", "ts_stat", "ts_rewrite", "txid_current", "pg_current_xact_id",
 }
 
 // checkPlans turns the plan check off for the tests that prove the report
