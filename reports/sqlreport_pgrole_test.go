@@ -296,7 +296,6 @@ func TestPostgresReportRoleSetUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close(ctx)
 	suffix := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))[:20] + fmt.Sprint(admin.PgConn().PID())
 	owner, role := "owner_"+suffix, "reports_"+suffix
 	var dbname string
@@ -316,10 +315,14 @@ func TestPostgresReportRoleSetUp(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	// Roles are the cluster's: drop them (the database goes with the test).
 	t.Cleanup(func() {
 		ctx := context.Background()
+		defer admin.Close(ctx)
 		for _, q := range []string{`REASSIGN OWNED BY ` + owner + `, ` + role + ` TO CURRENT_USER`, `DROP OWNED BY ` + owner + `, ` + role, `DROP ROLE ` + role, `DROP ROLE ` + owner} {
-			admin.Exec(ctx, q)
+			if _, err := admin.Exec(ctx, q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
 		}
 	})
 	u, err := url.Parse(adminURL)
