@@ -233,7 +233,9 @@ func grantReportRole(ctx context.Context, c *pgx.Conn, role string) error {
 		}
 		fmt.Fprintf(&b, "GRANT SELECT (%s) ON %s TO %s;\n", strings.Join(cols[t], ", "), tid, id)
 	}
-	fmt.Fprintf(&b, "CREATE SCHEMA IF NOT EXISTS %[1]s AUTHORIZATION %[1]s;\n", id)
+	// The schema is the role's (a restored backup may have given it to whoever
+	// restored it), so that the role may own its functions.
+	fmt.Fprintf(&b, "CREATE SCHEMA IF NOT EXISTS %[1]s AUTHORIZATION %[1]s;\nALTER SCHEMA %[1]s OWNER TO %[1]s;\n", id)
 	fmt.Fprintf(&b, "REVOKE ALL ON SCHEMA %[1]s FROM PUBLIC;\n", id)
 	// run reads at most max_rows rows of the report as JSON objects (one a
 	// row, its columns in order); plan is its EXPLAIN. Both run as the role.
