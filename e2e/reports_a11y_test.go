@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -69,4 +70,27 @@ func TestReportsAccessibility(t *testing.T) {
 	a.click("Run report")
 	must(t, expect.Locator(page.Locator("main table")).ToBeVisible(), "the report's rows")
 	a.check("SQL report: run")
+	// Its CSV is the answer to the result's own form (a post, as the run is).
+	dl, err := page.ExpectDownload(func() error { return button(page, "Download CSV").Click() })
+	must(t, err, "downloading the CSV")
+	if name := dl.SuggestedFilename(); !strings.HasPrefix(name, "sql-report-") || !strings.HasSuffix(name, ".csv") {
+		t.Errorf("the CSV's name: %q", name)
+	}
+
+	// A link on another site to a report: the browser says so (Sec-Fetch-Site:
+	// cross-site), and Stacks shows why it did not run it, with a link to run it
+	// from here.
+	const elsewhere = "http://elsewhere.test/"
+	must(t, page.Route(elsewhere, func(r playwright.Route) {
+		_ = r.Fulfill(playwright.RouteFulfillOptions{Status: playwright.Int(200), ContentType: playwright.String("text/html"),
+			Body: `<!doctype html><html lang="en"><title>Elsewhere</title><a href="` + srv.BaseURL + `/reports/overdue?branch=">The overdue report</a></html>`})
+	}), "serving the other site")
+	_, err = page.Goto(elsewhere)
+	must(t, err, "opening the other site")
+	must(t, a.link("The overdue report").Click(), "following its link")
+	must(t, expect.Locator(page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{Name: "Opened from another site"})).ToBeVisible(), "the refusal")
+	must(t, expect.Locator(page.Locator("main table")).ToHaveCount(0), "no report run")
+	a.check("Report opened from another site")
+	must(t, a.link("Open /reports/overdue?branch=").Click(), "opening it from here")
+	must(t, expect.Locator(page.Locator("main table")).ToBeVisible(), "the report, run")
 }

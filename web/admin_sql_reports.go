@@ -13,14 +13,19 @@ import (
 )
 
 // adminSQLReportRoutes mounts the saved SQL reports (administrators only: they
-// read every table, patrons' details included).
+// read every table, patrons' details included). Running one, on the page or as
+// CSV, is a form post: a run takes a heavy-read slot for up to its time limit and
+// writes the audit log, so a link or image on another site must not start one
+// (http.CrossOriginProtection refuses cross-site posts). The report's page (a GET)
+// shows the form and runs nothing.
 func (s *Server) adminSQLReportRoutes(r chi.Router) {
 	r.Get("/sql-reports", s.handleSQLReportList)
 	r.Post("/sql-reports", s.handleSQLReportCreate)
 	r.Get("/sql-reports/{id}", s.handleSQLReportShow)
 	r.Post("/sql-reports/{id}", s.handleSQLReportUpdate)
+	r.Post("/sql-reports/{id}/run", s.handleSQLReportRun)
 	r.Post("/sql-reports/{id}/delete", s.handleSQLReportDelete)
-	r.Get("/sql-reports/{id}/csv", s.handleSQLReportCSV)
+	r.Post("/sql-reports/{id}/csv", s.handleSQLReportCSV)
 }
 
 func sqlReportURL(id int64) string { return "/admin/sql-reports/" + strconv.FormatInt(id, 10) }
@@ -44,7 +49,6 @@ type SQLReportView struct {
 	// RunError is why the run failed (refused, stopped, SQLite's complaint).
 	RunError string
 	Result   *reports.Result
-	CSVURL   string
 	Limits   reports.Limits
 }
 
@@ -91,13 +95,22 @@ func (s *Server) handleSQLReportCreate(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, sqlReportURL(id), http.StatusSeeOther)
 }
 
-// loadSQLReport reads the report of the URL into a view.
+// loadSQLReport reads the report of the URL into a view, with the parameters'
+// values of the run form (posted), or of the query to fill the form in (a GET).
 func (s *Server) loadSQLReport(w http.ResponseWriter, r *http.Request) (SQLReportView, bool) {
 	id, ok := s.adminPathID(w, r)
 	if !ok {
 		return SQLReportView{}, false
 	}
-	v := SQLReportView{Errors: FormErrors{}, Values: r.URL.Query(), Limits: reports.Limits{Timeout: reports.DefaultSQLTimeout, MaxRows: reports.DefaultSQLMaxRows}}
+	values := r.URL.Query()
+	if r.Method == http.MethodPost {
+		if err := r.ParseForm(); err != nil {
+			s.Error(w, r, stacks.Errorf(stacks.EINVALID, "The form could not be read: run the report again from its page."))
+			return SQLReportView{}, false
+		}
+		values = r.PostForm
+	}
+	v := SQLReportView{Errors: FormErrors{}, Values: values, Limits: reports.Limits{Timeout: reports.DefaultSQLTimeout, MaxRows: reports.DefaultSQLMaxRows}}
 	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
 		v.Report, err = reports.FindSaved(tx, id)
 		return err
@@ -122,16 +135,26 @@ func (v SQLReportView) paramValues() map[string]string {
 	return m
 }
 
-// run reports whether the form asked to run the report.
-func (v SQLReportView) run() bool { return v.Values.Get("run") != "" }
-
+// handleSQLReportShow shows the report's run form (filled in from the query, if
+// any) and its definition; it runs nothing.
 func (s *Server) handleSQLReportShow(w http.ResponseWriter, r *http.Request) {
+	s.sqlReportPage(w, r, false)
+}
+
+// handleSQLReportRun runs the report with the posted parameters and shows the
+// result under the form (the result is the post's answer: reloading asks the
+// browser to post again).
+func (s *Server) handleSQLReportRun(w http.ResponseWriter, r *http.Request) {
+	s.sqlReportPage(w, r, true)
+}
+
+func (s *Server) sqlReportPage(w http.ResponseWriter, r *http.Request, run bool) {
 	v, ok := s.loadSQLReport(w, r)
 	if !ok {
 		return
 	}
 	status := http.StatusOK
-	if v.run() {
+	if run {
 		res, err := reports.RunSQL(r.Context(), s.DB, v.Report.SQL, v.paramValues(), v.Limits)
 		switch code := stacks.ErrorCode(err); {
 		case err == nil:
@@ -140,7 +163,6 @@ func (s *Server) handleSQLReportShow(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			v.Result = &res
-			v.CSVURL = sqlReportURL(v.Report.ID) + "/csv?" + v.Values.Encode()
 		case code == stacks.EINVALID || code == stacks.ETOOMANY:
 			v.RunError = stacks.ErrorMessage(err)
 			status = http.StatusUnprocessableEntity

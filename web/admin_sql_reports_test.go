@@ -33,11 +33,11 @@ func TestSQLReports(t *testing.T) {
 	if !strings.Contains(page.Body, `name="p_branch"`) {
 		t.Fatal("no field for :branch")
 	}
-	run := e.get(t, admin, r.Location+"?run=1&p_branch=1")
+	run := e.post(t, admin, r.Location+"/run", url.Values{"p_branch": {"1"}})
 	if run.Status != http.StatusOK || !strings.Contains(run.Body, "available") {
 		t.Fatalf("run: %d", run.Status)
 	}
-	csv := e.get(t, admin, r.Location+"/csv?run=1&p_branch=1")
+	csv := e.post(t, admin, r.Location+"/csv", url.Values{"p_branch": {"1"}})
 	if csv.Status != http.StatusOK || !strings.HasPrefix(csv.Body, "status,items\r\n") {
 		t.Errorf("csv: %d %q", csv.Status, csv.Body)
 	}
@@ -66,7 +66,7 @@ func TestSQLReports(t *testing.T) {
 	if len(details) != 2 || details[0] != fmt.Sprintf("%d rows; :branch=\"1\"", rowsShown) || details[1] != fmt.Sprintf("CSV: %d rows; :branch=\"1\"", rowsShown) {
 		t.Errorf("audit log of the runs: %q (the page showed %d rows)", details, rowsShown)
 	}
-	if r := e.get(t, admin, r.Location+"?run=1"); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "Give a value for :branch") {
+	if r := e.post(t, admin, r.Location+"/run", url.Values{}); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "Give a value for :branch") {
 		t.Errorf("run without the parameter: %d", r.Status)
 	}
 	desk := e.deskClient(t)

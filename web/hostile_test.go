@@ -94,6 +94,8 @@ var formFields = map[string]url.Values{
 	"POST /admin/sql-reports":                    {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
 	"POST /admin/sql-reports/{id}":               {"name": {"Loans 2"}, "description": {""}, "sql": {"SELECT 1"}},
 	"POST /admin/sql-reports/{id}/delete":        {},
+	"POST /admin/sql-reports/{id}/run":           {"p_branch": {"1"}},
+	"POST /admin/sql-reports/{id}/csv":           {"p_branch": {"1"}},
 	"POST /reports/stocktake":                    {"branch": {"1"}, "from": {"FIC A"}, "to": {"FIC C"}, "location": {""}},
 	"POST /reports/stocktake/{id}/scan":          {"barcode": {"I00001"}},
 	"POST /reports/stocktake/{id}/checkin":       {"barcode": {"I00002"}},

@@ -35,7 +35,8 @@ func (s *Server) patronRoutes(r chi.Router) {
 	r.Post("/patrons/{id}/desk-message/dismiss", s.handlePatronDismissDeskMessage)
 	r.Post("/patrons/{id}/renew", s.handlePatronRenewLoans)
 	r.Post("/patrons/{id}/notices", s.handlePatronNoticePreferences)
-	r.Get("/patrons/{id}/export", s.handlePatronExport)
+	// The export writes the audit log: only from this site (sameOrigin).
+	r.With(s.sameOrigin).Get("/patrons/{id}/export", s.handlePatronExport)
 }
 
 // patronID reads the {id} of a patron URL. A malformed id names no patron.

@@ -25,17 +25,23 @@ func (s *Server) reportRoutes(r chi.Router) {
 	r.Get("/reports", s.handleReportsIndex)
 	r.Get("/reports/stocktake", s.handleStocktakeStart)
 	r.Post("/reports/stocktake", s.handleStocktakeCreate)
-	r.Get("/reports/stocktake/{id}", s.handleStocktakeScanPage)
 	r.Post("/reports/stocktake/{id}/scan", s.handleStocktakeScan)
-	r.Get("/reports/stocktake/{id}/results", s.handleStocktakeResults)
 	r.Post("/reports/stocktake/{id}/checkin", s.handleStocktakeCheckin)
-	r.Get("/reports/{slug}", s.handleReport)
-	r.Get("/reports/{slug}/csv", s.handleReportCSV)
 	r.Get("/reports/labels", s.handleLabels)
-	r.Get("/reports/labels/preview", s.handleLabelsPreview)
-	r.Get("/reports/labels/pdf", s.handleLabelsPDF)
-	r.Get("/items/{id}/history", s.handleItemHistory)
-	r.Get("/patrons/{id}/history", s.handlePatronHistory)
+	// The GETs that run a report, draw labels or read a history stay links (a
+	// report's address is worth bookmarking and sending to a colleague) but only
+	// from this site: see sameOrigin and docs/security.md.
+	r.Group(func(r chi.Router) {
+		r.Use(s.sameOrigin)
+		r.Get("/reports/stocktake/{id}", s.handleStocktakeScanPage)
+		r.Get("/reports/stocktake/{id}/results", s.handleStocktakeResults)
+		r.Get("/reports/{slug}", s.handleReport)
+		r.Get("/reports/{slug}/csv", s.handleReportCSV)
+		r.Get("/reports/labels/preview", s.handleLabelsPreview)
+		r.Get("/reports/labels/pdf", s.handleLabelsPDF)
+		r.Get("/items/{id}/history", s.handleItemHistory)
+		r.Get("/patrons/{id}/history", s.handlePatronHistory)
+	})
 }
 
 func reportURL(slug string) string { return "/reports/" + slug }
