@@ -22,11 +22,11 @@ func runSavedReport(t *testing.T, e *testEnv, admin *http.Client, name, sql stri
 	if r.Status != http.StatusSeeOther {
 		t.Fatalf("save %s: %d %s", name, r.Status, r.Body)
 	}
-	q := url.Values{"run": {"1"}}
+	q := url.Values{}
 	for k, v := range params {
 		q[k] = v
 	}
-	return e.get(t, admin, r.Location+"?"+q.Encode())
+	return e.post(t, admin, r.Location+"/run", q)
 }
 
 // TestSQLReportPagesKeepSecrets: through the pages, a saved report that reads
