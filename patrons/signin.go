@@ -25,13 +25,20 @@ import (
 //
 // The counts live in login_throttle, under keys of their own ("card:" and
 // "opac:" for the address), so that patrons' failures never lock a staff account
-// or a desk computer's address, nor the reverse.
+// or a desk computer's address, nor the reverse. As for staff, the card's count
+// is shared by the addresses it has not signed in from (an IPv6 address counts
+// with its /64); from an address it signed in from before, wrong PINs count
+// under "card:<card>|<address>" alone.
 type SignIn struct {
 	DB       *db.DB
 	Throttle staff.Throttle
 
 	inFlight passwords.Gate
 }
+
+// KnownCard is the name under which signin_addresses remembers the addresses a
+// card signed in from (passwords.IsKnown).
+func KnownCard(card string) string { return "card:" + card }
 
 // NewSignIn returns a SignIn with staff sign-in's default throttle: five wrong
 // PINs within fifteen minutes lock a card for fifteen minutes, twenty lock an
@@ -84,7 +91,25 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 	if !possibleCard(card) {
 		cardKey = "card:(not a card)"
 	}
-	keys := []string{cardKey, "opac:" + addr}
+	// From an address the card signed in from before (an IPv6 client's /64),
+	// wrong PINs count for that address alone: guesses from elsewhere, which
+	// share the card's key, cannot lock the patron out at home.
+	addrKey := passwords.AddrKey(addr)
+	var known bool
+	if possibleCard(card) {
+		err := s.DB.Read(ctx, func(tx *db.Tx) error {
+			var err error
+			known, err = passwords.IsKnown(tx, KnownCard(card), addrKey)
+			return err
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	if known {
+		cardKey += "|" + addrKey
+	}
+	keys := []string{cardKey, "opac:" + addrKey}
 	t := s.Throttle
 	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
 		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
@@ -135,6 +160,9 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 	}
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
 		if err := s.clearAttempt(tx, keys); err != nil {
+			return err
+		}
+		if err := passwords.RememberAddress(tx, KnownCard(card), addrKey); err != nil {
 			return err
 		}
 		return tx.Audit(stacks.Actor{Name: "opac:" + card}, "patron.signin", "patron", id, "from "+addr)
