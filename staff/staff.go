@@ -225,6 +225,14 @@ func (s *Service) ChangeBranch(ctx context.Context, u *User, code string) (libra
 // Throttle limits failed sign-ins: after MaxFailures failures within Window for one
 // account, or MaxAddrFailures from one address, sign-ins for it are refused for
 // Lockout. The address limit is higher: a branch's desks may share one address.
+// An address is an IPv4 address or an IPv6 /64 (passwords.AddrKey).
+//
+// The account's count is shared by the addresses it has not signed in from
+// within passwords.KnownFor: guesses rotated over many addresses meet one budget
+// of MaxFailures a Window, and spending it locks only those addresses out. From
+// an address the account signed in from before (a desk), failures count for
+// that account and address alone, so that guesses from elsewhere never lock the
+// desks out.
 //
 // Every attempt is counted before its password is compared, in the same write
 // transaction that checks the lock (a success takes its count back), and at most
@@ -249,6 +257,10 @@ type Throttle struct {
 	MaxWaiting      int
 	InFlightWait    time.Duration
 }
+
+// KnownAccount is the name under which signin_addresses remembers the addresses
+// a staff account signed in from (passwords.IsKnown).
+func KnownAccount(username string) string { return "staff:" + strings.ToLower(username) }
 
 // DefaultThrottle is the throttle the server uses.
 var DefaultThrottle = Throttle{MaxFailures: 5, MaxAddrFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute,
@@ -299,7 +311,25 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	if !possibleUsername(username) {
 		userKey = "user:(not a username)"
 	}
-	keys := []string{userKey, "addr:" + addr}
+	// From an address the account signed in from before (an IPv6 client's
+	// /64), failures count for that address alone: guesses from elsewhere,
+	// which share the account's key, cannot lock the desks out.
+	addrKey := passwords.AddrKey(addr)
+	var known bool
+	if possibleUsername(username) {
+		err := s.DB.Read(ctx, func(tx *db.Tx) error {
+			var err error
+			known, err = passwords.IsKnown(tx, KnownAccount(username), addrKey)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if known {
+		userKey += "|" + addrKey
+	}
+	keys := []string{userKey, "addr:" + addrKey}
 
 	t := s.Throttle
 	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
@@ -360,6 +390,9 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	}
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
 		if err := s.clearAttempt(tx, keys); err != nil {
+			return err
+		}
+		if err := passwords.RememberAddress(tx, KnownAccount(username), addrKey); err != nil {
 			return err
 		}
 		return tx.Audit(user.Actor(), "staff.login", "staff_user", user.ID,
