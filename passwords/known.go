@@ -1,7 +1,9 @@
 package passwords
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -38,20 +40,77 @@ func IsKnown(tx *db.Tx, account, addr string) (bool, error) {
 }
 
 // RememberAddress records a successful sign-in of account from addr (an
-// AddrKey), inside the transaction that records the sign-in, and deletes the
-// rows not seen within KnownFor (an index range: the table holds one row per
-// account and address that signed in, nothing an attacker can add to).
+// AddrKey), inside the transaction that records the sign-in: one statement. The
+// rows not seen within KnownFor are deleted by ForgetOldAddresses, daily.
 func RememberAddress(tx *db.Tx, account, addr string) error {
-	now := tx.Now()
 	_, err := tx.Exec(`INSERT INTO signin_addresses (key, seen_at) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at`, knownKey(account, addr), db.FormatTime(now))
+		ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at`, knownKey(account, addr), db.FormatTime(tx.Now()))
 	if err != nil {
 		return fmt.Errorf("remember sign-in address: %w", err)
 	}
-	if _, err := tx.Exec(`DELETE FROM signin_addresses WHERE seen_at < ?`, db.FormatTime(now.Add(-KnownFor))); err != nil {
-		return fmt.Errorf("forget old sign-in addresses: %w", err)
-	}
 	return nil
+}
+
+// ForgetOldAddresses deletes the addresses not seen within KnownFor (an index
+// range), and returns how many: the daily jobs run it, so that the table holds
+// the addresses of the last 60 days only.
+func ForgetOldAddresses(ctx context.Context, d *db.DB) (int64, error) {
+	var n int64
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		res, err := tx.Exec(`DELETE FROM signin_addresses WHERE seen_at < ?`, db.FormatTime(tx.Now().Add(-KnownFor)))
+		if err != nil {
+			return fmt.Errorf("forget old sign-in addresses: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// Locks is what a sign-in reads before it is counted: the lockouts of its keys
+// (rows of login_throttle that have one, ended or not), and whether its address
+// is known for its account.
+type Locks struct {
+	Known bool
+	Until map[string]time.Time
+}
+
+// ReadLocks reads, in one statement, the lockouts of keys in login_throttle
+// and, unless account is "", whether account signed in from addr (an AddrKey)
+// within KnownFor: staff and patrons' sign-in learn which of their keys to
+// count, and whether one is locked, for the price of the read they made before.
+func ReadLocks(tx *db.Tx, account, addr string, keys ...string) (Locks, error) {
+	l := Locks{Until: map[string]time.Time{}}
+	q := `SELECT key, locked_until FROM login_throttle WHERE key IN (?` + strings.Repeat(", ?", len(keys)-1) + `) AND locked_until IS NOT NULL`
+	args := make([]any, 0, len(keys)+2)
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	if account != "" {
+		// '' is no key of login_throttle: it marks the known address.
+		q += ` UNION ALL SELECT '', seen_at FROM signin_addresses WHERE key = ? AND seen_at >= ?`
+		args = append(args, knownKey(account, addr), db.FormatTime(tx.Now().Add(-KnownFor)))
+	}
+	rows, err := tx.Query(q, args...)
+	if err != nil {
+		return l, fmt.Errorf("read login throttle: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			key string
+			at  db.Time
+		)
+		if err := rows.Scan(&key, &at); err != nil {
+			return l, fmt.Errorf("read login throttle: %w", err)
+		}
+		if key == "" {
+			l.Known = true
+		} else {
+			l.Until[key] = at.Time
+		}
+	}
+	return l, rows.Err()
 }
 
 // ForgetAddresses deletes every known address of account, inside tx: when a

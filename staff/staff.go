@@ -311,24 +311,11 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	if !possibleUsername(username) {
 		userKey = "user:(not a username)"
 	}
-	// From an address the account signed in from before (an IPv6 client's
-	// /64), failures count for that address alone: guesses from elsewhere,
-	// which share the account's key, cannot lock the desks out.
+	// An address is an IPv4 address or an IPv6 /64. One attempt per account is
+	// checked at a time, from whatever address (the gate's keys are the
+	// account's and the address's), so that parallel attempts cannot pass the
+	// lock before the first is counted.
 	addrKey := passwords.AddrKey(addr)
-	var known bool
-	if possibleUsername(username) {
-		err := s.DB.Read(ctx, func(tx *db.Tx) error {
-			var err error
-			known, err = passwords.IsKnown(tx, KnownAccount(username), addrKey)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if known {
-		userKey += "|" + addrKey
-	}
 	keys := []string{userKey, "addr:" + addrKey}
 
 	t := s.Throttle
@@ -341,10 +328,24 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	defer leave()
 
 	// A locked account is refused on a read connection, without the write lock,
-	// and so is a branch that does not exist.
+	// and so is a branch that does not exist. The same statement tells whether
+	// the account signed in from this address before: then its failures count
+	// for this address alone (user:<name>|<address>), and guesses from
+	// elsewhere, which share the account's key, cannot lock this desk out.
 	var at *library.Branch
 	err := s.DB.Read(ctx, func(tx *db.Tx) error {
-		if err := s.checkLocked(tx, keys); err != nil {
+		account := ""
+		if possibleUsername(username) {
+			account = KnownAccount(username)
+		}
+		l, err := passwords.ReadLocks(tx, account, addrKey, userKey, userKey+"|"+addrKey, keys[1])
+		if err != nil {
+			return err
+		}
+		if l.Known {
+			keys[0] = userKey + "|" + addrKey
+		}
+		if err := lockedError(tx.Now(), l.Until, keys); err != nil {
 			return err
 		}
 		if strings.TrimSpace(branchCode) == "" {
@@ -440,18 +441,18 @@ var dummyHash = sync.OnceValue(func() string {
 })
 
 func (s *Service) checkLocked(tx *db.Tx, keys []string) error {
-	rows, err := tx.Query(`SELECT key, locked_until FROM login_throttle WHERE key IN (?, ?) AND locked_until IS NOT NULL`, keys[0], keys[1])
+	l, err := passwords.ReadLocks(tx, "", "", keys...)
 	if err != nil {
-		return fmt.Errorf("read login throttle: %w", err)
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		var until db.Time
-		if err := rows.Scan(&key, &until); err != nil {
-			return err
-		}
-		if wait := until.Sub(tx.Now()); wait > 0 {
+	return lockedError(tx.Now(), l.Until, keys)
+}
+
+// lockedError refuses a sign-in while one of its keys is locked at now, saying
+// which and for how long.
+func lockedError(now time.Time, until map[string]time.Time, keys []string) error {
+	for _, key := range keys {
+		if wait := until[key].Sub(now); wait > 0 {
 			mins := int(wait.Round(time.Minute) / time.Minute)
 			if mins < 1 {
 				mins = 1
@@ -463,7 +464,7 @@ func (s *Service) checkLocked(tx *db.Tx, keys []string) error {
 			return stacks.Errorf(stacks.ETOOMANY, "Too many failed sign-ins for %s. Wait %d minute(s) and try again, or ask an administrator.", what, mins)
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // recordFailure counts an attempt under each key, before its password is
