@@ -469,33 +469,22 @@ func lockedError(now time.Time, until map[string]time.Time, keys []string) error
 
 // recordFailure counts an attempt under each key, before its password is
 // compared, and locks a key that reaches its limit: the attempt that reaches it is
-// still compared, the ones after it are refused.
+// still compared, the ones after it are refused. One statement: the count and
+// the lock of both keys (a failure outside the window starts a new count).
 func (s *Service) recordFailure(tx *db.Tx, keys []string) error {
 	now := tx.Now()
 	windowStart := db.FormatTime(now.Add(-s.Throttle.Window))
 	lockUntil := db.FormatTime(now.Add(s.Throttle.Lockout))
-	for i, key := range keys {
-		limit := s.Throttle.MaxFailures
-		if i == 1 {
-			limit = s.Throttle.MaxAddrFailures
-		}
-		// A failure outside the window starts a new count.
-		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at) VALUES (?, 1, ?)
-			ON CONFLICT (key) DO UPDATE SET
-				failures = CASE WHEN login_throttle.first_at < ? THEN 1 ELSE login_throttle.failures + 1 END,
-				first_at = CASE WHEN login_throttle.first_at < ? THEN excluded.first_at ELSE login_throttle.first_at END,
-				locked_until = NULL`,
-			key, db.FormatTime(now), windowStart, windowStart)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(`UPDATE login_throttle SET locked_until = ? WHERE key = ? AND failures >= ?`,
-			lockUntil, key, limit)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	// ?6 is the account's limit, ?7 the address's.
+	limit := `CASE WHEN login_throttle.key = ?1 THEN ?6 ELSE ?7 END`
+	_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
+		VALUES (?1, 1, ?3, CASE WHEN 1 >= ?6 THEN ?5 END), (?2, 1, ?3, CASE WHEN 1 >= ?7 THEN ?5 END)
+		ON CONFLICT (key) DO UPDATE SET
+			failures = CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END,
+			first_at = CASE WHEN login_throttle.first_at < ?4 THEN excluded.first_at ELSE login_throttle.first_at END,
+			locked_until = CASE WHEN (CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END) >= `+limit+` THEN ?5 END`,
+		keys[0], keys[1], db.FormatTime(now), windowStart, lockUntil, s.Throttle.MaxFailures, s.Throttle.MaxAddrFailures)
+	return err
 }
 
 // clearAttempt takes back the count of an attempt that succeeded: the account's
