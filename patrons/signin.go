@@ -28,7 +28,7 @@ import (
 // or a desk computer's address, nor the reverse. As for staff, the card's count
 // is shared by the addresses it has not signed in from (an IPv6 address counts
 // with its /64); from an address it signed in from before, wrong PINs count
-// under "card:<card>|<address>" alone.
+// under "card:<card> <address>" alone.
 type SignIn struct {
 	DB       *db.DB
 	Throttle staff.Throttle
@@ -106,19 +106,22 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 
 	// The same statement that reads the locks tells whether the card signed in
 	// from this address before: then its wrong PINs count for this address
-	// alone (card:<card>|<address>), and guesses from elsewhere, which share
+	// alone (card:<card> <address>), and guesses from elsewhere, which share
 	// the card's key, cannot lock the patron out at home.
 	err := s.DB.Read(ctx, func(tx *db.Tx) error {
 		account := ""
 		if possibleCard(card) {
 			account = KnownCard(card)
 		}
-		l, err := passwords.ReadLocks(tx, account, addrKey, cardKey, cardKey+"|"+addrKey, keys[1])
+		// A space, which no possible card has, parts card and address: no card
+		// number can make its key another card's key at an address.
+		perAddr := cardKey + " " + addrKey
+		l, err := passwords.ReadLocks(tx, account, addrKey, cardKey, perAddr, keys[1])
 		if err != nil {
 			return err
 		}
 		if l.Known {
-			keys[0] = cardKey + "|" + addrKey
+			keys[0] = perAddr
 		}
 		return lockedError(tx.Now(), l.Until, keys)
 	})

@@ -213,7 +213,7 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 		{`DELETE FROM sip_lockouts WHERE kind = 'pin' AND subject = ?`, strconv.FormatInt(id, 10)},
 		{`DELETE FROM login_throttle WHERE key = 'card:' || ?`, card},
 		// Its wrong PINs counted per address it had signed in from.
-		{`DELETE FROM login_throttle WHERE substr(key, 1, length(CAST(?1 AS TEXT))) = ?1`, "card:" + card + "|"},
+		{`DELETE FROM login_throttle WHERE substr(key, 1, length(CAST(?1 AS TEXT))) = ?1`, "card:" + card + " "},
 		{`DELETE FROM patrons WHERE id = ?`, id},
 	} {
 		if _, err := tx.Exec(q.sql, q.arg); err != nil {

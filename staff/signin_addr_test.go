@@ -78,6 +78,15 @@ func TestSignInRotatingAddresses(t *testing.T) {
 		t.Errorf("the account's budget locked: %d rows (%v), want 1", n, err)
 	}
 
+	// No name tried is the desk's key: "ann|10.0.0.1" is a name like any other.
+	for i := range staff.DefaultThrottle.MaxFailures {
+		svc.SignIn(ctx, "ann|10.0.0.1", fmt.Sprint("guess", i), "10.7.0.1", "")
+		svc.SignIn(ctx, "ann 10.0.0.1", fmt.Sprint("guess", i), "10.7.0.2", "")
+	}
+	if _, err := svc.SignIn(ctx, "ann", "pass", "10.0.0.1", ""); err != nil {
+		t.Errorf("the desk after guesses for names made of its key: %v", err)
+	}
+
 	// The desk's own limit still holds for it.
 	for i := range staff.DefaultThrottle.MaxFailures {
 		if _, err := svc.SignIn(ctx, "ann", fmt.Sprint("typo", i), "10.0.0.1", ""); stacks.ErrorCode(err) != stacks.EUNAUTHORIZED {

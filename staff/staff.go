@@ -330,7 +330,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	// A locked account is refused on a read connection, without the write lock,
 	// and so is a branch that does not exist. The same statement tells whether
 	// the account signed in from this address before: then its failures count
-	// for this address alone (user:<name>|<address>), and guesses from
+	// for this address alone (user:<name> <address>), and guesses from
 	// elsewhere, which share the account's key, cannot lock this desk out.
 	var at *library.Branch
 	err := s.DB.Read(ctx, func(tx *db.Tx) error {
@@ -338,12 +338,15 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 		if possibleUsername(username) {
 			account = KnownAccount(username)
 		}
-		l, err := passwords.ReadLocks(tx, account, addrKey, userKey, userKey+"|"+addrKey, keys[1])
+		// A space, which no possible username has, parts name and address:
+		// no name can make its key another account's key at an address.
+		perAddr := userKey + " " + addrKey
+		l, err := passwords.ReadLocks(tx, account, addrKey, userKey, perAddr, keys[1])
 		if err != nil {
 			return err
 		}
 		if l.Known {
-			keys[0] = userKey + "|" + addrKey
+			keys[0] = perAddr
 		}
 		if err := lockedError(tx.Now(), l.Until, keys); err != nil {
 			return err
