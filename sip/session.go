@@ -22,7 +22,9 @@ import (
 // again on the same connection (as another account); a failed login leaves it
 // logged out. After maxLoginFailures failures the connection is closed. Each
 // login is counted against its account and address before the password is
-// compared (five lock them for 15 minutes), and one per account and address,
+// compared (five lock them for 15 minutes), and from an address the account has
+// not logged in from against the account's budget too (ten an hour lock every
+// such address, never a known one: see throttle), and one per account and address,
 // maxHostLoginsInFlight per address, is checked at a time, with
 // maxLoginsWaiting more waiting their turn for up to Config.CheckWait.
 //
