@@ -25,13 +25,20 @@ import (
 //
 // The counts live in login_throttle, under keys of their own ("card:" and
 // "opac:" for the address), so that patrons' failures never lock a staff account
-// or a desk computer's address, nor the reverse.
+// or a desk computer's address, nor the reverse. As for staff, the card's count
+// is shared by the addresses it has not signed in from (an IPv6 address counts
+// with its /64); from an address it signed in from before, wrong PINs count
+// under "card:<card> <address>" alone.
 type SignIn struct {
 	DB       *db.DB
 	Throttle staff.Throttle
 
 	inFlight passwords.Gate
 }
+
+// KnownCard is the name under which signin_addresses remembers the addresses a
+// card signed in from (passwords.IsKnown).
+func KnownCard(card string) string { return "card:" + card }
 
 // NewSignIn returns a SignIn with staff sign-in's default throttle: five wrong
 // PINs within fifteen minutes lock a card for fifteen minutes, twenty lock an
@@ -84,7 +91,10 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 	if !possibleCard(card) {
 		cardKey = "card:(not a card)"
 	}
-	keys := []string{cardKey, "opac:" + addr}
+	// An address is an IPv4 address or an IPv6 /64. One attempt per card is
+	// checked at a time, from whatever address.
+	addrKey := passwords.AddrKey(addr)
+	keys := []string{cardKey, "opac:" + addrKey}
 	t := s.Throttle
 	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
 		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
@@ -94,14 +104,35 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 	}
 	defer leave()
 
-	if err := s.DB.Read(ctx, func(tx *db.Tx) error { return s.checkLocked(tx, keys) }); err != nil {
+	// The same statement that reads the locks tells whether the card signed in
+	// from this address before: then its wrong PINs count for this address
+	// alone (card:<card> <address>), and guesses from elsewhere, which share
+	// the card's key, cannot lock the patron out at home.
+	err := s.DB.Read(ctx, func(tx *db.Tx) error {
+		account := ""
+		if possibleCard(card) {
+			account = KnownCard(card)
+		}
+		// A space, which no possible card has, parts card and address: no card
+		// number can make its key another card's key at an address.
+		perAddr := cardKey + " " + addrKey
+		l, err := passwords.ReadLocks(tx, account, addrKey, cardKey, perAddr, keys[1])
+		if err != nil {
+			return err
+		}
+		if l.Known {
+			keys[0] = perAddr
+		}
+		return lockedError(tx.Now(), l.Until, keys)
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	var (
 		id, gen int64
 		hash    string
 	)
-	err := s.DB.Write(ctx, func(tx *db.Tx) error {
+	err = s.DB.Write(ctx, func(tx *db.Tx) error {
 		if err := s.checkLocked(tx, keys); err != nil {
 			return err
 		}
@@ -137,6 +168,9 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 		if err := s.clearAttempt(tx, keys); err != nil {
 			return err
 		}
+		if err := passwords.RememberAddress(tx, KnownCard(card), addrKey); err != nil {
+			return err
+		}
 		return tx.Audit(stacks.Actor{Name: "opac:" + card}, "patron.signin", "patron", id, "from "+addr)
 	})
 	if err != nil {
@@ -170,18 +204,18 @@ func (s *SignIn) CheckCurrentPIN(ctx context.Context, patronID int64, pin, addr 
 }
 
 func (s *SignIn) checkLocked(tx *db.Tx, keys []string) error {
-	rows, err := tx.Query(`SELECT key, locked_until FROM login_throttle WHERE key IN (?, ?) AND locked_until IS NOT NULL`, keys[0], keys[1])
+	l, err := passwords.ReadLocks(tx, "", "", keys...)
 	if err != nil {
-		return fmt.Errorf("read login throttle: %w", err)
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		var until db.Time
-		if err := rows.Scan(&key, &until); err != nil {
-			return err
-		}
-		if wait := until.Sub(tx.Now()); wait > 0 {
+	return lockedError(tx.Now(), l.Until, keys)
+}
+
+// lockedError refuses a sign-in while one of its keys is locked at now, saying
+// which and for how long.
+func lockedError(now time.Time, until map[string]time.Time, keys []string) error {
+	for _, key := range keys {
+		if wait := until[key].Sub(now); wait > 0 {
 			mins := max(int(wait.Round(time.Minute)/time.Minute), 1)
 			what := "this card"
 			if strings.HasPrefix(key, "opac:") {
@@ -190,34 +224,26 @@ func (s *SignIn) checkLocked(tx *db.Tx, keys []string) error {
 			return stacks.Errorf(stacks.ETOOMANY, "Too many wrong PINs for %s. Wait %d minute(s) and try again, or ask at the desk.", what, mins)
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
-// recordFailure counts an attempt under each key before its PIN is compared,
-// and locks a key that reaches its limit (as staff.Service does).
+// recordFailure counts an attempt under both keys before its PIN is compared,
+// and locks a key that reaches its limit (as staff.Service does): one
+// statement, the count and the lock of each key.
 func (s *SignIn) recordFailure(tx *db.Tx, keys []string) error {
 	now := tx.Now()
 	windowStart := db.FormatTime(now.Add(-s.Throttle.Window))
 	lockUntil := db.FormatTime(now.Add(s.Throttle.Lockout))
-	for i, key := range keys {
-		limit := s.Throttle.MaxFailures
-		if i == 1 {
-			limit = s.Throttle.MaxAddrFailures
-		}
-		// One statement a key: the count, and the lock when the count reaches
-		// the limit.
-		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
-			VALUES (?1, 1, ?2, CASE WHEN 1 >= ?4 THEN ?5 END)
-			ON CONFLICT (key) DO UPDATE SET
-				failures = CASE WHEN login_throttle.first_at < ?3 THEN 1 ELSE login_throttle.failures + 1 END,
-				first_at = CASE WHEN login_throttle.first_at < ?3 THEN excluded.first_at ELSE login_throttle.first_at END,
-				locked_until = CASE WHEN (CASE WHEN login_throttle.first_at < ?3 THEN 1 ELSE login_throttle.failures + 1 END) >= ?4 THEN ?5 END`,
-			key, db.FormatTime(now), windowStart, limit, lockUntil)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	// ?6 is the card's limit, ?7 the address's.
+	limit := `CASE WHEN login_throttle.key = ?1 THEN ?6 ELSE ?7 END`
+	_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
+		VALUES (?1, 1, ?3, CASE WHEN 1 >= ?6 THEN ?5 END), (?2, 1, ?3, CASE WHEN 1 >= ?7 THEN ?5 END)
+		ON CONFLICT (key) DO UPDATE SET
+			failures = CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END,
+			first_at = CASE WHEN login_throttle.first_at < ?4 THEN excluded.first_at ELSE login_throttle.first_at END,
+			locked_until = CASE WHEN (CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END) >= `+limit+` THEN ?5 END`,
+		keys[0], keys[1], db.FormatTime(now), windowStart, lockUntil, s.Throttle.MaxFailures, s.Throttle.MaxAddrFailures)
+	return err
 }
 
 // clearAttempt takes back the count of an attempt that succeeded.

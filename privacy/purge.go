@@ -16,6 +16,8 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/patrons"
 )
 
 // lastActivity is a patron p's last activity, from what the database records:
@@ -210,11 +212,16 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 		{`DELETE FROM opac_sessions WHERE ` + db.SessionValue(tx, "pid") + ` = ?`, id},
 		{`DELETE FROM sip_lockouts WHERE kind = 'pin' AND subject = ?`, strconv.FormatInt(id, 10)},
 		{`DELETE FROM login_throttle WHERE key = 'card:' || ?`, card},
+		// Its wrong PINs counted per address it had signed in from.
+		{`DELETE FROM login_throttle WHERE substr(key, 1, length(CAST(?1 AS TEXT))) = ?1`, "card:" + card + " "},
 		{`DELETE FROM patrons WHERE id = ?`, id},
 	} {
 		if _, err := tx.Exec(q.sql, q.arg); err != nil {
 			return fmt.Errorf("purge patron %d: %w", id, err)
 		}
+	}
+	if err := passwords.ForgetAddresses(tx, patrons.KnownCard(card)); err != nil {
+		return fmt.Errorf("purge patron %d: %w", id, err)
 	}
 	return tx.Audit(actor, "patron.purge", "patron", id, why)
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -51,7 +50,11 @@ type Config struct {
 	// MaxMessage is the longest message accepted, in bytes (default 4096); a longer
 	// one is answered 96 and closes the connection.
 	MaxMessage int
-	// MaxConns limits the open connections (default 256); more are closed at once.
+	// MaxConns limits the open connections (default 256). When they are all
+	// open, a connection from an address with fewer than its share (MaxConns
+	// divided by the addresses, at least 2) takes the place of the oldest
+	// connection not logged in of the address with the most; otherwise it is
+	// closed at once. A connection that logged in is never closed for another.
 	MaxConns int
 	// MaxConnsPerAddr limits the open connections from one client address (default
 	// 16; an IPv6 address counts with its /64), so that one machine cannot take all
@@ -159,7 +162,7 @@ func New(cfg Config) *Server {
 		cfg.Currency = "USD"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, perAddr: map[string]int{}, done: make(chan struct{}),
-		logins: newThrottle(cfg.DB, "login", LoginLimit, AttemptWindow, LockoutFor),
+		logins: newLoginThrottle(cfg.DB),
 		pins:   newThrottle(cfg.DB, "pin", PINLimit, AttemptWindow, LockoutFor),
 	}
 	if s.prefs == nil {
@@ -261,7 +264,14 @@ func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
 }
 
 // admit registers a new connection, or refuses it when the server is closing,
-// has MaxConns open, or has MaxConnsPerAddr open from the same address.
+// or has MaxConnsPerAddr open from the same address. When MaxConns are open, the
+// places are shared: each address's share is MaxConns divided by the number of
+// addresses (the new one's included), at least 2, and a newcomer under its share
+// takes the place of the oldest connection not logged in of the address with the
+// most connections, when that address has at least two more than the newcomer's
+// (so that two addresses never take a place from each other in turn). A
+// connection that logged in is never closed for another: the terminals keep
+// theirs, whoever fills the server.
 func (s *Server) admit(c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,10 +279,10 @@ func (s *Server) admit(c *conn) bool {
 	switch {
 	case s.closing.Load():
 		return false
-	case len(s.conns) >= s.cfg.MaxConns:
-		why = "too many connections"
 	case s.perAddr[c.addr] >= s.cfg.MaxConnsPerAddr:
 		why = "too many connections from this address"
+	case len(s.conns) >= s.cfg.MaxConns && !s.evictFor(c):
+		why = "too many connections"
 	default:
 		s.conns[c] = struct{}{}
 		s.perAddr[c.addr]++
@@ -288,32 +298,69 @@ func (s *Server) admit(c *conn) bool {
 	return false
 }
 
+// evictFor makes room for c on a full server (s.mu held): it closes the oldest
+// connection not logged in of the address with the most connections, when c's
+// address is under its share and that address has at least two more than c's
+// (see admit). The connection closed is no longer counted from here on.
+func (s *Server) evictFor(c *conn) bool {
+	addrs := len(s.perAddr)
+	if s.perAddr[c.addr] == 0 {
+		addrs++
+	}
+	mine := s.perAddr[c.addr]
+	if mine >= max(2, s.cfg.MaxConns/addrs) {
+		return false
+	}
+	// The oldest connection not logged in of each address.
+	oldest := map[string]*conn{}
+	for o := range s.conns {
+		if o.authed.Load() {
+			continue
+		}
+		if cur := oldest[o.addr]; cur == nil || o.id < cur.id {
+			oldest[o.addr] = o
+		}
+	}
+	var victim *conn
+	for addr, o := range oldest {
+		n := s.perAddr[addr]
+		if n < mine+2 {
+			continue
+		}
+		if victim == nil || n > s.perAddr[victim.addr] || n == s.perAddr[victim.addr] && o.id < victim.id {
+			victim = o
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	delete(s.conns, victim)
+	if s.perAddr[victim.addr]--; s.perAddr[victim.addr] <= 0 {
+		delete(s.perAddr, victim.addr)
+	}
+	victim.evicted = true
+	victim.nc.Close()
+	s.log.Info("sip: connection not logged in closed for a connection from an address with fewer", "conn", victim.id, "remote", victim.remote,
+		"for", c.remote, "from_address", mine, "victim_address_had", s.perAddr[victim.addr]+1)
+	return true
+}
+
 func (s *Server) remove(c *conn) {
 	s.mu.Lock()
-	delete(s.conns, c)
-	if s.perAddr[c.addr]--; s.perAddr[c.addr] <= 0 {
-		delete(s.perAddr, c.addr)
+	if !c.evicted {
+		delete(s.conns, c)
+		if s.perAddr[c.addr]--; s.perAddr[c.addr] <= 0 {
+			delete(s.perAddr, c.addr)
+		}
 	}
 	s.mu.Unlock()
 	s.wg.Done()
 }
 
-// addrKey is the address a connection counts against for MaxConnsPerAddr: the
-// client's IP address, or for IPv6 its /64 (one machine is commonly given a whole
-// /64); the address as written when it cannot be parsed.
-func addrKey(remote string) string {
-	ap, err := netip.ParseAddrPort(remote)
-	if err != nil {
-		return remote
-	}
-	ip := ap.Addr().Unmap()
-	if ip.Is6() {
-		if p, err := ip.WithZone("").Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return ip.String()
-}
+// addrKey is the address a connection counts against for MaxConnsPerAddr and
+// its logins against the login limits: the client's IP address, or for IPv6 its
+// /64 (passwords.AddrKey).
+func addrKey(remote string) string { return passwords.AddrKey(remote) }
 
 // errTooLong is a message longer than MaxMessage.
 var errTooLong = errors.New("message too long")
@@ -327,6 +374,11 @@ type conn struct {
 	remote string
 	// addr is the address the connection counts against (addrKey).
 	addr string
+	// authed is whether the connection is logged in (account set), for admit,
+	// which never closes such a connection to make room; evicted, whether admit
+	// closed it to make room (and stopped counting it), under Server.mu.
+	authed  atomic.Bool
+	evicted bool
 	// loginBy is when a connection that is not logged in is closed; zero while
 	// logged in.
 	loginBy time.Time

@@ -22,7 +22,9 @@ import (
 // again on the same connection (as another account); a failed login leaves it
 // logged out. After maxLoginFailures failures the connection is closed. Each
 // login is counted against its account and address before the password is
-// compared (five lock them for 15 minutes), and one per account and address,
+// compared (five lock them for 15 minutes), and from an address the account has
+// not logged in from against the account's budget too (ten an hour lock every
+// such address, never a known one: see throttle), and one per account and address,
 // maxHostLoginsInFlight per address, is checked at a time, with
 // maxLoginsWaiting more waiting their turn for up to Config.CheckWait.
 //
@@ -48,6 +50,7 @@ func (c *conn) login(ctx context.Context, m *Message) (answered, keep bool) {
 		return false, true
 	}
 	c.account = nil
+	c.authed.Store(false)
 	c.resp.start("94")
 	if err != nil {
 		c.verified = verifiedLogin{}
@@ -65,6 +68,7 @@ func (c *conn) login(ctx context.Context, m *Message) (answered, keep bool) {
 		return true, true
 	}
 	c.account, c.accountAt = acct, time.Now()
+	c.authed.Store(true)
 	c.loginFailures, c.unauthenticated = 0, 0
 	c.s.log.Info("sip login", "conn", c.id, "remote", c.remote, "user", acct.Username, "institution", acct.Institution, "branch", acct.BranchCode)
 	c.resp.ok(true)
@@ -90,7 +94,6 @@ func (c *conn) relogin(ctx context.Context, m *Message) *Account {
 	if c.verified.hash == "" || c.verified.sum != loginSum(m) || m.Fixed != "00" {
 		return nil
 	}
-	host, _, _ := net.SplitHostPort(c.remote)
 	var (
 		acct *Account
 		hash string
@@ -103,32 +106,37 @@ func (c *conn) relogin(ctx context.Context, m *Message) *Account {
 	if err != nil || acct == nil || !acct.Active || hash != c.verified.hash {
 		return nil
 	}
-	if locked, err := c.s.logins.isLocked(ctx, strings.ToLower(m.Get("CN")), host); err != nil || locked {
+	if locked, err := c.s.logins.isLocked(ctx, strings.ToLower(m.Get("CN")), c.addr); err != nil || locked {
 		return nil
 	}
 	return acct
 }
 
 // checkLogin checks the account and password of a login: counted against the
-// account and address before the password is compared, one at a time per account
-// and address.
+// account and address (an IPv6 client's /64), and from an address the account
+// has not logged in from against the account's budget too, before the password
+// is compared; one at a time per account and address.
 func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	user, pass := m.Get("CN"), m.Get("CO")
 	host, _, _ := net.SplitHostPort(c.remote)
-	key := strings.ToLower(user) + "|" + host
+	key := strings.ToLower(user) + "|" + c.addr
 	cmpCtx, leave, admitted := c.turn(ctx,
 		passwords.Key{Name: "login:" + key, Max: 1, MaxWaiting: maxLoginsWaiting},
-		passwords.Key{Name: "login-host:" + host, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
+		passwords.Key{Name: "login-host:" + c.addr, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
 	if !admitted {
 		return nil, passwords.ErrBusy
 	}
 	defer leave()
-	reserved, locks, err := c.s.logins.reserve(ctx, strings.ToLower(user), host)
+	res, err := c.s.logins.reserve(ctx, strings.ToLower(user), c.addr)
 	if err != nil {
 		return nil, err
 	}
-	if !reserved {
-		c.s.log.Warn("sip login refused: too many failures for this account from this address", "conn", c.id, "remote", c.remote, "user", user)
+	if !res.ok {
+		why := "too many failures for this account from this address"
+		if res.byAccount {
+			why = "too many failures for this account from addresses it has not logged in from"
+		}
+		c.s.log.Warn("sip login refused: "+why, "conn", c.id, "remote", c.remote, "user", user)
 		return nil, errBadLogin
 	}
 	if m.Fixed != "00" || user == "" || pass == "" {
@@ -141,7 +149,7 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		// One write: the failures forgotten, and the account seen.
 		c.seenAt = time.Now()
 		err = c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
-			if err := c.s.logins.succeed(tx, strings.ToLower(user), host); err != nil {
+			if err := c.s.logins.succeed(tx, strings.ToLower(user), c.addr, res); err != nil {
 				return err
 			}
 			return touchAccount(tx, acct.ID, host)
@@ -152,11 +160,13 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		c.verified = verifiedLogin{sum: loginSum(m), hash: hash}
 	case stacks.ErrorCode(err) == stacks.ETOOMANY:
 		// Not compared: the attempt does not count.
-		if uerr := c.s.logins.unreserve(ctx, strings.ToLower(user), host, locks); uerr != nil {
+		if uerr := c.s.logins.unreserve(ctx, strings.ToLower(user), c.addr, res); uerr != nil {
 			c.internalError(ctx, "give back a login attempt", uerr)
 		}
-	case locks:
-		c.s.log.Warn("sip logins locked for 15 minutes: too many failures", "remote", c.remote, "user", user)
+	case res.locks:
+		c.s.log.Warn("sip logins locked for 15 minutes at this address: too many failures", "remote", c.remote, "user", user)
+	case res.acctLocks:
+		c.s.log.Warn("sip logins locked for an hour at every address the account has not logged in from: too many failures from such addresses", "remote", c.remote, "user", user)
 	}
 	return acct, err
 }
@@ -297,29 +307,29 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		return false, false, true
 	}
 	defer leave()
-	reserved, locks, err := c.s.pins.reserve(ctx, key, "")
+	res, err := c.s.pins.reserve(ctx, key, "")
 	if err != nil {
 		c.internalError(ctx, "count PIN attempt", err)
 		return false, false, true
 	}
-	if !reserved {
+	if !res.ok {
 		return false, true, false
 	}
 	match, err := patrons.CheckPIN(cmpCtx, hash, pin)
 	if err != nil {
 		c.s.log.Warn("sip: PIN not compared: the comparison pool had no room in time", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
-		if uerr := c.s.pins.unreserve(ctx, key, "", locks); uerr != nil {
+		if uerr := c.s.pins.unreserve(ctx, key, "", res); uerr != nil {
 			c.internalError(ctx, "give back a PIN attempt", uerr)
 		}
 		return false, false, true
 	}
 	if !match {
-		if locks {
+		if res.locks {
 			c.s.log.Warn("sip: PIN locked for 15 minutes after too many wrong PINs", "conn", c.id, "remote", c.remote, "patron_id", patronID)
 		}
 		return false, false, false
 	}
-	if err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error { return c.s.pins.succeed(tx, key, "") }); err != nil {
+	if err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error { return c.s.pins.succeed(tx, key, "", res) }); err != nil {
 		c.internalError(ctx, "forget PIN failures", err)
 	}
 	c.pin = verifiedPIN{patronID: patronID, hash: hash, sum: sum, at: now}

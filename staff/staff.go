@@ -225,6 +225,14 @@ func (s *Service) ChangeBranch(ctx context.Context, u *User, code string) (libra
 // Throttle limits failed sign-ins: after MaxFailures failures within Window for one
 // account, or MaxAddrFailures from one address, sign-ins for it are refused for
 // Lockout. The address limit is higher: a branch's desks may share one address.
+// An address is an IPv4 address or an IPv6 /64 (passwords.AddrKey).
+//
+// The account's count is shared by the addresses it has not signed in from
+// within passwords.KnownFor: guesses rotated over many addresses meet one budget
+// of MaxFailures a Window, and spending it locks only those addresses out. From
+// an address the account signed in from before (a desk), failures count for
+// that account and address alone, so that guesses from elsewhere never lock the
+// desks out.
 //
 // Every attempt is counted before its password is compared, in the same write
 // transaction that checks the lock (a success takes its count back), and at most
@@ -249,6 +257,10 @@ type Throttle struct {
 	MaxWaiting      int
 	InFlightWait    time.Duration
 }
+
+// KnownAccount is the name under which signin_addresses remembers the addresses
+// a staff account signed in from (passwords.IsKnown).
+func KnownAccount(username string) string { return "staff:" + strings.ToLower(username) }
 
 // DefaultThrottle is the throttle the server uses.
 var DefaultThrottle = Throttle{MaxFailures: 5, MaxAddrFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute,
@@ -299,7 +311,12 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	if !possibleUsername(username) {
 		userKey = "user:(not a username)"
 	}
-	keys := []string{userKey, "addr:" + addr}
+	// An address is an IPv4 address or an IPv6 /64. One attempt per account is
+	// checked at a time, from whatever address (the gate's keys are the
+	// account's and the address's), so that parallel attempts cannot pass the
+	// lock before the first is counted.
+	addrKey := passwords.AddrKey(addr)
+	keys := []string{userKey, "addr:" + addrKey}
 
 	t := s.Throttle
 	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
@@ -311,10 +328,27 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	defer leave()
 
 	// A locked account is refused on a read connection, without the write lock,
-	// and so is a branch that does not exist.
+	// and so is a branch that does not exist. The same statement tells whether
+	// the account signed in from this address before: then its failures count
+	// for this address alone (user:<name> <address>), and guesses from
+	// elsewhere, which share the account's key, cannot lock this desk out.
 	var at *library.Branch
 	err := s.DB.Read(ctx, func(tx *db.Tx) error {
-		if err := s.checkLocked(tx, keys); err != nil {
+		account := ""
+		if possibleUsername(username) {
+			account = KnownAccount(username)
+		}
+		// A space, which no possible username has, parts name and address:
+		// no name can make its key another account's key at an address.
+		perAddr := userKey + " " + addrKey
+		l, err := passwords.ReadLocks(tx, account, addrKey, userKey, perAddr, keys[1])
+		if err != nil {
+			return err
+		}
+		if l.Known {
+			keys[0] = perAddr
+		}
+		if err := lockedError(tx.Now(), l.Until, keys); err != nil {
 			return err
 		}
 		if strings.TrimSpace(branchCode) == "" {
@@ -362,6 +396,9 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 		if err := s.clearAttempt(tx, keys); err != nil {
 			return err
 		}
+		if err := passwords.RememberAddress(tx, KnownAccount(username), addrKey); err != nil {
+			return err
+		}
 		return tx.Audit(user.Actor(), "staff.login", "staff_user", user.ID,
 			fmt.Sprintf("from %s at %s (%s)", addr, user.BranchName, user.BranchCode))
 	})
@@ -407,18 +444,18 @@ var dummyHash = sync.OnceValue(func() string {
 })
 
 func (s *Service) checkLocked(tx *db.Tx, keys []string) error {
-	rows, err := tx.Query(`SELECT key, locked_until FROM login_throttle WHERE key IN (?, ?) AND locked_until IS NOT NULL`, keys[0], keys[1])
+	l, err := passwords.ReadLocks(tx, "", "", keys...)
 	if err != nil {
-		return fmt.Errorf("read login throttle: %w", err)
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		var until db.Time
-		if err := rows.Scan(&key, &until); err != nil {
-			return err
-		}
-		if wait := until.Sub(tx.Now()); wait > 0 {
+	return lockedError(tx.Now(), l.Until, keys)
+}
+
+// lockedError refuses a sign-in while one of its keys is locked at now, saying
+// which and for how long.
+func lockedError(now time.Time, until map[string]time.Time, keys []string) error {
+	for _, key := range keys {
+		if wait := until[key].Sub(now); wait > 0 {
 			mins := int(wait.Round(time.Minute) / time.Minute)
 			if mins < 1 {
 				mins = 1
@@ -430,38 +467,27 @@ func (s *Service) checkLocked(tx *db.Tx, keys []string) error {
 			return stacks.Errorf(stacks.ETOOMANY, "Too many failed sign-ins for %s. Wait %d minute(s) and try again, or ask an administrator.", what, mins)
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // recordFailure counts an attempt under each key, before its password is
 // compared, and locks a key that reaches its limit: the attempt that reaches it is
-// still compared, the ones after it are refused.
+// still compared, the ones after it are refused. One statement: the count and
+// the lock of both keys (a failure outside the window starts a new count).
 func (s *Service) recordFailure(tx *db.Tx, keys []string) error {
 	now := tx.Now()
 	windowStart := db.FormatTime(now.Add(-s.Throttle.Window))
 	lockUntil := db.FormatTime(now.Add(s.Throttle.Lockout))
-	for i, key := range keys {
-		limit := s.Throttle.MaxFailures
-		if i == 1 {
-			limit = s.Throttle.MaxAddrFailures
-		}
-		// A failure outside the window starts a new count.
-		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at) VALUES (?, 1, ?)
-			ON CONFLICT (key) DO UPDATE SET
-				failures = CASE WHEN login_throttle.first_at < ? THEN 1 ELSE login_throttle.failures + 1 END,
-				first_at = CASE WHEN login_throttle.first_at < ? THEN excluded.first_at ELSE login_throttle.first_at END,
-				locked_until = NULL`,
-			key, db.FormatTime(now), windowStart, windowStart)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(`UPDATE login_throttle SET locked_until = ? WHERE key = ? AND failures >= ?`,
-			lockUntil, key, limit)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	// ?6 is the account's limit, ?7 the address's.
+	limit := `CASE WHEN login_throttle.key = ?1 THEN ?6 ELSE ?7 END`
+	_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
+		VALUES (?1, 1, ?3, CASE WHEN 1 >= ?6 THEN ?5 END), (?2, 1, ?3, CASE WHEN 1 >= ?7 THEN ?5 END)
+		ON CONFLICT (key) DO UPDATE SET
+			failures = CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END,
+			first_at = CASE WHEN login_throttle.first_at < ?4 THEN excluded.first_at ELSE login_throttle.first_at END,
+			locked_until = CASE WHEN (CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END) >= `+limit+` THEN ?5 END`,
+		keys[0], keys[1], db.FormatTime(now), windowStart, lockUntil, s.Throttle.MaxFailures, s.Throttle.MaxAddrFailures)
+	return err
 }
 
 // clearAttempt takes back the count of an attempt that succeeded: the account's

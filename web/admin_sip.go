@@ -445,6 +445,17 @@ func adminSIPLockoutKind(kind string) string {
 
 // lockoutRule states the SIP attempt limits, from the sip package's constants.
 func lockoutRule() string {
-	return fmt.Sprintf("%d failed logins of an account from one address, or %d wrong PINs of a patron from any terminal, within %d minutes lock them out for %d minutes.",
-		sip.LoginLimit, sip.PINLimit, int(sip.AttemptWindow.Minutes()), int(sip.LockoutFor.Minutes()))
+	return fmt.Sprintf("%d failed logins of an account from one address, or %d wrong PINs of a patron from any terminal, within %d minutes lock them out for %d minutes. "+
+		"%d failed logins of an account within %d minutes from addresses it has not logged in from lock it for %d minutes at every such address; terminals that logged in before keep working.",
+		sip.LoginLimit, sip.PINLimit, int(sip.AttemptWindow.Minutes()), int(sip.LockoutFor.Minutes()),
+		sip.AccountLoginLimit, int(sip.AccountWindow.Minutes()), int(sip.AccountLockoutFor.Minutes()))
+}
+
+// adminSIPLockoutAddress is the Address column of a lockout: the address, or
+// for an account's budget the addresses it stands for.
+func adminSIPLockoutAddress(l sip.Lockout) string {
+	if l.Address == "" && l.Kind == "login" {
+		return "any address it has not logged in from"
+	}
+	return l.Address
 }

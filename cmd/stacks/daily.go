@@ -10,6 +10,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/notices"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/privacy"
 )
 
@@ -20,7 +21,16 @@ func dailyJobs() []notices.DailyJob {
 	return []notices.DailyJob{
 		{Name: "lost items", Run: lostAgingJob},
 		{Name: "privacy", Run: privacyJob},
+		{Name: "sign-in addresses", Run: signinAddressesJob},
 	}
+}
+
+// signinAddressesJob forgets the addresses accounts and cards have not signed
+// in from for passwords.KnownFor (they are known no longer, and a patron's
+// address is personal data).
+func signinAddressesJob(ctx context.Context, d *db.DB) (string, error) {
+	n, err := passwords.ForgetOldAddresses(ctx, d)
+	return fmt.Sprintf("%d addresses not signed in from for %d days forgotten", n, int(passwords.KnownFor.Hours()/24)), err
 }
 
 // lostAgingJob declares long-overdue loans lost by the rules, 200 loans a
