@@ -169,3 +169,36 @@ func TestSaveTemplateRendersBeforeWriting(t *testing.T) {
 		t.Fatalf("%d templates saved", n)
 	}
 }
+
+// TestStoredTemplateOverBoundsFallsBack: a stored template that loops without
+// end (saved before the bounds, or written into the database) does not stall
+// the daily run: its messages go out with the built-in template.
+func TestStoredTemplateOverBoundsFallsBack(t *testing.T) {
+	l := newLib(t, "UTC")
+	def, _ := notices.DefaultTemplate(notices.TemplateOverdue1)
+	l.exec(`INSERT INTO notice_templates (kind, subject, body_text, body_html, updated_at) VALUES (?, ?, ?, ?, ?)`,
+		notices.TemplateOverdue1, def.Subject, `{{range 100000}}{{range 100000}}{{end}}{{end}}`, def.HTML, "2026-11-01T00:00:00Z")
+	for i, card := range []string{"PA", "PB"} {
+		p := l.patron(card, "Loop", "Back", card+"@example.org")
+		l.loan(p, fmt.Sprintf("Book %d", i), at(time.UTC, 2026, 11, 30, 20, 0))
+	}
+	done := make(chan struct{})
+	go func() {
+		l.run(notices.RunOptions{})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the daily run had not ended after 60 s")
+	}
+	ms := l.messages(notices.Filter{})
+	if len(ms) != 2 {
+		t.Fatalf("%d messages, want 2", len(ms))
+	}
+	for _, m := range ms {
+		if !strings.Contains(m.Text, "These items were due back") {
+			t.Errorf("message %q, want the built-in overdue text", m.Text)
+		}
+	}
+}
