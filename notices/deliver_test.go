@@ -390,12 +390,10 @@ func TestHostileData(t *testing.T) {
 	l := newLib(t, "UTC")
 	p := l.patron("P1", `<script>alert("name")</script>{{.Patron.Card}}`, `O'Brien & "Sons"`, "alex@example.org")
 	l.loan(p, `"><img src=x onerror=alert(1)>{{template "x"}}`+"\r\nBcc: victim@example.org", at(time.UTC, 2026, 11, 30, 20, 0))
-	err := l.d.Write(context.Background(), func(tx *db.Tx) error {
-		return notices.SaveTemplate(tx, stacks.Actor{StaffID: 1, Name: "admin"}, notices.Template{Key: notices.TemplateOverdue1,
-			Subject: `Overdue: {{range .Items}}{{.Title}}{{end}}`,
-			Text:    `{{.Patron.Name}}: {{range .Items}}{{.Title}}{{end}}`,
-			HTML:    `<p title="{{.Patron.Name}}">{{.Patron.Name}}</p><a href="{{range .Items}}{{.Title}}{{end}}">x</a>`})
-	})
+	err := notices.SaveTemplate(context.Background(), l.d, stacks.Actor{StaffID: 1, Name: "admin"}, notices.Template{Key: notices.TemplateOverdue1,
+		Subject: `Overdue: {{range .Items}}{{.Title}}{{end}}`,
+		Text:    `{{.Patron.Name}}: {{range .Items}}{{.Title}}{{end}}`,
+		HTML:    `<p title="{{.Patron.Name}}">{{.Patron.Name}}</p><a href="{{range .Items}}{{.Title}}{{end}}">x</a>`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +429,7 @@ func TestTemplates(t *testing.T) {
 	l := newLib(t, "UTC")
 	admin := stacks.Actor{StaffID: 1, Name: "admin"}
 	save := func(tm notices.Template) error {
-		return l.d.Write(context.Background(), func(tx *db.Tx) error { return notices.SaveTemplate(tx, admin, tm) })
+		return notices.SaveTemplate(context.Background(), l.d, admin, tm)
 	}
 	def, _ := notices.DefaultTemplate(notices.TriggerPredue)
 	for name, tc := range map[string]struct {

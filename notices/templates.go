@@ -1,12 +1,13 @@
 package notices
 
 import (
-	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	htmltemplate "html/template"
 	"strings"
+	"sync"
 	texttemplate "text/template"
 	"time"
 
@@ -284,14 +285,20 @@ func storedTemplates(tx *db.Tx) (map[string]Template, error) {
 }
 
 // SaveTemplate stores an administrator's version of a template, after checking
-// that it parses and renders the sample notice.
-func SaveTemplate(tx *db.Tx, actor stacks.Actor, t Template) error {
+// that it parses and renders the sample notice within renderLimits. The check
+// runs before the write transaction, which holds the writer only for the
+// insert: a template that renders slowly keeps no check-in waiting.
+func SaveTemplate(ctx context.Context, d *db.DB, actor stacks.Actor, t Template) error {
 	if _, ok := DefaultTemplate(t.Key); !ok {
 		return stacks.Errorf(stacks.ENOTFOUND, "There is no notice template %q.", t.Key)
 	}
 	if _, err := Preview(t, "Stacks Library"); err != nil {
 		return err
 	}
+	return d.Write(ctx, func(tx *db.Tx) error { return saveTemplate(tx, actor, t) })
+}
+
+func saveTemplate(tx *db.Tx, actor stacks.Actor, t Template) error {
 	var staff sql.NullInt64
 	if actor.StaffID != 0 {
 		staff = sql.NullInt64{Int64: actor.StaffID, Valid: true}
@@ -318,30 +325,38 @@ func ResetTemplate(tx *db.Tx, actor stacks.Actor, key string) error {
 	return tx.Audit(actor, "notices.template.reset", "notice_template", 0, key)
 }
 
-// parsed is one template, parsed.
+// parsed is one template, parsed, with its loops and calls guarded (see
+// budget). One message at a time executes it: b is that message's budget.
 type parsed struct {
 	subject *texttemplate.Template
 	text    *texttemplate.Template
 	html    *htmltemplate.Template
+
+	mu sync.Mutex
+	b  *budget
 }
 
 // parseTemplate parses t's three parts; an error names the part for the form.
 func parseTemplate(t Template) (*parsed, error) {
-	var p parsed
+	p := &parsed{}
+	funcs := boundedFuncs(p)
 	var err error
 	if strings.ContainsAny(t.Subject, "\r\n") {
 		return nil, stacks.FieldErrorf("subject", stacks.EINVALID, "The subject must be one line.")
 	}
-	if p.subject, err = texttemplate.New("subject").Parse(t.Subject); err != nil {
+	if p.subject, err = texttemplate.New("subject").Funcs(funcs).Parse(t.Subject); err != nil {
 		return nil, stacks.FieldErrorf("subject", stacks.EINVALID, "The subject does not parse: %s", templateError(err))
 	}
-	if p.text, err = texttemplate.New("text").Parse(t.Text); err != nil {
+	if p.text, err = texttemplate.New("text").Funcs(funcs).Parse(t.Text); err != nil {
 		return nil, stacks.FieldErrorf("text", stacks.EINVALID, "The plain-text body does not parse: %s", templateError(err))
 	}
-	if p.html, err = htmltemplate.New("html").Parse(t.HTML); err != nil {
+	if p.html, err = htmltemplate.New("html").Funcs(funcs).Parse(t.HTML); err != nil {
 		return nil, stacks.FieldErrorf("html", stacks.EINVALID, "The HTML body does not parse: %s", templateError(err))
 	}
-	return &p, nil
+	guardTemplate(textTrees(p.subject))
+	guardTemplate(textTrees(p.text))
+	guardTemplate(htmlTrees(p.html))
+	return p, nil
 }
 
 // templateError shortens a template package's error for a form.
@@ -366,6 +381,8 @@ type renderer struct {
 	tmpl    map[string]*parsed
 	// strict reports a template's error rather than fall back on the built-in.
 	strict bool
+	// b is the budget of the message being rendered.
+	b *budget
 }
 
 func newRenderer(tx *db.Tx, library string, loc *time.Location) (*renderer, error) {
@@ -410,6 +427,7 @@ func (p patronInfo) data() PatronData {
 
 // render renders one message of items (all for one patron) on library day day.
 func (r *renderer) render(p PatronData, day time.Time, items []Item) (Rendered, error) {
+	r.b = newBudget()
 	groups := map[string][]ItemData{}
 	for _, it := range items {
 		k := templateKey(it)
@@ -452,30 +470,51 @@ func (r *renderer) itemData(it Item) ItemData {
 	return d
 }
 
-// execute runs one template's three parts on data; an error names the part.
-func (p *parsed) execute(what string, data any) (subject, text, html string, err error) {
-	var sb, tb, hb bytes.Buffer
-	if err := p.subject.Execute(&sb, data); err != nil {
-		return "", "", "", stacks.FieldErrorf("subject", stacks.EINVALID, "The %ssubject does not render: %s", what, templateError(err))
+// execute runs one template's three parts on data within the budget b; an
+// error names the part.
+func (p *parsed) execute(what string, data any, b *budget) (subject, text, html string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.b = b
+	sb, tb, hb := &boundedWriter{b: b}, &boundedWriter{b: b}, &boundedWriter{b: b}
+	if err := p.subject.Execute(sb, data); err != nil {
+		return "", "", "", partError("subject", "The "+what+"subject", err)
 	}
-	if err := p.text.Execute(&tb, data); err != nil {
-		return "", "", "", stacks.FieldErrorf("text", stacks.EINVALID, "The %splain-text body does not render: %s", what, templateError(err))
+	if err := p.text.Execute(tb, data); err != nil {
+		return "", "", "", partError("text", "The "+what+"plain-text body", err)
 	}
-	if err := p.html.Execute(&hb, data); err != nil {
-		return "", "", "", stacks.FieldErrorf("html", stacks.EINVALID, "The %sHTML body does not render: %s", what, templateError(err))
+	if err := p.html.Execute(hb, data); err != nil {
+		return "", "", "", partError("html", "The "+what+"HTML body", err)
 	}
 	return oneLine(sb.String()), tb.String(), hb.String(), nil
+}
+
+// partError is the form's message for a part that did not render.
+func partError(field, part string, err error) error {
+	if b, ok := renderLimit(err); ok {
+		return stacks.FieldErrorf(field, stacks.EINVALID, "%s %s", part, b.msg)
+	}
+	return stacks.FieldErrorf(field, stacks.EINVALID, "%s does not render: %s", part, templateError(err))
 }
 
 // run executes the template of key, and if an administrator's version fails on
 // this data (a preview cannot try every patron's), the built-in one: a notice
 // goes out whatever the template. A preview (strict) reports the error instead.
+//
+// A template that went past renderLimits is not tried again in this run: the
+// built-in one renders the rest of its messages.
 func (r *renderer) run(key, what string, data any) (subject, text, html string, err error) {
-	subject, text, html, err = r.tmpl[key].execute(what, data)
+	if r.b == nil {
+		r.b = newBudget()
+	}
+	subject, text, html, err = r.tmpl[key].execute(what, data, r.b)
 	if err != nil && !r.strict {
 		def, _ := DefaultTemplate(key)
 		if p, perr := parseTemplate(def); perr == nil {
-			return p.execute(what, data)
+			if _, bound := renderLimit(err); bound {
+				r.tmpl[key], r.b = p, newBudget()
+			}
+			return p.execute(what, data, newBudget())
 		}
 	}
 	return subject, text, html, err
@@ -533,10 +572,16 @@ func sampleItems(key string, now time.Time) []Item {
 	}
 }
 
+// previewHook, when set by a test, runs as a preview starts.
+var previewHook func()
+
 // Preview renders t (not yet saved) with sample data: a sample patron and items
 // of its kind, the other templates built-in. A template that does not parse or
 // render is an error for its field.
 func Preview(t Template, library string) (Rendered, error) {
+	if previewHook != nil {
+		previewHook()
+	}
 	p, err := parseTemplate(t)
 	if err != nil {
 		return Rendered{}, err

@@ -252,9 +252,7 @@ func (s *Server) handleAdminNoticeTemplateSave(w http.ResponseWriter, r *http.Re
 		s.renderNoticeTemplate(w, r, http.StatusOK, &v)
 		return
 	}
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return notices.SaveTemplate(tx, userFrom(r.Context()).Actor(), t)
-	})
+	err = notices.SaveTemplate(r.Context(), s.DB, userFrom(r.Context()).Actor(), t)
 	if f := stacks.ErrorField(err); err != nil && f != "" {
 		v.Errors[f] = stacks.ErrorMessage(err)
 		s.renderNoticeTemplate(w, r, http.StatusUnprocessableEntity, &v)
