@@ -83,7 +83,10 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer d.Close()
 
-	handler := &inFlight{h: basepath.Mount(base, web.New(web.Config{
+	// A patron load with many PINs runs on after its request; it stops, and is
+	// waited for, before the database closes.
+	jobs, stopJobs := context.WithCancel(context.Background())
+	srv := web.New(web.Config{
 		DB:               d,
 		Logger:           logger,
 		IdleTimeout:      *idle,
@@ -91,7 +94,10 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		CachePreferences: true,
 		Preferences:      library.NewPreferenceCache(true),
 		SearchTimeout:    *searchTimeout,
-	}))}
+		Background:       jobs,
+	})
+	defer func() { stopJobs(); srv.Wait() }()
+	handler := &inFlight{h: basepath.Mount(base, srv)}
 	bg, stopBG := context.WithCancel(context.Background())
 	// The session cleaner stops before the database closes (a write racing the
 	// close is a send on the closed group-commit queue: TestFCGI/Unix under -race).
