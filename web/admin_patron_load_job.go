@@ -76,8 +76,8 @@ func (j *patronLoadJobs) running() *patronLoadJob {
 	return nil
 }
 
-// start runs apply in the background for a checked load, unless another is
-// running (then it returns that one and false).
+// startPatronLoad runs patrons.ApplyLoad in the background for a checked
+// load, unless another is running (then it returns that one and false).
 func (s *Server) startPatronLoad(f *AdminPatronLoadForm, res *patrons.LoadResult, opt patrons.LoadOptions) (*patronLoadJob, bool) {
 	jobs := &s.loadJobs
 	jobs.mu.Lock()
@@ -89,7 +89,7 @@ func (s *Server) startPatronLoad(f *AdminPatronLoadForm, res *patrons.LoadResult
 		jobs.jobs = map[string]*patronLoadJob{}
 	}
 	for id, job := range jobs.jobs {
-		if time.Since(job.ended) > patronLoadKeep {
+		if !job.ended.IsZero() && time.Since(job.ended) > patronLoadKeep {
 			delete(jobs.jobs, id)
 		}
 	}
