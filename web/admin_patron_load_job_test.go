@@ -181,3 +181,27 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// backgroundPatronLoad runs a patron load with more PINs than one request
+// hashes, as admin, waits for its end, and returns its id.
+func backgroundPatronLoad(t *testing.T, e *testEnv) string {
+	t.Helper()
+	c := e.client(t)
+	if r := e.login(t, c, "admin", "admin"); r.Status != http.StatusSeeOther {
+		t.Fatalf("admin login: %d", r.Status)
+	}
+	var b strings.Builder
+	b.WriteString("card,surname,category,home_branch,expires_on,pin\n")
+	for i := 1; i <= web.DefaultLoadPINsPerRequest+1; i++ {
+		fmt.Fprintf(&b, "R%04d,Route,ADULT,CEN,2027-08-31,%04d\n", i, 1000+i)
+	}
+	r := e.postFile(t, c, "/admin/patrons/import", "file", "routes.csv", []byte(b.String()), map[string]string{"match": "card", "action": "import"})
+	id, ok := strings.CutPrefix(r.Location, "/admin/patrons/import/")
+	if r.Status != http.StatusSeeOther || !ok {
+		t.Fatalf("a load of %d PINs: %d to %q, want 303 to its progress page\n%s", web.DefaultLoadPINsPerRequest+1, r.Status, r.Location, r.Body)
+	}
+	waitFor(t, "the background patron load to end", func() bool {
+		return strings.Contains(e.get(t, c, r.Location).Body, "Imported routes.csv")
+	})
+	return id
+}
