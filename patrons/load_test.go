@@ -6,12 +6,16 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
+	"github.com/stacks-ils/stacks/staff"
 )
 
 func load(t *testing.T, d *db.DB, csv string, opt patrons.LoadOptions) (*patrons.LoadResult, error) {
@@ -389,6 +393,57 @@ func TestApplyLoadProgressAndDeadline(t *testing.T) {
 	}
 	if err := patrons.ApplyLoad(ctx, d, res, opt); err == nil {
 		t.Error("a load was applied twice")
+	}
+}
+
+// TestLoadPINsShareThePool: while a load hashes its PINs, a sign-in's
+// comparison on the same bounded pool takes its turn between them, long before
+// the load ends: the load holds a slot one PIN at a time, never the pool for
+// the whole file.
+func TestLoadPINsShareThePool(t *testing.T) {
+	d := mustOpenDB(t)
+	defer func(c int) { staff.BcryptCost = c }(staff.BcryptCost)
+	staff.BcryptCost = 6 // a few milliseconds a PIN: 200 PINs keep the pool busy a while
+	signIn, err := bcrypt.GenerateFromPassword([]byte("desk"), staff.BcryptCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("card,surname,category,branch,pin\n")
+	const n = 200
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "Q%04d,Queue,ADULT,CEN,%04d\n", i, 1000+i)
+	}
+	ctx := context.Background()
+	res, err := patrons.CheckLoad(ctx, d, strings.NewReader(b.String()), patrons.LoadOptions{Actor: desk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hashed atomic.Int64
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		done <- patrons.ApplyLoad(ctx, d, res, patrons.LoadOptions{Actor: desk, Progress: func(h, _ int) {
+			hashed.Store(int64(h))
+			once.Do(func() { close(started) })
+		}})
+	}()
+	<-started
+	for i := range 3 {
+		ok, err := passwords.Compare(ctx, string(signIn), "desk")
+		if err != nil || !ok {
+			t.Fatalf("sign-in %d during the load: %v, %v; want it compared", i+1, ok, err)
+		}
+	}
+	if h := hashed.Load(); h >= n {
+		t.Errorf("3 sign-ins were compared only after the load's %d PINs: the load kept the pool", h)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := countPatrons(t, d, "card LIKE 'Q%' AND pin_hash <> ''"); got != n {
+		t.Errorf("%d patrons with PINs, want %d", got, n)
 	}
 }
 
