@@ -120,6 +120,9 @@ func Hash(ctx context.Context, password string, cost int) (string, error) {
 	return Default.Hash(ctx, password, cost)
 }
 
+// Size is the number of hashes or comparisons the pool runs at a time.
+func (p *Pool) Size() int { return cap(p.slots) }
+
 // Hashes is the number of hashes the pool has made: tests check that a refused
 // change made none.
 func (p *Pool) Hashes() int64 { return p.hashed.Load() }

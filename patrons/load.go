@@ -10,16 +10,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/staff"
 )
 
 // Patron loads: a CSV file of patrons (a school's students, a council's residents)
@@ -87,9 +89,8 @@ type LoadOptions struct {
 	// Defaults for new patrons whose row has no category, home branch or expiry.
 	// Without a default expiry, a new card is valid for its category's months.
 	DefaultCategory, DefaultBranch, DefaultExpiry string
-	// MaxPINs, when not 0, refuses a file that sets more PINs: bcrypt takes
-	// about a third of a second a PIN, longer than a web request should run for
-	// thousands.
+	// MaxPINs, when not 0, refuses a file that sets more PINs: each is hashed
+	// with bcrypt, slow on purpose, on the bounded pool the sign-ins share.
 	MaxPINs int
 	// OverwritePINs: the pin column sets the PIN of existing patrons too;
 	// otherwise it sets only new patrons' PINs, so that reloading a file does
@@ -97,6 +98,10 @@ type LoadOptions struct {
 	OverwritePINs bool
 	// MaxRows, when not 0, refuses a file of more rows (at most MaxLoadRows).
 	MaxRows int
+	// Progress, when set, is told each time a PIN is hashed: how many of the
+	// load's PINs are hashed so far, and how many there are. It may be called
+	// from several goroutines at once.
+	Progress func(hashed, total int)
 }
 
 // LoadRow is what a load did, or would do, with one row of the file.
@@ -158,6 +163,9 @@ type LoadResult struct {
 	// WriteTime the one write transaction, from asking for the write connection
 	// to the durable commit: at most this long, a desk's write waits behind it.
 	CheckTime, HashTime, WriteTime time.Duration
+
+	// checked: CheckLoad passed the load, and ApplyLoad may write it.
+	checked bool
 }
 
 // BadRows returns the rows with problems.
@@ -181,11 +189,25 @@ func errBadRows(n int) error {
 }
 
 // Load reads a CSV file of patrons and creates or updates them in one write
-// transaction. A file that cannot be read as CSV, or whose header lacks the
-// column rows are matched on, is refused with an EINVALID error and no rows. Bad
-// rows are listed in the result with every problem; unless opt.SkipBad, any bad
-// row means nothing is written and the error says so.
+// transaction: CheckLoad, then, unless opt.DryRun, ApplyLoad. A file that
+// cannot be read as CSV, or whose header lacks the column rows are matched on,
+// is refused with an EINVALID error and no rows. Bad rows are listed in the
+// result with every problem; unless opt.SkipBad, any bad row means nothing is
+// written and the error says so.
 func Load(ctx context.Context, d *db.DB, r io.Reader, opt LoadOptions) (*LoadResult, error) {
+	res, err := CheckLoad(ctx, d, r, opt)
+	if err != nil || opt.DryRun {
+		return res, err
+	}
+	return res, ApplyLoad(ctx, d, res, opt)
+}
+
+// CheckLoad reads a CSV file of patrons and checks every row against a read
+// snapshot, writing nothing and hashing nothing: what Load would do (res.Rows),
+// and how many PINs it would hash (res.PINs), so that a caller can decide how to
+// run ApplyLoad (a web request hashes only a few PINs itself). It returns the
+// errors Load returns before writing.
+func CheckLoad(ctx context.Context, d *db.DB, r io.Reader, opt LoadOptions) (*LoadResult, error) {
 	start := time.Now()
 	if opt.Match == "" {
 		opt.Match = MatchCard
@@ -230,25 +252,34 @@ func Load(ctx context.Context, d *db.DB, r io.Reader, opt LoadOptions) (*LoadRes
 	}
 	// Before the dry run's return: a dry run says what the import would say.
 	if opt.MaxPINs > 0 && res.PINs > opt.MaxPINs {
-		return res, stacks.Errorf(stacks.EINVALID, "The file sets %d PINs; here at most %d are set in one import, since each takes about a third of a second to protect. Nothing was imported. Use the command stacks patrons import, or leave the pin column out and set PINs at the desk.", res.PINs, opt.MaxPINs)
+		return res, stacks.Errorf(stacks.EINVALID, "The file sets %d PINs; here at most %d are set in one import, since each takes about a tenth of a second to protect. Nothing was imported. Split the file, use the command stacks patrons import, or leave the pin column out and set PINs at the desk.", res.PINs, opt.MaxPINs)
 	}
-	if opt.DryRun {
-		return res, nil
+	res.checked = true
+	return res, nil
+}
+
+// ApplyLoad hashes the PINs of a load CheckLoad passed on the bounded pool of
+// package passwords (opt.Progress is told how far it got), then writes its good
+// rows in one write transaction, with the snapshot's checks repeated where a
+// desk may have changed a patron since. Nothing is written if ctx ends first.
+func ApplyLoad(ctx context.Context, d *db.DB, res *LoadResult, opt LoadOptions) error {
+	if !res.checked || res.Imported {
+		return fmt.Errorf("apply a patron load: the load was not checked, or was already written")
 	}
 	hashStart := time.Now()
-	if err := hashPINs(ctx, res.Rows); err != nil {
-		return res, err
+	if err := hashPINs(ctx, res.Rows, opt.Progress); err != nil {
+		return err
 	}
 	res.HashTime = time.Since(hashStart)
 
 	writeStart := time.Now()
-	err = d.Write(ctx, func(tx *db.Tx) error { return writeRows(tx, opt.Actor, res) })
+	err := d.Write(ctx, func(tx *db.Tx) error { return writeRows(tx, opt.Actor, res) })
 	res.WriteTime = time.Since(writeStart)
 	if err != nil {
-		return res, err
+		return err
 	}
 	res.Imported = true
-	return res, nil
+	return nil
 }
 
 // loadColumns maps canonical column names to their index in a record.
@@ -779,9 +810,13 @@ func codeList(m map[string]int64) string {
 	return strings.Join(codes, ", ")
 }
 
-// hashPINs hashes the good rows' PINs before the write transaction, on half the CPUs:
-// bcrypt is slow on purpose, and the write connection must not wait for it.
-func hashPINs(ctx context.Context, rows []LoadRow) error {
+// hashPINs hashes the good rows' PINs before the write transaction, on the
+// bounded pool of package passwords (the one the sign-ins and SIP logins
+// compare on), in all of its slots but one where it has several: bcrypt is slow
+// on purpose, the write connection must not wait for it, and a file of PINs
+// must not take the CPUs from the desks or the sign-ins, which take their turns
+// in the pool between the file's PINs.
+func hashPINs(ctx context.Context, rows []LoadRow, progress func(hashed, total int)) error {
 	var todo []*LoadRow
 	for i := range rows {
 		if rows[i].pin != "" && len(rows[i].Problems) == 0 && (rows[i].Action == "create" || rows[i].Action == "update") {
@@ -795,14 +830,13 @@ func hashPINs(ctx context.Context, rows []LoadRow) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	// Half the CPUs (at least one): the desk and the self-check machines keep
-	// the others while a file of PINs is hashed.
-	for range max(1, runtime.GOMAXPROCS(0)/2) {
+	var hashed atomic.Int64
+	for range max(1, passwords.Default.Size()-1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for row := range work {
-				h, err := HashPIN(row.pin)
+				h, err := hashPINOnPool(ctx, row.pin)
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -812,6 +846,10 @@ func hashPINs(ctx context.Context, rows []LoadRow) error {
 					continue
 				}
 				row.pinHash = h
+				n := hashed.Add(1)
+				if progress != nil {
+					progress(int(n), len(todo))
+				}
 			}
 		}()
 	}
@@ -819,14 +857,37 @@ func hashPINs(ctx context.Context, rows []LoadRow) error {
 		if ctx.Err() != nil {
 			break
 		}
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
 		work <- row
 	}
 	close(work)
 	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return ctx.Err()
+	return firstErr
+}
+
+// hashPINOnPool hashes one PIN of a load on the pool. A load waits for its
+// turn, however long the sign-ins keep the pool: when the pool refuses it
+// (passwords.ErrBusy: its queue is full), it tries again a moment later.
+func hashPINOnPool(ctx context.Context, pin string) (string, error) {
+	for {
+		h, err := passwords.Hash(passwords.WithWait(ctx, time.Minute), pin, staff.BcryptCost)
+		if !errors.Is(err, passwords.ErrBusy) {
+			return h, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // writeRows writes the good rows in the caller's transaction, with one audit

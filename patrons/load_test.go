@@ -3,12 +3,19 @@ package patrons_test
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
+	"github.com/stacks-ils/stacks/staff"
 )
 
 func load(t *testing.T, d *db.DB, csv string, opt patrons.LoadOptions) (*patrons.LoadResult, error) {
@@ -326,6 +333,117 @@ func TestLoadMaxPINs(t *testing.T) {
 	}
 	if tableDump(t, d) != before {
 		t.Error("a refused file changed the database")
+	}
+}
+
+// TestApplyLoadProgressAndDeadline: CheckLoad hashes and writes nothing;
+// ApplyLoad tells Progress of each PIN hashed, on the bounded pool of package
+// passwords, and writes nothing when its context ends first (a background load
+// past its deadline); a load is written once.
+func TestApplyLoadProgressAndDeadline(t *testing.T) {
+	d := mustOpenDB(t)
+	before := tableDump(t, d)
+	const file = "card,surname,category,branch,pin\nN1,A,ADULT,CEN,1111\nN2,B,ADULT,CEN,2222\nN3,C,ADULT,CEN,3333\n"
+	ctx := context.Background()
+	hashes := passwords.Hashes()
+	res, err := patrons.CheckLoad(ctx, d, strings.NewReader(file), patrons.LoadOptions{Actor: desk})
+	if err != nil || res.PINs != 3 || res.Imported {
+		t.Fatalf("check: %v, %d PINs, imported %v", err, res.PINs, res.Imported)
+	}
+	if passwords.Hashes() != hashes || tableDump(t, d) != before {
+		t.Fatal("the check hashed or wrote")
+	}
+
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := patrons.ApplyLoad(ended, d, res, patrons.LoadOptions{Actor: desk}); err == nil || res.Imported {
+		t.Fatalf("apply after the deadline: %v, imported %v; want an error and nothing written", err, res.Imported)
+	}
+	if tableDump(t, d) != before {
+		t.Error("a load stopped by its deadline changed the database")
+	}
+
+	res, err = patrons.CheckLoad(ctx, d, strings.NewReader(file), patrons.LoadOptions{Actor: desk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []int
+	opt := patrons.LoadOptions{Actor: desk, Progress: func(hashed, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if total != 3 {
+			t.Errorf("progress: total %d, want 3", total)
+		}
+		seen = append(seen, hashed)
+	}}
+	hashes = passwords.Hashes()
+	if err := patrons.ApplyLoad(ctx, d, res, opt); err != nil || !res.Imported {
+		t.Fatalf("apply: %v, imported %v", err, res.Imported)
+	}
+	sort.Ints(seen)
+	if fmt.Sprint(seen) != "[1 2 3]" {
+		t.Errorf("progress %v, want 1, 2 and 3 of 3", seen)
+	}
+	if n := passwords.Hashes() - hashes; n < 3 {
+		t.Errorf("%d PINs hashed on the pool, want 3", n)
+	}
+	if n := countPatrons(t, d, "card IN ('N1', 'N2', 'N3') AND pin_hash <> ''"); n != 3 {
+		t.Errorf("%d patrons with PINs, want 3", n)
+	}
+	if err := patrons.ApplyLoad(ctx, d, res, opt); err == nil {
+		t.Error("a load was applied twice")
+	}
+}
+
+// TestLoadPINsShareThePool: while a load hashes its PINs, a sign-in's
+// comparison on the same bounded pool takes its turn between them, long before
+// the load ends: the load holds a slot one PIN at a time, never the pool for
+// the whole file.
+func TestLoadPINsShareThePool(t *testing.T) {
+	d := mustOpenDB(t)
+	defer func(c int) { staff.BcryptCost = c }(staff.BcryptCost)
+	staff.BcryptCost = 6 // a few milliseconds a PIN: 200 PINs keep the pool busy a while
+	signIn, err := bcrypt.GenerateFromPassword([]byte("desk"), staff.BcryptCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("card,surname,category,branch,pin\n")
+	const n = 200
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "Q%04d,Queue,ADULT,CEN,%04d\n", i, 1000+i)
+	}
+	ctx := context.Background()
+	res, err := patrons.CheckLoad(ctx, d, strings.NewReader(b.String()), patrons.LoadOptions{Actor: desk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hashed atomic.Int64
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		done <- patrons.ApplyLoad(ctx, d, res, patrons.LoadOptions{Actor: desk, Progress: func(h, _ int) {
+			hashed.Store(int64(h))
+			once.Do(func() { close(started) })
+		}})
+	}()
+	<-started
+	for i := range 3 {
+		ok, err := passwords.Compare(ctx, string(signIn), "desk")
+		if err != nil || !ok {
+			t.Fatalf("sign-in %d during the load: %v, %v; want it compared", i+1, ok, err)
+		}
+	}
+	if h := hashed.Load(); h >= n {
+		t.Errorf("3 sign-ins were compared only after the load's %d PINs: the load kept the pool", h)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := countPatrons(t, d, "card LIKE 'Q%' AND pin_hash <> ''"); got != n {
+		t.Errorf("%d patrons with PINs, want %d", got, n)
 	}
 }
 

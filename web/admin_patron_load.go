@@ -14,9 +14,9 @@ import (
 // rows.
 const maxPatronUpload = 20 << 20
 
-// maxUploadPINs bounds the PINs one upload sets: at about 0.3 s of bcrypt each
-// on half the CPUs, 1,000 take some five minutes, well inside the upload's
-// deadlines. The command line has no limit.
+// maxUploadPINs bounds the PINs one upload sets: at about 65 ms of bcrypt each
+// on one slot of the pool, 1,000 take over a minute, hashed in the background
+// within patronLoadTimeout. The command line has no limit.
 const maxUploadPINs = 1000
 
 // patronUploadPath is the patron load's upload, exempt from maxFormBody like the
@@ -39,6 +39,9 @@ type AdminPatronLoadForm struct {
 	Error           string
 	FileName        string
 	Result          *patrons.LoadResult
+	// RunningLoad is the page of the load in progress that kept this one from
+	// starting.
+	RunningLoad string
 }
 
 func (s *Server) adminPatronLoadChoices(r *http.Request, f *AdminPatronLoadForm) error {
@@ -90,24 +93,62 @@ func (s *Server) handleAdminPatronLoad(w http.ResponseWriter, r *http.Request) {
 	}
 	defer file.Close()
 	f.FileName = header.Filename
-	res, err := patrons.Load(r.Context(), s.DB, file, patrons.LoadOptions{
+	opt := patrons.LoadOptions{
 		Actor: userFrom(r.Context()).Actor(), Match: f.Match, DryRun: f.DryRun, SkipBad: f.SkipBad, ClearEmpty: f.ClearEmpty,
 		DefaultCategory: f.DefaultCategory, DefaultBranch: f.DefaultBranch, DefaultExpiry: f.DefaultExpiry,
 		MaxPINs: maxUploadPINs, OverwritePINs: f.OverwritePINs,
 		// The desks wait behind the load's write transaction: about 1
 		// second at 20,000 rows (docs/patrons.md).
 		MaxRows: patrons.WebLoadRows,
-	})
-	if res != nil && len(res.Rows) > 0 {
-		f.Result = res
 	}
-	if err != nil {
+	fail := func(err error) {
 		if stacks.ErrorCode(err) == stacks.EINTERNAL {
 			s.Logger.Error("patron load", "file", f.FileName, "err", err)
 		}
 		f.Error = stacks.ErrorMessage(err)
 		render(errorStatus(stacks.ErrorCode(err)))
+	}
+	res, err := patrons.CheckLoad(r.Context(), s.DB, file, opt)
+	if res != nil && len(res.Rows) > 0 {
+		f.Result = res
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	if f.DryRun {
+		render(http.StatusOK)
+		return
+	}
+	// A request hashes a few PINs itself; more are hashed in the background,
+	// with a progress page (admin_patron_load_job.go).
+	if res.PINs > s.loadPINsPerRequest() {
+		if s.cfg.NoBackground {
+			fail(stacks.Errorf(stacks.EINVALID, "The file sets %d PINs; here at most %d are set in one import. Nothing was imported. Split the file into parts of at most %d PINs and load them one after the other, or ask an administrator to run stacks patrons import.",
+				res.PINs, s.loadPINsPerRequest(), s.loadPINsPerRequest()))
+			return
+		}
+		job, ok := s.startPatronLoad(f, res, opt)
+		if !ok {
+			f.Result = nil
+			f.RunningLoad = patronLoadJobPath(job)
+			fail(stacks.Errorf(stacks.ECONFLICT, "Another patron import (%s) is protecting its PINs. Nothing was imported from this file; load it again when that import has finished.", job.form.FileName))
+			return
+		}
+		redirect(w, r, patronLoadJobPath(job), http.StatusSeeOther)
+		return
+	}
+	if err := patrons.ApplyLoad(r.Context(), s.DB, res, opt); err != nil {
+		fail(err)
 		return
 	}
 	render(http.StatusOK)
+}
+
+// loadPINsPerRequest is how many PINs a patron load hashes in its own request.
+func (s *Server) loadPINsPerRequest() int {
+	if s.cfg.LoadPINsPerRequest > 0 {
+		return s.cfg.LoadPINsPerRequest
+	}
+	return DefaultLoadPINsPerRequest
 }

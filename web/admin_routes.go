@@ -32,6 +32,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Post("/import", s.handleAdminImport)
 	r.Get("/patrons/import", s.handleAdminPatronLoadForm)
 	r.Post("/patrons/import", s.handleAdminPatronLoad)
+	r.Get("/patrons/import/{id}", s.handleAdminPatronLoadJob)
 
 	r.Get("/codes", s.handleAdminCodes)
 	r.Post("/codes/branch", s.handleAdminCodeAdd("branch"))

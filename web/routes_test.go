@@ -115,6 +115,8 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	// Notice templates are named, not numbered.
 	ids["/admin/notices/templates/{id}"] = "predue"
 	ids["/admin/notices/templates/{id}/reset"] = "predue"
+	// A patron load's progress page: one run in the background, to its end.
+	ids["/admin/patrons/import/{id}"] = backgroundPatronLoad(t, e)
 	return ids
 }
 

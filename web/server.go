@@ -58,6 +58,18 @@ type Config struct {
 	// NoticeSender sends through it, nil when none is configured.
 	SMTP         notices.SMTPConfig
 	NoticeSender notices.Sender
+	// Background is the context of work a request leaves running (a patron
+	// load with many PINs); nil: context.Background(). Cancel it, then call
+	// Server.Wait, before the database closes.
+	Background context.Context
+	// NoBackground: the process ends with its request (CGI), so no work is
+	// left running; a patron load with more than LoadPINsPerRequest PINs is
+	// refused, with how to split it.
+	NoBackground bool
+	// LoadPINsPerRequest is how many PINs a patron load hashes in its own
+	// request (default DefaultLoadPINsPerRequest); a load with more hashes
+	// them in the background, with a progress page.
+	LoadPINsPerRequest int
 }
 
 // DefaultSearchTimeout is Config.SearchTimeout's default: a search costs a few
@@ -79,6 +91,8 @@ type Server struct {
 
 	handlerOnce sync.Once
 	handler     http.Handler
+
+	loadJobs patronLoadJobs
 }
 
 // New returns a Server for cfg.

@@ -64,6 +64,8 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// Each process serves one request: nothing to cache.
 		CachePreferences: false,
 		SearchTimeout:    envDuration("STACKS_SEARCH_TIMEOUT", web.DefaultSearchTimeout),
+		// The process ends with its request: nothing may run on after it.
+		NoBackground: true,
 	})
 	return cgi.Serve(basepath.CGI(base, os.Getenv("PATH_INFO"), srv))
 }

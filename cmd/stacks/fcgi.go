@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/fcgi"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/opac"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -43,6 +45,8 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	secure := fs.Bool("secure-cookies", envBool("STACKS_SECURE_COOKIES"), "mark the staff session cookie Secure (also when the web server passes HTTPS=on) (STACKS_SECURE_COOKIES)")
 	searchTimeout := fs.Duration("search-timeout", envDuration("STACKS_SEARCH_TIMEOUT", web.DefaultSearchTimeout),
 		"stop a catalogue search after this long and ask staff to narrow it (STACKS_SEARCH_TIMEOUT)")
+	trustedProxy := fs.String("trusted-proxy", env("STACKS_FCGI_TRUSTED_PROXY", defaultFCGITrusted),
+		"comma-separated addresses or CIDRs of the web servers whose REMOTE_ADDR is believed, and \"unix\" for any peer on a unix socket; a request from any other peer is seen as from the peer's own address (STACKS_FCGI_TRUSTED_PROXY)")
 	basePathFlag := fs.String("base-path", env("STACKS_BASE_PATH", ""),
 		"the path the web server mounts Stacks at, e.g. /cgi-bin/stacks or /library: Go's FastCGI server does not pass SCRIPT_NAME on, so say it here; other paths answer 404 (STACKS_BASE_PATH)")
 	if err := parseFlags(fs, args); err != nil {
@@ -54,6 +58,10 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	base, err := basepath.Clean(*basePathFlag)
 	if err != nil {
 		return usageError{"--base-path: " + err.Error()}
+	}
+	peers, err := parseFCGIPeers(*trustedProxy)
+	if err != nil {
+		return usageError{"--trusted-proxy: " + err.Error()}
 	}
 	logger, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
@@ -75,7 +83,10 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer d.Close()
 
-	handler := &inFlight{h: basepath.Mount(base, web.New(web.Config{
+	// A patron load with many PINs runs on after its request; it stops, and is
+	// waited for, before the database closes.
+	jobs, stopJobs := context.WithCancel(context.Background())
+	srv := web.New(web.Config{
 		DB:               d,
 		Logger:           logger,
 		IdleTimeout:      *idle,
@@ -83,7 +94,10 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		CachePreferences: true,
 		Preferences:      library.NewPreferenceCache(true),
 		SearchTimeout:    *searchTimeout,
-	}))}
+		Background:       jobs,
+	})
+	defer func() { stopJobs(); srv.Wait() }()
+	handler := &inFlight{h: basepath.Mount(base, srv)}
 	bg, stopBG := context.WithCancel(context.Background())
 	// The session cleaner stops before the database closes (a write racing the
 	// close is a send on the closed group-commit queue: TestFCGI/Unix under -race).
@@ -93,7 +107,7 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "base", base+"/", "db", db.DisplayName(dbf.path))
 	errc := make(chan error, 1)
-	go func() { errc <- fcgi.Serve(ln, handler) }()
+	go func() { errc <- serveFCGI(ln, handler, peers) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("fastcgi: %w", err)
@@ -155,6 +169,117 @@ func fcgiListener(listen string, mode os.FileMode) (net.Listener, error) {
 	}
 	return ln, nil
 }
+
+// defaultFCGITrusted is --trusted-proxy's default: a web server on this
+// machine, over loopback or a unix socket.
+const defaultFCGITrusted = "127.0.0.0/8,::1,unix"
+
+// fcgiPeers are the peers whose FastCGI parameters say who the client is
+// (REMOTE_ADDR). FastCGI has no authentication: whoever can connect can claim
+// any REMOTE_ADDR, and the sign-in throttles and the audit would then count a
+// guesser under an address of its choosing.
+type fcgiPeers struct {
+	// unix: any peer on a unix socket (the socket's mode says who may connect).
+	unix     bool
+	prefixes []netip.Prefix
+}
+
+// parseFCGIPeers reads --trusted-proxy: addresses, CIDRs and "unix".
+func parseFCGIPeers(list string) (fcgiPeers, error) {
+	var p fcgiPeers
+	var addrs []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); strings.EqualFold(f, "unix") {
+			p.unix = true
+		} else if f != "" {
+			addrs = append(addrs, f)
+		}
+	}
+	prefixes, err := opac.ParseTrustedProxies(strings.Join(addrs, ","))
+	if err != nil {
+		return p, fmt.Errorf("%w, or unix", err)
+	}
+	p.prefixes = prefixes
+	return p, nil
+}
+
+// trusts reports whether the peer of a FastCGI connection may say who the
+// client is.
+func (p fcgiPeers) trusts(peer net.Addr) bool {
+	switch a := peer.(type) {
+	case *net.UnixAddr:
+		return p.unix
+	case *net.TCPAddr:
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok {
+			return false
+		}
+		ip = ip.Unmap()
+		for _, pr := range p.prefixes {
+			if pr.Contains(ip) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// peerAddr is the address a request from an untrusted peer is seen as from.
+func peerAddr(peer net.Addr) string {
+	if u, ok := peer.(*net.UnixAddr); ok {
+		// Unix peers are mostly unnamed; they are one local client.
+		if u.Name == "" || u.Name == "@" {
+			return "unix"
+		}
+		return "unix:" + u.Name
+	}
+	return peer.String()
+}
+
+// serveFCGI serves each FastCGI connection ln accepts with h, which sees the
+// client's address as REMOTE_ADDR says when the peer is trusted, else as the
+// peer's own address. net/http/fcgi does not tell a handler which connection a
+// request came on, so each connection is served on its own.
+func serveFCGI(ln net.Listener, h http.Handler, peers fcgiPeers) error {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		// Serve returns once the connection is handed to its own goroutine
+		// (the second Accept fails); the connection is served until it closes.
+		fcgi.Serve(&oneConn{c: c}, peers.handler(h, c.RemoteAddr()))
+	}
+}
+
+// handler is h for requests on a connection from peer.
+func (p fcgiPeers) handler(h http.Handler, peer net.Addr) http.Handler {
+	own := peerAddr(peer)
+	trusted := p.trusts(peer)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !trusted || r.RemoteAddr == "" {
+			r.RemoteAddr = own
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// oneConn is a listener that accepts one connection, already accepted.
+type oneConn struct {
+	c    net.Conn
+	done bool
+}
+
+func (l *oneConn) Accept() (net.Conn, error) {
+	if l.done {
+		return nil, net.ErrClosed
+	}
+	l.done = true
+	return l.c, nil
+}
+
+func (l *oneConn) Close() error   { return nil }
+func (l *oneConn) Addr() net.Addr { return l.c.LocalAddr() }
 
 // inFlight counts the requests being served, so that a stop can wait for them.
 // Once stopping, it answers 503: a web server keeps its FastCGI connections open

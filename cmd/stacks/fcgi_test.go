@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -429,4 +430,83 @@ func TestFCGIStopWaits(t *testing.T) {
 	if ok := <-waited; !ok {
 		t.Error("wait reported requests still running after the last one finished")
 	}
+}
+
+// TestFCGITrustedProxy: REMOTE_ADDR is believed only from the peers
+// --trusted-proxy names. A peer that is not one of them and claims to be
+// passing on a request from 203.0.113.9 is seen as itself: its sign-in is
+// audited, and throttled, under the peer's own address.
+func TestFCGITrustedProxy(t *testing.T) {
+	path := newDemoDB(t)
+	t.Setenv("STACKS_FCGI_LISTEN", "")
+	t.Setenv("STACKS_FCGI_TRUSTED_PROXY", "")
+	claim := [][2]string{{"REMOTE_ADDR", "203.0.113.9"}}
+	form := url.Values{"username": {"desk"}, "password": {"desk"}}.Encode()
+	// lastLogin is the address of the latest staff.login in the audit.
+	lastLogin := func(t *testing.T) string {
+		t.Helper()
+		sqlDB, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sqlDB.Close()
+		var detail string
+		if err := sqlDB.QueryRow(`SELECT detail FROM audit_log WHERE action = 'staff.login' ORDER BY id DESC LIMIT 1`).Scan(&detail); err != nil {
+			t.Fatal(err)
+		}
+		from, _, _ := strings.Cut(strings.TrimPrefix(detail, "from "), " at ")
+		return from
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		unix bool
+		want string
+	}{
+		// The web server on this machine (the default list) is believed.
+		{"LoopbackTrustedByDefault", nil, false, "203.0.113.9"},
+		{"UnixTrustedByDefault", nil, true, "203.0.113.9"},
+		// A peer not on the list is seen as itself.
+		{"Untrusted", []string{"--trusted-proxy", "192.0.2.1"}, false, "127.0.0.1"},
+		{"UntrustedUnix", []string{"--trusted-proxy", "127.0.0.1"}, true, "unix"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			network, addr, listen := "tcp", "", ""
+			if tc.unix {
+				dir, err := os.MkdirTemp("", "fcgi")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(dir) })
+				network, addr = "unix", filepath.Join(dir, "s.sock")
+				listen = "unix:" + addr
+			} else {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr = l.Addr().String()
+				l.Close()
+				listen = addr
+			}
+			stop := startFCGI(t, network, addr, append([]string{"--listen", listen, "--db", path}, tc.args...)...)
+			resp := fcgiDoEnv(t, network, addr, "", "POST", "/login", nil, form, claim)
+			if resp.status != http.StatusSeeOther {
+				t.Fatalf("POST /login: %d, want 303\n%s", resp.status, resp.body)
+			}
+			if got := lastLogin(t); got != tc.want {
+				t.Errorf("sign-in audited from %q, want %q", got, tc.want)
+			}
+			if err := stop(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Run("Refused", func(t *testing.T) {
+		var out bytes.Buffer
+		args := []string{"fcgi", "--db", path, "--listen", "127.0.0.1:0", "--trusted-proxy", "127.0.0.1,nginx"}
+		if err := run(context.Background(), args, &out, &out); exitCode(err) != 2 || !strings.Contains(err.Error(), `"nginx"`) {
+			t.Errorf("%q: %v, want a usage error naming nginx", args, err)
+		}
+	})
 }

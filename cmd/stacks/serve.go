@@ -229,7 +229,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Under --base-path the router sees the routed path and the base rides in
 	// the request's context; the CGI host gives the child the base as
 	// SCRIPT_NAME, as Apache would.
-	var handler http.Handler = basepath.Mount(base, web.New(cfg))
+	// A patron load with many PINs runs on after its request; it stops, and is
+	// waited for, before the database closes.
+	jobs, stopJobs := context.WithCancel(context.Background())
+	cfg.Background = jobs
+	srv := web.New(cfg)
+	defer func() { stopJobs(); srv.Wait() }()
+	var handler http.Handler = basepath.Mount(base, srv)
 	if *asCGI {
 		if handler, err = cgiHost(dbf, base, *idle, *logLevel, stderr); err != nil {
 			return err
