@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
@@ -54,9 +56,12 @@ func (s *Server) handlePatronHistory(w http.ResponseWriter, r *http.Request) {
 		})
 }
 
+// errHistoryTooLong is a history page past Config.HeavyReadTimeout.
+var errHistoryTooLong = stacks.Errorf(stacks.EINVALID, "The history took too long to read and was stopped: try again in a moment.")
+
 // history serves an item's or a patron's history page: the id from the path
 // (notFound if it is not one), the library's time zone, what load reads in one
-// read transaction, then the page.
+// heavy read (readHeavy), then the page.
 func (s *Server) history(w http.ResponseWriter, r *http.Request, notFound string,
 	load func(tx *db.Tx, id int64, v *HistoryView) error, page func(HistoryView) templ.Component) {
 	id, err := pathID(r, notFound)
@@ -70,8 +75,8 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, notFound string
 		return
 	}
 	v := HistoryView{Loc: prefs.Location}
-	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return load(tx, id, &v) }); err != nil {
-		s.Error(w, r, err)
+	if err := s.readHeavy(r.Context(), errHistoryTooLong, func(tx *db.Tx) error { return load(tx, id, &v) }); err != nil {
+		s.heavyError(w, r, err)
 		return
 	}
 	s.render(w, r, http.StatusOK, page(v))

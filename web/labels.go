@@ -28,8 +28,8 @@ type LabelsView struct {
 }
 
 // labelRequest reads the Labels form (a GET form: a preview is a bookmarkable
-// page) and finds the labels to print.
-func (s *Server) labelRequest(r *http.Request) (labels.Options, []labels.Label, error) {
+// page): the sheet, and find, which reads the labels to print.
+func (s *Server) labelRequest(r *http.Request) (labels.Options, func(*db.Tx) ([]labels.Label, error), error) {
 	v := r.URL.Query()
 	opt := labels.Options{Kind: v.Get("kind"), Outlines: v.Get("outlines") != ""}
 	var err error
@@ -48,28 +48,57 @@ func (s *Server) labelRequest(r *http.Request) (labels.Options, []labels.Label, 
 		}
 		opt.Start = n - 1
 	}
-	var ls []labels.Label
-	prefs, err := s.preferences(r.Context())
+	switch {
+	case opt.Kind == labels.KindPatron:
+		prefs, err := s.preferences(r.Context())
+		if err != nil {
+			return opt, nil, err
+		}
+		cards := labels.Lines(v.Get("barcodes"))
+		return opt, func(tx *db.Tx) ([]labels.Label, error) { return labels.PatronCards(tx, prefs.LibraryName, cards) }, nil
+	case v.Get("source") == "since":
+		day, err := time.Parse(db.DayFormat, strings.TrimSpace(v.Get("since")))
+		if err != nil {
+			return opt, nil, stacks.FieldErrorf("since", stacks.EINVALID, "Enter the day as YYYY-MM-DD, for example 2026-11-01.")
+		}
+		branch, _ := strconv.ParseInt(v.Get("branch"), 10, 64)
+		return opt, func(tx *db.Tx) ([]labels.Label, error) { return labels.ItemsAddedSince(tx, day, branch) }, nil
+	default:
+		barcodes := labels.Lines(v.Get("barcodes"))
+		return opt, func(tx *db.Tx) ([]labels.Label, error) { return labels.ItemsByBarcode(tx, barcodes) }, nil
+	}
+}
+
+// labelsTooLong is what a label sheet past Config.HeavyReadTimeout says, beside
+// the field that chose its labels.
+func labelsTooLong(r *http.Request) error {
+	if r.URL.Query().Get("source") == "since" && r.URL.Query().Get("kind") != labels.KindPatron {
+		return stacks.FieldErrorf("since", stacks.EINVALID, "Finding the items took too long and was stopped: narrow it with a later day or one branch.")
+	}
+	return stacks.FieldErrorf("barcodes", stacks.EINVALID, "Finding the labels took too long and was stopped: print fewer at a time.")
+}
+
+// drawLabels reads the labels the form asks for and draws them, and, when pdf
+// is not nil, writes them to it as a PDF: all of it in a heavy-read slot, so
+// that label sheets, however many or large, cannot take the desk's read
+// connection or its share of the processor from it.
+func (s *Server) drawLabels(r *http.Request, pdf *bytes.Buffer) (labels.Options, []labels.Drawing, error) {
+	opt, find, err := s.labelRequest(r)
 	if err != nil {
 		return opt, nil, err
 	}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		switch {
-		case opt.Kind == labels.KindPatron:
-			ls, err = labels.PatronCards(tx, prefs.LibraryName, labels.Lines(v.Get("barcodes")))
-		case v.Get("source") == "since":
-			day, perr := time.Parse(db.DayFormat, strings.TrimSpace(v.Get("since")))
-			if perr != nil {
-				return stacks.FieldErrorf("since", stacks.EINVALID, "Enter the day as YYYY-MM-DD, for example 2026-11-01.")
-			}
-			branch, _ := strconv.ParseInt(v.Get("branch"), 10, 64)
-			ls, err = labels.ItemsAddedSince(tx, day, branch)
-		default:
-			ls, err = labels.ItemsByBarcode(tx, labels.Lines(v.Get("barcodes")))
+	var ds []labels.Drawing
+	err = s.readHeavy(r.Context(), labelsTooLong(r), func(tx *db.Tx) error {
+		ls, err := find(tx)
+		if err != nil {
+			return err
 		}
-		return err
+		if ds, err = labels.Draw(opt, ls); err != nil || pdf == nil {
+			return err
+		}
+		return labels.WritePDF(pdf, opt, ds, "Labels")
 	})
-	return opt, ls, err
+	return opt, ds, err
 }
 
 func (s *Server) labelsView(r *http.Request) (LabelsView, error) {
@@ -86,8 +115,16 @@ func (s *Server) labelsView(r *http.Request) (LabelsView, error) {
 	return v, err
 }
 
+// labelsError shows the Labels form again with what went wrong: beside the
+// field (422), or above the form when every heavy-read slot is taken (503).
 func (s *Server) labelsError(w http.ResponseWriter, r *http.Request, v LabelsView, err error) {
-	if code := stacks.ErrorCode(err); code != stacks.EINVALID {
+	status := http.StatusUnprocessableEntity
+	switch stacks.ErrorCode(err) {
+	case stacks.EINVALID:
+	case stacks.ETOOMANY:
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "1")
+	default:
 		s.Error(w, r, err)
 		return
 	}
@@ -96,7 +133,7 @@ func (s *Server) labelsError(w http.ResponseWriter, r *http.Request, v LabelsVie
 	} else {
 		v.Error = stacks.ErrorMessage(err)
 	}
-	s.render(w, r, http.StatusUnprocessableEntity, LabelsPage(s.page(r, "Labels", "reports"), v))
+	s.render(w, r, status, LabelsPage(s.page(r, "Labels", "reports"), v))
 }
 
 func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request) {
@@ -121,15 +158,12 @@ func (s *Server) handleLabelsPreview(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	opt, ls, err := s.labelRequest(r)
-	if err == nil {
-		v.Drawings, err = labels.Draw(opt, ls)
-	}
+	opt, ds, err := s.drawLabels(r, nil)
 	if err != nil {
 		s.labelsError(w, r, v, err)
 		return
 	}
-	v.Opt, v.Sheet = opt, opt.Sheet
+	v.Drawings, v.Opt, v.Sheet = ds, opt, opt.Sheet
 	for p := 0; p < labels.Pages(v.Drawings); p++ {
 		v.Pages = append(v.Pages, p)
 	}
@@ -147,18 +181,10 @@ func (s *Server) handleLabelsPDF(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	opt, ls, err := s.labelRequest(r)
-	var ds []labels.Drawing
-	if err == nil {
-		ds, err = labels.Draw(opt, ls)
-	}
+	var buf bytes.Buffer
+	opt, _, err := s.drawLabels(r, &buf)
 	if err != nil {
 		s.labelsError(w, r, v, err)
-		return
-	}
-	var buf bytes.Buffer
-	if err := labels.WritePDF(&buf, opt, ds, "Labels"); err != nil {
-		s.Error(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/pdf")

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,10 +13,6 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/reports"
 )
-
-// reportTimeout bounds a standard report: each runs in well under a second on a
-// 100,000-title library (docs/performance.md); past this SQLite is interrupted.
-const reportTimeout = 20 * time.Second
 
 // reportRoutes mounts the staff reports, the stocktake, labels and the
 // circulation history pages.
@@ -86,11 +81,9 @@ func (s *Server) reportForm(r *http.Request, def reports.Definition) url.Values 
 	return v
 }
 
-// runReport runs a standard report on a heavy-read connection (its cost is the
-// user's choice: it never takes the desk's connection) with a time limit.
+// runReport runs a standard report as a heavy read (readHeavy: its cost is the
+// user's choice, so it never takes the desk's connection), with a time limit.
 func (s *Server) runReport(ctx context.Context, def reports.Definition, f reports.Filter) (reports.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, reportTimeout)
-	defer cancel()
 	if def.Rolled {
 		// Count the loans issued since the last rollup (stacks serve rolls up every
 		// minute, so this is a few at most). If it fails the report still runs, on
@@ -100,16 +93,11 @@ func (s *Server) runReport(ctx context.Context, def reports.Definition, f report
 		}
 	}
 	var res reports.Result
-	err := s.DB.ReadHeavy(ctx, func(tx *db.Tx) (err error) {
+	tooLong := stacks.Errorf(stacks.ETOOMANY, "The report took longer than %s and was stopped: narrow it (a shorter period, one branch) and run it again.", s.cfg.HeavyReadTimeout)
+	err := s.readHeavy(ctx, tooLong, func(tx *db.Tx) (err error) {
 		res, err = def.Run(tx, f)
 		return err
 	})
-	switch {
-	case errors.Is(err, db.ErrBusy):
-		return res, stacks.Errorf(stacks.ETOOMANY, "Many reports and searches are running at once: run the report again in a moment.")
-	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return res, stacks.Errorf(stacks.ETOOMANY, "The report took longer than %s and was stopped: narrow it (a shorter period, one branch) and run it again.", reportTimeout)
-	}
 	return res, err
 }
 
@@ -190,7 +178,7 @@ func (s *Server) handleReportCSV(w http.ResponseWriter, r *http.Request) {
 	res, err := s.runReport(r.Context(), def, f)
 	switch {
 	case err != nil && !streamed:
-		s.Error(w, r, err)
+		s.heavyError(w, r, err)
 		return
 	case err != nil:
 		s.Logger.Warn("write csv", "err", err, "path", r.URL.Path)

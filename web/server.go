@@ -47,6 +47,12 @@ type Config struct {
 	// SearchTimeout bounds each catalogue search (default 2 s): past it SQLite is
 	// interrupted and staff are asked to narrow the search.
 	SearchTimeout time.Duration
+	// HeavyReadTimeout bounds each of the other reads whose cost staff choose
+	// (label sheets, standard reports, a stocktake's results, histories; default
+	// DefaultHeavyReadTimeout): they run in the searches' heavy-read slots, and
+	// past it SQLite is interrupted and staff are asked to narrow what they asked
+	// for (readHeavy).
+	HeavyReadTimeout time.Duration
 	// Preferences, if set, is the preference cache to use (shared with the
 	// patrons' site, so that an administrator's change shows on both at once);
 	// nil: a cache of the server's own, on with CachePreferences.
@@ -108,6 +114,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.SearchTimeout <= 0 {
 		cfg.SearchTimeout = DefaultSearchTimeout
+	}
+	if cfg.HeavyReadTimeout <= 0 {
+		cfg.HeavyReadTimeout = DefaultHeavyReadTimeout
 	}
 	sm := scs.New()
 	sm.Store = &db.SessionStore{DB: cfg.DB, Table: "sessions"}

@@ -88,19 +88,24 @@ type StocktakeView struct {
 // stocktakeShown is how many of the latest scans the scan page lists.
 const stocktakeShown = 50
 
+// errStocktakeTooLong is a stocktake whose results took past
+// Config.HeavyReadTimeout.
+var errStocktakeTooLong = stacks.Errorf(stacks.EINVALID, "Working out the stocktake took too long and was stopped: stocktake a shorter call number range, or one location, at a time.")
+
 func (s *Server) loadStocktake(w http.ResponseWriter, r *http.Request) (StocktakeView, bool) {
 	id, err := pathID(r, "There is no stocktake at "+r.URL.Path+". Start one on the Stocktake page.")
 	if err != nil {
 		s.Error(w, r, err)
 		return StocktakeView{}, false
 	}
+	// A stocktake's results read every item in its range: a heavy read.
 	var v StocktakeView
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
+	err = s.readHeavy(r.Context(), errStocktakeTooLong, func(tx *db.Tx) (err error) {
 		v.StocktakeResult, err = reports.Results(tx, id)
 		return err
 	})
 	if err != nil {
-		s.Error(w, r, err)
+		s.heavyError(w, r, err)
 		return v, false
 	}
 	return v, true
