@@ -7,7 +7,7 @@
 --   key      'sip:<username>|<address>', 'staff:<username>|<address>' or
 --            'patron:<patron id>|<address>'
 --   seen_at  the last successful sign-in from it; rows older than the time an
---            address stays known are deleted at the next success.
+--            address stays known are deleted by the daily jobs.
 CREATE TABLE signin_addresses (
     key     TEXT PRIMARY KEY,
     seen_at TEXT NOT NULL

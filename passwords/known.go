@@ -123,3 +123,26 @@ func ForgetAddresses(tx *db.Tx, account string) error {
 	}
 	return nil
 }
+
+// GiveBack takes back, in login_throttle, the count of a staff or patron sign-in
+// that succeeded. keys[0] is the account's key: at the address when the address
+// is known (known), else the budget the account's unknown addresses share;
+// keys[1] is the address's. From a known address the account's failures there
+// are forgotten. From another, the shared budget loses this attempt only, so that
+// a sign-in from a new address does not hand guesses from elsewhere a fresh
+// budget. The address's count loses this attempt, with the lock it may have set
+// (maxAccount and maxAddr are the limits at which each key locks).
+func GiveBack(tx *db.Tx, keys []string, known bool, maxAccount, maxAddr int) error {
+	const less = `UPDATE login_throttle SET failures = CASE WHEN failures > 1 THEN failures - 1 ELSE 0 END,
+			locked_until = CASE WHEN failures - 1 >= ? THEN locked_until END
+		WHERE key = ?`
+	if known {
+		if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, keys[0]); err != nil {
+			return err
+		}
+	} else if _, err := tx.Exec(less, maxAccount, keys[0]); err != nil {
+		return err
+	}
+	_, err := tx.Exec(less, maxAddr, keys[1])
+	return err
+}

@@ -95,19 +95,13 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 	// checked at a time, from whatever address.
 	addrKey := passwords.AddrKey(addr)
 	keys := []string{cardKey, "opac:" + addrKey}
-	t := s.Throttle
-	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
-		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
-		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
-	if !ok {
-		return 0, 0, errSignInBusy
-	}
-	defer leave()
 
-	// The same statement that reads the locks tells whether the card signed in
-	// from this address before: then its wrong PINs count for this address
-	// alone (card:<card> <address>), and guesses from elsewhere, which share
-	// the card's key, cannot lock the patron out at home.
+	// A locked card is refused before it waits for a turn. The same statement
+	// that reads the locks tells whether the card signed in from this address
+	// before: then its wrong PINs count for this address alone (card:<card>
+	// <address>), and its turn is taken under that key, so that guesses from
+	// elsewhere, which share the card's key, can neither lock the patron out at
+	// home nor hold the patron's turn.
 	err := s.DB.Read(ctx, func(tx *db.Tx) error {
 		account := ""
 		if possibleCard(card) {
@@ -128,6 +122,14 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 	if err != nil {
 		return 0, 0, err
 	}
+	t := s.Throttle
+	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
+		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
+		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
+	if !ok {
+		return 0, 0, errSignInBusy
+	}
+	defer leave()
 	var (
 		id, gen int64
 		hash    string
@@ -165,7 +167,7 @@ func (s *SignIn) authenticate(ctx context.Context, card, pin, addr string) (int6
 		return 0, 0, ErrSignIn
 	}
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		if err := s.clearAttempt(tx, keys); err != nil {
+		if err := s.clearAttempt(tx, keys, keys[0] != cardKey); err != nil {
 			return err
 		}
 		if err := passwords.RememberAddress(tx, KnownCard(card), addrKey); err != nil {
@@ -246,13 +248,9 @@ func (s *SignIn) recordFailure(tx *db.Tx, keys []string) error {
 	return err
 }
 
-// clearAttempt takes back the count of an attempt that succeeded.
-func (s *SignIn) clearAttempt(tx *db.Tx, keys []string) error {
-	if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, keys[0]); err != nil {
-		return err
-	}
-	_, err := tx.Exec(`UPDATE login_throttle SET failures = CASE WHEN failures > 1 THEN failures - 1 ELSE 0 END,
-			locked_until = CASE WHEN failures - 1 >= ? THEN locked_until END
-		WHERE key = ?`, s.Throttle.MaxAddrFailures, keys[1])
-	return err
+// clearAttempt takes back the count of an attempt that succeeded (see
+// passwords.GiveBack): a sign-in from a new address gives back its own attempt
+// only, not the budget the card's unknown addresses share.
+func (s *SignIn) clearAttempt(tx *db.Tx, keys []string, known bool) error {
+	return passwords.GiveBack(tx, keys, known, s.Throttle.MaxFailures, s.Throttle.MaxAddrFailures)
 }

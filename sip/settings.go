@@ -12,6 +12,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -416,10 +417,20 @@ func (c *conn) touch(ctx context.Context) {
 	c.seenAt = time.Now()
 	host, _, _ := net.SplitHostPort(c.remote)
 	id, s := c.account.ID, c.s
+	// The address stays known for the account while a terminal works from it,
+	// though its connection stays up (or it logs in again on it) for longer
+	// than passwords.KnownFor.
+	known, addr := knownAccount(strings.ToLower(c.account.Username)), c.addr
 	s.wg.Add(1) // the connection's own count is held: Shutdown is not past Wait
 	go func() {
 		defer s.wg.Done()
-		if err := s.cfg.DB.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return touchAccount(tx, id, host) }); err != nil {
+		err := s.cfg.DB.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error {
+			if err := touchAccount(tx, id, host); err != nil {
+				return err
+			}
+			return passwords.RememberAddress(tx, known, addr)
+		})
+		if err != nil {
 			s.log.Warn("sip: could not record when the account was last seen", "account_id", id, "err", err)
 		}
 	}()

@@ -120,3 +120,26 @@ func TestSignInIPv6Prefix(t *testing.T) {
 		t.Errorf("an address of another /64: %v, want an ordinary failure", err)
 	}
 }
+
+// TestSignInNewAddressKeepsBudget: a right password from a new address gives back
+// its own attempt only: the failures that guesses from elsewhere spent of the
+// account's shared budget stay counted, and the next guesses still lock it.
+func TestSignInNewAddressKeepsBudget(t *testing.T) {
+	ctx := context.Background()
+	_, svc := signInEnv(t, "ann")
+	limit := staff.DefaultThrottle.MaxFailures
+	for i := range limit - 1 {
+		if _, err := svc.SignIn(ctx, "ann", fmt.Sprint("guess", i), fmt.Sprintf("10.9.0.%d", i+1), ""); stacks.ErrorCode(err) != stacks.EUNAUTHORIZED {
+			t.Fatalf("guess %d: %v", i, err)
+		}
+	}
+	// Ann at a new machine: in, and that sign-in is not a failure.
+	if _, err := svc.SignIn(ctx, "ann", "pass", "10.8.0.1", ""); err != nil {
+		t.Fatalf("the right password from a new address: %v", err)
+	}
+	// One more guess from yet another address spends the budget.
+	svc.SignIn(ctx, "ann", "guess-last", "10.9.1.1", "")
+	if _, err := svc.SignIn(ctx, "ann", "pass", "10.7.0.1", ""); stacks.ErrorCode(err) != stacks.ETOOMANY {
+		t.Errorf("the right password from another new address after %d guesses: %v, want refused (a sign-in from a new address must not renew the budget)", limit, err)
+	}
+}

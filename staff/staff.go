@@ -318,20 +318,13 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	addrKey := passwords.AddrKey(addr)
 	keys := []string{userKey, "addr:" + addrKey}
 
-	t := s.Throttle
-	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
-		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
-		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
-	if !ok {
-		return nil, errInFlight
-	}
-	defer leave()
-
-	// A locked account is refused on a read connection, without the write lock,
-	// and so is a branch that does not exist. The same statement tells whether
-	// the account signed in from this address before: then its failures count
-	// for this address alone (user:<name> <address>), and guesses from
-	// elsewhere, which share the account's key, cannot lock this desk out.
+	// A locked account is refused on a read connection, without the write lock
+	// and before it waits for a turn, and so is a branch that does not exist.
+	// The same statement tells whether the account signed in from this address
+	// before: then its failures count for this address alone (user:<name>
+	// <address>), and its turn is taken under that key too, so that guesses
+	// from elsewhere, which share the account's key, can neither lock this desk
+	// out nor hold its turn.
 	var at *library.Branch
 	err := s.DB.Read(ctx, func(tx *db.Tx) error {
 		account := ""
@@ -361,6 +354,14 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	if err != nil {
 		return nil, err
 	}
+	t := s.Throttle
+	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
+		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
+		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
+	if !ok {
+		return nil, errInFlight
+	}
+	defer leave()
 	var (
 		user   *User
 		hash   string
@@ -393,7 +394,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 		user.BranchID, user.BranchCode, user.BranchName = at.ID, at.Code, at.Name
 	}
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		if err := s.clearAttempt(tx, keys); err != nil {
+		if err := s.clearAttempt(tx, keys, keys[0] != userKey); err != nil {
 			return err
 		}
 		if err := passwords.RememberAddress(tx, KnownAccount(username), addrKey); err != nil {
@@ -490,15 +491,13 @@ func (s *Service) recordFailure(tx *db.Tx, keys []string) error {
 	return err
 }
 
-// clearAttempt takes back the count of an attempt that succeeded: the account's
-// failures are forgotten, as they always were after a sign-in, and the address's
-// count loses the one this attempt added (with the lock that count may have set).
-func (s *Service) clearAttempt(tx *db.Tx, keys []string) error {
-	if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, keys[0]); err != nil {
-		return err
-	}
-	_, err := tx.Exec(`UPDATE login_throttle SET failures = CASE WHEN failures > 1 THEN failures - 1 ELSE 0 END,
-			locked_until = CASE WHEN failures - 1 >= ? THEN locked_until END
-		WHERE key = ?`, s.Throttle.MaxAddrFailures, keys[1])
-	return err
+// clearAttempt takes back the count of an attempt that succeeded. From a known
+// address (known: keys[0] is the account's key at that address) the account's
+// failures there are forgotten; from any other, keys[0] is the budget the
+// account's unknown addresses share, and it loses only this attempt, so that a
+// sign-in from a new address does not give guesses from elsewhere a fresh
+// budget. The address's count loses the one this attempt added (with the lock
+// that count may have set).
+func (s *Service) clearAttempt(tx *db.Tx, keys []string, known bool) error {
+	return passwords.GiveBack(tx, keys, known, s.Throttle.MaxFailures, s.Throttle.MaxAddrFailures)
 }

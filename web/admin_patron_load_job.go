@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -173,7 +172,8 @@ func (s *Server) handleAdminPatronLoadJob(w http.ResponseWriter, r *http.Request
 	default:
 	}
 	hashed := int(job.hashed.Load())
-	w.Header().Set("Refresh", fmt.Sprint(patronLoadRefresh))
+	// The page again in a few seconds.
+	refresh(w, r, patronLoadRefresh, patronLoadJobPath(job))
 	s.render(w, r, http.StatusOK, AdminPatronLoadProgressPage(s.page(r, "Importing patrons", "admin"), PatronLoadProgress{
 		FileName: job.form.FileName, Hashed: hashed, Total: job.total, Writing: hashed >= job.total,
 		Elapsed: int(time.Since(job.started) / time.Second), Path: patronLoadJobPath(job),

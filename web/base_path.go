@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -28,6 +29,12 @@ func atString(ctx context.Context, p string) string { return basepath.URL(ctx, p
 // redirect sends the browser to the site path p under the request's base path.
 func redirect(w http.ResponseWriter, r *http.Request, p string, code int) {
 	http.Redirect(w, r, basepath.URL(r.Context(), p), code)
+}
+
+// refresh asks the browser to load the site path p again after seconds (the
+// Refresh header, honoured without JavaScript), under the base path.
+func refresh(w http.ResponseWriter, r *http.Request, seconds int, p string) {
+	w.Header().Set("Refresh", fmt.Sprintf("%d; url=%s", seconds, basepath.URL(r.Context(), p)))
 }
 
 // cookiePath is the Path of the site's cookies for the request: the base path

@@ -227,9 +227,6 @@ func TestHeavyReadMessages(t *testing.T) {
 			case "LabelsPDF", "LabelsPreview":
 				// Beside the field, on the form kept as it was.
 				check(t, r, path, http.StatusUnprocessableEntity, `<p class="field-error" id="since-error">`+want[ep.name])
-			case "Report", "ReportCSV":
-				// As before: the report asks to run it again, narrower.
-				check(t, r, path, http.StatusServiceUnavailable, want[ep.name])
 			default:
 				check(t, r, path, http.StatusUnprocessableEntity, want[ep.name])
 			}

@@ -93,7 +93,7 @@ func (s *Server) runReport(ctx context.Context, def reports.Definition, f report
 		}
 	}
 	var res reports.Result
-	tooLong := stacks.Errorf(stacks.ETOOMANY, "The report took longer than %s and was stopped: narrow it (a shorter period, one branch) and run it again.", s.cfg.HeavyReadTimeout)
+	tooLong := stacks.Errorf(stacks.EINVALID, "The report took longer than %s and was stopped: narrow it (a shorter period, one branch) and run it again.", s.cfg.HeavyReadTimeout)
 	err := s.readHeavy(ctx, tooLong, func(tx *db.Tx) (err error) {
 		res, err = def.Run(tx, f)
 		return err
@@ -140,9 +140,14 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
 		v.Result = &res
 		s.render(w, r, http.StatusOK, ReportPage(page, v))
 	case stacks.ETOOMANY:
+		// Every slot taken: try again in a moment.
 		v.Error = stacks.ErrorMessage(err)
 		w.Header().Set("Retry-After", "1")
 		s.render(w, r, http.StatusServiceUnavailable, ReportPage(page, v))
+	case stacks.EINVALID:
+		// Past the deadline: narrow it, not the same again at once.
+		v.Error = stacks.ErrorMessage(err)
+		s.render(w, r, http.StatusUnprocessableEntity, ReportPage(page, v))
 	default:
 		s.Error(w, r, err)
 	}

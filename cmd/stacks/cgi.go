@@ -56,6 +56,9 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if _, err := d.Migrate(ctx); err != nil {
 		return fmt.Errorf("check the schema of %s: %w", db.DisplayName(dbf.path), err)
 	}
+	// The role SQL reports run as is named here; the first report a process
+	// runs sets it up (a CGI process lives for one request).
+	reportsRoleFromEnv()
 	srv := web.New(web.Config{
 		DB:            d,
 		Logger:        logger,

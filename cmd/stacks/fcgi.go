@@ -82,6 +82,7 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer d.Close()
+	setUpReports(ctx, d, dbf.path, logger)
 
 	// A patron load with many PINs runs on after its request; it stops, and is
 	// waited for, before the database closes.

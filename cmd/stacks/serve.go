@@ -67,15 +67,27 @@ func (f *dbFlags) open(ctx context.Context, logger *slog.Logger) (*db.DB, error)
 	if n > 0 && logger != nil {
 		logger.Info("database migrated", "db", db.DisplayName(f.path), "applied", n)
 	}
-	if d.Postgres() {
-		// SQL reports run as a role that cannot read the secrets: set it up
-		// now, or say what an administrator runs (reports say it again).
-		reports.PostgresRole = env("STACKS_REPORTS_ROLE", reports.PostgresRole)
-		if err := reports.SetUpPostgresRole(ctx, f.path); err != nil && logger != nil {
-			logger.Warn("SQL reports are off", "role", reports.PostgresRole, "err", err)
-		}
-	}
+	reportsRoleFromEnv()
 	return d, nil
+}
+
+// reportsRoleFromEnv names the PostgreSQL role SQL reports run as
+// (STACKS_REPORTS_ROLE), for every command that opens a library: a report run
+// by any of them sets the role up first if no server did.
+func reportsRoleFromEnv() {
+	reports.PostgresRole = env("STACKS_REPORTS_ROLE", reports.PostgresRole)
+}
+
+// setUpReports sets up, in a server (serve, fcgi) on PostgreSQL, the role SQL
+// reports run as, which cannot read the secrets; or logs what an administrator
+// runs (reports say it again). The other commands leave it to the first report.
+func setUpReports(ctx context.Context, d *db.DB, path string, logger *slog.Logger) {
+	if !d.Postgres() {
+		return
+	}
+	if err := reports.SetUpPostgresRole(ctx, path); err != nil {
+		logger.Warn("SQL reports are off", "role", reports.PostgresRole, "err", err)
+	}
 }
 
 func envInt(name string, def int) int {
@@ -181,6 +193,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer d.Close()
+	setUpReports(ctx, d, dbf.path, logger)
 
 	if *withDemo {
 		empty, err := demo.IsEmpty(ctx, d)

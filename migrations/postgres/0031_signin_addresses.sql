@@ -1,5 +1,5 @@
 -- The addresses at which each account signed in successfully: see SQLite's
--- 0032_signin_addresses.sql.
+-- 0031_signin_addresses.sql.
 CREATE TABLE signin_addresses (
     key     text PRIMARY KEY,
     seen_at text NOT NULL
