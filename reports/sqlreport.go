@@ -218,6 +218,10 @@ func scanSQL(q string) (scanned, error) {
 				switch {
 				case c != ':':
 					s.positional = true
+				case !plain && strings.Contains(name, "::"):
+					// SQLite reads :from::date as one parameter, whatever the engine.
+					base, _, _ := strings.Cut(name, "::")
+					return s, stacks.Errorf(stacks.EINVALID, "The parameter :%s is not a plain name: to give a parameter a type, write CAST(:%s AS type) instead of :%s.", name, base, name)
 				case !plain:
 					return s, stacks.Errorf(stacks.EINVALID, "The parameter :%s is not a plain name: name parameters with letters, digits and _ only (:from).", name)
 				case !seen[name]:

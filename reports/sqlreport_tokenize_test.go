@@ -158,3 +158,16 @@ func TestRunSQLFullTextMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestParameterCastMessage: SQLite reads :from::date as one parameter (a Tcl
+// name), so a PostgreSQL-style cast after a parameter is refused, with a message
+// that says how to give it a type instead.
+func TestParameterCastMessage(t *testing.T) {
+	err := reports.CheckSQL(`SELECT * FROM loans WHERE issued_at >= :from::date`)
+	if err == nil || !strings.Contains(stacks.ErrorMessage(err), "CAST(:from AS type)") {
+		t.Errorf("a cast after a parameter: %v, want a message saying CAST(:from AS type)", err)
+	}
+	if err := reports.CheckSQL(`SELECT * FROM loans WHERE issued_at >= CAST(:from AS date)`); err != nil {
+		t.Errorf("CAST(:from AS date): %v", err)
+	}
+}
