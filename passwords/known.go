@@ -146,3 +146,23 @@ func GiveBack(tx *db.Tx, keys []string, known bool, maxAccount, maxAddr int) err
 	_, err := tx.Exec(less, maxAddr, keys[1])
 	return err
 }
+
+// CountFailure counts, in login_throttle, a staff or patron sign-in attempt under
+// both its keys (keys[0] the account's, keys[1] the address's) before its
+// password or PIN is compared, and locks for lockout a key whose count within
+// window reaches its limit (maxAccount, maxAddr). One statement: the count and
+// the lock of both keys (a failure outside the window starts a new count).
+// GiveBack takes the attempt back when it succeeds.
+func CountFailure(tx *db.Tx, keys []string, window, lockout time.Duration, maxAccount, maxAddr int) error {
+	now := tx.Now()
+	// ?6 is the account's limit, ?7 the address's.
+	limit := `CASE WHEN login_throttle.key = ?1 THEN ?6 ELSE ?7 END`
+	_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
+		VALUES (?1, 1, ?3, CASE WHEN 1 >= ?6 THEN ?5 END), (?2, 1, ?3, CASE WHEN 1 >= ?7 THEN ?5 END)
+		ON CONFLICT (key) DO UPDATE SET
+			failures = CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END,
+			first_at = CASE WHEN login_throttle.first_at < ?4 THEN excluded.first_at ELSE login_throttle.first_at END,
+			locked_until = CASE WHEN (CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END) >= `+limit+` THEN ?5 END`,
+		keys[0], keys[1], db.FormatTime(now), db.FormatTime(now.Add(-window)), db.FormatTime(now.Add(lockout)), maxAccount, maxAddr)
+	return err
+}

@@ -476,19 +476,8 @@ func lockedError(now time.Time, until map[string]time.Time, keys []string) error
 // still compared, the ones after it are refused. One statement: the count and
 // the lock of both keys (a failure outside the window starts a new count).
 func (s *Service) recordFailure(tx *db.Tx, keys []string) error {
-	now := tx.Now()
-	windowStart := db.FormatTime(now.Add(-s.Throttle.Window))
-	lockUntil := db.FormatTime(now.Add(s.Throttle.Lockout))
-	// ?6 is the account's limit, ?7 the address's.
-	limit := `CASE WHEN login_throttle.key = ?1 THEN ?6 ELSE ?7 END`
-	_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
-		VALUES (?1, 1, ?3, CASE WHEN 1 >= ?6 THEN ?5 END), (?2, 1, ?3, CASE WHEN 1 >= ?7 THEN ?5 END)
-		ON CONFLICT (key) DO UPDATE SET
-			failures = CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END,
-			first_at = CASE WHEN login_throttle.first_at < ?4 THEN excluded.first_at ELSE login_throttle.first_at END,
-			locked_until = CASE WHEN (CASE WHEN login_throttle.first_at < ?4 THEN 1 ELSE login_throttle.failures + 1 END) >= `+limit+` THEN ?5 END`,
-		keys[0], keys[1], db.FormatTime(now), windowStart, lockUntil, s.Throttle.MaxFailures, s.Throttle.MaxAddrFailures)
-	return err
+	t := s.Throttle
+	return passwords.CountFailure(tx, keys, t.Window, t.Lockout, t.MaxFailures, t.MaxAddrFailures)
 }
 
 // clearAttempt takes back the count of an attempt that succeeded. From a known
