@@ -357,6 +357,29 @@ func (db *DB) ReadHeavy(ctx context.Context, fn func(*Tx) error) error {
 	return db.Read(ctx, fn)
 }
 
+// ErrHeavyBusy is ReadBounded's answer when every heavy-read slot stayed taken: a
+// message staff can act on, with the ETOOMANY code (answered 503, Retry-After).
+var ErrHeavyBusy = stacks.Errorf(stacks.ETOOMANY, "Many searches, reports and label sheets are running at once: try again in a moment.")
+
+// ReadBounded runs fn, a read whose cost the user chooses (label sheets, standard
+// reports and their CSV files, a stocktake's range, histories), as ReadHeavy does,
+// within timeout: at the deadline SQLite is interrupted (PostgreSQL's statement
+// cancelled) and the slot given back. It returns ErrHeavyBusy when every slot
+// stayed taken, and tooLong (an error saying what to narrow) when the deadline
+// passed; fn's own errors come back as they are.
+func (db *DB) ReadBounded(ctx context.Context, timeout time.Duration, tooLong error, fn func(*Tx) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := db.ReadHeavy(ctx, fn)
+	switch {
+	case errors.Is(err, ErrBusy):
+		return ErrHeavyBusy
+	case err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return tooLong
+	}
+	return err
+}
+
 // ReadOne runs fn, which reads with one statement, without a transaction: a
 // single statement sees one consistent snapshot by itself, and the BEGIN and
 // COMMIT around it cost as much as a short query. Every request does two such
