@@ -85,6 +85,17 @@ func FindBranchByCode(tx *db.Tx, code string) (Branch, error) {
 	return b, nil
 }
 
+// findBranch returns the branch with the given id.
+func findBranch(tx *db.Tx, id int64) (Branch, error) {
+	b, err := scanBranch(tx.QueryRow(`SELECT `+branchColumns+` FROM branches WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Branch{}, stacks.Errorf(stacks.ENOTFOUND, "There is no branch with id %d.", id)
+	} else if err != nil {
+		return Branch{}, fmt.Errorf("find branch %d: %w", id, err)
+	}
+	return b, nil
+}
+
 // Calendar answers, for one branch, which days are open, when loans fall due and
 // how many days of a late return are chargeable. It is loaded for a range of days
 // in one query; days outside the range count only the weekly closures.

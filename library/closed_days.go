@@ -30,9 +30,9 @@ type ClosedDay struct {
 // shown in lists, not a notice.
 const maxDescription = 200
 
-// ListClosedDays returns the closed days on or after fromDay (YYYY-MM-DD), soonest
+// listClosedDays returns the closed days on or after fromDay (YYYY-MM-DD), soonest
 // first: the administrator's list of what is coming up.
-func ListClosedDays(tx *db.Tx, fromDay string) ([]ClosedDay, error) {
+func listClosedDays(tx *db.Tx, fromDay string) ([]ClosedDay, error) {
 	rows, err := tx.Query(`SELECT d.id, coalesce(d.branch_id, 0), coalesce(b.name, ''), d.day, d.description
 		FROM closed_days d LEFT JOIN branches b ON b.id = d.branch_id
 		WHERE d.day >= ?
@@ -88,10 +88,10 @@ func ParseDay(s string) (time.Time, error) {
 	return t, nil
 }
 
-// AddClosedDay closes one branch (branchID > 0) or every branch (0) on day. A day
+// addClosedDay closes one branch (branchID > 0) or every branch (0) on day. A day
 // already closed for the same branches is refused as a conflict, and so is a
 // branch closure on a day every branch is already closed.
-func AddClosedDay(tx *db.Tx, actor stacks.Actor, branchID int64, day, description string) (ClosedDay, error) {
+func addClosedDay(tx *db.Tx, actor stacks.Actor, branchID int64, day, description string) (ClosedDay, error) {
 	day = strings.TrimSpace(day)
 	description = strings.TrimSpace(description)
 	if day == "" {
@@ -154,8 +154,8 @@ func (d ClosedDay) describe() string {
 	return s
 }
 
-// DeleteClosedDay reopens the day: the closed day with the given id is removed.
-func DeleteClosedDay(tx *db.Tx, actor stacks.Actor, id int64) error {
+// deleteClosedDay reopens the day: the closed day with the given id is removed.
+func deleteClosedDay(tx *db.Tx, actor stacks.Actor, id int64) error {
 	d, err := findClosedDay(tx, id)
 	if err != nil {
 		return err
@@ -185,10 +185,10 @@ func ParseClosingTime(s string) (hour, minute int, err error) {
 	return hour, minute, nil
 }
 
-// SetBranchHours sets the weekdays a branch is always closed and its closing time,
+// setBranchHours sets the weekdays a branch is always closed and its closing time,
 // at which day loans fall due. A branch must open on at least one weekday, or no
 // loan could ever fall due there.
-func SetBranchHours(tx *db.Tx, actor stacks.Actor, branchID int64, closedWeekdays []time.Weekday, closesAt string) error {
+func setBranchHours(tx *db.Tx, actor stacks.Actor, branchID int64, closedWeekdays []time.Weekday, closesAt string) error {
 	closesAt = strings.TrimSpace(closesAt)
 	if _, _, err := ParseClosingTime(closesAt); err != nil {
 		return err

@@ -33,32 +33,22 @@ func mustOpenDB(tb testing.TB) *db.DB {
 	return d
 }
 
-func write(tb testing.TB, d *db.DB, fn func(*db.Tx) error) error {
-	tb.Helper()
-	return d.Write(context.Background(), fn)
-}
-
 func addDay(t *testing.T, d *db.DB, branch int64, day, desc string) (library.ClosedDay, error) {
 	t.Helper()
-	var cd library.ClosedDay
-	err := write(t, d, func(tx *db.Tx) error {
-		var err error
-		cd, err = library.AddClosedDay(tx, admin, branch, day, desc)
-		return err
-	})
-	return cd, err
+	return library.NewService(d, nil).AddClosedDay(context.Background(), admin, branch, day, desc)
 }
 
 func listDays(t *testing.T, d *db.DB, from string) []library.ClosedDay {
 	t.Helper()
 	var ds []library.ClosedDay
-	err := d.Read(context.Background(), func(tx *db.Tx) error {
-		var err error
-		ds, err = library.ListClosedDays(tx, from)
-		return err
-	})
+	c, err := library.NewService(d, nil).Calendar(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, cd := range c.ClosedDays {
+		if cd.Day >= from {
+			ds = append(ds, cd)
+		}
 	}
 	return ds
 }
@@ -77,6 +67,7 @@ func auditCount(t *testing.T, d *db.DB, action string) int {
 
 func TestClosedDays(t *testing.T) {
 	d := mustOpenDB(t)
+	ctx := context.Background()
 
 	t.Run("OK", func(t *testing.T) {
 		xmas, err := addDay(t, d, 0, "2026-12-25", " Christmas Day ")
@@ -147,7 +138,7 @@ func TestClosedDays(t *testing.T) {
 		if len(ds) != 1 {
 			t.Fatalf("want one closed day on 2026-12-25, got %+v", ds)
 		}
-		if err := write(t, d, func(tx *db.Tx) error { return library.DeleteClosedDay(tx, admin, ds[0].ID) }); err != nil {
+		if err := library.NewService(d, nil).DeleteClosedDay(ctx, admin, ds[0].ID); err != nil {
 			t.Fatal(err)
 		}
 		if ds := listDays(t, d, "2026-12-25"); len(ds) != 0 {
@@ -156,7 +147,7 @@ func TestClosedDays(t *testing.T) {
 		if n := auditCount(t, d, "calendar.delete"); n != 1 {
 			t.Fatalf("%d calendar.delete audit entries, want 1", n)
 		}
-		err := write(t, d, func(tx *db.Tx) error { return library.DeleteClosedDay(tx, admin, ds[0].ID) })
+		err := library.NewService(d, nil).DeleteClosedDay(ctx, admin, ds[0].ID)
 		if stacks.ErrorCode(err) != stacks.ENOTFOUND {
 			t.Fatalf("second delete: %v, want not found", err)
 		}
@@ -172,9 +163,7 @@ func TestSetBranchHours(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("OK", func(t *testing.T) {
-		err := write(t, d, func(tx *db.Tx) error {
-			return library.SetBranchHours(tx, admin, 1, []time.Weekday{time.Monday, time.Sunday, time.Monday}, "17:30")
-		})
+		_, err := library.NewService(d, nil).SetBranchHours(ctx, admin, 1, []time.Weekday{time.Monday, time.Sunday, time.Monday}, "17:30")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +197,7 @@ func TestSetBranchHours(t *testing.T) {
 	})
 
 	t.Run("OpenEveryDay", func(t *testing.T) {
-		if err := write(t, d, func(tx *db.Tx) error { return library.SetBranchHours(tx, admin, 2, nil, "00:00") }); err != nil {
+		if _, err := library.NewService(d, nil).SetBranchHours(ctx, admin, 2, nil, "00:00"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -230,9 +219,7 @@ func TestSetBranchHours(t *testing.T) {
 		{"ErrUnknownBranch", 99, nil, "20:00", stacks.ENOTFOUND, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := write(t, d, func(tx *db.Tx) error {
-				return library.SetBranchHours(tx, admin, tc.branch, tc.weekdays, tc.closesAt)
-			})
+			_, err := library.NewService(d, nil).SetBranchHours(ctx, admin, tc.branch, tc.weekdays, tc.closesAt)
 			if stacks.ErrorCode(err) != tc.code || stacks.ErrorField(err) != tc.field {
 				t.Fatalf("got %v (field %q), want %s on %q", err, stacks.ErrorField(err), tc.code, tc.field)
 			}

@@ -110,9 +110,7 @@ func TestDeliverSMTP(t *testing.T) {
 			t.Fatalf("after a refused password: %+v", m)
 		}
 		// The administrator fixes the password and resends at once.
-		err := l.d.Write(context.Background(), func(tx *db.Tx) error {
-			return notices.Resend(tx, stacks.Actor{StaffID: 1, Name: "admin"}, l.messages(notices.Filter{})[0].ID)
-		})
+		err := notices.NewService(l.d, nil).Resend(context.Background(), stacks.Actor{StaffID: 1, Name: "admin"}, l.messages(notices.Filter{})[0].ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,11 +192,7 @@ func TestDeliverSMTP(t *testing.T) {
 			t.Fatalf("deliver = %+v, want failed", res)
 		}
 		l.clock.Set(testNow.AddDate(0, 0, 21))
-		var n int
-		err := l.d.Write(context.Background(), func(tx *db.Tx) (err error) {
-			n, err = notices.ResendFailed(tx, stacks.Actor{StaffID: 1, Name: "admin"})
-			return err
-		})
+		n, err := notices.NewService(l.d, nil).ResendFailed(context.Background(), stacks.Actor{StaffID: 1, Name: "admin"})
 		if err != nil || n != 1 {
 			t.Fatalf("resend failed: %d, %v", n, err)
 		}
@@ -308,9 +302,7 @@ func TestDeliverSMTP(t *testing.T) {
 			t.Errorf("Dana's reminder: %s %q", m.Status, m.LastError)
 		}
 		// A cancelled message is not resent (it would only be cancelled again).
-		err := l.d.Write(context.Background(), func(tx *db.Tx) error {
-			return notices.Resend(tx, stacks.Actor{StaffID: 1, Name: "admin"}, m.ID)
-		})
+		err := notices.NewService(l.d, nil).Resend(context.Background(), stacks.Actor{StaffID: 1, Name: "admin"}, m.ID)
 		if stacks.ErrorCode(err) != stacks.ECONFLICT {
 			t.Errorf("resend a cancelled message: %v, want a conflict", err)
 		}
@@ -390,7 +382,7 @@ func TestHostileData(t *testing.T) {
 	l := newLib(t, "UTC")
 	p := l.patron("P1", `<script>alert("name")</script>{{.Patron.Card}}`, `O'Brien & "Sons"`, "alex@example.org")
 	l.loan(p, `"><img src=x onerror=alert(1)>{{template "x"}}`+"\r\nBcc: victim@example.org", at(time.UTC, 2026, 11, 30, 20, 0))
-	err := notices.SaveTemplate(context.Background(), l.d, stacks.Actor{StaffID: 1, Name: "admin"}, notices.Template{Key: notices.TemplateOverdue1,
+	err := notices.NewService(l.d, nil).SaveTemplate(context.Background(), stacks.Actor{StaffID: 1, Name: "admin"}, notices.Template{Key: notices.TemplateOverdue1,
 		Subject: `Overdue: {{range .Items}}{{.Title}}{{end}}`,
 		Text:    `{{.Patron.Name}}: {{range .Items}}{{.Title}}{{end}}`,
 		HTML:    `<p title="{{.Patron.Name}}">{{.Patron.Name}}</p><a href="{{range .Items}}{{.Title}}{{end}}">x</a>`})
@@ -429,7 +421,7 @@ func TestTemplates(t *testing.T) {
 	l := newLib(t, "UTC")
 	admin := stacks.Actor{StaffID: 1, Name: "admin"}
 	save := func(tm notices.Template) error {
-		return notices.SaveTemplate(context.Background(), l.d, admin, tm)
+		return notices.NewService(l.d, nil).SaveTemplate(context.Background(), admin, tm)
 	}
 	def, _ := notices.DefaultTemplate(notices.TriggerPredue)
 	for name, tc := range map[string]struct {
@@ -466,7 +458,7 @@ func TestTemplates(t *testing.T) {
 		if len(ms) != 1 || !strings.Contains(ms[0].Text, "These items were due back") || strings.Contains(ms[0].Text, "Second of them") {
 			t.Fatalf("messages = %+v, want the built-in overdue text", ms)
 		}
-		l.d.Write(context.Background(), func(tx *db.Tx) error { return notices.ResetTemplate(tx, admin, notices.TemplateOverdue1) })
+		notices.NewService(l.d, nil).ResetTemplate(context.Background(), admin, notices.TemplateOverdue1)
 	})
 	t.Run("SavePreviewReset", func(t *testing.T) {
 		tm := def
@@ -479,12 +471,12 @@ func TestTemplates(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got notices.Template
-		l.d.Read(context.Background(), func(tx *db.Tx) (err error) { got, err = notices.FindTemplate(tx, notices.TriggerPredue); return })
+		got, _ = notices.NewService(l.d, nil).Template(context.Background(), notices.TriggerPredue)
 		if !got.Custom || got.Subject != tm.Subject {
 			t.Fatalf("saved = %+v", got)
 		}
-		l.d.Write(context.Background(), func(tx *db.Tx) error { return notices.ResetTemplate(tx, admin, notices.TriggerPredue) })
-		l.d.Read(context.Background(), func(tx *db.Tx) (err error) { got, err = notices.FindTemplate(tx, notices.TriggerPredue); return })
+		notices.NewService(l.d, nil).ResetTemplate(context.Background(), admin, notices.TriggerPredue)
+		got, _ = notices.NewService(l.d, nil).Template(context.Background(), notices.TriggerPredue)
 		if got.Custom || got.Subject != def.Subject {
 			t.Fatalf("after reset = %+v", got)
 		}

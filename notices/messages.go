@@ -57,8 +57,8 @@ func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
 	return m, nil
 }
 
-// ListMessages returns the messages f selects, newest first, in one query.
-func ListMessages(tx *db.Tx, f Filter) ([]Message, error) {
+// listMessages returns the messages f selects, newest first, in one query.
+func listMessages(tx *db.Tx, f Filter) ([]Message, error) {
 	var where []string
 	var args []any
 	if f.Status != "" {
@@ -103,8 +103,8 @@ func ListMessages(tx *db.Tx, f Filter) ([]Message, error) {
 // Counts are the queue's messages by status.
 type Counts struct{ Pending, Sent, Failed, Cancelled int }
 
-// CountMessages counts the queue by status, in one query.
-func CountMessages(tx *db.Tx) (Counts, error) {
+// countMessages counts the queue by status, in one query.
+func countMessages(tx *db.Tx) (Counts, error) {
 	var c Counts
 	err := tx.QueryRow(`SELECT
 		coalesce(sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END), 0),
@@ -118,8 +118,8 @@ func CountMessages(tx *db.Tx) (Counts, error) {
 	return c, nil
 }
 
-// FindMessage returns one message.
-func FindMessage(tx *db.Tx, id int64) (Message, error) {
+// findMessage returns one message.
+func findMessage(tx *db.Tx, id int64) (Message, error) {
 	m, err := scanMessage(tx.QueryRow(`SELECT `+messageColumns+messageFrom+` WHERE m.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Message{}, stacks.Errorf(stacks.ENOTFOUND, "There is no notice %d.", id)
@@ -129,11 +129,11 @@ func FindMessage(tx *db.Tx, id int64) (Message, error) {
 	return m, nil
 }
 
-// Resend puts a message back in the queue to go out at once: a failed one after
+// resend puts a message back in the queue to go out at once: a failed one after
 // the relay is fixed, a sent one the patron says never came, a printed one to
 // print again. The email goes to the patron's address of today. A cancelled
 // message is not resent: it was no longer needed, or too old, when its turn came.
-func Resend(tx *db.Tx, actor stacks.Actor, id int64) error {
+func resend(tx *db.Tx, actor stacks.Actor, id int64) error {
 	var status string
 	err := tx.QueryRow(`SELECT status FROM notice_messages WHERE id = ?`, id).Scan(&status)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -155,9 +155,9 @@ func Resend(tx *db.Tx, actor stacks.Actor, id int64) error {
 	return tx.Audit(actor, "notices.resend", "notice", id, "")
 }
 
-// ResendFailed puts every failed message back in the queue at once, as Resend
+// resendFailed puts every failed message back in the queue at once, as resend
 // does one: after the relay or its password is fixed. It returns how many.
-func ResendFailed(tx *db.Tx, actor stacks.Actor) (int, error) {
+func resendFailed(tx *db.Tx, actor stacks.Actor) (int, error) {
 	res, err := tx.Exec(`UPDATE notice_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, resent_at = ?, last_error = '',
 			to_address = CASE WHEN delivery = 'email'
 				THEN coalesce((SELECT CASE WHEN p.email <> '' THEN p.email END FROM patrons p WHERE p.id = notice_messages.patron_id), to_address)
@@ -173,10 +173,10 @@ func ResendFailed(tx *db.Tx, actor stacks.Actor) (int, error) {
 	return int(n), tx.Audit(actor, "notices.resend_failed", "notice", 0, fmt.Sprintf("%d notices", n))
 }
 
-// MarkPrinted marks printed notices of a branch's batch as sent: staff printed
+// markPrinted marks printed notices of a branch's batch as sent: staff printed
 // them and put them in the post. Only pending printed notices of that branch
 // change; it returns how many did.
-func MarkPrinted(tx *db.Tx, actor stacks.Actor, branchID int64, ids []int64) (int, error) {
+func markPrinted(tx *db.Tx, actor stacks.Actor, branchID int64, ids []int64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -195,9 +195,9 @@ func MarkPrinted(tx *db.Tx, actor stacks.Actor, branchID int64, ids []int64) (in
 	return int(n), nil
 }
 
-// PrintBatch returns a branch's printed notices waiting to be printed, oldest
+// printBatch returns a branch's printed notices waiting to be printed, oldest
 // first (at most 1000), in one query.
-func PrintBatch(tx *db.Tx, branchID int64) ([]Message, error) {
+func printBatch(tx *db.Tx, branchID int64) ([]Message, error) {
 	rows, err := tx.Query(`SELECT `+messageColumns+messageFrom+`
 		WHERE m.delivery = 'print' AND m.status = 'pending' AND m.branch_id = ?
 		ORDER BY m.id LIMIT 1000`, branchID)
@@ -216,9 +216,9 @@ func PrintBatch(tx *db.Tx, branchID int64) ([]Message, error) {
 	return out, rows.Err()
 }
 
-// PatronAddresses are the postal addresses printed notices go to, by patron, a
+// patronAddresses are the postal addresses printed notices go to, by patron, a
 // few hundred per query.
-func PatronAddresses(tx *db.Tx, patronIDs []int64) (map[int64]string, error) {
+func patronAddresses(tx *db.Tx, patronIDs []int64) (map[int64]string, error) {
 	out := map[int64]string{}
 	for start := 0; start < len(patronIDs); start += 500 {
 		q, args := inList(`SELECT id, address FROM patrons WHERE id IN `, patronIDs[start:min(start+500, len(patronIDs))])
@@ -252,8 +252,8 @@ type Run struct {
 	Messages   int
 }
 
-// RecentRuns returns the last n runs, newest first.
-func RecentRuns(tx *db.Tx, n int) ([]Run, error) {
+// recentRuns returns the last n runs, newest first.
+func recentRuns(tx *db.Tx, n int) ([]Run, error) {
 	rows, err := tx.Query(`SELECT library_day, started_at, finished_at, items, messages FROM notice_runs ORDER BY library_day DESC LIMIT ?`, n)
 	if err != nil {
 		return nil, fmt.Errorf("notice runs: %w", err)

@@ -135,7 +135,7 @@ func TestSaveTemplateRendersBeforeWriting(t *testing.T) {
 	tm.Subject = "Soon: {{.Count}}"
 	saved := make(chan error, 1)
 	go func() {
-		saved <- notices.SaveTemplate(context.Background(), l.d, stacks.Actor{StaffID: 1, Name: "admin"}, tm)
+		saved <- notices.NewService(l.d, nil).SaveTemplate(context.Background(), stacks.Actor{StaffID: 1, Name: "admin"}, tm)
 	}()
 	<-started
 	wrote := make(chan error, 1)

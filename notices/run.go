@@ -95,8 +95,8 @@ func (r Rule) specificity() int {
 	return s
 }
 
-// ListRules returns the notice rules, most specific first.
-func ListRules(tx *db.Tx) ([]Rule, error) {
+// listRules returns the notice rules, most specific first.
+func listRules(tx *db.Tx) ([]Rule, error) {
 	rows, err := tx.Query(`SELECT id, coalesce(patron_category_id, 0), coalesce(item_type_id, 0),
 		predue_days, overdue1_days, overdue2_days, overdue3_days FROM notice_rules ORDER BY id`)
 	if err != nil {
@@ -144,8 +144,8 @@ func (r Rule) Validate() error {
 	return nil
 }
 
-// SaveRule adds a rule, or replaces the one for the same category and item type.
-func SaveRule(tx *db.Tx, actor stacks.Actor, r Rule) error {
+// saveRule adds a rule, or replaces the one for the same category and item type.
+func saveRule(tx *db.Tx, actor stacks.Actor, r Rule) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
@@ -384,10 +384,10 @@ func openDaysBetween(cal *library.Calendar, from, to time.Time, limit int) int {
 }
 
 // findDue finds every notice item due at now and not yet recorded: a handful of
-// queries whatever the number of loans.
+// queries whatever the number of loans. Loans (reminders and overdues), holds
+// waiting on the shelf, and cards about to expire are each a step of their own.
 func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
-	loc := set.prefs.Location
-	rules, err := ListRules(tx)
+	rules, err := listRules(tx)
 	if err != nil {
 		return nil, err
 	}
@@ -395,14 +395,62 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 	for _, r := range rules {
 		maxPredue = max(maxPredue, r.PredueDays)
 	}
-	cals := &calendars{tx: tx, loc: loc, from: now.AddDate(-1, 0, 0), to: now.AddDate(0, 0, 2*max(maxPredue, set.holdExpiringDays)+60), m: map[int64]*library.Calendar{}}
-	var out []Item
+	cals := &calendars{tx: tx, loc: set.prefs.Location, from: now.AddDate(-1, 0, 0), to: now.AddDate(0, 0, 2*max(maxPredue, set.holdExpiringDays)+60), m: map[int64]*library.Calendar{}}
+	loans, err := dueLoanNotices(tx, rules, cals, maxPredue, now)
+	if err != nil {
+		return nil, err
+	}
+	holds, err := dueHoldNotices(tx, cals, set.holdExpiringDays, now)
+	if err != nil {
+		return nil, err
+	}
+	cards, err := dueCardNotices(tx, set.cardExpiryDays, set.prefs.Location, now)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(loans, holds...), cards...), nil
+}
 
-	// Loans: due within the reminder window (open days, so a generous calendar
-	// window first) or overdue, and neither declared lost (its bill is the notice)
-	// nor claimed returned, with the notices they already had for their
-	// current due date (a renewal starts again: a reminder, then overdue 1).
-	horizon := now.AddDate(0, 0, 2*maxPredue+14)
+// openLoan is a loan that may be due for a notice, with the notices it already
+// had for its current due date.
+type openLoan struct {
+	Item
+	itemType, category int64
+	// level is the highest overdue notice it had; predueSent, whether it had the
+	// reminder.
+	level      int
+	predueSent bool
+}
+
+// dueLoanNotices finds the reminders and overdue notices due at now.
+func dueLoanNotices(tx *db.Tx, rules []Rule, cals *calendars, maxPredue int, now time.Time) ([]Item, error) {
+	loans, err := readOpenLoans(tx, now.AddDate(0, 0, 2*maxPredue+14))
+	if err != nil {
+		return nil, err
+	}
+	var out []Item
+	for _, l := range loans {
+		rule, ok := resolveRule(rules, l.category, l.itemType)
+		if !ok {
+			continue
+		}
+		cal, err := cals.get(l.BranchID)
+		if err != nil {
+			return nil, err
+		}
+		if it, ok := loanNotice(l, rule, cal, now); ok {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+// readOpenLoans reads the loans due before horizon (the reminder window, in
+// open days, so a generous calendar window first) or overdue, and neither
+// declared lost (its bill is the notice) nor claimed returned, with the notices
+// they already had for their current due date (a renewal starts again: a
+// reminder, then overdue 1).
+func readOpenLoans(tx *db.Tx, horizon time.Time) ([]openLoan, error) {
 	rows, err := tx.Query(`SELECT l.id, l.patron_id, l.branch_id, b.name, l.due_at, i.item_type_id, p.category_id,
 			i.barcode, r.title, r.author,
 			coalesce((SELECT max(n.level) FROM notice_items n WHERE n.trigger = 'overdue' AND n.object_id = l.id AND n.occurrence = l.due_at), 0),
@@ -417,73 +465,91 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find loans for notices: %w", err)
 	}
-	type loanRow struct {
-		Item
-		itemType, category int64
-		level              int
-		predueSent         bool
-	}
-	var loans []loanRow
+	defer rows.Close()
+	var loans []openLoan
 	for rows.Next() {
-		var l loanRow
+		var l openLoan
 		var due string
 		if err := rows.Scan(&l.ObjectID, &l.PatronID, &l.BranchID, &l.BranchName, &due, &l.itemType, &l.category,
 			&l.Barcode, &l.Title, &l.Author, &l.level, &l.predueSent); err != nil {
-			rows.Close()
 			return nil, err
 		}
 		if l.At, err = db.ParseTime(due); err != nil {
-			rows.Close()
 			return nil, err
 		}
 		l.Occurrence = due
 		loans = append(loans, l)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return loans, rows.Err()
+}
+
+// loanNotice says which notice, if any, a loan is due at now under its rule:
+// the next overdue level once enough open days have passed since the due day,
+// or the reminder within PredueDays open days of it (the due day counts).
+func loanNotice(l openLoan, rule Rule, cal *library.Calendar, now time.Time) (Item, bool) {
+	it := l.Item
+	if now.After(l.At) {
+		limit := max(rule.OverdueDays[0], rule.OverdueDays[1], rule.OverdueDays[2])
+		late := openDaysBetween(cal, l.At, now, limit)
+		level := 0
+		for k, days := range rule.OverdueDays {
+			if days > 0 && late >= days {
+				level = k + 1
+			}
+		}
+		it.Trigger, it.Level = TriggerOverdue, level
+		return it, level > l.level
+	}
+	if rule.PredueDays > 0 && !l.predueSent && l.level == 0 &&
+		openDaysBetween(cal, now, l.At, rule.PredueDays+1) <= rule.PredueDays {
+		it.Trigger = TriggerPredue
+		return it, true
+	}
+	return Item{}, false
+}
+
+// waitingHold is a hold waiting on the shelf, with the notices it had for its
+// current trap (a hold released and trapped again is told again).
+type waitingHold struct {
+	Item
+	availSent, expSent bool
+}
+
+// dueHoldNotices finds the holds waiting on the shelf whose patron was never
+// told (trapped before notices existed, or by a path that did not record it),
+// and those whose pickup deadline is within holdExpiringDays open days.
+func dueHoldNotices(tx *db.Tx, cals *calendars, holdExpiringDays int, now time.Time) ([]Item, error) {
+	hs, err := readWaitingHolds(tx)
+	if err != nil {
 		return nil, err
 	}
-	for _, l := range loans {
-		rule, ok := resolveRule(rules, l.category, l.itemType)
-		if !ok {
+	var out []Item
+	for _, h := range hs {
+		it := h.Item
+		if !h.availSent {
+			it.Trigger = TriggerHoldAvailable
+			out = append(out, it)
+			continue // the patron has not been told yet: the expiry warning can wait.
+		}
+		if holdExpiringDays <= 0 || h.expSent || h.At.IsZero() || !now.Before(h.At) {
 			continue
 		}
-		cal, err := cals.get(l.BranchID)
+		cal, err := cals.get(h.BranchID)
 		if err != nil {
 			return nil, err
 		}
-		if now.After(l.At) {
-			// Overdue: open days after the due day, up to today.
-			limit := max(rule.OverdueDays[0], rule.OverdueDays[1], rule.OverdueDays[2])
-			late := openDaysBetween(cal, l.At, now, limit)
-			level := 0
-			for k, days := range rule.OverdueDays {
-				if days > 0 && late >= days {
-					level = k + 1
-				}
-			}
-			if level > l.level {
-				it := l.Item
-				it.Trigger, it.Level = TriggerOverdue, level
-				out = append(out, it)
-			}
-			continue
-		}
-		if rule.PredueDays > 0 && !l.predueSent && l.level == 0 {
-			// Due soon: within PredueDays open days of today (the due day counts).
-			if openDaysBetween(cal, now, l.At, rule.PredueDays+1) <= rule.PredueDays {
-				it := l.Item
-				it.Trigger = TriggerPredue
-				out = append(out, it)
-			}
+		if openDaysBetween(cal, now, h.At, holdExpiringDays+1) <= holdExpiringDays {
+			it.Trigger = TriggerHoldExpiring
+			out = append(out, it)
 		}
 	}
+	return out, nil
+}
 
-	// Holds waiting on the shelf: one whose notice was never recorded (trapped
-	// before notices existed, or by a path that did not record it), and those
-	// whose pickup deadline is near.
-	// Both per trap: a hold released and trapped again is told again.
-	rows, err = tx.Query(`SELECT h.id, h.patron_id, h.pickup_branch_id, b.name, coalesce(h.pickup_by, ''), r.title, r.author,
+// readWaitingHolds reads every hold waiting on the shelf, with the notices of
+// its current trap.
+func readWaitingHolds(tx *db.Tx) ([]waitingHold, error) {
+	rows, err := tx.Query(`SELECT h.id, h.patron_id, h.pickup_branch_id, b.name, coalesce(h.pickup_by, ''), r.title, r.author,
 			coalesce(i.barcode, ''), coalesce(h.waiting_since, ''),
 			EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'hold_available' AND n.object_id = h.id
 				AND n.occurrence = coalesce(h.waiting_since, '') AND n.level = 0),
@@ -498,16 +564,12 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find holds for notices: %w", err)
 	}
-	type holdRow struct {
-		Item
-		availSent, expSent bool
-	}
-	var hs []holdRow
+	defer rows.Close()
+	var hs []waitingHold
 	for rows.Next() {
-		var h holdRow
+		var h waitingHold
 		var by string
 		if err := rows.Scan(&h.ObjectID, &h.PatronID, &h.BranchID, &h.BranchName, &by, &h.Title, &h.Author, &h.Barcode, &h.Occurrence, &h.availSent, &h.expSent); err != nil {
-			rows.Close()
 			return nil, err
 		}
 		if by != "" {
@@ -515,64 +577,42 @@ func findDue(tx *db.Tx, set runSettings, now time.Time) ([]Item, error) {
 		}
 		hs = append(hs, h)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for _, h := range hs {
-		if !h.availSent {
-			it := h.Item
-			it.Trigger = TriggerHoldAvailable
-			out = append(out, it)
-			continue // the patron has not been told yet: the expiry warning can wait.
-		}
-		if set.holdExpiringDays > 0 && !h.expSent && !h.At.IsZero() && now.Before(h.At) {
-			cal, err := cals.get(h.BranchID)
-			if err != nil {
-				return nil, err
-			}
-			if openDaysBetween(cal, now, h.At, set.holdExpiringDays+1) <= set.holdExpiringDays {
-				it := h.Item
-				it.Trigger = TriggerHoldExpiring
-				out = append(out, it)
-			}
-		}
-	}
+	return hs, rows.Err()
+}
 
-	// Cards expiring within the window (calendar days: the card's date does not
-	// move for closed days).
-	if set.cardExpiryDays > 0 {
-		today := localDay(now, loc)
-		until := now.In(loc).AddDate(0, 0, set.cardExpiryDays).Format(db.DayFormat)
-		rows, err = tx.Query(`SELECT p.id, p.expires_on, p.home_branch_id
-			FROM patrons p
-			WHERE p.expires_on >= ? AND p.expires_on <= ?
-			  AND NOT EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'card_expiry' AND n.object_id = p.id
-				AND n.level = CAST(replace(p.expires_on, '-', '') AS INTEGER))
-			ORDER BY p.id`, today, until)
-		if err != nil {
-			return nil, fmt.Errorf("find cards for notices: %w", err)
-		}
-		for rows.Next() {
-			var it Item
-			var day string
-			if err := rows.Scan(&it.PatronID, &day, &it.BranchID); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			it.Trigger, it.ObjectID = TriggerCardExpiry, it.PatronID
-			it.Level, _ = strconv.Atoi(strings.ReplaceAll(day, "-", ""))
-			if t, err := time.ParseInLocation(db.DayFormat, day, loc); err == nil {
-				it.At = t
-			}
-			out = append(out, it)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+// dueCardNotices finds the cards expiring within cardExpiryDays (calendar
+// days: the card's date does not move for closed days) not yet told of.
+func dueCardNotices(tx *db.Tx, cardExpiryDays int, loc *time.Location, now time.Time) ([]Item, error) {
+	if cardExpiryDays <= 0 {
+		return nil, nil
+	}
+	today := localDay(now, loc)
+	until := now.In(loc).AddDate(0, 0, cardExpiryDays).Format(db.DayFormat)
+	rows, err := tx.Query(`SELECT p.id, p.expires_on, p.home_branch_id
+		FROM patrons p
+		WHERE p.expires_on >= ? AND p.expires_on <= ?
+		  AND NOT EXISTS (SELECT 1 FROM notice_items n WHERE n.trigger = 'card_expiry' AND n.object_id = p.id
+			AND n.level = CAST(replace(p.expires_on, '-', '') AS INTEGER))
+		ORDER BY p.id`, today, until)
+	if err != nil {
+		return nil, fmt.Errorf("find cards for notices: %w", err)
+	}
+	defer rows.Close()
+	var out []Item
+	for rows.Next() {
+		var it Item
+		var day string
+		if err := rows.Scan(&it.PatronID, &day, &it.BranchID); err != nil {
 			return nil, err
 		}
+		it.Trigger, it.ObjectID = TriggerCardExpiry, it.PatronID
+		it.Level, _ = strconv.Atoi(strings.ReplaceAll(day, "-", ""))
+		if t, err := time.ParseInLocation(db.DayFormat, day, loc); err == nil {
+			it.At = t
+		}
+		out = append(out, it)
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // previewRun renders what a run would queue, writing nothing: found items and

@@ -541,16 +541,10 @@ func TestRuleResolution(t *testing.T) {
 			if tc.combined {
 				rules = append(rules, notices.Rule{PatronCategoryID: 2, ItemTypeID: 2, OverdueDays: [3]int{5, 7, 14}})
 			}
-			err := l.d.Write(context.Background(), func(tx *db.Tx) error {
-				for _, r := range rules {
-					if err := notices.SaveRule(tx, stacks.Actor{StaffID: 1, Name: "admin"}, r); err != nil {
-						return err
-					}
+			for _, r := range rules {
+				if err := notices.NewService(l.d, nil).SaveRule(context.Background(), stacks.Actor{StaffID: 1, Name: "admin"}, r); err != nil {
+					t.Fatal(err)
 				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
 			}
 			adult := l.patron("P1", "Alex", "Adult", "alex@example.org")
 			child := l.patron("P2", "Kim", "Child", "kim@example.org")

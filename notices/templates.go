@@ -1,7 +1,6 @@
 package notices
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -225,9 +224,9 @@ func DefaultTemplate(key string) (Template, bool) {
 	return t, ok
 }
 
-// ListTemplates returns every template, the administrators' versions where they
+// listTemplates returns every template, the administrators' versions where they
 // changed one, in TemplateKeys order. One query.
-func ListTemplates(tx *db.Tx) ([]Template, error) {
+func listTemplates(tx *db.Tx) ([]Template, error) {
 	stored, err := storedTemplates(tx)
 	if err != nil {
 		return nil, err
@@ -244,8 +243,8 @@ func ListTemplates(tx *db.Tx) ([]Template, error) {
 	return out, nil
 }
 
-// FindTemplate returns the template of key.
-func FindTemplate(tx *db.Tx, key string) (Template, error) {
+// findTemplate returns the template of key.
+func findTemplate(tx *db.Tx, key string) (Template, error) {
 	def, ok := DefaultTemplate(key)
 	if !ok {
 		return Template{}, stacks.Errorf(stacks.ENOTFOUND, "There is no notice template %q.", key)
@@ -284,20 +283,8 @@ func storedTemplates(tx *db.Tx) (map[string]Template, error) {
 	return m, rows.Err()
 }
 
-// SaveTemplate stores an administrator's version of a template, after checking
-// that it parses and renders the sample notice within renderLimits. The check
-// runs before the write transaction, which holds the writer only for the
-// insert: a template that renders slowly keeps no check-in waiting.
-func SaveTemplate(ctx context.Context, d *db.DB, actor stacks.Actor, t Template) error {
-	if _, ok := DefaultTemplate(t.Key); !ok {
-		return stacks.Errorf(stacks.ENOTFOUND, "There is no notice template %q.", t.Key)
-	}
-	if _, err := Preview(t, "Stacks Library"); err != nil {
-		return err
-	}
-	return d.Write(ctx, func(tx *db.Tx) error { return saveTemplate(tx, actor, t) })
-}
-
+// saveTemplate stores an administrator's version of a template as it is
+// (Service.SaveTemplate checks it first).
 func saveTemplate(tx *db.Tx, actor stacks.Actor, t Template) error {
 	var staff sql.NullInt64
 	if actor.StaffID != 0 {
@@ -314,8 +301,8 @@ func saveTemplate(tx *db.Tx, actor stacks.Actor, t Template) error {
 	return tx.Audit(actor, "notices.template.save", "notice_template", 0, t.Key)
 }
 
-// ResetTemplate goes back to the built-in template of key.
-func ResetTemplate(tx *db.Tx, actor stacks.Actor, key string) error {
+// resetTemplate goes back to the built-in template of key.
+func resetTemplate(tx *db.Tx, actor stacks.Actor, key string) error {
 	if _, ok := DefaultTemplate(key); !ok {
 		return stacks.Errorf(stacks.ENOTFOUND, "There is no notice template %q.", key)
 	}

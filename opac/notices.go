@@ -1,25 +1,36 @@
 package opac
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/notices"
 )
+
+// noticeChoicesService is what the notices page needs of package notices.
+type noticeChoicesService interface {
+	PatronChoices(ctx context.Context, patronID int64, email string) ([]notices.Preference, error)
+	SetPatronChoices(ctx context.Context, actor stacks.Actor, patronID int64, email string, choices map[string]string) error
+}
+
+// newNoticeChoices is the notices service the page uses, on the server's
+// preference cache.
+func newNoticeChoices(d *db.DB, prefs *library.PreferenceCache) noticeChoicesService {
+	return notices.NewService(d, prefs)
+}
 
 // noticesForm reads the patron's notice choices (package notices: the same
 // choices staff see on the patron page), one statement.
 func (s *Server) noticesForm(r *http.Request) (NoticesForm, error) {
 	me := patronFrom(r.Context())
 	f := NoticesForm{Email: me.Email}
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		pn, err := notices.FindPatronNotices(tx, me.ID, me.Email, 0)
-		for _, p := range pn.Preferences {
-			f.Choices = append(f.Choices, NoticeChoice{Kind: p.Kind, Label: p.Label, Delivery: p.Delivery})
-		}
-		return err
-	})
+	prefs, err := s.notices.PatronChoices(r.Context(), me.ID, me.Email)
+	for _, p := range prefs {
+		f.Choices = append(f.Choices, NoticeChoice{Kind: p.Kind, Label: p.Label, Delivery: p.Delivery})
+	}
 	return f, err
 }
 
@@ -42,9 +53,7 @@ func (s *Server) handleNoticesSave(w http.ResponseWriter, r *http.Request) {
 			choices[k.Trigger] = v
 		}
 	}
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return notices.SetPatronPreferences(tx, actor(me), me.ID, me.Email, choices)
-	})
+	err := s.notices.SetPatronChoices(r.Context(), actor(me), me.ID, me.Email, choices)
 	if stacks.ErrorCode(err) == stacks.EINVALID {
 		f, ferr := s.noticesForm(r)
 		if ferr != nil {

@@ -283,28 +283,34 @@ func FindAccount(tx *db.Tx, id int64) (*Account, error) {
 // UpdateAccount saves an account's institution, branch and settings, audited. The
 // terminals logged in with it see the change within seconds (see conn.refresh).
 func UpdateAccount(tx *db.Tx, actor stacks.Actor, id int64, u AccountUpdate) error {
+	_, err := updateAccount(tx, actor, id, u)
+	return err
+}
+
+// updateAccount is UpdateAccount that also returns the account as it was.
+func updateAccount(tx *db.Tx, actor stacks.Actor, id int64, u AccountUpdate) (*Account, error) {
 	old, err := FindAccount(tx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	u.Institution = strings.TrimSpace(u.Institution)
 	if !validText(u.Institution, 64) {
-		return stacks.FieldErrorf("institution", stacks.EINVALID, "Enter the institution ID the machines send (the AO field), up to 64 characters.")
+		return nil, stacks.FieldErrorf("institution", stacks.EINVALID, "Enter the institution ID the machines send (the AO field), up to 64 characters.")
 	}
 	if err := u.Settings.validate(); err != nil {
-		return err
+		return nil, err
 	}
 	var bins sql.NullString
 	if !u.UseServerBins {
 		parsed, err := ParseSortBins(u.SortBins)
 		if err != nil {
-			return stacks.FieldErrorf("sort_bins", stacks.EINVALID, "%s", err.Error())
+			return nil, stacks.FieldErrorf("sort_bins", stacks.EINVALID, "%s", err.Error())
 		}
 		bins = sql.NullString{String: parsed.String(), Valid: true}
 	}
 	branchID, err := branchByCode(tx, u.BranchCode)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, err = tx.Exec(`UPDATE sip_accounts SET institution = ?, branch_id = ?, checked_in_ok = ?, hold_items = ?,
 		sort_bins = ?, denied_messages = ?, contact_without_pin = ?, same_item_checkout = ?, language = ? WHERE id = ?`,
@@ -312,7 +318,7 @@ func UpdateAccount(tx *db.Tx, actor stacks.Actor, id int64, u AccountUpdate) err
 		strings.Join(u.Settings.Denied, ","), u.Settings.ContactWithoutPIN,
 		string(u.Settings.SameItemCheckout), u.Settings.Language, id)
 	if err != nil {
-		return fmt.Errorf("update SIP account: %w", err)
+		return nil, fmt.Errorf("update SIP account: %w", err)
 	}
 	binsText := "server's"
 	if bins.Valid {
@@ -321,7 +327,7 @@ func UpdateAccount(tx *db.Tx, actor stacks.Actor, id int64, u AccountUpdate) err
 	detail := fmt.Sprintf("%s: institution %s, branch %s, checked_in_ok %t, hold items %s, sort bins %s, denied [%s], contact without PIN %t, same item checkout %s, language %s",
 		old.Username, u.Institution, u.BranchCode, u.Settings.CheckedInOK, u.Settings.HoldItems, binsText,
 		strings.Join(u.Settings.Denied, ","), u.Settings.ContactWithoutPIN, u.Settings.SameItemCheckout, u.Settings.Language)
-	return tx.Audit(actor, "sip.account.update", "sip_account", id, detail)
+	return old, tx.Audit(actor, "sip.account.update", "sip_account", id, detail)
 }
 
 // SetAccountActive activates or deactivates an account, audited. A deactivated

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 )
 
@@ -51,27 +50,25 @@ func adminBranchHours(b library.Branch) AdminBranchHours {
 	return h
 }
 
-// loadAdminCalendar reads the calendar page's data in one read transaction.
+// calendarService is what the calendar page needs of package library.
+type calendarService interface {
+	Calendar(ctx context.Context) (library.CalendarOverview, error)
+	SetBranchHours(ctx context.Context, actor stacks.Actor, branchID int64, closedWeekdays []time.Weekday, closesAt string) (library.Branch, error)
+	AddClosedDay(ctx context.Context, actor stacks.Actor, branchID int64, day, description string) (library.ClosedDay, error)
+	DeleteClosedDay(ctx context.Context, actor stacks.Actor, id int64) error
+}
+
+// loadAdminCalendar reads the calendar page's data.
 func (s *Server) loadAdminCalendar(ctx context.Context) (AdminCalendarView, error) {
-	prefs, err := s.preferences(ctx)
+	c, err := s.lib.calendar.Calendar(ctx)
 	if err != nil {
 		return AdminCalendarView{}, err
 	}
-	v := AdminCalendarView{Add: AdminClosedDayForm{Errors: FormErrors{}}}
-	err = s.DB.Read(ctx, func(tx *db.Tx) error {
-		v.Today = tx.Now().In(prefs.Location).Format(db.DayFormat)
-		branches, err := library.ListBranches(tx)
-		if err != nil {
-			return err
-		}
-		v.Add.Choices = branches
-		for _, b := range branches {
-			v.Branches = append(v.Branches, adminBranchHours(b))
-		}
-		v.Days, err = library.ListClosedDays(tx, v.Today)
-		return err
-	})
-	return v, err
+	v := AdminCalendarView{Add: AdminClosedDayForm{Errors: FormErrors{}, Choices: c.Branches}, Days: c.ClosedDays, Today: c.Today}
+	for _, b := range c.Branches {
+		v.Branches = append(v.Branches, adminBranchHours(b))
+	}
+	return v, nil
 }
 
 func (s *Server) handleAdminCalendar(w http.ResponseWriter, r *http.Request) {
@@ -84,14 +81,17 @@ func (s *Server) handleAdminCalendar(w http.ResponseWriter, r *http.Request) {
 }
 
 // renderAdminCalendar shows the calendar page again after a refused form; change
-// puts the refused form, as typed, in place of the stored one.
-func (s *Server) renderAdminCalendar(w http.ResponseWriter, r *http.Request, status int, change func(*AdminCalendarView)) {
+// puts the refused form, as typed, in place of the stored one (or says why it
+// cannot).
+func (s *Server) renderAdminCalendar(w http.ResponseWriter, r *http.Request, status int, change func(*AdminCalendarView) error) {
 	v, err := s.loadAdminCalendar(r.Context())
+	if err == nil {
+		err = change(&v)
+	}
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	change(&v)
 	s.render(w, r, status, AdminCalendarPage(s.page(r, "Calendar", "admin"), &v))
 }
 
@@ -112,48 +112,34 @@ func (s *Server) handleAdminBranchHoursSave(w http.ResponseWriter, r *http.Reque
 		days = append(days, time.Weekday(n))
 	}
 
-	var branch library.Branch
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		branches, err := library.ListBranches(tx)
-		if err != nil {
-			return err
-		}
-		for _, b := range branches {
-			if b.ID == id {
-				branch = b
-			}
-		}
-		if branch.ID == 0 {
-			return stacks.Errorf(stacks.ENOTFOUND, "There is no branch with id %d.", id)
-		}
-		if len(form.Errors) > 0 {
-			return nil
-		}
-		return library.SetBranchHours(tx, userFrom(r.Context()).Actor(), id, days, form.ClosesAt)
-	})
-	if err == nil && len(form.Errors) == 0 {
-		s.flash(r, "ok", branch.Name+": weekly closed days and closing time saved.")
-		redirect(w, r, "/admin/calendar", http.StatusSeeOther)
-		return
-	}
-	if err != nil && !isAdminFormError(err) {
-		s.Error(w, r, err)
-		return
-	}
+	// A form in error is shown again without writing: the branch's row in the
+	// page says whether the branch exists.
 	status := http.StatusUnprocessableEntity
-	if err != nil {
+	if len(form.Errors) == 0 {
+		branch, err := s.lib.calendar.SetBranchHours(r.Context(), userFrom(r.Context()).Actor(), id, days, form.ClosesAt)
+		if err == nil {
+			s.flash(r, "ok", branch.Name+": weekly closed days and closing time saved.")
+			redirect(w, r, "/admin/calendar", http.StatusSeeOther)
+			return
+		}
+		if !isAdminFormError(err) {
+			s.Error(w, r, err)
+			return
+		}
 		status = errorStatus(stacks.ErrorCode(err))
 		if msg := adminFormError(form.Errors, err); msg != "" {
 			form.Errors["closed_weekdays"] = msg
 		}
 	}
-	s.renderAdminCalendar(w, r, status, func(v *AdminCalendarView) {
+	s.renderAdminCalendar(w, r, status, func(v *AdminCalendarView) error {
 		for i := range v.Branches {
 			if v.Branches[i].Branch.ID == id {
 				form.Branch = v.Branches[i].Branch
 				v.Branches[i] = form
+				return nil
 			}
 		}
+		return stacks.Errorf(stacks.ENOTFOUND, "There is no branch with id %d.", id)
 	})
 }
 
@@ -172,11 +158,7 @@ func (s *Server) handleAdminClosedDayAdd(w http.ResponseWriter, r *http.Request)
 	var added library.ClosedDay
 	var err error
 	if len(form.Errors) == 0 {
-		err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-			var err error
-			added, err = library.AddClosedDay(tx, userFrom(r.Context()).Actor(), branchID, form.Day, form.Description)
-			return err
-		})
+		added, err = s.lib.calendar.AddClosedDay(r.Context(), userFrom(r.Context()).Actor(), branchID, form.Day, form.Description)
 		if err == nil {
 			where := "all branches"
 			if added.BranchID != 0 {
@@ -202,9 +184,10 @@ func (s *Server) handleAdminClosedDayAdd(w http.ResponseWriter, r *http.Request)
 			form.Errors["day"] = msg
 		}
 	}
-	s.renderAdminCalendar(w, r, status, func(v *AdminCalendarView) {
+	s.renderAdminCalendar(w, r, status, func(v *AdminCalendarView) error {
 		form.Choices = v.Add.Choices
 		v.Add = form
+		return nil
 	})
 }
 
@@ -213,9 +196,7 @@ func (s *Server) handleAdminClosedDayDelete(w http.ResponseWriter, r *http.Reque
 	if !ok {
 		return
 	}
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return library.DeleteClosedDay(tx, userFrom(r.Context()).Actor(), id)
-	})
+	err := s.lib.calendar.DeleteClosedDay(r.Context(), userFrom(r.Context()).Actor(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,7 +9,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/notices"
 )
@@ -28,6 +28,22 @@ func (s *Server) adminNoticeRoutes(r chi.Router) {
 	r.Post("/notices/resend-failed", s.handleAdminNoticeResendFailed)
 	r.Get("/notices/{id}", s.handleAdminNotice)
 	r.Post("/notices/{id}/resend", s.handleAdminNoticeResend)
+}
+
+// noticesAdminService is what the notices' administration pages need of
+// package notices.
+type noticesAdminService interface {
+	Queue(ctx context.Context, f notices.Filter) (notices.Queue, error)
+	Message(ctx context.Context, id int64) (notices.Message, error)
+	Resend(ctx context.Context, actor stacks.Actor, id int64) error
+	ResendFailed(ctx context.Context, actor stacks.Actor) (int, error)
+	Templates(ctx context.Context) ([]notices.Template, error)
+	Template(ctx context.Context, key string) (notices.Template, error)
+	SaveTemplate(ctx context.Context, actor stacks.Actor, t notices.Template) error
+	ResetTemplate(ctx context.Context, actor stacks.Actor, key string) error
+	Settings(ctx context.Context) (notices.Settings, error)
+	SaveSettings(ctx context.Context, actor stacks.Actor, runAt string, holdDays, cardDays int) error
+	SaveRule(ctx context.Context, actor stacks.Actor, r notices.Rule) error
 }
 
 // AdminNoticesView is the queue page.
@@ -61,25 +77,14 @@ func (s *Server) handleAdminNotices(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Prefs = prefs
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		if v.Counts, err = notices.CountMessages(tx); err != nil {
-			return err
-		}
-		if v.Messages, err = notices.ListMessages(tx, notices.Filter{Status: v.Status, Before: v.Before, Limit: adminNoticesPage}); err != nil {
-			return err
-		}
-		if len(v.Messages) == adminNoticesPage {
-			v.Older = v.Messages[len(v.Messages)-1].ID
-		}
-		if v.Runs, err = notices.RecentRuns(tx, 7); err != nil {
-			return err
-		}
-		v.Branches, err = library.ListBranches(tx)
-		return err
-	})
+	q, err := s.lib.notices.Queue(r.Context(), notices.Filter{Status: v.Status, Before: v.Before, Limit: adminNoticesPage})
 	if err != nil {
 		s.Error(w, r, err)
 		return
+	}
+	v.Counts, v.Messages, v.Runs, v.Branches = q.Counts, q.Messages, q.Runs, q.Branches
+	if len(v.Messages) == adminNoticesPage {
+		v.Older = v.Messages[len(v.Messages)-1].ID
 	}
 	s.render(w, r, http.StatusOK, AdminNoticesPage(s.page(r, "Notices", "admin"), &v))
 }
@@ -100,15 +105,12 @@ func (s *Server) handleAdminNotice(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	v := AdminNoticeView{Prefs: prefs}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Message, err = notices.FindMessage(tx, id)
-		return err
-	})
+	m, err := s.lib.notices.Message(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := AdminNoticeView{Message: m, Prefs: prefs}
 	s.render(w, r, http.StatusOK, AdminNoticePage(s.page(r, "Notice "+adminID(id), "admin"), &v))
 }
 
@@ -118,9 +120,7 @@ func (s *Server) handleAdminNoticeResend(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return
 	}
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return notices.Resend(tx, userFrom(r.Context()).Actor(), id)
-	})
+	err := s.lib.notices.Resend(r.Context(), userFrom(r.Context()).Actor(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -136,11 +136,7 @@ func (s *Server) handleAdminNoticeResend(w http.ResponseWriter, r *http.Request)
 // handleAdminNoticeResendFailed queues every failed message again, at once:
 // after the relay or its password is fixed.
 func (s *Server) handleAdminNoticeResendFailed(w http.ResponseWriter, r *http.Request) {
-	var n int
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		n, err = notices.ResendFailed(tx, userFrom(r.Context()).Actor())
-		return err
-	})
+	n, err := s.lib.notices.ResendFailed(r.Context(), userFrom(r.Context()).Actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -164,15 +160,12 @@ type AdminNoticeTemplatesView struct {
 }
 
 func (s *Server) handleAdminNoticeTemplates(w http.ResponseWriter, r *http.Request) {
-	var v AdminNoticeTemplatesView
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Templates, err = notices.ListTemplates(tx)
-		return err
-	})
+	ts, err := s.lib.notices.Templates(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := AdminNoticeTemplatesView{Templates: ts}
 	s.render(w, r, http.StatusOK, AdminNoticeTemplatesPage(s.page(r, "Notice templates", "admin"), &v))
 }
 
@@ -186,15 +179,12 @@ type AdminNoticeTemplateView struct {
 
 func (s *Server) handleAdminNoticeTemplate(w http.ResponseWriter, r *http.Request) {
 	key := chi.URLParam(r, "id")
-	v := AdminNoticeTemplateView{Errors: FormErrors{}}
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Template, err = notices.FindTemplate(tx, key)
-		return err
-	})
+	t, err := s.lib.notices.Template(r.Context(), key)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := AdminNoticeTemplateView{Template: t, Errors: FormErrors{}}
 	s.renderNoticeTemplate(w, r, http.StatusOK, &v)
 }
 
@@ -252,7 +242,7 @@ func (s *Server) handleAdminNoticeTemplateSave(w http.ResponseWriter, r *http.Re
 		s.renderNoticeTemplate(w, r, http.StatusOK, &v)
 		return
 	}
-	err = notices.SaveTemplate(r.Context(), s.DB, userFrom(r.Context()).Actor(), t)
+	err = s.lib.notices.SaveTemplate(r.Context(), userFrom(r.Context()).Actor(), t)
 	if f := stacks.ErrorField(err); err != nil && f != "" {
 		v.Errors[f] = stacks.ErrorMessage(err)
 		s.renderNoticeTemplate(w, r, http.StatusUnprocessableEntity, &v)
@@ -295,9 +285,7 @@ func (s *Server) handleAdminNoticeTemplatePreview(w http.ResponseWriter, r *http
 
 func (s *Server) handleAdminNoticeTemplateReset(w http.ResponseWriter, r *http.Request) {
 	key := chi.URLParam(r, "id")
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return notices.ResetTemplate(tx, userFrom(r.Context()).Actor(), key)
-	})
+	err := s.lib.notices.ResetTemplate(r.Context(), userFrom(r.Context()).Actor(), key)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -330,26 +318,15 @@ type AdminNoticeRuleForm struct {
 }
 
 func (s *Server) renderNoticeSettings(w http.ResponseWriter, r *http.Request, status int, change func(*AdminNoticeSettingsView)) {
-	v := AdminNoticeSettingsView{Relay: s.cfg.SMTP.Describe(), Configured: s.cfg.NoticeSender != nil, Errors: FormErrors{},
-		NewRule: AdminNoticeRuleForm{Predue: "2", Overdue1: "1", Overdue2: "7", Overdue3: "14"}}
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		p, err := library.LoadPreferences(tx)
-		if err != nil {
-			return err
-		}
-		v.RunAt = cmpOr(p.Raw[notices.PrefRunAt], notices.DefaultRunAt)
-		v.HoldDays = cmpOr(p.Raw[notices.PrefHoldExpiringDays], strconv.Itoa(notices.DefaultHoldExpiringDays))
-		v.CardDays = cmpOr(p.Raw[notices.PrefCardExpiryDays], strconv.Itoa(notices.DefaultCardExpiryDays))
-		if v.Rules, err = notices.ListRules(tx); err != nil {
-			return err
-		}
-		v.Categories, v.ItemTypes, err = library.ListScopes(tx)
-		return err
-	})
+	set, err := s.lib.notices.Settings(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := AdminNoticeSettingsView{Relay: s.cfg.SMTP.Describe(), Configured: s.cfg.NoticeSender != nil, Errors: FormErrors{},
+		NewRule: AdminNoticeRuleForm{Predue: "2", Overdue1: "1", Overdue2: "7", Overdue3: "14"},
+		RunAt:   set.RunAt, HoldDays: set.HoldExpiringDays, CardDays: set.CardExpiryDays,
+		Rules: set.Rules, Categories: set.Categories, ItemTypes: set.ItemTypes}
 	if change != nil {
 		change(&v)
 	}
@@ -383,20 +360,11 @@ func (s *Server) handleAdminNoticeSettingsSave(w http.ResponseWriter, r *http.Re
 		})
 		return
 	}
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		for name, value := range map[string]string{notices.PrefRunAt: at, notices.PrefHoldExpiringDays: strconv.Itoa(hd), notices.PrefCardExpiryDays: strconv.Itoa(cd)} {
-			if err := library.SetPreference(tx, name, value); err != nil {
-				return err
-			}
-		}
-		return tx.Audit(userFrom(r.Context()).Actor(), "notices.settings", "", 0,
-			"run at "+at+", hold warning "+strconv.Itoa(hd)+" days, card warning "+strconv.Itoa(cd)+" days")
-	})
+	err = s.lib.notices.SaveSettings(r.Context(), userFrom(r.Context()).Actor(), at, hd, cd)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	s.prefs.Invalidate()
 	s.flash(r, "ok", "Notice settings saved. A --notices-at given to the server wins over the time set here.")
 	redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
 }
@@ -452,9 +420,7 @@ func (s *Server) handleAdminNoticeRuleSave(w http.ResponseWriter, r *http.Reques
 	rule.OverdueDays = [3]int{num("overdue1_days", f.Overdue1), num("overdue2_days", f.Overdue2), num("overdue3_days", f.Overdue3)}
 	var err error
 	if len(errs) == 0 {
-		err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-			return notices.SaveRule(tx, userFrom(r.Context()).Actor(), rule)
-		})
+		err = s.lib.notices.SaveRule(r.Context(), userFrom(r.Context()).Actor(), rule)
 		if fld := stacks.ErrorField(err); err != nil && fld != "" {
 			errs[fld] = stacks.ErrorMessage(err)
 		} else if err != nil {

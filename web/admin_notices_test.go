@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -257,4 +258,33 @@ func idsIn(body string) []string {
 		out = append(out, part[:strings.IndexByte(part, '"')])
 	}
 	return out
+}
+
+// TestNoticesPrintedBranchUnreadable: marking a batch printed answers 404 only
+// for a branch that does not exist; a branch that cannot be read (here its
+// table is gone, as in an outage) is a 500, and the log says why.
+func TestNoticesPrintedBranchUnreadable(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	d := demotest.Demo(t, demo.Options{Titles: 10, Patrons: 5}, c.Now(), db.Options{Synchronous: "NORMAL"})
+	d.Now = c.Now
+	var logs lockedBuffer
+	w := web.New(web.Config{DB: d, CachePreferences: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	srv := httptest.NewServer(w)
+	t.Cleanup(srv.Close)
+	e := &testEnv{DB: d, Clock: c, Srv: srv, Web: w}
+	desk := e.deskClient(t)
+
+	if r := e.post(t, desk, "/notices/print", url.Values{"branch_id": {"999999"}}); r.Status != http.StatusNotFound {
+		t.Fatalf("a branch that does not exist: %d, want 404", r.Status)
+	}
+	cen := strconv.Itoa(e.count(t, `SELECT id FROM branches WHERE code = 'CEN'`))
+	e.exec(t, `ALTER TABLE branches RENAME TO branches_gone`)
+	t.Cleanup(func() { e.exec(t, `ALTER TABLE branches_gone RENAME TO branches`) })
+	r := e.post(t, desk, "/notices/print", url.Values{"branch_id": {cen}})
+	if r.Status != http.StatusInternalServerError {
+		t.Fatalf("a branch that cannot be read: %d, want 500\n%s", r.Status, r.Body)
+	}
+	if !strings.Contains(logs.String(), "request failed") || !strings.Contains(logs.String(), "branches") {
+		t.Errorf("the failure is not logged:\n%s", logs.String())
+	}
 }

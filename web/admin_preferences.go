@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -8,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/library"
 )
 
@@ -29,13 +30,14 @@ type AdminPreferencesForm struct {
 // adminMaxLibraryName keeps the name short enough for the page header.
 const adminMaxLibraryName = 100
 
+// preferencesService is what the preferences page needs of package library.
+type preferencesService interface {
+	StoredPreferences(ctx context.Context) (library.Preferences, error)
+	SavePreferences(ctx context.Context, actor stacks.Actor, u library.PreferencesUpdate) error
+}
+
 func (s *Server) handleAdminPreferences(w http.ResponseWriter, r *http.Request) {
-	var p library.Preferences
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		p, err = library.LoadPreferences(tx)
-		return err
-	})
+	p, err := s.lib.preferences.StoredPreferences(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -101,29 +103,14 @@ func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Reque
 		s.render(w, r, http.StatusUnprocessableEntity, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
 		return
 	}
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		for _, p := range [][2]string{
-			{"library_name", f.LibraryName},
-			{"fines_limit_cents", strconv.FormatInt(limit, 10)},
-			{"timezone", f.TimeZone},
-			{"desk_idle_minutes", strconv.Itoa(idle)},
-			{"anonymise_loans_after_days", strconv.Itoa(anon)},
-			{"purge_inactive_after_years", strconv.Itoa(purge)},
-		} {
-			if err := library.SetPreference(tx, p[0], p[1]); err != nil {
-				return err
-			}
-		}
-		return tx.Audit(userFrom(r.Context()).Actor(), "preferences.save", "preferences", 0,
-			fmt.Sprintf("library_name=%q fines_limit_cents=%d timezone=%q desk_idle_minutes=%d anonymise_loans_after_days=%d purge_inactive_after_years=%d",
-				f.LibraryName, limit, f.TimeZone, idle, anon, purge))
+	err := s.lib.preferences.SavePreferences(r.Context(), userFrom(r.Context()).Actor(), library.PreferencesUpdate{
+		LibraryName: f.LibraryName, FinesLimitCents: limit, TimeZone: f.TimeZone,
+		DeskIdleMinutes: idle, AnonymiseLoansAfterDays: anon, PurgeInactiveAfterYears: purge,
 	})
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	// Server mode caches preferences: drop them so the next request reads these.
-	s.prefs.Invalidate()
 	s.flash(r, "ok", "Preferences saved.")
 	redirect(w, r, "/admin/preferences", http.StatusSeeOther)
 }

@@ -1,26 +1,35 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
-	"github.com/stacks-ils/stacks/patrons"
 	"github.com/stacks-ils/stacks/sip"
 )
+
+// sipAccountsService is what the SIP accounts pages need of package sip.
+type sipAccountsService interface {
+	Overview(ctx context.Context) (sip.Overview, error)
+	Create(ctx context.Context, actor stacks.Actor, n sip.NewAccount) (*sip.Account, error)
+	Account(ctx context.Context, id int64) (*sip.Account, []library.Branch, error)
+	Update(ctx context.Context, actor stacks.Actor, id int64, u sip.AccountUpdate) (*sip.Account, error)
+	SetActive(ctx context.Context, actor stacks.Actor, id int64, active bool) error
+	SetPassword(ctx context.Context, actor stacks.Actor, id int64, password string) error
+	ClearLockout(ctx context.Context, actor stacks.Actor, key string) error
+}
 
 // AdminSIPView is the SIP accounts page: the accounts self-check machines and
 // sorters log in with, the form that adds one, and the lockouts running.
 type AdminSIPView struct {
 	Accounts []sip.Account
 	Branches []library.Branch
-	Lockouts []AdminSIPLockout
+	Lockouts []sip.ListedLockout
 	// Add is the new-account form, as typed (but the password).
 	Add sip.NewAccount
 	// Errors are keyed by field of the add form: "username", "password",
@@ -29,37 +38,18 @@ type AdminSIPView struct {
 	Loc    *time.Location
 }
 
-// AdminSIPLockout is a lockout as the page shows it.
-type AdminSIPLockout struct {
-	sip.Lockout
-	// Who is the account's username for a login lockout, or the patron's card
-	// and name for a PIN lockout.
-	Who string
-	// Locked is true while the lockout runs; false while failures are counted.
-	Locked bool
-}
-
 func (s *Server) renderAdminSIP(w http.ResponseWriter, r *http.Request, status int, change func(*AdminSIPView)) {
 	prefs, err := s.preferences(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	v := AdminSIPView{Errors: FormErrors{}, Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		if v.Accounts, err = sip.ListAccounts(tx); err != nil {
-			return err
-		}
-		if v.Branches, err = library.ListBranches(tx); err != nil {
-			return err
-		}
-		v.Lockouts, err = adminSIPLockouts(tx)
-		return err
-	})
+	o, err := s.lib.sip.Overview(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := AdminSIPView{Accounts: o.Accounts, Branches: o.Branches, Lockouts: o.Lockouts, Errors: FormErrors{}, Loc: prefs.Location}
 	if len(v.Branches) > 0 {
 		v.Add.BranchCode = v.Branches[0].Code
 	}
@@ -67,40 +57,6 @@ func (s *Server) renderAdminSIP(w http.ResponseWriter, r *http.Request, status i
 		change(&v)
 	}
 	s.render(w, r, status, AdminSIPPage(s.page(r, "SIP accounts", "admin"), &v))
-}
-
-// adminSIPLockouts reads the lockouts and names who each is about: the patrons of
-// PIN lockouts are read in one statement.
-func adminSIPLockouts(tx *db.Tx) ([]AdminSIPLockout, error) {
-	list, err := sip.ListLockouts(tx)
-	if err != nil {
-		return nil, err
-	}
-	var ids []int64
-	for _, l := range list {
-		if id, err := strconv.ParseInt(l.Subject, 10, 64); l.Kind == "pin" && err == nil && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	found, err := patrons.FindByIDs(tx, ids)
-	if err != nil {
-		return nil, err
-	}
-	now := tx.Now()
-	out := make([]AdminSIPLockout, len(list))
-	for i, l := range list {
-		out[i] = AdminSIPLockout{Lockout: l, Who: l.Subject, Locked: l.Locked(now)}
-		if l.Kind != "pin" {
-			continue
-		}
-		id, _ := strconv.ParseInt(l.Subject, 10, 64)
-		if p, ok := found[id]; ok {
-			out[i].Who = p.Card + " " + p.FirstName + " " + p.Surname
-		} else {
-			out[i].Who = "a patron since deleted (id " + l.Subject + ")"
-		}
-	}
-	return out, nil
 }
 
 func (s *Server) handleAdminSIP(w http.ResponseWriter, r *http.Request) {
@@ -116,19 +72,7 @@ func (s *Server) handleAdminSIPCreate(w http.ResponseWriter, r *http.Request) {
 		Institution: strings.TrimSpace(r.PostFormValue("institution")),
 		BranchCode:  r.PostFormValue("branch"),
 	}
-	// Hash before the write transaction: bcrypt takes tens of milliseconds, which
-	// every desk's and terminal's writes would wait for.
-	var (
-		a   *sip.Account
-		err error
-	)
-	n.PasswordHash, err = sip.HashAccountPassword(n.Password)
-	if err == nil {
-		err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-			a, err = sip.CreateAccount(tx, userFrom(r.Context()).Actor(), n)
-			return err
-		})
-	}
+	a, err := s.lib.sip.Create(r.Context(), userFrom(r.Context()).Actor(), n)
 	if field := stacks.ErrorField(err); err != nil && field != "" {
 		s.renderAdminSIP(w, r, http.StatusUnprocessableEntity, func(v *AdminSIPView) {
 			n.Password, n.PasswordHash = "", ""
@@ -230,18 +174,13 @@ func (s *Server) readAdminSIPForm(r *http.Request, id int64) (AdminSIPForm, erro
 	if err != nil {
 		return AdminSIPForm{}, err
 	}
-	var f AdminSIPForm
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		a, err := sip.FindAccount(tx, id)
-		if err != nil {
-			return err
-		}
-		f = newAdminSIPForm(a)
-		f.Branches, err = library.ListBranches(tx)
-		return err
-	})
-	f.Loc = prefs.Location
-	return f, err
+	a, branches, err := s.lib.sip.Account(r.Context(), id)
+	if err != nil {
+		return AdminSIPForm{}, err
+	}
+	f := newAdminSIPForm(a)
+	f.Branches, f.Loc = branches, prefs.Location
+	return f, nil
 }
 
 func (s *Server) renderAdminSIPForm(w http.ResponseWriter, r *http.Request, status int, f *AdminSIPForm) {
@@ -268,17 +207,18 @@ func (s *Server) handleAdminSIPUpdate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := s.readAdminSIPForm(r, id)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	u := parseAdminSIPForm(r, &f)
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return sip.UpdateAccount(tx, userFrom(r.Context()).Actor(), id, u)
-	})
+	var typed AdminSIPForm
+	u := parseAdminSIPForm(r, &typed)
+	a, err := s.lib.sip.Update(r.Context(), userFrom(r.Context()).Actor(), id, u)
 	switch {
 	case isAdminFormError(err) && stacks.ErrorField(err) != "":
+		// Shown again as typed, over the account as stored.
+		f, rerr := s.readAdminSIPForm(r, id)
+		if rerr != nil {
+			s.Error(w, r, rerr)
+			return
+		}
+		parseAdminSIPForm(r, &f)
 		adminFormError(f.Errors, err)
 		s.renderAdminSIPForm(w, r, http.StatusUnprocessableEntity, &f)
 		return
@@ -286,7 +226,7 @@ func (s *Server) handleAdminSIPUpdate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Settings of "+f.Account.Username+" saved. Its terminals use them within seconds, without logging in again.")
+	s.flash(r, "ok", "Settings of "+a.Username+" saved. Its terminals use them within seconds, without logging in again.")
 	redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
 }
 
@@ -298,9 +238,7 @@ func (s *Server) handleAdminSIPActive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	active := r.PostFormValue("active") == "1"
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return sip.SetAccountActive(tx, userFrom(r.Context()).Actor(), id, active)
-	})
+	err := s.lib.sip.SetActive(r.Context(), userFrom(r.Context()).Actor(), id, active)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -320,12 +258,7 @@ func (s *Server) handleAdminSIPPassword(w http.ResponseWriter, r *http.Request) 
 	if !ok {
 		return
 	}
-	hash, err := sip.HashAccountPassword(r.PostFormValue("password"))
-	if err == nil {
-		err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-			return sip.SetAccountPassword(tx, userFrom(r.Context()).Actor(), id, hash)
-		})
-	}
+	err := s.lib.sip.SetPassword(r.Context(), userFrom(r.Context()).Actor(), id, r.PostFormValue("password"))
 	if stacks.ErrorField(err) == "password" {
 		f, rerr := s.readAdminSIPForm(r, id)
 		if rerr != nil {
@@ -347,9 +280,7 @@ func (s *Server) handleAdminSIPPassword(w http.ResponseWriter, r *http.Request) 
 // hold "|" and ":", which a path would have to escape).
 func (s *Server) handleAdminSIPLockoutClear(w http.ResponseWriter, r *http.Request) {
 	key := r.PostFormValue("key")
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return sip.ClearLockout(tx, userFrom(r.Context()).Actor(), key)
-	})
+	err := s.lib.sip.ClearLockout(r.Context(), userFrom(r.Context()).Actor(), key)
 	switch stacks.ErrorCode(err) {
 	case "":
 		s.flash(r, "ok", "Lockout lifted: the next attempt is compared again, and its failures count from zero.")

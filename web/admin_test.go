@@ -494,6 +494,15 @@ func TestAdminCalendar(t *testing.T) {
 		if r := e.post(t, e.Admin, "/admin/calendar/branches/999", url.Values{"closes_at": {"18:00"}}); r.Status != http.StatusNotFound {
 			t.Errorf("unknown branch: %d, want 404", r.Status)
 		}
+		// A weekday the form does not offer is refused before any write, and an
+		// unknown branch is still not found.
+		r = e.post(t, e.Admin, "/admin/calendar/branches/"+e.id("CEN"), url.Values{"closes_at": {"18:00"}, "closed_weekdays": {"9"}})
+		if r.Status != http.StatusUnprocessableEntity || adminFieldMsg(r.Body, "closed_weekdays-"+e.id("CEN")) == "" {
+			t.Errorf("weekday 9: %d, want 422 beside the field", r.Status)
+		}
+		if r := e.post(t, e.Admin, "/admin/calendar/branches/999", url.Values{"closes_at": {"18:00"}, "closed_weekdays": {"9"}}); r.Status != http.StatusNotFound {
+			t.Errorf("unknown branch with weekday 9: %d, want 404", r.Status)
+		}
 	})
 }
 

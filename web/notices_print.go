@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -8,7 +9,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/notices"
 )
@@ -17,6 +17,12 @@ import (
 func (s *Server) noticeRoutes(r chi.Router) {
 	r.Get("/notices/print", s.handleNoticePrint)
 	r.Post("/notices/print", s.handleNoticePrinted)
+}
+
+// noticePrintService is what the print batch needs of package notices.
+type noticePrintService interface {
+	PrintBatch(ctx context.Context, code string, homeBranchID int64) (notices.PrintBatch, error)
+	MarkPrinted(ctx context.Context, actor stacks.Actor, branchID int64, ids []int64) (code string, n int, err error)
 }
 
 // NoticePrintView is a branch's batch of notices to print: one a page.
@@ -35,36 +41,13 @@ func (s *Server) handleNoticePrint(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	v := NoticePrintView{Library: prefs.LibraryName, Location: prefs.Location}
-	code := r.URL.Query().Get("branch")
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		if v.Branches, err = library.ListBranches(tx); err != nil {
-			return err
-		}
-		if code == "" {
-			for _, b := range v.Branches {
-				if b.ID == userFrom(r.Context()).BranchID {
-					code = b.Code
-				}
-			}
-		}
-		if v.Branch, err = library.FindBranchByCode(tx, code); err != nil {
-			return err
-		}
-		if v.Messages, err = notices.PrintBatch(tx, v.Branch.ID); err != nil {
-			return err
-		}
-		ids := make([]int64, 0, len(v.Messages))
-		for _, m := range v.Messages {
-			ids = append(ids, m.PatronID)
-		}
-		v.Addresses, err = notices.PatronAddresses(tx, ids)
-		return err
-	})
+	b, err := s.lib.print.PrintBatch(r.Context(), r.URL.Query().Get("branch"), userFrom(r.Context()).BranchID)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := NoticePrintView{Branch: b.Branch, Branches: b.Branches, Messages: b.Messages, Addresses: b.Addresses,
+		Library: prefs.LibraryName, Location: prefs.Location}
 	s.render(w, r, http.StatusOK, NoticePrintPage(s.page(r, "Notices to print: "+v.Branch.Name, ""), &v))
 }
 
@@ -82,15 +65,7 @@ func (s *Server) handleNoticePrinted(w http.ResponseWriter, r *http.Request) {
 			ids = append(ids, id)
 		}
 	}
-	var n int
-	var code string
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		if err := tx.QueryRow(`SELECT code FROM branches WHERE id = ?`, branchID).Scan(&code); err != nil {
-			return stacks.Errorf(stacks.ENOTFOUND, "There is no branch %d.", branchID)
-		}
-		n, err = notices.MarkPrinted(tx, userFrom(r.Context()).Actor(), branchID, ids)
-		return err
-	})
+	code, n, err := s.lib.print.MarkPrinted(r.Context(), userFrom(r.Context()).Actor(), branchID, ids)
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -99,6 +99,7 @@ type Server struct {
 	handler     http.Handler
 
 	loadJobs patronLoadJobs
+	lib      libraryServices
 }
 
 // New returns a Server for cfg.
@@ -148,6 +149,7 @@ func New(cfg Config) *Server {
 		cfg:        cfg,
 		staffCache: staff.NewCache(),
 		prefs:      prefs,
+		lib:        newLibraryServices(cfg.DB, prefs),
 	}
 }
 
