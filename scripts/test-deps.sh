@@ -35,10 +35,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Each: the file that shows the package is there, and the package. Chromium runs
 # the browser suite; yaz (yaz-marcdump) is the second opinion on MARC record counts;
 # xmllint validates OAI-PMH against its XML schema; lighttpd serves Stacks as CGI
-# and FastCGI in e2e/lighttpd_test.go.
+# and FastCGI in e2e/lighttpd_test.go; buildah (daemonless, run as root with vfs
+# storage and chroot isolation) builds the Dockerfile's image in
+# cmd/stacks/build_test.go.
 
 need=()
-for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/xmllint:libxml2-utils" "/usr/sbin/lighttpd:lighttpd"; do
+for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/xmllint:libxml2-utils" "/usr/sbin/lighttpd:lighttpd" "/usr/bin/buildah:buildah"; do
 	file=${pair%%:*} pkg=${pair##*:}
 	if [[ -x $file ]]; then
 		log "$pkg: $file present"
