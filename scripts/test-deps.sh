@@ -6,7 +6,8 @@
 #     opinion the MARC tests compare with) and libxml2-utils (xmllint, which
 #     validates the OAI-PMH answers against the schema in opac/testdata) and
 #     lighttpd (the real web server e2e/lighttpd_test.go runs Stacks behind, as
-#     CGI and as FastCGI), only if they are missing; lighttpd's package does not
+#     CGI and as FastCGI) and buildah (cmd/stacks/build_test.go builds the
+#     Dockerfile's image with it), only if they are missing; lighttpd's package does not
 #     start its service where policy-rc.d forbids it (containers), and the tests
 #     start their own on loopback with their own configuration either way;
 #   - the Playwright driver that playwright-go pins, assembled from the npm
