@@ -46,15 +46,17 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := time.LoadLocation(*tz); err != nil || *tz == "Local" || *tz == "" {
 		return usageError{fmt.Sprintf("--time-zone %q is not a time zone name; use one such as Europe/London, America/New_York or UTC", *tz)}
 	}
+	// The password first: a library is created only once it can have its
+	// administrator.
+	password, err := readPassword(stdin, stderr)
+	if err != nil {
+		return err
+	}
 	d, err := dbf.open(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	password, err := readPassword(stdin, stderr)
-	if err != nil {
-		return err
-	}
 	var b library.Branch
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		branches, err := library.ListBranches(tx)
