@@ -5,8 +5,8 @@
 #                  (packages nothing changed for come from Go's test cache)
 #   make test-fresh  the same, every package run again (make test FRESH=1)
 #   make check     gofmt, go vet, staticcheck, generated templ code up to date
-#   make build     the production binary in bin/stacks (static, CGO_ENABLED=0)
-#   make run       a server with the demo library
+#   make build     the production binary in bin/stacks (scripts/build.sh, as the image)
+#   make run       a server with the demo library (bin/stacks serve --demo)
 #   make e2e       only the browser tests
 #   make generate  regenerate *_templ.go from *.templ
 
@@ -146,11 +146,16 @@ templ-check:
 		exit 1; \
 	fi
 
+# build and run use scripts/build.sh, as the container image and the tests do:
+# one binary whoever builds it. run lists the packages as they compile: the
+# first build compiles SQLite's C translated to Go, minutes of silence otherwise.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/stacks ./cmd/stacks
+	GO=$(GO) sh scripts/build.sh bin/stacks
 
 run:
-	$(GO) run ./cmd/stacks serve --demo
+	@echo "building bin/stacks: the first build takes several minutes (SQLite compiles), later ones seconds"
+	GO=$(GO) BUILD_VERBOSE=1 sh scripts/build.sh bin/stacks
+	bin/stacks serve --demo
 
 e2e: test-deps
 	$(GO) test $(RACE) $(if $(FRESH),-count=1) -timeout 10m ./e2e/...

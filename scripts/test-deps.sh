@@ -6,7 +6,8 @@
 #     opinion the MARC tests compare with) and libxml2-utils (xmllint, which
 #     validates the OAI-PMH answers against the schema in opac/testdata) and
 #     lighttpd (the real web server e2e/lighttpd_test.go runs Stacks behind, as
-#     CGI and as FastCGI), only if they are missing; lighttpd's package does not
+#     CGI and as FastCGI) and buildah (cmd/stacks/build_test.go builds the
+#     Dockerfile's image with it), only if they are missing; lighttpd's package does not
 #     start its service where policy-rc.d forbids it (containers), and the tests
 #     start their own on loopback with their own configuration either way;
 #   - the Playwright driver that playwright-go pins, assembled from the npm
@@ -35,10 +36,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Each: the file that shows the package is there, and the package. Chromium runs
 # the browser suite; yaz (yaz-marcdump) is the second opinion on MARC record counts;
 # xmllint validates OAI-PMH against its XML schema; lighttpd serves Stacks as CGI
-# and FastCGI in e2e/lighttpd_test.go.
+# and FastCGI in e2e/lighttpd_test.go; buildah (daemonless, run as root with vfs
+# storage and chroot isolation) builds the Dockerfile's image in
+# cmd/stacks/build_test.go.
 
 need=()
-for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/xmllint:libxml2-utils" "/usr/sbin/lighttpd:lighttpd"; do
+for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/xmllint:libxml2-utils" "/usr/sbin/lighttpd:lighttpd" "/usr/bin/buildah:buildah"; do
 	file=${pair%%:*} pkg=${pair##*:}
 	if [[ -x $file ]]; then
 		log "$pkg: $file present"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/staff"
+	"golang.org/x/term"
 )
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -87,7 +89,7 @@ func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	password, d, err := passwordAndDB(ctx, dbf, stderr)
+	d, password, err := libraryAndPassword(ctx, dbf, stderr)
 	if err != nil {
 		return err
 	}
@@ -104,16 +106,65 @@ func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// readPassword reads a new account's password from STACKS_PASSWORD, or else one
-// line of standard input: never from a flag, where other users could see it.
-func readPassword(stderr io.Writer) (string, error) {
+// libraryAndPassword opens a library that is set up (it has a branch, where an
+// account works), then reads a new account's password: a mistake in --db is
+// told before anyone types a password.
+func libraryAndPassword(ctx context.Context, dbf dbFlags, stderr io.Writer) (*db.DB, string, error) {
+	d, err := dbf.openLibrary(ctx, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	password, err := func() (string, error) {
+		if _, err := branchesOf(ctx, d, dbf.path); err != nil {
+			return "", err
+		}
+		return readPassword(stdin, stderr)
+	}()
+	if err != nil {
+		d.Close()
+		return nil, "", err
+	}
+	return d, password, nil
+}
+
+// stdin is where a new account's password is read from; tests replace it.
+var stdin = os.Stdin
+
+// errNoPassword: neither STACKS_PASSWORD nor standard input gave a password.
+var errNoPassword = usageError{"no password given: type it on standard input, or set STACKS_PASSWORD"}
+
+// readPassword reads a new account's password from STACKS_PASSWORD, or else
+// from in: never from a flag, where other users could see it. On a terminal it
+// asks, twice, without echoing what is typed. From a pipe or a file it reads
+// one line and prints nothing: no person is there to see a prompt, and it
+// would land in the middle of the script's output.
+func readPassword(in *os.File, stderr io.Writer) (string, error) {
 	if password := os.Getenv("STACKS_PASSWORD"); password != "" {
 		return password, nil
 	}
-	fmt.Fprint(stderr, "Password: ")
-	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if fd := int(in.Fd()); term.IsTerminal(fd) {
+		ask := func(prompt string) (string, error) {
+			fmt.Fprint(stderr, prompt)
+			p, err := term.ReadPassword(fd)
+			fmt.Fprintln(stderr)
+			return string(p), err
+		}
+		p, err := ask("Password: ")
+		if err != nil || p == "" {
+			return "", errNoPassword
+		}
+		again, err := ask("The same password again: ")
+		if err != nil {
+			return "", errNoPassword
+		}
+		if again != p {
+			return "", usageError{"the two passwords differ: nothing was changed"}
+		}
+		return p, nil
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
 	if err != nil && line == "" {
-		return "", usageError{"no password given: type it on standard input, or set STACKS_PASSWORD"}
+		return "", errNoPassword
 	}
 	return strings.TrimRight(line, "\r\n"), nil
 }
@@ -132,23 +183,11 @@ func addSubcommand(args []string, stdout io.Writer, usage string) (done bool, er
 	return true, usageError{"usage: stacks " + usage}
 }
 
-// passwordAndDB reads a new account's password, then opens the database.
-func passwordAndDB(ctx context.Context, dbf dbFlags, stderr io.Writer) (string, *db.DB, error) {
-	password, err := readPassword(stderr)
-	if err != nil {
-		return "", nil, err
-	}
-	d, err := dbf.open(ctx, nil)
-	return password, d, err
-}
-
 func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("healthcheck", "healthcheck [--url URL]",
 		"Asks a running server's /healthz and exits 0 if it answers 200 within the timeout.\n"+
 			"Containers use it as their health check (no curl needed in the image).", stderr)
-	// The container's server may run under STACKS_BASE_PATH: its /healthz is
-	// then under the base too.
-	url := fs.String("url", env("STACKS_HEALTH_URL", "http://127.0.0.1:8080"+healthBase()+"/healthz"), "health URL (STACKS_HEALTH_URL; default under STACKS_BASE_PATH when set)")
+	url := fs.String("url", env("STACKS_HEALTH_URL", healthURL()), "health URL (STACKS_HEALTH_URL; default: /healthz on STACKS_ADDR's port on this host, under STACKS_BASE_PATH when set)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for an answer")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -169,6 +208,25 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintln(stdout, "healthy")
 	return nil
+}
+
+// healthURL is the /healthz of the server that stacks serve, started with the
+// same environment, runs: on STACKS_ADDR's port (its default :8080), on this
+// host's loopback when STACKS_ADDR names no host or every host, under
+// STACKS_BASE_PATH when that is set.
+func healthURL() string {
+	host, port, err := net.SplitHostPort(env("STACKS_ADDR", ":8080"))
+	if err != nil {
+		// serve cannot listen there either; ask its default.
+		host, port = "", "8080"
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + healthBase() + "/healthz"
 }
 
 // healthBase is STACKS_BASE_PATH as stacks serve reads it, or "" when it is

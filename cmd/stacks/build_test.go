@@ -22,10 +22,12 @@ import (
 // build stage's RUN line that calls scripts/build.sh, read from the Dockerfile,
 // not copied here) and checks what the container relies on: a static binary (the
 // image has no libc), stamped with the release, that serves the demo, answers its
-// own healthcheck and exits cleanly on SIGTERM (docker stop).
+// own healthcheck and exits cleanly on SIGTERM (docker stop). Then it builds
+// the Dockerfile's last stage from that same layout and runs it as the image
+// runs (TestProductionBuild/Container).
 func TestProductionBuild(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "stacks")
+	bin := filepath.Join(dir, "image", "root", "stacks")
 	root := moduleRoot(t)
 
 	cmdline := dockerfileBuildCommand(t, filepath.Join(root, "Dockerfile"))
@@ -37,7 +39,7 @@ func TestProductionBuild(t *testing.T) {
 			t.Fatalf("the build's %s: %v", f, err)
 		}
 	}
-	cmdline = strings.ReplaceAll(cmdline, "/out/stacks", bin)
+	cmdline = strings.ReplaceAll(cmdline, "/image", filepath.Join(dir, "image"))
 	build := exec.Command("sh", "-c", cmdline)
 	build.Dir = root
 	// The container build passes an empty STACKS_VERSION unless --build-arg sets it.
@@ -146,6 +148,8 @@ func TestProductionBuild(t *testing.T) {
 			t.Errorf("stacks serve did not exit within 10s of SIGTERM")
 		}
 	})
+
+	t.Run("Container", func(t *testing.T) { testContainer(t, root, dir) })
 }
 
 // dockerfileBuildCommand returns the first command of the Dockerfile's RUN
@@ -167,8 +171,8 @@ func dockerfileBuildCommand(t *testing.T, path string) string {
 		}
 		first, _, _ := strings.Cut(rest, "&&")
 		first = strings.TrimSpace(first)
-		if !strings.Contains(first, "scripts/build.sh") || !strings.Contains(first, "/out/stacks") {
-			t.Fatalf("%s: the RUN instruction's first command %q must be the build (scripts/build.sh ... /out/stacks)", path, first)
+		if !strings.Contains(first, "scripts/build.sh --image /image") {
+			t.Fatalf("%s: the RUN instruction's first command %q must be the build (scripts/build.sh --image /image)", path, first)
 		}
 		return first
 	}

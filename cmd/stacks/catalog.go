@@ -22,7 +22,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"Malformed records are reported with their position and skipped.", stderr)
 	var dbf dbFlags
 	dbf.register(fs)
-	branch := fs.String("branch", "CEN", "branch code for copies whose holdings name none")
+	branch := fs.String("branch", "", "branch code for copies whose holdings name none (default: the library's first branch, the one stacks init set up)")
 	itemType := fs.String("item-type", "BOOK", "item type code for copies whose holdings name none")
 	noItems := fs.Bool("no-items", false, "do not generate copies for records without holdings fields")
 	quiet := fs.Bool("quiet", false, "no progress display")
@@ -32,11 +32,18 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() == 0 {
 		return usageError{"name at least one MARC file to import"}
 	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	branches, err := branchesOf(ctx, d, dbf.path)
+	if err != nil {
+		return err
+	}
+	if *branch == "" {
+		*branch = firstBranch(branches).Code
+	}
 	interactive := !*quiet && isTerminal(stderr)
 	for _, path := range fs.Args() {
 		f, err := os.Open(path)
@@ -129,7 +136,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *format != catalog.FormatMARCXML && *format != catalog.FormatISO2709 {
 		return usageError{fmt.Sprintf("--format %q: use marcxml or iso2709", *format)}
 	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -47,8 +47,13 @@ func runCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// A web server's request never creates a library: a wrong STACKS_DB in its
+	// configuration is said in its error log.
+	if err := requireFile(dbf.path); err != nil {
+		return err
+	}
 	// One request: no group-commit writer to start, one read connection.
-	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous, CommitEach: true, ExistingFile: db.IsPostgresURL(dbf.path) || fileExists(dbf.path)})
+	d, err := db.Open(dbf.path, db.Options{ReadConns: 1, Synchronous: dbf.synchronous, CommitEach: true, ExistingFile: true})
 	if err != nil {
 		return err
 	}
@@ -118,9 +123,4 @@ func cgiHost(dbf dbFlags, base string, idle time.Duration, logLevel string, stde
 		Stderr: stderr,
 		Logger: log.New(stderr, "cgi host: ", 0),
 	}, nil
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

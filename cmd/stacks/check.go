@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
@@ -121,12 +118,8 @@ func checkLibrary(ctx context.Context, d *db.DB, target string, stdout io.Writer
 // schema, for commands that read a library and must not create or migrate one.
 func openExisting(ctx context.Context, target string) (*db.DB, error) {
 	// A PostgreSQL database that does not exist is Open's error (it connects).
-	if !db.IsPostgresURL(target) {
-		if _, err := os.Stat(target); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s does not exist: name the library's database with --db", target)
-		} else if err != nil {
-			return nil, err
-		}
+	if err := requireFile(target); err != nil {
+		return nil, err
 	}
 	path := db.DisplayName(target)
 	d, err := db.Open(target, db.Options{ReadConns: 1, WriteConns: 1})

@@ -77,11 +77,17 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer ln.Close()
 	tuneGC()
-	d, err := dbf.open(ctx, logger)
+	if err := checkTempDir(); err != nil {
+		return err
+	}
+	d, err := dbf.openLibrary(ctx, logger)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	if err := warnNoStaff(ctx, d, dbf.path, logger); err != nil {
+		return err
+	}
 	setUpReports(ctx, d, dbf.path, logger)
 
 	// A patron load with many PINs runs on after its request; it stops, and is

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -45,7 +46,13 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := time.LoadLocation(*tz); err != nil || *tz == "Local" || *tz == "" {
 		return usageError{fmt.Sprintf("--time-zone %q is not a time zone name; use one such as Europe/London, America/New_York or UTC", *tz)}
 	}
-	password, d, err := passwordAndDB(ctx, dbf, stderr)
+	// The password first: a library is created only once it can have its
+	// administrator.
+	password, err := readPassword(stdin, stderr)
+	if err != nil {
+		return err
+	}
+	d, err := dbf.open(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -90,9 +97,31 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return userFacing(err)
 	}
+	dbGiven := false
+	fs.Visit(func(f *flag.Flag) { dbGiven = dbGiven || f.Name == "db" })
+	serve, note := serveCommand(dbf.path, dbGiven, isTerminal(stdout))
 	fmt.Fprintf(stdout, "library set up in %s: branch %s (%s), patron categories ADULT and CHILD, item types BOOK and REF,\n"+
 		"one circulation rule (21 days, 20 loans, 2 renewals, no fines), time zone %s, administrator %q.\n"+
-		"Next: stacks serve --db %s, sign in as %s, and see Administration (rules, calendar, staff accounts);\n"+
-		"stacks import to load the catalogue.\n", db.DisplayName(dbf.path), b.Code, b.Name, *tz, *admin, db.DisplayName(dbf.path), *admin)
+		"Next: %s, sign in as %s, and see Administration (rules, calendar, staff accounts);\n"+
+		"stacks import to load the catalogue.\n%s", db.DisplayName(dbf.path), b.Code, b.Name, *tz, *admin, serve, *admin, note)
 	return nil
+}
+
+// serveCommand is the command that serves the library init just set up at
+// target, to be copied as it is, and a note to print after it if any.
+// Without --db (STACKS_DB, or stacks.db) it is plain stacks serve, which reads
+// the same. A PostgreSQL URL with a password is shown whole only on a
+// terminal, where the administrator typed it a moment ago and copies the
+// command from; written to a file or a log it is masked, and the note says
+// how to give it.
+func serveCommand(target string, dbGiven, terminal bool) (cmd, note string) {
+	switch {
+	case !dbGiven:
+		return "stacks serve", ""
+	case db.DisplayName(target) == target || terminal:
+		return "stacks serve --db " + shellQuote(target), ""
+	}
+	return "stacks serve --db " + shellQuote(db.DisplayName(target)),
+		"(The password is masked here, as this output is not a terminal: give --db the URL init was given,\n" +
+			"or set STACKS_DB to it, or leave the password out of the URL and put it in ~/.pgpass or PGPASSWORD.)\n"
 }

@@ -18,6 +18,244 @@ import (
 )
 
 func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseLoadFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	tuneGC()
+	switch {
+	case o.hello != "":
+		if err := load.CheckLoopback(o.hello); err != nil {
+			return usageError{err.Error()}
+		}
+		return load.ServeHello(ctx, o.hello, func(a net.Addr) { fmt.Fprintf(stdout, "hello-world server on http://%s\n", a) })
+	case o.suite != "":
+		return runLoadSuite(ctx, loadSuiteFlags{kind: o.suite, out: o.out, dir: o.dir, parts: o.parts, postgres: o.pgURL, quietWait: o.quietWait}, stderr)
+	}
+	targets, err := o.targets()
+	if err != nil {
+		return err
+	}
+	pids, err := parsePIDs(o.serverPIDs)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if o.floodPath != "" {
+		if len(targets) > 1 {
+			return usageError{"--flood tests one server: give one --target"}
+		}
+		return runFlood(ctx, o.target, o.floodPath, o.conns, o.duration, o.login, o.user, o.password, o.jsonFile, stdout)
+	}
+	if err := o.checkRun(); err != nil {
+		return err
+	}
+	shares, err := loadShares(ctx, o.dbPath, o.sharesFile, o.branch, o.items, o.writeShares)
+	if err != nil {
+		return err
+	}
+	if o.writeShares != "" {
+		return writeShareList(o.writeShares, shares, stdout)
+	}
+	if len(shares) < o.users {
+		return fmt.Errorf("the library has shares for only %d virtual users (a patron in good standing and %d available items without holds each), "+
+			"not %d: lower --users or --items, or test a larger demo library, e.g. stacks demo --db load.db --titles 5000 --patrons 3000",
+			len(shares), o.items, o.users)
+	}
+	cfg, set := o.config(shares[:o.users], targets, stderr)
+	extras, err := o.watch(&cfg, targets, pids, stderr)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	fmt.Fprintf(stderr, "load: signing in %d users\n", o.users)
+	rep, err := load.Run(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return errors.New("interrupted")
+		}
+		return err
+	}
+	out := load.Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep}
+	extras(&out)
+	readServerMemory(&out, pids, stderr)
+	out.WriteTable(stdout)
+	if o.jsonFile != "" {
+		return writeJSON(o.jsonFile, out)
+	}
+	return nil
+}
+
+// targets checks the addresses a run drives (loopback only) and returns the
+// staff sites' URLs.
+func (o *loadOptions) targets() ([]string, error) {
+	targets := splitList(o.target)
+	if o.sipAddr != "" {
+		if err := load.CheckLoopback(o.sipAddr); err != nil {
+			return nil, usageError{err.Error()}
+		}
+		return targets, nil
+	}
+	if len(targets) == 0 {
+		return nil, usageError{"--target is empty: give the staff site's URL, e.g. http://127.0.0.1:8080"}
+	}
+	for _, t := range targets {
+		if err := load.CheckLoopback(t); err != nil {
+			return nil, usageError{err.Error()}
+		}
+	}
+	return targets, nil
+}
+
+// checkRun refuses settings a check-out/check-in run cannot use.
+func (o *loadOptions) checkRun() error {
+	switch {
+	case o.users < 1 || o.items < 1:
+		return usageError{"--users and --items must be at least 1"}
+	case o.duration <= 0 && o.count <= 0:
+		return usageError{"give --duration or --count: a load test must stop by itself"}
+	case o.think < 0:
+		return usageError{"--think cannot be negative"}
+	case o.warmup < 0:
+		return usageError{"--warmup cannot be negative"}
+	}
+	return nil
+}
+
+// writeShareList writes the shares to path, for a later --shares.
+func writeShareList(path string, shares []load.Share, stdout io.Writer) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := load.WriteShares(f, shares); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d shares to %s\n", len(shares), path)
+	return nil
+}
+
+// config is the run's configuration, each user with its share, and the
+// settings the report repeats.
+func (o *loadOptions) config(shares []load.Share, targets []string, stderr io.Writer) (load.Config, load.Settings) {
+	cfg := load.Config{Users: o.users, Shares: shares, Think: o.think, Duration: o.duration, Count: o.count, Warmup: o.warmup,
+		Progress: func(format string, args ...any) { fmt.Fprintf(stderr, "load: "+format+"\n", args...) }}
+	set := load.Settings{Protocol: "http", Target: strings.Join(targets, ","), Users: o.users, Items: o.items, ThinkS: o.think.Seconds(), Jitter: 0.5,
+		DurationS: o.duration.Seconds(), Count: o.count, Command: append([]string{"stacks", "load"}, o.args...)}
+	if o.sipAddr != "" {
+		cfg.Dial = load.SIPDialer(load.SIPConfig{Addr: o.sipAddr, User: o.sipUser, Password: o.sipPassword, Institution: o.institution, PIN: o.pin})
+		set.Protocol, set.Target = "sip2", o.sipAddr
+		return cfg, set
+	}
+	set.Desk = o.desk.String()
+	dialers := make([]load.Dialer, len(targets))
+	for i, t := range targets {
+		dialers[i] = load.HTTPDeskDialer(t, o.user, o.password, o.desk)
+	}
+	cfg.Dial = load.RoundRobin(dialers...)
+	return cfg, set
+}
+
+// watch sets cfg up to measure, over the measured time, the servers' CPU
+// (--server-pid), PostgreSQL's checkpoints and autovacuum passes, and where
+// the servers' writes waited (over HTTP, when their /metrics can be read:
+// serve --metrics-allow 127.0.0.1). extras adds what was measured to the
+// report once the run is over.
+func (o *loadOptions) watch(cfg *load.Config, targets []string, pids []int, stderr io.Writer) (extras func(*load.Output), err error) {
+	for _, pid := range pids {
+		if err := load.ResetPeakMemory(pid); err != nil {
+			fmt.Fprintf(stderr, "load: cannot reset the server's peak memory (the figure will be its peak since it started): %v\n", err)
+		}
+	}
+	var meter *load.CPUMeter
+	var cpu *load.CPUUse
+	if len(pids) > 0 {
+		cfg.OnStart = func() { meter = load.StartCPUProcs(load.Procs{Servers: pids}) }
+		cfg.OnStop = func() { cpu = meter.Stop() }
+	}
+	var pgActivity *load.PGActivity
+	if db.IsPostgresURL(o.dbPath) && o.sharesFile == "" {
+		pgWatch, err := load.WatchPostgres(o.dbPath)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Around(pgWatch.Start, func() {
+			var err error
+			if pgActivity, err = pgWatch.Stop(); err != nil {
+				fmt.Fprintf(stderr, "load: PostgreSQL's activity counters: %v\n", err)
+			}
+		})
+	}
+	var writeWaits load.WriteWaits
+	if o.sipAddr == "" {
+		ww := load.WatchWrites(targets)
+		cfg.Around(ww.Start, func() {
+			var err error
+			if writeWaits, err = ww.Stop(); err != nil {
+				fmt.Fprintf(stderr, "load: where the writes waited is not reported: %v\n", err)
+			}
+		})
+	}
+	return func(out *load.Output) { out.CPU, out.Postgres, out.Writes = cpu, pgActivity, writeWaits }, nil
+}
+
+// readServerMemory adds the servers' peak memory (--server-pid) to the report.
+func readServerMemory(out *load.Output, pids []int, stderr io.Writer) {
+	for i, pid := range pids {
+		m, err := load.ReadMemory(pid)
+		if err != nil {
+			fmt.Fprintf(stderr, "load: %v\n", err)
+			continue
+		}
+		if i == 0 {
+			out.Memory = m
+		} else {
+			out.MoreMemory = append(out.MoreMemory, m)
+		}
+	}
+}
+
+// loadOptions are stacks load's flags.
+type loadOptions struct {
+	args        []string
+	desk        load.Desk
+	target      string
+	dbPath      string
+	sharesFile  string
+	writeShares string
+	users       int
+	items       int
+	branch      string
+	think       time.Duration
+	duration    time.Duration
+	count       int
+	warmup      time.Duration
+	user        string
+	password    string
+	deskMode    string
+	sipAddr     string
+	sipUser     string
+	sipPassword string
+	institution string
+	pin         string
+	jsonFile    string
+	serverPIDs  string
+	floodPath   string
+	conns       int
+	login       bool
+	hello       string
+	suite       string
+	out         string
+	dir         string
+	parts       string
+	pgURL       string
+	quietWait   time.Duration
+}
+
+func parseLoadFlags(args []string, stderr io.Writer) (*loadOptions, error) {
 	fs := newFlagSet("load", "load [flags]",
 		`Load-tests a Stacks server on this machine with FOLIO's check-in/check-out
 (CICO) workflow: --users virtual users each sign in as a desk (over HTTP, as a
@@ -61,205 +299,49 @@ Examples:
   stacks load --target http://127.0.0.1:8081,http://127.0.0.1:8082 --db postgres://stacks@/stacks?host=/run/postgresql --users 560 --duration 60s
   stacks load --sip 127.0.0.1:6001 --db stacks.db --users 20 --think 0 --duration 30s   # serve --sip-max-conns-per-addr 20
   stacks load --target http://127.0.0.1:8080 --flood /healthz --conns 500 --duration 30s`, stderr)
-	target := fs.String("target", env("STACKS_LOAD_TARGET", "http://127.0.0.1:8080"), "the staff site's URL, or several servers' comma-separated (STACKS_LOAD_TARGET)")
-	dbPath := fs.String("db", env("STACKS_DB", ""), "the servers' database, a SQLite file or a postgres:// URL, to read the users' shares from (STACKS_DB)")
-	sharesFile := fs.String("shares", "", "read the users' shares from this list instead of --db")
-	writeShares := fs.String("write-shares", "", "write the shares found in --db to this file (for --shares) and exit")
-	users := fs.Int("users", 8, "virtual users")
-	items := fs.Int("items", 3, "items in each user's share")
-	branch := fs.String("branch", "CEN", "code of the branch the desk user or SIP account works at: shares use its items")
-	think := fs.Duration("think", 3*time.Second, "mean pause before each scan, ± 50% (0: saturation)")
-	duration := fs.Duration("duration", 60*time.Second, "how long to measure (0: until --count)")
-	count := fs.Int("count", 0, "stop after this many check-outs and check-ins (0: until --duration)")
-	warmup := fs.Duration("warmup", 0, "run the workload this long, unmeasured, before measuring: a server that has been running has its connections and caches warm")
-	user := fs.String("user", "desk", "staff user each desk signs in as")
-	password := fs.String("password", "desk", "the staff user's password")
-	deskMode := fs.String("desk", "pages", "how each desk works the staff site: pages (every scan a form post and the page it leads to, as without JavaScript) or script (one request a scan, as the desk script sends it)")
-	sipAddr := fs.String("sip", "", "drive SIP2 terminals at this address (host:port) instead of the staff site")
-	sipUser := fs.String("sip-user", "kiosk", "SIP account")
-	sipPassword := fs.String("sip-password", "kiosk", "SIP account's password")
-	institution := fs.String("institution", "CEN", "institution ID sent to the SIP server (AO)")
-	pin := fs.String("pin", "1234", "patrons' PIN over SIP2")
-	jsonFile := fs.String("json", "", "also write the settings and figures to this JSON file")
-	serverPIDs := fs.String("server-pid", "", "the server's process id (several servers': comma-separated): report peak resident memory (VmHWM, reset at the start) and CPU")
-	floodPath := fs.String("flood", "", "connection test: GET this path of --target on --conns connections for --duration")
-	conns := fs.Int("conns", 500, "connections for --flood")
-	login := fs.Bool("login", false, "--flood with a signed-in desk's session cookie")
-	hello := fs.String("serve-hello", "", "serve a bare net/http hello-world on this loopback address until stopped")
-	suite := fs.String("suite", "", "run make load's suite: full or quick")
-	out := fs.String("out", "docs/load-results.md", "--suite: the Markdown results file")
-	dir := fs.String("dir", "", "--suite: working directory for the database, logs and JSON (default: a new temporary one)")
-	parts := fs.String("parts", "", "--suite: only these parts, comma-separated: desk, saturation, flood, sip, sweep, postgres")
-	pgURL := fs.String("postgres", env("STACKS_LOAD_POSTGRES", ""), "--suite: a PostgreSQL server for the postgres part, as a URL to its maintenance database (it creates a database stacks_load there); default: a durable throwaway cluster started with scripts/pg.sh (STACKS_LOAD_POSTGRES)")
-	quietWait := fs.Duration("quiet-wait", 90*time.Second, "--suite: how long each run waits, at most, for other work on the machine to stop")
+	o := &loadOptions{args: args}
+	fs.StringVar(&o.target, "target", env("STACKS_LOAD_TARGET", "http://127.0.0.1:8080"), "the staff site's URL, or several servers' comma-separated (STACKS_LOAD_TARGET)")
+	fs.StringVar(&o.dbPath, "db", env("STACKS_DB", ""), "the servers' database, a SQLite file or a postgres:// URL, to read the users' shares from (STACKS_DB)")
+	fs.StringVar(&o.sharesFile, "shares", "", "read the users' shares from this list instead of --db")
+	fs.StringVar(&o.writeShares, "write-shares", "", "write the shares found in --db to this file (for --shares) and exit")
+	fs.IntVar(&o.users, "users", 8, "virtual users")
+	fs.IntVar(&o.items, "items", 3, "items in each user's share")
+	fs.StringVar(&o.branch, "branch", "CEN", "code of the branch the desk user or SIP account works at: shares use its items")
+	fs.DurationVar(&o.think, "think", 3*time.Second, "mean pause before each scan, ± 50% (0: saturation)")
+	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to measure (0: until --count)")
+	fs.IntVar(&o.count, "count", 0, "stop after this many check-outs and check-ins (0: until --duration)")
+	fs.DurationVar(&o.warmup, "warmup", 0, "run the workload this long, unmeasured, before measuring: a server that has been running has its connections and caches warm")
+	fs.StringVar(&o.user, "user", "desk", "staff user each desk signs in as")
+	fs.StringVar(&o.password, "password", "desk", "the staff user's password")
+	fs.StringVar(&o.deskMode, "desk", "pages", "how each desk works the staff site: pages (every scan a form post and the page it leads to, as without JavaScript) or script (one request a scan, as the desk script sends it)")
+	fs.StringVar(&o.sipAddr, "sip", "", "drive SIP2 terminals at this address (host:port) instead of the staff site")
+	fs.StringVar(&o.sipUser, "sip-user", "kiosk", "SIP account")
+	fs.StringVar(&o.sipPassword, "sip-password", "kiosk", "SIP account's password")
+	fs.StringVar(&o.institution, "institution", "CEN", "institution ID sent to the SIP server (AO)")
+	fs.StringVar(&o.pin, "pin", "1234", "patrons' PIN over SIP2")
+	fs.StringVar(&o.jsonFile, "json", "", "also write the settings and figures to this JSON file")
+	fs.StringVar(&o.serverPIDs, "server-pid", "", "the server's process id (several servers': comma-separated): report peak resident memory (VmHWM, reset at the start) and CPU")
+	fs.StringVar(&o.floodPath, "flood", "", "connection test: GET this path of --target on --conns connections for --duration")
+	fs.IntVar(&o.conns, "conns", 500, "connections for --flood")
+	fs.BoolVar(&o.login, "login", false, "--flood with a signed-in desk's session cookie")
+	fs.StringVar(&o.hello, "serve-hello", "", "serve a bare net/http hello-world on this loopback address until stopped")
+	fs.StringVar(&o.suite, "suite", "", "run make load's suite: full or quick")
+	fs.StringVar(&o.out, "out", "docs/load-results.md", "--suite: the Markdown results file")
+	fs.StringVar(&o.dir, "dir", "", "--suite: working directory for the database, logs and JSON (default: a new temporary one)")
+	fs.StringVar(&o.parts, "parts", "", "--suite: only these parts, comma-separated: desk, saturation, flood, sip, sweep, postgres")
+	fs.StringVar(&o.pgURL, "postgres", env("STACKS_LOAD_POSTGRES", ""), "--suite: a PostgreSQL server for the postgres part, as a URL to its maintenance database (it creates a database stacks_load there); default: a durable throwaway cluster started with scripts/pg.sh (STACKS_LOAD_POSTGRES)")
+	fs.DurationVar(&o.quietWait, "quiet-wait", 90*time.Second, "--suite: how long each run waits, at most, for other work on the machine to stop")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
-	tuneGC()
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("load takes no arguments, got %q", fs.Args())}
+		return nil, usageError{fmt.Sprintf("load takes no arguments, got %q", fs.Args())}
 	}
-	desk, err := load.ParseDesk(*deskMode)
-	if err != nil {
-		return usageError{err.Error()}
+	var err error
+	if o.desk, err = load.ParseDesk(o.deskMode); err != nil {
+		return nil, usageError{err.Error()}
 	}
-
-	switch {
-	case *hello != "":
-		if err := load.CheckLoopback(*hello); err != nil {
-			return usageError{err.Error()}
-		}
-		return load.ServeHello(ctx, *hello, func(a net.Addr) { fmt.Fprintf(stdout, "hello-world server on http://%s\n", a) })
-	case *suite != "":
-		return runLoadSuite(ctx, loadSuiteFlags{kind: *suite, out: *out, dir: *dir, parts: *parts, postgres: *pgURL, quietWait: *quietWait}, stderr)
-	}
-
-	targets := splitList(*target)
-	if *sipAddr != "" {
-		if err := load.CheckLoopback(*sipAddr); err != nil {
-			return usageError{err.Error()}
-		}
-	} else {
-		if len(targets) == 0 {
-			return usageError{"--target is empty: give the staff site's URL, e.g. http://127.0.0.1:8080"}
-		}
-		for _, t := range targets {
-			if err := load.CheckLoopback(t); err != nil {
-				return usageError{err.Error()}
-			}
-		}
-	}
-	pids, err := parsePIDs(*serverPIDs)
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	if *floodPath != "" {
-		if len(targets) > 1 {
-			return usageError{"--flood tests one server: give one --target"}
-		}
-		return runFlood(ctx, *target, *floodPath, *conns, *duration, *login, *user, *password, *jsonFile, stdout)
-	}
-	if *users < 1 || *items < 1 {
-		return usageError{"--users and --items must be at least 1"}
-	}
-	if *duration <= 0 && *count <= 0 {
-		return usageError{"give --duration or --count: a load test must stop by itself"}
-	}
-	if *think < 0 {
-		return usageError{"--think cannot be negative"}
-	}
-	if *warmup < 0 {
-		return usageError{"--warmup cannot be negative"}
-	}
-
-	shares, err := loadShares(ctx, *dbPath, *sharesFile, *branch, *items, *writeShares)
-	if err != nil {
-		return err
-	}
-	if *writeShares != "" {
-		f, err := os.Create(*writeShares)
-		if err != nil {
-			return err
-		}
-		if err := load.WriteShares(f, shares); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %d shares to %s\n", len(shares), *writeShares)
-		return nil
-	}
-	if len(shares) < *users {
-		return fmt.Errorf("the library has shares for only %d virtual users (a patron in good standing and %d available items without holds each), "+
-			"not %d: lower --users or --items, or test a larger demo library, e.g. stacks demo --db load.db --titles 5000 --patrons 3000",
-			len(shares), *items, *users)
-	}
-	shares = shares[:*users]
-
-	cfg := load.Config{Users: *users, Shares: shares, Think: *think, Duration: *duration, Count: *count, Warmup: *warmup,
-		Progress: func(format string, args ...any) { fmt.Fprintf(stderr, "load: "+format+"\n", args...) }}
-	set := load.Settings{Protocol: "http", Target: strings.Join(targets, ","), Users: *users, Items: *items, ThinkS: think.Seconds(), Jitter: 0.5,
-		DurationS: duration.Seconds(), Count: *count, Command: append([]string{"stacks", "load"}, args...)}
-	if *sipAddr != "" {
-		cfg.Dial = load.SIPDialer(load.SIPConfig{Addr: *sipAddr, User: *sipUser, Password: *sipPassword, Institution: *institution, PIN: *pin})
-		set.Protocol, set.Target = "sip2", *sipAddr
-	} else {
-		set.Desk = desk.String()
-		dialers := make([]load.Dialer, len(targets))
-		for i, t := range targets {
-			dialers[i] = load.HTTPDeskDialer(t, *user, *password, desk)
-		}
-		cfg.Dial = load.RoundRobin(dialers...)
-	}
-	for _, pid := range pids {
-		if err := load.ResetPeakMemory(pid); err != nil {
-			fmt.Fprintf(stderr, "load: cannot reset the server's peak memory (the figure will be its peak since it started): %v\n", err)
-		}
-	}
-	var meter *load.CPUMeter
-	var cpu *load.CPUUse
-	if len(pids) > 0 {
-		cfg.OnStart = func() { meter = load.StartCPUProcs(load.Procs{Servers: pids}) }
-		cfg.OnStop = func() { cpu = meter.Stop() }
-	}
-	// On PostgreSQL the report says which checkpoints and autovacuum passes
-	// fell in the measured time.
-	var pgWatch *load.PGWatch
-	var pgActivity *load.PGActivity
-	if db.IsPostgresURL(*dbPath) && *sharesFile == "" {
-		if pgWatch, err = load.WatchPostgres(*dbPath); err != nil {
-			return err
-		}
-		cfg.Around(pgWatch.Start, func() {
-			var err error
-			if pgActivity, err = pgWatch.Stop(); err != nil {
-				fmt.Fprintf(stderr, "load: PostgreSQL's activity counters: %v\n", err)
-			}
-		})
-	}
-	// Over HTTP the report says where the servers' writes waited, when their
-	// /metrics can be read (serve --metrics-allow 127.0.0.1).
-	var writeWaits load.WriteWaits
-	if *sipAddr == "" {
-		ww := load.WatchWrites(targets)
-		cfg.Around(ww.Start, func() {
-			var err error
-			if writeWaits, err = ww.Stop(); err != nil {
-				fmt.Fprintf(stderr, "load: where the writes waited is not reported: %v\n", err)
-			}
-		})
-	}
-	started := time.Now()
-	fmt.Fprintf(stderr, "load: signing in %d users\n", *users)
-	rep, err := load.Run(ctx, cfg)
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return errors.New("interrupted")
-		}
-		return err
-	}
-	o := load.Output{Settings: set, Started: started.UTC().Format(time.RFC3339), Report: rep, CPU: cpu, Postgres: pgActivity, Writes: writeWaits}
-	for i, pid := range pids {
-		m, err := load.ReadMemory(pid)
-		if err != nil {
-			fmt.Fprintf(stderr, "load: %v\n", err)
-			continue
-		}
-		if i == 0 {
-			o.Memory = m
-		} else {
-			o.MoreMemory = append(o.MoreMemory, m)
-		}
-	}
-	o.WriteTable(stdout)
-	if *jsonFile != "" {
-		if err := writeJSON(*jsonFile, o); err != nil {
-			return err
-		}
-	}
-	return nil
+	return o, nil
 }
 
 // loadShares reads the shares from a list file or the database.

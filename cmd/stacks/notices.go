@@ -141,10 +141,7 @@ func runNoticesWith(ctx context.Context, name string, args []string, stdout, std
 	if err != nil {
 		return err
 	}
-	if *dry && !fileExists(dbf.path) {
-		return usageError{fmt.Sprintf("--db %s: no such database", dbf.path)}
-	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}

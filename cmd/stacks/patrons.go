@@ -92,11 +92,14 @@ func runPatronsImport(ctx context.Context, args []string, stdout, stderr io.Writ
 	if n := bytes.Count(file, []byte{'\n'}) - 1; n > patrons.WebLoadRows && !*dryRun {
 		fmt.Fprintf(stderr, "warning: about %d rows; the desks' checkouts will wait while they are written in one transaction (some 10 to 15 seconds at 100,000 rows). Load a file this long when the library is closed, or split it.\n", n)
 	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	if _, err := branchesOf(ctx, d, dbf.path); err != nil {
+		return err
+	}
 	res, err := patrons.Load(ctx, d, bytes.NewReader(file), patrons.LoadOptions{
 		Actor: stacks.System, Match: *match, DryRun: *dryRun, SkipBad: *skipBad, ClearEmpty: *clearEmpty, OverwritePINs: *overwritePINs,
 		DefaultCategory: *defCategory, DefaultBranch: *defBranch, DefaultExpiry: *defExpiry,

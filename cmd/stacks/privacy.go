@@ -49,10 +49,7 @@ func runPrivacyRun(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("privacy run takes no arguments, got %q", fs.Args())}
 	}
-	if !fileExists(dbf.path) {
-		return usageError{fmt.Sprintf("--db %s: no such database", dbf.path)}
-	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -84,10 +81,7 @@ func runPrivacyExport(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *card == "" {
 		return usageError{"privacy export: name the patron with --card CARD"}
 	}
-	if !fileExists(dbf.path) {
-		return usageError{fmt.Sprintf("--db %s: no such database", dbf.path)}
-	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func runSIPAccountAdd(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	password, d, err := passwordAndDB(ctx, dbf, stderr)
+	d, password, err := libraryAndPassword(ctx, dbf, stderr)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func runSIPAccountList(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func runSIPAccountSet(ctx context.Context, args []string, stdout, stderr io.Writ
 		}
 		return nil
 	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ func runSIPAccountPassword(ctx context.Context, args []string, stdout, stderr io
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	password, d, err := passwordAndDB(ctx, dbf, stderr)
+	d, password, err := libraryAndPassword(ctx, dbf, stderr)
 	if err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func runSIPLockouts(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func runSIPUnlock(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	d, err := dbf.open(ctx, nil)
+	d, err := dbf.openLibrary(ctx, nil)
 	if err != nil {
 		return err
 	}
