@@ -93,6 +93,7 @@ type Server struct {
 
 	handlerOnce sync.Once
 	handler     http.Handler
+	Catalog     catalogService
 }
 
 // Defaults of Config.
@@ -158,6 +159,7 @@ func New(cfg Config) *Server {
 		Sessions: sm,
 		cfg:      cfg,
 		prefs:    prefs,
+		Catalog:  newCatalogService(cfg),
 	}
 }
 

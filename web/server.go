@@ -99,6 +99,8 @@ type Server struct {
 	handler     http.Handler
 
 	loadJobs patronLoadJobs
+	Catalog  catalogService
+	Labels   labelsService
 }
 
 // New returns a Server for cfg.
@@ -148,6 +150,8 @@ func New(cfg Config) *Server {
 		cfg:        cfg,
 		staffCache: staff.NewCache(),
 		prefs:      prefs,
+		Catalog:    newCatalogService(cfg),
+		Labels:     newLabelsService(cfg),
 	}
 }
 
