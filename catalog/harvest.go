@@ -49,10 +49,10 @@ type HarvestCopy struct {
 // MaxHarvestLimit bounds HarvestQuery.Limit.
 const MaxHarvestLimit = 5000
 
-// Harvest returns a page of records in id order, and whether more follow. It
+// harvest returns a page of records in id order, and whether more follow. It
 // runs two statements whatever the page's size: the records (with the deleted
 // ones), then their copies.
-func Harvest(tx *db.Tx, q HarvestQuery) ([]HarvestRecord, bool, error) {
+func harvest(tx *db.Tx, q HarvestQuery) ([]HarvestRecord, bool, error) {
 	if q.Limit <= 0 || q.Limit > MaxHarvestLimit {
 		q.Limit = 100
 	}
@@ -92,8 +92,8 @@ func Harvest(tx *db.Tx, q HarvestQuery) ([]HarvestRecord, bool, error) {
 	return out, more, nil
 }
 
-// FindHarvestRecord returns one record, live or deleted, with its copies.
-func FindHarvestRecord(tx *db.Tx, id int64) (HarvestRecord, error) {
+// findHarvestRecord returns one record, live or deleted, with its copies.
+func findHarvestRecord(tx *db.Tx, id int64) (HarvestRecord, error) {
 	rows, err := tx.Query(`SELECT id, updated_at, 0, title, author, isbn, publisher, coalesce(year, 0), subjects, control_number, marc
 			FROM records WHERE id = ?1
 		UNION ALL
@@ -112,9 +112,9 @@ func FindHarvestRecord(tx *db.Tx, id int64) (HarvestRecord, error) {
 	return out[0], harvestCopies(tx, out[:1])
 }
 
-// EarliestDatestamp returns the oldest datestamp a harvest can return (the
+// earliestDatestamp returns the oldest datestamp a harvest can return (the
 // catalogue's first change or deletion); the zero time for an empty catalogue.
-func EarliestDatestamp(tx *db.Tx) (time.Time, error) {
+func earliestDatestamp(tx *db.Tx) (time.Time, error) {
 	var s sql.NullString
 	err := tx.QueryRow(`SELECT min(d) FROM (SELECT min(updated_at) AS d FROM records UNION ALL SELECT min(deleted_at) FROM deleted_records) AS m`).Scan(&s)
 	if err != nil {

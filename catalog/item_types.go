@@ -29,9 +29,9 @@ func CreateItemType(tx *db.Tx, actor stacks.Actor, code, name string, notForLoan
 	return id, tx.Audit(actor, "item_type.create", "item_type", id, code)
 }
 
-// ItemTypePrices returns the item types' default replacement costs (billed for a
+// itemTypePrices returns the item types' default replacement costs (billed for a
 // lost item whose own price is 0), by code.
-func ItemTypePrices(tx *db.Tx) (map[string]int64, error) {
+func itemTypePrices(tx *db.Tx) (map[string]int64, error) {
 	rows, err := tx.Query(`SELECT code, default_price_cents FROM item_types`)
 	if err != nil {
 		return nil, fmt.Errorf("item type prices: %w", err)
@@ -49,8 +49,8 @@ func ItemTypePrices(tx *db.Tx) (map[string]int64, error) {
 	return out, rows.Err()
 }
 
-// SetItemTypePrice sets the default replacement cost of the item type with code.
-func SetItemTypePrice(tx *db.Tx, actor stacks.Actor, code string, cents int64) error {
+// setItemTypePrice sets the default replacement cost of the item type with code.
+func setItemTypePrice(tx *db.Tx, actor stacks.Actor, code string, cents int64) error {
 	if cents < 0 {
 		return stacks.FieldErrorf("item_type_price", stacks.EINVALID, "The replacement cost cannot be negative.")
 	}

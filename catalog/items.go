@@ -200,12 +200,12 @@ func CopyBarcode(tx *db.Tx, recordID int64) (string, error) {
 	return barcode, nil
 }
 
-// NewItemDefaults returns what a new copy of a record most likely shares with the
+// newItemDefaults returns what a new copy of a record most likely shares with the
 // copies already there: the item type, call number, shelving location and price of
 // the record's newest copy (the last added, whatever its status), so that staff
 // adding copies only scan barcodes. The barcode and home branch are left empty;
 // found is false, and the input empty, when the record has no copies yet.
-func NewItemDefaults(tx *db.Tx, recordID int64) (in ItemInput, found bool, err error) {
+func newItemDefaults(tx *db.Tx, recordID int64) (in ItemInput, found bool, err error) {
 	var price int64
 	err = tx.QueryRow(`SELECT it.code, i.call_number, i.location, i.price_cents
 		FROM items i JOIN item_types it ON it.id = i.item_type_id
@@ -222,10 +222,10 @@ func NewItemDefaults(tx *db.Tx, recordID int64) (in ItemInput, found bool, err e
 	return in, true, nil
 }
 
-// CheckNewBarcode normalizes the barcode of a copy about to be added and checks that
+// checkNewBarcode normalizes the barcode of a copy about to be added and checks that
 // no item has it yet, so that a scanned label is refused before staff fill in the
 // rest. The error's Field is barcode.
-func CheckNewBarcode(tx *db.Tx, barcode string) (string, error) {
+func checkNewBarcode(tx *db.Tx, barcode string) (string, error) {
 	barcode, err := NormalizeBarcode(barcode)
 	if err != nil {
 		return "", err

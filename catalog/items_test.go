@@ -25,13 +25,11 @@ func testNewItemDefaults(t *testing.T, e db.Engine) {
 	})
 	defaults := func() (catalog.ItemInput, bool) {
 		t.Helper()
-		var in catalog.ItemInput
-		var found bool
-		mustReadTx(t, d, func(tx *db.Tx) (err error) {
-			in, found, err = catalog.NewItemDefaults(tx, recordID)
-			return err
-		})
-		return in, found
+		f, err := catalog.NewService(d, catalog.Timeouts{}).NewItemForm(context.Background(), recordID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Defaults, f.Defaults != (catalog.ItemInput{})
 	}
 	add := func(in catalog.ItemInput) {
 		t.Helper()

@@ -154,41 +154,9 @@ func parseSearch(text string) ([]searchTerm, error) {
 	if !utf8.ValidString(text) || len(text) > 500 {
 		return nil, stacks.FieldErrorf("q", stacks.EINVALID, "Search for up to 500 characters of words.")
 	}
-	var terms []searchTerm
-	seen := map[searchTerm]bool{}
-	prefixes := 0
-	field := ""
-	for _, tok := range strings.Fields(text) {
-		if name, rest, ok := strings.Cut(tok, ":"); ok {
-			if col, known := searchFields[strings.ToLower(name)]; known {
-				field = col
-				tok = rest
-			}
-		}
-		star := strings.HasSuffix(tok, "*")
-		words := strings.Fields(strings.Map(func(r rune) rune {
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
-				return r
-			}
-			return ' '
-		}, tok))
-		for i, w := range words {
-			t := searchTerm{field: field, word: w, prefix: star && i == len(words)-1}
-			if t.prefix && utf8.RuneCountInString(w) < MinPrefixLen {
-				return nil, stacks.FieldErrorf("q", stacks.EINVALID,
-					"A word ending in * needs at least %d letters: type more of “%s*”, or leave out the *.", MinPrefixLen, w)
-			}
-			// A repeated word narrows nothing and costs a full read each time.
-			key := searchTerm{field: field, word: strings.ToLower(w), prefix: t.prefix}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			if t.prefix {
-				prefixes++
-			}
-			terms = append(terms, t)
-		}
+	terms, prefixes, err := searchWords(text)
+	if err != nil {
+		return nil, err
 	}
 	if len(terms) == 0 {
 		return nil, stacks.FieldErrorf("q", stacks.EINVALID, "Type a word of the title, author or subject, an ISBN, or a barcode.")
@@ -215,6 +183,47 @@ func parseSearch(text string) ([]searchTerm, error) {
 			"Use at most %d words (common words such as “the” and “of” are not counted): keep the most telling ones.", MaxSearchWords)
 	}
 	return kept, nil
+}
+
+// searchWords splits what staff typed into words, each with its field and
+// whether it matches as a prefix (typed with a trailing *), leaving out
+// repeated words, and counts the prefixes.
+func searchWords(text string) (terms []searchTerm, prefixes int, err error) {
+	seen := map[searchTerm]bool{}
+	field := ""
+	for _, tok := range strings.Fields(text) {
+		if name, rest, ok := strings.Cut(tok, ":"); ok {
+			if col, known := searchFields[strings.ToLower(name)]; known {
+				field = col
+				tok = rest
+			}
+		}
+		star := strings.HasSuffix(tok, "*")
+		words := strings.Fields(strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return r
+			}
+			return ' '
+		}, tok))
+		for i, w := range words {
+			t := searchTerm{field: field, word: w, prefix: star && i == len(words)-1}
+			if t.prefix && utf8.RuneCountInString(w) < MinPrefixLen {
+				return nil, 0, stacks.FieldErrorf("q", stacks.EINVALID,
+					"A word ending in * needs at least %d letters: type more of “%s*”, or leave out the *.", MinPrefixLen, w)
+			}
+			// A repeated word narrows nothing and costs a full read each time.
+			key := searchTerm{field: field, word: strings.ToLower(w), prefix: t.prefix}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			if t.prefix {
+				prefixes++
+			}
+			terms = append(terms, t)
+		}
+	}
+	return terms, prefixes, nil
 }
 
 // fts5Expression writes the words as an FTS5 query, each quoted.
@@ -261,9 +270,7 @@ func Search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 // Check refuses a search over the budget (the words, the page) before it takes
 // a connection: the same message Search would give, at no cost.
 func (q SearchQuery) Check() error {
-	if q.PerPage <= 0 || q.PerPage > 100 {
-		q.PerPage = 20
-	}
+	q = q.withDefaults()
 	if q.Page > ListLimit/q.PerPage {
 		return errPastListLimit
 	}
@@ -274,7 +281,51 @@ func (q SearchQuery) Check() error {
 var errPastListLimit = stacks.FieldErrorf("q", stacks.EINVALID,
 	"Only the first %d results can be listed: add a word to narrow the search.", ListLimit)
 
+// search runs a search as named steps: the query's defaults, the first
+// statement (barcode, catalogue version, planner settings), the words, what
+// they match (kept or read: the count and the best in rank order), the
+// facets, the page's ids, and the page's records.
 func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
+	q = q.withDefaults()
+	res := SearchResult{Query: q}
+	if q.Page > ListLimit/q.PerPage {
+		return res, errPastListLimit
+	}
+	text := strings.TrimSpace(q.Text)
+	sq, cache := searchSQLOf(tx), searchCacheOf(tx)
+	version, barcodeRecord, err := firstStatement(tx, sq, cache, q, text)
+	if err != nil || barcodeRecord != 0 {
+		res.BarcodeRecordID = barcodeRecord
+		return res, err
+	}
+	terms, err := parseSearch(text)
+	if err != nil {
+		return res, err
+	}
+	s := &searchRun{tx: tx, sq: sq, q: q, match: sq.match(terms), passed: -1}
+	if err := s.readMatches(cache, version); err != nil {
+		return res, fmt.Errorf("search: %w", err)
+	}
+	// Past ListLimit, res.Total says ListLimit and s.n, which the bounds
+	// compare, ListLimit + 1.
+	res.Total, res.TotalOver = min(s.n, ListLimit), s.n > ListLimit
+	if s.n == 0 {
+		return res, nil
+	}
+	res.RankedOnly = s.n > RankLimit
+	if err := s.facets(&res); err != nil {
+		return res, err
+	}
+	page, err := s.page(&res)
+	if err != nil {
+		return res, err
+	}
+	return res, res.readHits(tx, page)
+}
+
+// withDefaults fills in what the query left out: 20 a page, the first
+// page, in relevance order.
+func (q SearchQuery) withDefaults() SearchQuery {
 	if q.PerPage <= 0 || q.PerPage > 100 {
 		q.PerPage = 20
 	}
@@ -286,202 +337,247 @@ func search(tx *db.Tx, q SearchQuery) (SearchResult, error) {
 	default:
 		q.Sort = "relevance"
 	}
-	res := SearchResult{Query: q}
-	if q.Page > ListLimit/q.PerPage {
-		return res, errPastListLimit
-	}
-	text := strings.TrimSpace(q.Text)
-	// What the words match among the records (how many, the best, the
-	// unfiltered orders' pages) is kept under the catalogue's version, read
-	// before them (searchCache); what depends on the copies is read below.
-	// One statement reads the version and looks the text up as a barcode.
-	cache := searchCacheOf(tx)
-	var version int64
+	return q
+}
+
+// firstStatement runs the search's first statement, when it has one: the text
+// looked up as an item's barcode, the catalogue's version, under which what
+// the words match is kept (searchCache), and the planner's settings
+// (searchSQL.withSettings). What depends on the copies is read afterwards.
+// It returns the version, and the record of the barcode's item if the text is
+// one.
+func firstStatement(tx *db.Tx, sq *searchSQL, cache *searchCache, q SearchQuery, text string) (version, recordID int64, err error) {
 	// A barcode is valid UTF-8 without NUL (which PostgreSQL refuses in text,
 	// where SQLite would look it up and not find it).
 	barcode := !q.NoBarcode && !strings.ContainsAny(text, " \t\x00") && text != "" && len(text) <= 64 && utf8.ValidString(text)
-	sq := searchSQLOf(tx)
-	if barcode || cache != nil {
-		record, current, args := "NULL", "0", []any{}
-		if barcode {
-			record, args = `(SELECT record_id FROM items WHERE barcode = ?)`, append(args, text)
-		}
-		if cache != nil {
-			current, args = `coalesce((SELECT version FROM cache_versions WHERE name = ?), 0)`, append(args, CacheCatalogue)
-		}
-		var id sql.NullInt64
-		query, dest := `SELECT `+record+`, `+current, []any{&id, &version}
-		if sq.settings != "" {
-			query, dest = query+`, `+sq.settings, append(dest, new(bool))
-		}
-		if err := tx.QueryRow(query, args...).Scan(dest...); err != nil {
-			return res, fmt.Errorf("barcode lookup: %w", err)
-		}
-		if id.Valid {
-			res.BarcodeRecordID = id.Int64
-			return res, nil
-		}
+	if !barcode && cache == nil {
+		return 0, 0, nil
 	}
-	terms, err := parseSearch(text)
-	if err != nil {
-		return res, err
+	record, current, args := "NULL", "0", []any{}
+	if barcode {
+		record, args = `(SELECT record_id FROM items WHERE barcode = ?)`, append(args, text)
 	}
-	match := sq.match(terms)
-	kept := cache.get(version, match)
+	if cache != nil {
+		current, args = `coalesce((SELECT version FROM cache_versions WHERE name = ?), 0)`, append(args, CacheCatalogue)
+	}
+	var id sql.NullInt64
+	query, dest := sq.withSettings(`SELECT `+record+`, `+current, []any{&id, &version})
+	if err := tx.QueryRow(query, args...).Scan(dest...); err != nil {
+		return 0, 0, fmt.Errorf("barcode lookup: %w", err)
+	}
+	return version, id.Int64, nil
+}
 
-	// How many match; then the best FacetDepth in rank order (bm25 on SQLite,
-	// ts_rank on PostgreSQL, each with the fields' weights): among all the
-	// matches, or past RankLimit among the newest RankLimit, read newest first
-	// without scoring, then scored. The count stops at ListLimit + 1
-	// (TotalOver): past ListLimit, res.Total says ListLimit and n, which the
-	// bounds below compare, ListLimit + 1.
-	// On PostgreSQL one statement counts and ranks (searchSQL.countBest).
-	var n int
-	var best []int64
-	passed := -1 // the matches that pass the filters, if countBest counted them
-	switch {
-	case kept != nil:
-		n, best = kept.n, kept.best
-	case sq.countBest != "":
-		n, best, passed, err = countBest(tx, sq, match, q)
-	default:
-		err = tx.QueryRow(sq.count, match, ListLimit+1).Scan(&n)
-	}
-	if err != nil {
-		return res, fmt.Errorf("search: %w", err)
-	}
-	res.Total, res.TotalOver = min(n, ListLimit), n > ListLimit
-	if n == 0 {
-		if kept == nil {
-			cache.put(version, match, &matches{})
-		}
-		return res, nil
-	}
-	switch {
-	case best != nil:
-	case n <= RankLimit:
-		best, err = tx.IDs(sq.best, match, FacetDepth)
-	default:
-		best, err = tx.IDs(sq.bestOfNewest, match, RankLimit, FacetDepth)
-	}
-	if err != nil {
-		return res, fmt.Errorf("search: %w", err)
-	}
-	if kept == nil {
-		kept = &matches{n: n, best: best}
-		cache.put(version, match, kept)
-	}
-	res.RankedOnly = n > RankLimit
-	filters := q.ItemType != "" || q.Branch != "" || q.Available
-	// Filtered in relevance order with the count of the matches that pass
-	// known (countBest's, or best is every match), which of the best pass is
-	// all filteredBest needs: the facets' read of the best's copies says so.
-	var pass map[int64]bool
-	every := len(best) >= n // best holds every match
-	passFilter := filters && q.Sort == "relevance" && (passed >= 0 || every)
-	if res.Facets, pass, err = facetsOf(tx, best, q, passFilter); err != nil {
-		return res, err
-	}
-	res.Facets.Partial = n > len(best)
+// searchRun is one search's state between its steps.
+type searchRun struct {
+	tx    *db.Tx
+	sq    *searchSQL
+	q     SearchQuery
+	match string // the words, as the engine's match expression
+	// kept holds what the words match, read or reused (searchCache): n, how
+	// many (up to ListLimit + 1), and best, the best FacetDepth in rank order.
+	kept *matches
+	n    int
+	best []int64
+	// passed counts the matches that pass the filters, when countBest
+	// counted them; -1 otherwise. pass says which of best pass, when the
+	// facets' read was asked to (facets).
+	passed int
+	pass   map[int64]bool
+	// cut and floor are where the ranked core and the newest ListLimit
+	// matches end (bounds).
+	cut, floor int64
+}
 
-	offset := (q.Page - 1) * q.PerPage
-	filtered := filters || q.Sort != "relevance"
-	if !filtered && (offset+q.PerPage <= len(best) || len(best) < FacetDepth) {
-		err = res.readHits(tx, best[min(offset, len(best)):min(offset+q.PerPage, len(best))])
-		return res, err
+// filters reports whether the query narrows by a copy's type, branch or
+// availability.
+func (s *searchRun) filters() bool { return s.q.ItemType != "" || s.q.Branch != "" || s.q.Available }
+
+// every reports whether best holds every match.
+func (s *searchRun) every() bool { return len(s.best) >= s.n }
+
+func (s *searchRun) offset() int { return (s.q.Page - 1) * s.q.PerPage }
+
+// readMatches reuses what the words match if kept under version, or else
+// counts the matches and ranks the best, and keeps them.
+func (s *searchRun) readMatches(cache *searchCache, version int64) error {
+	if s.kept = cache.get(version, s.match); s.kept != nil {
+		s.n, s.best = s.kept.n, s.kept.best
+	} else if err := s.count(); err != nil {
+		return err
 	}
-	if !filters && q.Sort != "relevance" && n > ListLimit {
-		// A broad match sorted by title or year: walk the order's index
-		// (records_title, records_year) and keep the matches, which stops at
-		// the page's end, over all the matches, not the newest ListLimit
-		// joined to their records and sorted.
-		key := pageKey{q.Sort, offset, q.PerPage}
-		page, ok := kept.page(key)
-		if !ok {
-			if page, err = tx.IDs(sq.walk[q.Sort], db.PlanEach, match, q.PerPage, offset); err != nil {
-				return res, fmt.Errorf("search page: %w", err)
-			}
-			kept.setPage(key, page)
+	if s.n > 0 && s.best == nil {
+		if err := s.rank(); err != nil {
+			return err
 		}
-		err = res.readHits(tx, page)
-		return res, err
 	}
-	// Past the best, or filtered: list from all the matches, in the same order.
-	// Where the ranked core ends (cut, see searchSQL.relevance), for the
-	// relevance order, and, past ListLimit, where the newest ListLimit end
-	// (the floor): sorting, filtering and paging consider those only. Both
-	// come from one statement, read only when a statement needs them: below
-	// RankLimit both are 0; a filtered page among the best needs the floor
-	// only, which is 0 below ListLimit.
-	var cut, floor int64
-	bounds := func(relevance bool) error {
-		if (relevance && n > RankLimit) || n > ListLimit {
-			return tx.QueryRow(sq.bounds, db.PlanEach, match, RankLimit-1, ListLimit-1).Scan(&cut, &floor)
+	if s.kept == nil {
+		s.kept = &matches{n: s.n, best: s.best}
+		cache.put(version, s.match, s.kept)
+	}
+	return nil
+}
+
+// count counts the matches, stopping at ListLimit + 1 (TotalOver). On
+// PostgreSQL one statement counts and ranks (searchSQL.countBest).
+func (s *searchRun) count() (err error) {
+	if s.sq.countBest != "" {
+		s.n, s.best, s.passed, err = countBest(s.tx, s.sq, s.match, s.q)
+		return err
+	}
+	return s.tx.QueryRow(s.sq.count, s.match, ListLimit+1).Scan(&s.n)
+}
+
+// rank reads the best FacetDepth matches in rank order (bm25 on SQLite,
+// ts_rank on PostgreSQL, each with the fields' weights): among all the
+// matches, or past RankLimit among the newest RankLimit, read newest first
+// without scoring, then scored.
+func (s *searchRun) rank() (err error) {
+	if s.n <= RankLimit {
+		s.best, err = s.tx.IDs(s.sq.best, s.match, FacetDepth)
+	} else {
+		s.best, err = s.tx.IDs(s.sq.bestOfNewest, s.match, RankLimit, FacetDepth)
+	}
+	return err
+}
+
+// facets counts the best matches by item type, branch and availability.
+// Filtered in relevance order with the count of the matches that pass known
+// (countBest's, or best is every match), which of the best pass is all
+// filteredBest needs: the facets' read of the best's copies says so.
+func (s *searchRun) facets(res *SearchResult) (err error) {
+	passFilter := s.filters() && s.q.Sort == "relevance" && (s.passed >= 0 || s.every())
+	if res.Facets, s.pass, err = facetsOf(s.tx, s.best, s.q, passFilter); err != nil {
+		return err
+	}
+	res.Facets.Partial = s.n > len(s.best)
+	return nil
+}
+
+// page returns the ids of the page's records, setting res.Total and
+// res.Limited where the page's read counts them.
+func (s *searchRun) page(res *SearchResult) ([]int64, error) {
+	filtered := s.filters() || s.q.Sort != "relevance"
+	switch {
+	case !filtered && (s.offset()+s.q.PerPage <= len(s.best) || len(s.best) < FacetDepth):
+		return window(s.best, s.offset(), s.q.PerPage), nil
+	case !s.filters() && s.q.Sort != "relevance" && s.n > ListLimit:
+		return s.walkPage()
+	case filtered:
+		return s.filteredList(res)
+	}
+	// Past the best in relevance order: list from all the matches.
+	if err := s.bounds(true); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	page, err := s.tx.IDs(s.sq.relevancePage, db.PlanEach, s.match, s.cut, s.floor, s.q.PerPage, s.offset())
+	if err != nil {
+		return nil, fmt.Errorf("search page: %w", err)
+	}
+	return page, nil
+}
+
+// window is the part of ids from offset, at most n.
+func window(ids []int64, offset, n int) []int64 {
+	return ids[min(offset, len(ids)):min(offset+n, len(ids))]
+}
+
+// walkPage reads a page of a broad match sorted by title or year: it walks
+// the order's index (records_title, records_year) and keeps the matches,
+// which stops at the page's end, over all the matches, not the newest
+// ListLimit joined to their records and sorted.
+func (s *searchRun) walkPage() ([]int64, error) {
+	key := pageKey{s.q.Sort, s.offset(), s.q.PerPage}
+	if page, ok := s.kept.page(key); ok {
+		return page, nil
+	}
+	page, err := s.tx.IDs(s.sq.walk[s.q.Sort], db.PlanEach, s.match, s.q.PerPage, s.offset())
+	if err != nil {
+		return nil, fmt.Errorf("search page: %w", err)
+	}
+	s.kept.setPage(key, page)
+	return page, nil
+}
+
+// bounds reads where the ranked core ends (cut, see searchSQL.relevance), for
+// the relevance order, and, past ListLimit, where the newest ListLimit end
+// (the floor): sorting, filtering and paging consider those only. Both come
+// from one statement, read only when a statement needs them: below RankLimit
+// both are 0; a filtered page among the best needs the floor only, which is 0
+// below ListLimit.
+func (s *searchRun) bounds(relevance bool) error {
+	if (relevance && s.n > RankLimit) || s.n > ListLimit {
+		return s.tx.QueryRow(s.sq.bounds, db.PlanEach, s.match, RankLimit-1, ListLimit-1).Scan(&s.cut, &s.floor)
+	}
+	return nil
+}
+
+// filteredList reads a page of a filtered search, or of one sorted by title
+// or year: from the best that pass when the page is among them, else from all
+// the matches in the order; an unfiltered page is kept with the matches.
+func (s *searchRun) filteredList(res *SearchResult) ([]int64, error) {
+	res.Limited = s.n > ListLimit
+	// A filter counts exactly what it lists (Limited says among what).
+	res.TotalOver = res.TotalOver && !s.filters()
+	if err := s.bounds(false); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if s.filters() && s.q.Sort == "relevance" {
+		page, done, err := s.passingBest(res)
+		if err != nil || done {
+			return page, err
 		}
-		return nil
+		if err := s.bounds(true); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
 	}
 	var page []int64
-	if filtered {
-		res.Limited = n > ListLimit
-		// A filter counts exactly what it lists (Limited says among what).
-		res.TotalOver = res.TotalOver && !filters
-		if err := bounds(false); err != nil {
-			return res, fmt.Errorf("search: %w", err)
-		}
-		if filters && q.Sort == "relevance" {
-			// Filtered in relevance order: the best that pass, in their
-			// order, begin the whole order. A page among them, or all of
-			// them when the best are every match, needs no more.
-			// Unless counted already, the count of those that pass reads
-			// every match again: on PostgreSQL from the ids kept
-			// (searchSQL.countIDs).
-			var all []int64
-			if sq.countIDs && passed < 0 && !every && n <= ListLimit {
-				if all = kept.allIDs(); all == nil {
-					if all, err = tx.IDs(`SELECT id FROM (`+sq.newest+`) m`, db.PlanEach, match, 0, 0); err != nil {
-						return res, fmt.Errorf("search: %w", err)
-					}
-					kept.setAll(all)
-				}
-			}
-			passing, count, err := filteredBest(tx, sq, match, floor, best, every, passed, all, pass, q)
-			if err != nil {
-				return res, fmt.Errorf("search: %w", err)
-			}
-			if offset+q.PerPage <= len(passing) || every {
-				res.Total = count
-				err = res.readHits(tx, passing[min(offset, len(passing)):min(offset+q.PerPage, len(passing))])
-				return res, err
-			}
-			if err := bounds(true); err != nil {
-				return res, fmt.Errorf("search: %w", err)
-			}
-		}
-		var listed int
-		key := pageKey{q.Sort, offset, q.PerPage}
-		if cached, ok := kept.page(key); ok && !filters {
-			page, listed = cached, -1
-		} else if page, listed, err = filteredPage(tx, sq, match, cut, floor, q); err == nil && !filters {
-			kept.setPage(key, page)
-		}
-		switch {
-		case listed >= 0:
-			res.Total = listed
-		case floor != 0:
-			// The newest ListLimit matches, all of them listed.
-			res.Total = ListLimit
-		}
-	} else {
-		if err := bounds(true); err != nil {
-			return res, fmt.Errorf("search: %w", err)
-		}
-		page, err = tx.IDs(sq.relevancePage, db.PlanEach, match, cut, floor, q.PerPage, offset)
+	var listed int
+	var err error
+	key := pageKey{s.q.Sort, s.offset(), s.q.PerPage}
+	if cached, ok := s.kept.page(key); ok && !s.filters() {
+		page, listed = cached, -1
+	} else if page, listed, err = filteredPage(s.tx, s.sq, s.match, s.cut, s.floor, s.q); err == nil && !s.filters() {
+		s.kept.setPage(key, page)
+	}
+	switch {
+	case listed >= 0:
+		res.Total = listed
+	case s.floor != 0:
+		// The newest ListLimit matches, all of them listed.
+		res.Total = ListLimit
 	}
 	if err != nil {
-		return res, fmt.Errorf("search page: %w", err)
+		return nil, fmt.Errorf("search page: %w", err)
 	}
-	err = res.readHits(tx, page)
-	return res, err
+	return page, nil
+}
+
+// passingBest is a filtered search in relevance order: the best that pass, in
+// their order, begin the whole order. A page among them, or all of them when
+// the best are every match, needs no more (done). Unless counted already, the
+// count of those that pass reads every match again: on PostgreSQL from the
+// ids kept (searchSQL.countIDs).
+func (s *searchRun) passingBest(res *SearchResult) (page []int64, done bool, err error) {
+	every := s.every()
+	var all []int64
+	if s.sq.countIDs && s.passed < 0 && !every && s.n <= ListLimit {
+		if all = s.kept.allIDs(); all == nil {
+			if all, err = s.tx.IDs(`SELECT id FROM (`+s.sq.newest+`) m`, db.PlanEach, s.match, 0, 0); err != nil {
+				return nil, false, fmt.Errorf("search: %w", err)
+			}
+			s.kept.setAll(all)
+		}
+	}
+	passing, count, err := filteredBest(s.tx, s.sq, s.match, s.floor, s.best, every, s.passed, all, s.pass, s.q)
+	if err != nil {
+		return nil, false, fmt.Errorf("search: %w", err)
+	}
+	if s.offset()+s.q.PerPage <= len(passing) || every {
+		res.Total = count
+		return window(passing, s.offset(), s.q.PerPage), true, nil
+	}
+	return nil, false, nil
 }
 
 // countBest runs sq.countBest: how many records match (up to ListLimit + 1)

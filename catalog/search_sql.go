@@ -210,6 +210,17 @@ var postgresSearch = searchSQL{
 	},
 }
 
+// withSettings adds the planner's settings (settings: postgresPlanning on
+// PostgreSQL) to the search's first statement, query, with a destination for
+// their column after dest: the search's planner settings are made there, or,
+// for a search without that statement, by countBest, and nowhere else.
+func (sq *searchSQL) withSettings(query string, dest []any) (string, []any) {
+	if sq.settings == "" {
+		return query, dest
+	}
+	return query + `, ` + sq.settings, append(dest, new(bool))
+}
+
 // postgresPlanning sets, for the search's transaction only, what its statements
 // need from the planner (the search's first statement runs it, without a round
 // trip of its own: postgresSearch.settings, and countBest for a search that

@@ -47,9 +47,9 @@ type Label struct {
 // MaxLabels is the most labels one PDF holds.
 const MaxLabels = 3000
 
-// ItemsByBarcode returns the labels of the items with the barcodes, in the order
+// itemsByBarcode returns the labels of the items with the barcodes, in the order
 // given; an unknown barcode is an error naming it.
-func ItemsByBarcode(tx *db.Tx, barcodes []string) ([]Label, error) {
+func itemsByBarcode(tx *db.Tx, barcodes []string) ([]Label, error) {
 	if len(barcodes) > MaxLabels {
 		return nil, stacks.FieldErrorf("barcodes", stacks.EINVALID, "Print at most %d labels at a time.", MaxLabels)
 	}
@@ -73,9 +73,9 @@ func ItemsByBarcode(tx *db.Tx, barcodes []string) ([]Label, error) {
 	return out, nil
 }
 
-// ItemsAddedSince returns the labels of the items added on or after the day (at
+// itemsAddedSince returns the labels of the items added on or after the day (at
 // the branch, when branchID is not 0), in call number order.
-func ItemsAddedSince(tx *db.Tx, day time.Time, branchID int64) ([]Label, error) {
+func itemsAddedSince(tx *db.Tx, day time.Time, branchID int64) ([]Label, error) {
 	rows, err := tx.Query(`SELECT i.barcode, i.call_number, r.title, r.author, b.name FROM items i
 		JOIN records r ON r.id = i.record_id JOIN branches b ON b.id = i.home_branch_id
 		WHERE i.created_at >= ? AND (? = 0 OR i.home_branch_id = ?) AND i.status <> 'withdrawn'
@@ -98,8 +98,8 @@ func ItemsAddedSince(tx *db.Tx, day time.Time, branchID int64) ([]Label, error) 
 	return out, rows.Err()
 }
 
-// PatronCards returns the card labels of the patrons with the card numbers.
-func PatronCards(tx *db.Tx, library string, cards []string) ([]Label, error) {
+// patronCards returns the card labels of the patrons with the card numbers.
+func patronCards(tx *db.Tx, library string, cards []string) ([]Label, error) {
 	if len(cards) > MaxLabels {
 		return nil, stacks.FieldErrorf("barcodes", stacks.EINVALID, "Print at most %d cards at a time.", MaxLabels)
 	}

@@ -266,7 +266,7 @@ func (s *Server) handleOAI(w http.ResponseWriter, r *http.Request) {
 	if oerr == nil {
 		var err error
 		oerr, err = s.oaiVerb(r, req, &body)
-		if errors.Is(err, errOAIBusy) {
+		if errors.Is(err, catalog.ErrHarvestBusy) {
 			// OAI-PMH's flow control: harvesters wait and retry.
 			w.Header().Set("Retry-After", "10")
 			http.Error(w, "The repository is busy: try again in a moment.", http.StatusServiceUnavailable)
@@ -321,11 +321,8 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 	}
 	switch req.verb {
 	case "Identify":
-		var earliest time.Time
-		if err := s.DB.Read(ctx, func(tx *db.Tx) (err error) {
-			earliest, err = catalog.EarliestDatestamp(tx)
-			return err
-		}); err != nil {
+		earliest, err := s.Catalog.EarliestDatestamp(ctx)
+		if err != nil {
 			return nil, err
 		}
 		if earliest.IsZero() {
@@ -373,11 +370,7 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 		if !knownFormat(req.args["metadataPrefix"]) {
 			return &oaiError{"cannotDisseminateFormat", fmt.Sprintf("The metadata format %q is not served: use oai_dc or marc21.", req.args["metadataPrefix"])}, nil
 		}
-		var h catalog.HarvestRecord
-		err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
-			h, err = catalog.FindHarvestRecord(tx, id)
-			return err
-		})
+		h, err := s.Catalog.HarvestRecord(ctx, id)
 		if stacks.ErrorCode(err) == stacks.ENOTFOUND {
 			return &oaiError{"idDoesNotExist", fmt.Sprintf("There is no record %s.", req.args["identifier"])}, nil
 		} else if err != nil {
@@ -401,12 +394,7 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 		if records {
 			limit = s.cfg.OAIPageSize
 		}
-		var page []catalog.HarvestRecord
-		var more bool
-		err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
-			page, more, err = catalog.Harvest(tx, catalog.HarvestQuery{From: st.from, Until: st.until, AfterID: st.afterID, Limit: limit, WithRecords: records})
-			return err
-		})
+		page, more, err := s.Catalog.Harvest(ctx, catalog.HarvestQuery{From: st.from, Until: st.until, AfterID: st.afterID, Limit: limit, WithRecords: records})
 		if err != nil {
 			return nil, err
 		}
@@ -416,11 +404,8 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 			// one record a page, so the token's own record (live or deleted:
 			// deleted_records keeps it) is sent again, with the empty token that
 			// completes the list. A token whose record never was is not ours.
-			err := s.oaiRead(ctx, func(tx *db.Tx) (err error) {
-				h, err := catalog.FindHarvestRecord(tx, st.afterID)
-				page = []catalog.HarvestRecord{h}
-				return err
-			})
+			h, err := s.Catalog.HarvestRecord(ctx, st.afterID)
+			page = []catalog.HarvestRecord{h}
 			if stacks.ErrorCode(err) == stacks.ENOTFOUND {
 				return errBadToken, nil
 			} else if err != nil {
@@ -461,21 +446,14 @@ func (s *Server) oaiVerb(r *http.Request, req *oaiRequest, w *oaiWriter) (*oaiEr
 	return &oaiError{"badVerb", "Unknown verb."}, nil
 }
 
-// errOAIBusy is a read refused for lack of a heavy-read slot, or stopped at
-// its deadline: the answer is 503 with Retry-After.
-var errOAIBusy = errors.New("oai: busy")
-
-// oaiRead runs a harvest read as a catalogue search runs: on a heavy-read slot
-// (db.ReadHeavy), so that harvesters cannot take every read connection from the
-// desk, and within Config.OAITimeout.
-func (s *Server) oaiRead(ctx context.Context, fn func(*db.Tx) error) error {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.OAITimeout)
-	defer cancel()
-	err := s.DB.ReadHeavy(ctx, fn)
-	if errors.Is(err, db.ErrBusy) || (err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)) {
-		return fmt.Errorf("%w: %w", errOAIBusy, err)
-	}
-	return err
+// oaiService is what the OAI-PMH repository needs of the catalogue. A
+// harvest's reads run on heavy-read slots within Config.OAITimeout; a read
+// refused or stopped is catalog.ErrHarvestBusy, answered 503 with Retry-After.
+type oaiService interface {
+	EarliestDatestamp(ctx context.Context) (time.Time, error)
+	Harvest(ctx context.Context, q catalog.HarvestQuery) ([]catalog.HarvestRecord, bool, error)
+	HarvestRecord(ctx context.Context, id int64) (catalog.HarvestRecord, error)
+	RecordKnown(ctx context.Context, id int64) (bool, error)
 }
 
 // oaiExists checks that an identifier names a record, live or deleted.
@@ -484,14 +462,11 @@ func (s *Server) oaiExists(r *http.Request, identifier string) (*oaiError, error
 	if oerr != nil {
 		return oerr, nil
 	}
-	var n int
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		return tx.QueryRow(`SELECT (SELECT count(*) FROM records WHERE id = ?1) + (SELECT count(*) FROM deleted_records WHERE record_id = ?1)`, id).Scan(&n)
-	})
+	known, err := s.Catalog.RecordKnown(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	if !known {
 		return &oaiError{"idDoesNotExist", fmt.Sprintf("There is no record %s.", identifier)}, nil
 	}
 	return nil, nil

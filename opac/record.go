@@ -11,8 +11,6 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/catalog"
-	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/holds"
 )
 
 // RecordView is a record page.
@@ -80,28 +78,21 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := &RecordView{}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		var copies []catalog.CopyStatus
-		if v.Record, copies, err = catalog.FindRecord(tx, id); err != nil {
-			return err
-		}
-		for _, c := range copies {
-			if c.Status == catalog.StatusWithdrawn {
-				continue
-			}
-			v.Copies = append(v.Copies, c)
-			v.Holdable = v.Holdable || !c.NotForLoan
-		}
-		v.Queue, err = holds.QueueLength(tx, id)
-		return err
-	})
+	var copies []catalog.CopyStatus
+	v.Record, copies, v.Queue, err = s.Circ.RecordWithQueueLength(r.Context(), id)
 	if err != nil {
 		if stacks.ErrorCode(err) == stacks.ENOTFOUND {
 			err = stacks.Errorf(stacks.ENOTFOUND, "The catalogue has no record %d. It may have been removed: search for the title instead.", id)
 		}
 		s.Error(w, r, err)
 		return
+	}
+	for _, c := range copies {
+		if c.Status == catalog.StatusWithdrawn {
+			continue
+		}
+		v.Copies = append(v.Copies, c)
+		v.Holdable = v.Holdable || !c.NotForLoan
 	}
 	v.Permalink = s.baseURL(r) + recordURL(id)
 	p := s.page(r, v.Record.Title, "search")

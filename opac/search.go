@@ -132,6 +132,20 @@ func boolAttr(b bool) string {
 	return "false"
 }
 
+// catalogService is what the OPAC needs of catalog.Service: the search, and
+// the OAI-PMH repository's reads (oaiService).
+type catalogService interface {
+	oaiService
+	// Search runs a search bounded in time (Config.SearchTimeout) and in
+	// searches at once (db.ErrBusy).
+	Search(ctx context.Context, q catalog.SearchQuery) (catalog.SearchResult, error)
+}
+
+// newCatalogService is the catalogue's service for a Server with cfg.
+func newCatalogService(cfg Config) catalogService {
+	return catalog.NewService(cfg.DB, catalog.Timeouts{Search: cfg.SearchTimeout, Harvest: cfg.OAITimeout})
+}
+
 func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, HomePage(s.page(r, "Catalogue", "search"), &SearchView{}))
 }
@@ -153,18 +167,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusUnprocessableEntity, patronSearchMessage(err))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
-	defer cancel()
-	var res catalog.SearchResult
-	err := s.DB.ReadHeavy(ctx, func(tx *db.Tx) error {
-		var err error
-		res, err = catalog.Search(tx, v.Query)
-		v.Availability = res.Availability
-		return err
-	})
-	if err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = catalog.ErrSearchTooLong
-	}
+	res, err := s.Catalog.Search(r.Context(), v.Query)
+	v.Availability = res.Availability
 	switch {
 	case errors.Is(err, db.ErrBusy):
 		w.Header().Set("Retry-After", "1")

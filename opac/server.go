@@ -94,6 +94,7 @@ type Server struct {
 	handlerOnce sync.Once
 	handler     http.Handler
 	notices     noticeChoicesService
+	Catalog     catalogService
 }
 
 // Defaults of Config.
@@ -160,6 +161,7 @@ func New(cfg Config) *Server {
 		cfg:      cfg,
 		prefs:    prefs,
 		notices:  newNoticeChoices(cfg.DB, prefs),
+		Catalog:  newCatalogService(cfg),
 	}
 }
 

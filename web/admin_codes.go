@@ -1,11 +1,11 @@
 package web
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -27,28 +27,24 @@ type AdminCodesView struct {
 	Errors FormErrors
 }
 
+// codesService is what the page of branches and types needs: catalog.Service
+// owns the page (its item types), reading and adding the branches and patron
+// categories beside them in the same transactions.
+type codesService interface {
+	Codes(ctx context.Context) (catalog.Codes, error)
+	AddCode(ctx context.Context, actor stacks.Actor, kind, code, name string, notForLoan bool) error
+	SetItemTypePrice(ctx context.Context, actor stacks.Actor, code string, cents int64) error
+	SaveChargeType(ctx context.Context, actor stacks.Actor, t patrons.ChargeType) error
+}
+
 func (s *Server) renderAdminCodes(w http.ResponseWriter, r *http.Request, status int, change func(*AdminCodesView)) {
-	v := AdminCodesView{Typed: map[string]string{}, Errors: FormErrors{}}
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		if v.Branches, err = library.ListBranches(tx); err != nil {
-			return err
-		}
-		if v.Categories, err = patrons.ListCategories(tx); err != nil {
-			return err
-		}
-		if _, v.ItemTypes, err = library.ListScopes(tx); err != nil {
-			return err
-		}
-		if v.ItemTypePrices, err = catalog.ItemTypePrices(tx); err != nil {
-			return err
-		}
-		v.ChargeTypes, err = patrons.ChargeTypes(tx)
-		return err
-	})
+	c, err := s.Catalog.Codes(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := AdminCodesView{Branches: c.Branches, Categories: c.Categories, ItemTypes: c.ItemTypes,
+		ItemTypePrices: c.ItemTypePrices, ChargeTypes: c.ChargeTypes, Typed: map[string]string{}, Errors: FormErrors{}}
 	if change != nil {
 		change(&v)
 	}
@@ -69,18 +65,7 @@ func (s *Server) adminCodeAdd(w http.ResponseWriter, r *http.Request, kind strin
 	field := map[string]string{"branch": "branch", "category": "category", "item-type": "item_type"}[kind]
 	code, name := r.PostFormValue("code"), r.PostFormValue("name")
 	actor := userFrom(r.Context()).Actor()
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		var err error
-		switch kind {
-		case "branch":
-			_, err = library.CreateBranch(tx, actor, code, name)
-		case "category":
-			_, err = patrons.CreateCategory(tx, actor, code, name)
-		default:
-			_, err = catalog.CreateItemType(tx, actor, code, name, r.PostFormValue("not_for_loan") == "1")
-		}
-		return err
-	})
+	err := s.Catalog.AddCode(r.Context(), actor, kind, code, name, r.PostFormValue("not_for_loan") == "1")
 	if f := stacks.ErrorField(err); err != nil && f != "" {
 		s.renderAdminCodes(w, r, http.StatusUnprocessableEntity, func(v *AdminCodesView) {
 			v.Typed[field], v.Typed[field+"_name"] = code, name
@@ -103,12 +88,12 @@ func (s *Server) adminCodeAdd(w http.ResponseWriter, r *http.Request, kind strin
 func (s *Server) handleAdminItemTypePrice(w http.ResponseWriter, r *http.Request) {
 	code, amount := r.PostFormValue("item_type"), r.PostFormValue("price")
 	s.adminCodesWrite(w, r, map[string]string{"item_type_price_type": code, "item_type_price": amount},
-		"Replacement cost saved.", func(tx *db.Tx, actor stacks.Actor) error {
+		"Replacement cost saved.", func(ctx context.Context, actor stacks.Actor) error {
 			cents, ok := parseMoney(amount)
 			if !ok {
 				return stacks.FieldErrorf("item_type_price", stacks.EINVALID, "Enter the replacement cost, like 25.00.")
 			}
-			return catalog.SetItemTypePrice(tx, actor, code, cents)
+			return s.Catalog.SetItemTypePrice(ctx, actor, code, cents)
 		})
 }
 
@@ -116,7 +101,7 @@ func (s *Server) handleAdminItemTypePrice(w http.ResponseWriter, r *http.Request
 func (s *Server) handleAdminChargeType(w http.ResponseWriter, r *http.Request) {
 	code, desc, amount := r.PostFormValue("code"), r.PostFormValue("description"), r.PostFormValue("default")
 	s.adminCodesWrite(w, r, map[string]string{"charge_type": code, "charge_type_description": desc, "charge_type_default": amount},
-		"Charge type saved.", func(tx *db.Tx, actor stacks.Actor) error {
+		"Charge type saved.", func(ctx context.Context, actor stacks.Actor) error {
 			cents := int64(0)
 			if amount != "" {
 				var ok bool
@@ -124,7 +109,7 @@ func (s *Server) handleAdminChargeType(w http.ResponseWriter, r *http.Request) {
 					return stacks.FieldErrorf("default", stacks.EINVALID, "Enter the default amount, like 2.00, or 0 for none.")
 				}
 			}
-			return patrons.SaveChargeType(tx, actor, patrons.ChargeType{Code: code, Description: desc, DefaultCents: cents})
+			return s.Catalog.SaveChargeType(ctx, actor, patrons.ChargeType{Code: code, Description: desc, DefaultCents: cents})
 		})
 }
 
@@ -132,8 +117,8 @@ func (s *Server) handleAdminChargeType(w http.ResponseWriter, r *http.Request) {
 // the page again (422) with typed values back and the message keyed by the
 // form's field ids; success flashes ok and goes back to the page.
 func (s *Server) adminCodesWrite(w http.ResponseWriter, r *http.Request, typed map[string]string, ok string,
-	do func(tx *db.Tx, actor stacks.Actor) error) {
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error { return do(tx, userFrom(r.Context()).Actor()) })
+	do func(ctx context.Context, actor stacks.Actor) error) {
+	err := do(r.Context(), userFrom(r.Context()).Actor())
 	if f := stacks.ErrorField(err); err != nil && f != "" {
 		s.renderAdminCodes(w, r, http.StatusUnprocessableEntity, func(v *AdminCodesView) {
 			for k, val := range typed {

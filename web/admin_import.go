@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,22 +11,21 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/catalog/marc"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 )
 
 // maxMARCUpload bounds a MARC upload; other forms have a much smaller limit.
 const maxMARCUpload = 100 << 20
 
-func (s *Server) adminImportForm(r *http.Request, f *AdminImportForm) error {
-	return s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		if f.Branches, err = library.ListBranches(tx); err != nil {
-			return err
-		}
-		_, f.ItemTypes, err = library.ListScopes(tx)
-		return err
-	})
+// importService is what the MARC import page needs of the catalogue.
+type importService interface {
+	ImportChoices(ctx context.Context) ([]library.Branch, []library.Named, error)
+	Import(ctx context.Context, rr marc.RecordReader, opt catalog.ImportOptions) (catalog.ImportSummary, error)
+}
+
+func (s *Server) adminImportForm(r *http.Request, f *AdminImportForm) (err error) {
+	f.Branches, f.ItemTypes, err = s.Catalog.ImportChoices(r.Context())
+	return err
 }
 
 func (s *Server) handleAdminImportForm(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +90,7 @@ func (s *Server) handleAdminImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	sum, err := catalog.Import(r.Context(), s.DB, rr, catalog.ImportOptions{
+	sum, err := s.Catalog.Import(r.Context(), rr, catalog.ImportOptions{
 		Actor: userFrom(r.Context()).Actor(), Branch: f.Branch, ItemType: f.ItemType, GenerateItems: f.GenerateItems})
 	f.Summary = &sum
 	if err != nil {

@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,78 +29,63 @@ type LabelsView struct {
 	PDFURL   string
 }
 
+// labelsService is what the Labels pages need: the branches to choose from,
+// and a sheet drawn as a heavy read (Config.HeavyReadTimeout).
+type labelsService interface {
+	Branches(ctx context.Context) ([]reports.Choice, error)
+	Sheet(ctx context.Context, q labels.Request, pdf io.Writer) ([]labels.Drawing, error)
+}
+
 // labelRequest reads the Labels form (a GET form: a preview is a bookmarkable
-// page): the sheet, and find, which reads the labels to print.
-func (s *Server) labelRequest(r *http.Request) (labels.Options, func(*db.Tx) ([]labels.Label, error), error) {
+// page): the sheet, and which labels to print.
+func (s *Server) labelRequest(r *http.Request) (labels.Request, error) {
 	v := r.URL.Query()
-	opt := labels.Options{Kind: v.Get("kind"), Outlines: v.Get("outlines") != ""}
+	q := labels.Request{Options: labels.Options{Kind: v.Get("kind"), Outlines: v.Get("outlines") != ""}}
 	var err error
 	if k := v.Get("sheet"); k == "custom" {
-		opt.Sheet, err = labels.Custom(v)
+		q.Sheet, err = labels.Custom(v)
 	} else {
-		opt.Sheet, err = labels.FindSheet(k)
+		q.Sheet, err = labels.FindSheet(k)
 	}
 	if err != nil {
-		return opt, nil, err
+		return q, err
 	}
 	if s := strings.TrimSpace(v.Get("start")); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > opt.Sheet.PerPage() {
-			return opt, nil, stacks.FieldErrorf("start", stacks.EINVALID, "Start at a label from 1 to %d of the sheet.", opt.Sheet.PerPage())
+		if err != nil || n < 1 || n > q.Sheet.PerPage() {
+			return q, stacks.FieldErrorf("start", stacks.EINVALID, "Start at a label from 1 to %d of the sheet.", q.Sheet.PerPage())
 		}
-		opt.Start = n - 1
+		q.Start = n - 1
 	}
 	switch {
-	case opt.Kind == labels.KindPatron:
+	case q.Kind == labels.KindPatron:
 		prefs, err := s.preferences(r.Context())
 		if err != nil {
-			return opt, nil, err
+			return q, err
 		}
-		cards := labels.Lines(v.Get("barcodes"))
-		return opt, func(tx *db.Tx) ([]labels.Label, error) { return labels.PatronCards(tx, prefs.LibraryName, cards) }, nil
+		q.LibraryName, q.Lines = prefs.LibraryName, labels.Lines(v.Get("barcodes"))
 	case v.Get("source") == "since":
 		day, err := time.Parse(db.DayFormat, strings.TrimSpace(v.Get("since")))
 		if err != nil {
-			return opt, nil, stacks.FieldErrorf("since", stacks.EINVALID, "Enter the day as YYYY-MM-DD, for example 2026-11-01.")
+			return q, stacks.FieldErrorf("since", stacks.EINVALID, "Enter the day as YYYY-MM-DD, for example 2026-11-01.")
 		}
-		branch, _ := strconv.ParseInt(v.Get("branch"), 10, 64)
-		return opt, func(tx *db.Tx) ([]labels.Label, error) { return labels.ItemsAddedSince(tx, day, branch) }, nil
+		q.Since, q.AddedSince = true, day
+		q.BranchID, _ = strconv.ParseInt(v.Get("branch"), 10, 64)
 	default:
-		barcodes := labels.Lines(v.Get("barcodes"))
-		return opt, func(tx *db.Tx) ([]labels.Label, error) { return labels.ItemsByBarcode(tx, barcodes) }, nil
+		q.Lines = labels.Lines(v.Get("barcodes"))
 	}
-}
-
-// labelsTooLong is what a label sheet past Config.HeavyReadTimeout says, beside
-// the field that chose its labels.
-func labelsTooLong(r *http.Request) error {
-	if r.URL.Query().Get("source") == "since" && r.URL.Query().Get("kind") != labels.KindPatron {
-		return stacks.FieldErrorf("since", stacks.EINVALID, "Finding the items took too long and was stopped: narrow it with a later day or one branch.")
-	}
-	return stacks.FieldErrorf("barcodes", stacks.EINVALID, "Finding the labels took too long and was stopped: print fewer at a time.")
+	return q, nil
 }
 
 // drawLabels reads the labels the form asks for and draws them, and, when pdf
-// is not nil, writes them to it as a PDF: all of it in a heavy-read slot, so
-// that label sheets, however many or large, cannot take the desk's read
-// connection or its share of the processor from it.
-func (s *Server) drawLabels(r *http.Request, pdf *bytes.Buffer) (labels.Options, []labels.Drawing, error) {
-	opt, find, err := s.labelRequest(r)
+// is not nil, writes them to it as a PDF (labels.Service.Sheet).
+func (s *Server) drawLabels(r *http.Request, pdf io.Writer) (labels.Options, []labels.Drawing, error) {
+	q, err := s.labelRequest(r)
 	if err != nil {
-		return opt, nil, err
+		return q.Options, nil, err
 	}
-	var ds []labels.Drawing
-	err = s.readHeavy(r.Context(), labelsTooLong(r), func(tx *db.Tx) error {
-		ls, err := find(tx)
-		if err != nil {
-			return err
-		}
-		if ds, err = labels.Draw(opt, ls); err != nil || pdf == nil {
-			return err
-		}
-		return labels.WritePDF(pdf, opt, ds, "Labels")
-	})
-	return opt, ds, err
+	ds, err := s.Labels.Sheet(r.Context(), q, pdf)
+	return q.Options, ds, err
 }
 
 func (s *Server) labelsView(r *http.Request) (LabelsView, error) {
@@ -107,11 +94,8 @@ func (s *Server) labelsView(r *http.Request) (LabelsView, error) {
 		v.Values = url.Values{"kind": {labels.KindSpine}, "sheet": {"a4-3x7"}, "source": {"barcodes"}, "start": {"1"},
 			"page": {"a4"}, "cols": {"3"}, "rows": {"7"}, "label_w": {"63.5"}, "label_h": {"38.1"}, "left": {"7.2"}, "top": {"15.15"}, "pitch_x": {"66.04"}, "pitch_y": {"38.1"}}
 	}
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		c, err := reports.ListChoices(tx)
-		v.Branches = c.Branches
-		return err
-	})
+	var err error
+	v.Branches, err = s.Labels.Branches(r.Context())
 	return v, err
 }
 
@@ -239,4 +223,9 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// newLabelsService is the Labels pages' service for a Server with cfg.
+func newLabelsService(cfg Config) labelsService {
+	return labels.NewService(cfg.DB, cfg.HeavyReadTimeout)
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
-	"github.com/stacks-ils/stacks/library"
-	"github.com/stacks-ils/stacks/patrons"
 )
 
 // recordID reads the {id} of a record URL.
@@ -30,20 +28,13 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	v := &RecordView{Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		v.Today = tx.Now().In(prefs.Location).Format(db.DayFormat)
-		if v.Record, v.Items, err = catalog.FindRecord(tx, id); err != nil {
-			return err
-		}
-		v.Queue, err = holds.RecordQueue(tx, id)
-		return err
-	})
+	rh, err := s.Circ.RecordWithHolds(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := &RecordView{Loc: prefs.Location, Record: rh.Record, Items: rh.Copies, Queue: rh.Queue,
+		Today: rh.Now.In(prefs.Location).Format(db.DayFormat)}
 	s.render(w, r, http.StatusOK, RecordPage(s.page(r, v.Record.Title, "search"), v))
 }
 
@@ -53,26 +44,22 @@ func (s *Server) loadPlaceHoldForm(r *http.Request, f *PlaceHoldForm, itemParam 
 	if err != nil {
 		return err
 	}
-	return s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var items []catalog.CopyStatus
-		var err error
-		if f.Record, items, err = catalog.FindRecord(tx, id); err != nil {
-			return err
-		}
-		if itemParam != "" {
-			itemID, _ := strconv.ParseInt(itemParam, 10, 64)
-			for _, it := range items {
-				if it.ID == itemID {
-					f.ItemID, f.Barcode = it.ID, it.Barcode
-				}
-			}
-			if f.ItemID == 0 {
-				return stacks.Errorf(stacks.ENOTFOUND, "That copy does not belong to %s.", f.Record.Title)
-			}
-		}
-		f.Branches, err = library.ListBranches(tx)
+	var items []catalog.CopyStatus
+	if f.Record, items, f.Branches, err = s.Catalog.RecordWithBranches(r.Context(), id); err != nil {
 		return err
-	})
+	}
+	if itemParam != "" {
+		itemID, _ := strconv.ParseInt(itemParam, 10, 64)
+		for _, it := range items {
+			if it.ID == itemID {
+				f.ItemID, f.Barcode = it.ID, it.Barcode
+			}
+		}
+		if f.ItemID == 0 {
+			return stacks.Errorf(stacks.ENOTFOUND, "That copy does not belong to %s.", f.Record.Title)
+		}
+	}
+	return nil
 }
 
 func (s *Server) handlePlaceHoldForm(w http.ResponseWriter, r *http.Request) {
@@ -101,11 +88,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	var found patrons.Identified
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		found, err = patrons.Identify(tx, f.Card, maxHoldMatches)
-		return err
-	})
+	found, err := s.Circ.IdentifyPatron(r.Context(), f.Card, maxHoldMatches)
 	switch {
 	case err != nil && stacks.ErrorCode(err) != stacks.EINTERNAL:
 		f.Errors["card"] = stacks.ErrorMessage(err)

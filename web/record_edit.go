@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,9 +12,20 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 )
+
+// recordEditService is what the record and item forms need of the catalogue.
+type recordEditService interface {
+	CreateRecord(ctx context.Context, actor stacks.Actor, in catalog.RecordInput) (int64, error)
+	UpdateRecord(ctx context.Context, actor stacks.Actor, id int64, in catalog.RecordInput) error
+	RecordInput(ctx context.Context, id int64) (catalog.RecordInput, error)
+	ItemForm(ctx context.Context, itemID, recordID int64) (catalog.ItemForm, error)
+	NewItemForm(ctx context.Context, recordID int64) (catalog.ItemForm, error)
+	CheckNewBarcode(ctx context.Context, barcode string) (string, error)
+	AddItem(ctx context.Context, actor stacks.Actor, recordID int64, in catalog.ItemInput) (*catalog.Item, error)
+	UpdateItem(ctx context.Context, actor stacks.Actor, id int64, in catalog.ItemInput, status string) (*catalog.Item, error)
+}
 
 // recordEditRoutes mounts the forms that add and edit records and their items by
 // hand. Every member of staff may edit the catalogue. The record page itself is
@@ -123,11 +135,7 @@ func (s *Server) handleRecordNew(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) {
 	v := RecordFormView{In: recordInputFrom(r)}
-	var id int64
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		id, err = catalog.CreateRecord(tx, userFrom(r.Context()).Actor(), v.In)
-		return err
-	})
+	id, err := s.Catalog.CreateRecord(r.Context(), userFrom(r.Context()).Actor(), v.In)
 	if err != nil {
 		if !s.recordFormFailed(w, r, v, err) {
 			s.Error(w, r, err)
@@ -145,10 +153,7 @@ func (s *Server) handleRecordEdit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := RecordFormView{ID: id}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.In, err = catalog.RecordInputOf(tx, id)
-		return err
-	})
+	v.In, err = s.Catalog.RecordInput(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -163,9 +168,7 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := RecordFormView{ID: id, In: recordInputFrom(r)}
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return catalog.UpdateRecord(tx, userFrom(r.Context()).Actor(), id, v.In)
-	})
+	err = s.Catalog.UpdateRecord(r.Context(), userFrom(r.Context()).Actor(), id, v.In)
 	if err != nil {
 		if !s.recordFormFailed(w, r, v, err) {
 			s.Error(w, r, err)
@@ -247,33 +250,28 @@ func itemInputFrom(r *http.Request) catalog.ItemInput {
 	}
 }
 
-// loadItemForm fills what the item form shows besides the input, in tx: the record
-// (and, for an existing item, its saved barcode and status) and the choices. With
-// saved, the input is the existing item's saved values.
-func loadItemForm(tx *db.Tx, v *ItemFormView, saved bool) error {
-	if v.ID != 0 {
-		d, err := catalog.FindItemDetails(tx, v.ID)
-		if err != nil {
-			return err
-		}
+// fill sets what the item form shows besides the input: the record (and, for an
+// existing item, its saved barcode and status) and the choices. With saved, the
+// input is the existing item's saved values.
+func (v *ItemFormView) fill(f catalog.ItemForm, saved bool) {
+	if d := f.Item; d != nil {
 		if saved {
 			v.In, v.Status = d.Input, d.Status
 		}
-		v.RecordID, v.RecordTitle, v.Barcode = d.RecordID, d.Title, d.Barcode
-		v.CurrentStatus, v.InCirculation = d.StatusText(), d.InCirculation()
-	} else {
-		rec, err := catalog.RecordInputOf(tx, v.RecordID)
-		if err != nil {
-			return err
-		}
-		v.RecordTitle = rec.Title
+		v.Barcode, v.CurrentStatus, v.InCirculation = d.Barcode, d.StatusText(), d.InCirculation()
 	}
-	var err error
-	if _, v.ItemTypes, err = library.ListScopes(tx); err != nil {
+	v.RecordID, v.RecordTitle = f.RecordID, f.RecordTitle
+	v.ItemTypes, v.Branches = f.ItemTypes, f.Branches
+}
+
+// loadItemForm reads and fills what the item form shows besides the input (fill).
+func (s *Server) loadItemForm(ctx context.Context, v *ItemFormView, saved bool) error {
+	f, err := s.Catalog.ItemForm(ctx, v.ID, v.RecordID)
+	if err != nil {
 		return err
 	}
-	v.Branches, err = library.ListBranches(tx)
-	return err
+	v.fill(f, saved)
+	return nil
 }
 
 func (s *Server) renderItemForm(w http.ResponseWriter, r *http.Request, status int, v ItemFormView) {
@@ -288,7 +286,7 @@ func (s *Server) itemFormFailed(w http.ResponseWriter, r *http.Request, v ItemFo
 		return false
 	}
 	v.Errors = errs
-	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadItemForm(tx, &v, false) }); err != nil {
+	if err := s.loadItemForm(r.Context(), &v, false); err != nil {
 		s.Error(w, r, err)
 		return true
 	}
@@ -308,16 +306,13 @@ func (s *Server) handleItemNew(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := ItemFormView{RecordID: id}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		if v.In, _, err = catalog.NewItemDefaults(tx, id); err != nil {
-			return err
-		}
-		return loadItemForm(tx, &v, false)
-	})
+	f, err := s.Catalog.NewItemForm(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v.In = f.Defaults
+	v.fill(f, false)
 	v.In.HomeBranchCode = userFrom(r.Context()).BranchCode
 	if code := strings.ToUpper(strings.TrimSpace(r.URL.Query().Get("home_branch"))); code != "" {
 		for _, b := range v.Branches {
@@ -352,10 +347,8 @@ const (
 // field, or else the form as sent, with the focus on the next field. Nothing is
 // saved.
 func (s *Server) handleItemCheckBarcode(w http.ResponseWriter, r *http.Request, v ItemFormView) {
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.In.Barcode, err = catalog.CheckNewBarcode(tx, v.In.Barcode)
-		return err
-	})
+	var err error
+	v.In.Barcode, err = s.Catalog.CheckNewBarcode(r.Context(), v.In.Barcode)
 	if err != nil {
 		if !s.itemFormFailed(w, r, v, err) {
 			s.Error(w, r, err)
@@ -363,7 +356,7 @@ func (s *Server) handleItemCheckBarcode(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	v.Checked = true
-	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadItemForm(tx, &v, false) }); err != nil {
+	if err := s.loadItemForm(r.Context(), &v, false); err != nil {
 		s.Error(w, r, err)
 		return
 	}
@@ -381,15 +374,7 @@ func (s *Server) handleItemCreate(w http.ResponseWriter, r *http.Request) {
 		s.handleItemCheckBarcode(w, r, v)
 		return
 	}
-	var it *catalog.Item
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		id, err := catalog.AddItem(tx, userFrom(r.Context()).Actor(), recID, v.In)
-		if err != nil {
-			return err
-		}
-		it, err = catalog.FindItem(tx, id)
-		return err
-	})
+	it, err := s.Catalog.AddItem(r.Context(), userFrom(r.Context()).Actor(), recID, v.In)
 	if err != nil {
 		if !s.itemFormFailed(w, r, v, err) {
 			s.Error(w, r, err)
@@ -412,7 +397,7 @@ func (s *Server) handleItemEdit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := ItemFormView{ID: id}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadItemForm(tx, &v, true) })
+	err = s.loadItemForm(r.Context(), &v, true)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -427,15 +412,7 @@ func (s *Server) handleItemUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := ItemFormView{ID: id, In: itemInputFrom(r), Status: r.PostFormValue("status")}
-	var it *catalog.Item
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		if err := catalog.UpdateItem(tx, userFrom(r.Context()).Actor(), id, v.In, v.Status); err != nil {
-			return err
-		}
-		var err error
-		it, err = catalog.FindItem(tx, id)
-		return err
-	})
+	it, err := s.Catalog.UpdateItem(r.Context(), userFrom(r.Context()).Actor(), id, v.In, v.Status)
 	if err != nil {
 		if !s.itemFormFailed(w, r, v, err) {
 			s.Error(w, r, err)

@@ -12,7 +12,24 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/library"
 )
+
+// catalogService is what the catalogue's pages need of catalog.Service; each
+// page's part is declared beside its handlers.
+type catalogService interface {
+	searchService
+	recordEditService
+	importService
+	codesService
+	RecordWithBranches(ctx context.Context, id int64) (*catalog.Record, []catalog.CopyStatus, []library.Branch, error)
+}
+
+// searchService runs a catalogue search, bounded in time (Config.SearchTimeout)
+// and in searches at once (db.ErrBusy).
+type searchService interface {
+	Search(ctx context.Context, q catalog.SearchQuery) (catalog.SearchResult, error)
+}
 
 // catalogRoutes mounts the catalogue search and record pages.
 func (s *Server) catalogRoutes(r chi.Router) {
@@ -37,9 +54,6 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
 		return
 	}
-	// A search's cost is the searcher's choice: bounded in time (SQLite is
-	// interrupted at the deadline) and in how many run at once (db.ReadHeavy), so
-	// that searches cannot stall the desk (issue 13).
 	// A search over the budget is refused before it waits for a connection,
 	// unless it may be a barcode (one word without spaces).
 	text := strings.TrimSpace(v.Query.Text)
@@ -48,17 +62,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnprocessableEntity, SearchPage(s.page(r, "Search", "search"), v))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
-	defer cancel()
-	var res catalog.SearchResult
-	err := s.DB.ReadHeavy(ctx, func(tx *db.Tx) error {
-		var err error
-		res, err = catalog.Search(tx, v.Query)
-		return err
-	})
-	if err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = catalog.ErrSearchTooLong // the deadline passed before the search began
-	}
+	res, err := s.Catalog.Search(r.Context(), v.Query)
 	switch {
 	case errors.Is(err, db.ErrBusy):
 		v.Error = "Many searches are running at once: search again in a moment."
@@ -76,4 +80,9 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.Error(w, r, err)
 	}
+}
+
+// newCatalogService is the catalogue's service for a Server with cfg.
+func newCatalogService(cfg Config) catalogService {
+	return catalog.NewService(cfg.DB, catalog.Timeouts{Search: cfg.SearchTimeout})
 }

@@ -100,6 +100,8 @@ type Server struct {
 
 	loadJobs patronLoadJobs
 	lib      libraryServices
+	Catalog  catalogService
+	Labels   labelsService
 }
 
 // New returns a Server for cfg.
@@ -150,6 +152,8 @@ func New(cfg Config) *Server {
 		staffCache: staff.NewCache(),
 		prefs:      prefs,
 		lib:        newLibraryServices(cfg.DB, prefs),
+		Catalog:    newCatalogService(cfg),
+		Labels:     newLabelsService(cfg),
 	}
 }
 
