@@ -14,6 +14,35 @@ import (
 	"github.com/stacks-ils/stacks/db"
 )
 
+// Base describes the middleware every answer of a site goes through.
+type Base struct {
+	// Logger logs panics.
+	Logger *slog.Logger
+	// AccessLog, if set, logs one line per request, with the message
+	// AccessMessage.
+	AccessLog     *slog.Logger
+	AccessMessage string
+	// Observe, if set, is the site's metrics middleware, inside Server-Timing.
+	Observe func(http.Handler) http.Handler
+	// ContentSecurityPolicy is the site's policy (SecurityHeaders).
+	ContentSecurityPolicy string
+}
+
+// Middleware returns the middleware, outermost first: Server-Timing, Observe,
+// a request id, the access log, panics turned into logged 500s, and the
+// security headers.
+func (b Base) Middleware() []func(http.Handler) http.Handler {
+	mw := []func(http.Handler) http.Handler{ServerTiming}
+	if b.Observe != nil {
+		mw = append(mw, b.Observe)
+	}
+	mw = append(mw, middleware.RequestID)
+	if b.AccessLog != nil {
+		mw = append(mw, AccessLog(b.AccessLog, b.AccessMessage))
+	}
+	return append(mw, Recoverer(b.Logger), SecurityHeaders(b.ContentSecurityPolicy))
+}
+
 // timingWriter adds the Server-Timing header just before the status line goes out,
 // when the handler (and the session commit) are done.
 type timingWriter struct {

@@ -133,3 +133,29 @@ func TestFormErrors(t *testing.T) {
 		t.Errorf("FormErrors: %v", e)
 	}
 }
+
+// TestBase: the middleware every answer goes through, in order: the access
+// log sees the request id, a panic is a 500 that still carries Server-Timing
+// and the site's policy, and Observe runs.
+func TestBase(t *testing.T) {
+	logger, logged := logTo()
+	observed := false
+	b := Base{Logger: logger, AccessLog: logger, AccessMessage: "site request", ContentSecurityPolicy: "default-src 'none'",
+		Observe: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { observed = true; next.ServeHTTP(w, r) })
+		}}
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+	mw := b.Middleware()
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/x", nil))
+	if w.Code != http.StatusInternalServerError || !serverTimingRE.MatchString(w.Header().Get("Server-Timing")) ||
+		w.Header().Get("Content-Security-Policy") != "default-src 'none'" || !observed {
+		t.Errorf("answer %d %v, observed %v", w.Code, w.Header(), observed)
+	}
+	if !regexp.MustCompile(`msg="site request" id=\S+ method=GET path=/x .*status=500`).MatchString(logged.String()) {
+		t.Errorf("access log: %s", logged)
+	}
+}

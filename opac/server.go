@@ -23,7 +23,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
@@ -183,13 +182,7 @@ var PublicRoutes = map[string]bool{
 // Router returns the chi router (exported for tests that walk every route).
 func (s *Server) Router() chi.Router {
 	r := chi.NewRouter()
-	r.Use(kit.ServerTiming)
-	r.Use(middleware.RequestID)
-	if s.cfg.AccessLog != nil {
-		r.Use(kit.AccessLog(s.cfg.AccessLog, "opac request"))
-	}
-	r.Use(kit.Recoverer(s.Logger))
-	r.Use(kit.SecurityHeaders(ContentSecurityPolicy))
+	r.Use(kit.Base{Logger: s.Logger, AccessLog: s.cfg.AccessLog, AccessMessage: "opac request", ContentSecurityPolicy: ContentSecurityPolicy}.Middleware()...)
 	r.Use(limitBody)
 
 	r.Get("/healthz", kit.Healthz(s.DB, s.Logger))

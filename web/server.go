@@ -14,7 +14,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/basepath"
@@ -155,16 +154,11 @@ func (s *Server) Handler() http.Handler {
 // Router returns the chi router (exported for tests that walk every route).
 func (s *Server) Router() chi.Router {
 	r := chi.NewRouter()
-	r.Use(kit.ServerTiming)
+	base := kit.Base{Logger: s.Logger, AccessLog: s.cfg.AccessLog, AccessMessage: "request", ContentSecurityPolicy: ContentSecurityPolicy}
 	if s.cfg.Metrics != nil {
-		r.Use(s.observe)
+		base.Observe = s.observe
 	}
-	r.Use(middleware.RequestID)
-	if s.cfg.AccessLog != nil {
-		r.Use(kit.AccessLog(s.cfg.AccessLog, "request"))
-	}
-	r.Use(kit.Recoverer(s.Logger))
-	r.Use(kit.SecurityHeaders(ContentSecurityPolicy))
+	r.Use(base.Middleware()...)
 	r.Use(kit.NoStore)
 	r.Use(s.limitBody)
 
