@@ -9,25 +9,23 @@ import (
 	"github.com/stacks-ils/stacks"
 )
 
+// codeStatus is the one map from a stacks error code to an HTTP status.
+var codeStatus = map[string]int{
+	stacks.EINVALID:      http.StatusUnprocessableEntity,
+	stacks.ENOTFOUND:     http.StatusNotFound,
+	stacks.ECONFLICT:     http.StatusConflict,
+	stacks.EUNAUTHORIZED: http.StatusUnauthorized,
+	stacks.EFORBIDDEN:    http.StatusForbidden,
+	stacks.ETOOMANY:      http.StatusTooManyRequests,
+}
+
 // CodeStatus maps a stacks error code to an HTTP status; EINTERNAL and any
 // code it does not know are 500.
 func CodeStatus(code string) int {
-	switch code {
-	case stacks.EINVALID:
-		return http.StatusUnprocessableEntity
-	case stacks.ENOTFOUND:
-		return http.StatusNotFound
-	case stacks.ECONFLICT:
-		return http.StatusConflict
-	case stacks.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case stacks.EFORBIDDEN:
-		return http.StatusForbidden
-	case stacks.ETOOMANY:
-		return http.StatusTooManyRequests
-	default:
-		return http.StatusInternalServerError
+	if status, ok := codeStatus[code]; ok {
+		return status
 	}
+	return http.StatusInternalServerError
 }
 
 // NotFoundMessage is shown for a bare sql.ErrNoRows, which no domain method
