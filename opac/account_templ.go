@@ -1235,7 +1235,7 @@ func pinField(name, label, autocomplete string, errs FormErrors) templ.Component
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var66 string
-		templ_7745c5c3_Var66, templ_7745c5c3_Err = templruntime.NewAttributeExpression(errs.invalid(name)).Resolve(ctx)
+		templ_7745c5c3_Var66, templ_7745c5c3_Err = templruntime.NewAttributeExpression(errs.Invalid(name)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `opac/account.templ`, Line: 251, Col: 131}
 		}

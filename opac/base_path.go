@@ -1,31 +1,20 @@
 package opac
 
 import (
-	"context"
 	"net/http"
 
-	"github.com/a-h/templ"
-
 	"github.com/stacks-ils/stacks/basepath"
+	"github.com/stacks-ils/stacks/kit"
 )
 
 // The patrons' site may be served under a sub-path (stacks serve
-// --opac-base-path): the router sees the routed path only, and every URL the
-// site emits goes through at or redirect, which put the request's base path
-// back in front (package basepath). Handlers and view models keep routed paths
-// ("/records/7"), never the base; absolute URLs come from Server.baseURL.
-
-// at returns the site path p under the request's base path, for an href, src,
-// action or formaction. An external URL, a fragment or "mailto:" is returned as
-// it is.
-func at(ctx context.Context, p string) templ.SafeURL {
-	return templ.SafeURL(basepath.URL(ctx, p))
-}
-
-// redirect sends the browser to the site path p under the request's base path.
-func redirect(w http.ResponseWriter, r *http.Request, p string, code int) {
-	http.Redirect(w, r, basepath.URL(r.Context(), p), code)
-}
+// --opac-base-path): every URL the site emits goes through at or redirect,
+// which put the request's base path back in front (kit.At); absolute URLs come
+// from Server.baseURL.
+var (
+	at       = kit.At
+	redirect = kit.Redirect
+)
 
 // loadSession is the session middleware: s.Sessions' LoadAndSave with the cookie
 // under the request's base path, Secure over TLS (basepath.Sessions).

@@ -66,8 +66,7 @@ func TestBasePath(t *testing.T) {
 				t.Errorf("GET %s/account: no hold form under the base", base)
 			}
 
-			links := map[string]bool{}
-			pages := 0
+			var pages []basepathtest.Route
 			for _, rt := range walk(t, router) {
 				if rt.method != http.MethodGet {
 					continue
@@ -77,28 +76,11 @@ func TestBasePath(t *testing.T) {
 					// The question before cancelling the hold placed above.
 					path = fill(rt.pattern, strconv.FormatInt(e.openHold(t, "P0001", rec), 10))
 				}
-				r := site.get(t, c, base+path)
-				what := "GET " + base + path
-				if r.Status != http.StatusOK && r.Status != http.StatusSeeOther {
-					t.Errorf("%s: %d, want the page", what, r.Status)
-					continue
-				}
-				if r.Header.Get("Server-Timing") == "" && rt.pattern != "/static/*" && rt.pattern != "/favicon.ico" {
-					t.Errorf("%s: no Server-Timing header", what)
-				}
-				for l := range basepathtest.Emitted(t, what, r.Header, r.Location, r.Body, base, host, router) {
-					links[l] = true
-				}
-				pages++
+				pages = append(pages, basepathtest.Route{Pattern: rt.pattern, Path: path})
 			}
-			if pages < 12 {
-				t.Fatalf("rendered only %d pages", pages)
-			}
-			t.Logf("%d pages", pages)
-			// Follow every local link once.
-			basepathtest.FollowLinks(t, links, 15, base, host, func(l string) basepathtest.Answer {
-				r := site.get(t, c, l)
-				return basepathtest.Answer{Status: r.Status, Header: r.Header, Location: r.Location}
+			basepathtest.Pages(t, pages, 12, 15, base, host, router, func(p string) (basepathtest.Answer, string) {
+				r := site.get(t, c, p)
+				return basepathtest.Answer{Status: r.Status, Header: r.Header, Location: r.Location}, r.Body
 			})
 
 			// Absolute URLs carry the base: the permanent link and OAI-PMH.

@@ -3,7 +3,6 @@ package opac_test
 import (
 	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,13 +13,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/opac"
 )
 
@@ -274,21 +273,7 @@ func TestOAIHarvest(t *testing.T) {
 // keeps its connections.
 func TestOAIBusy(t *testing.T) {
 	e := newEnv(t)
-	release := make(chan struct{})
-	busy := make(chan struct{}, 64)
-	var wg sync.WaitGroup
-	defer func() { close(release); wg.Wait() }()
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := e.DB.ReadHeavy(context.Background(), func(*db.Tx) error { <-release; return nil })
-			if errors.Is(err, db.ErrBusy) {
-				busy <- struct{}{}
-			}
-		}()
-	}
-	<-busy // every slot is held now
+	dbtest.TakeHeavySlots(t, e.DB)
 	id := strconv.FormatInt(e.recordOf(t, "I00010"), 10)
 	for _, q := range []string{"verb=ListRecords&metadataPrefix=marc21", "verb=ListIdentifiers&metadataPrefix=oai_dc",
 		"verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:stacks:" + id} {

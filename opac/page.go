@@ -3,6 +3,7 @@ package opac
 import (
 	"time"
 
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -22,10 +23,7 @@ type Page struct {
 }
 
 // Flash is a one-off message shown at the top of the next page.
-type Flash struct {
-	Kind string // ok, info, warn, error
-	Text string
-}
+type Flash = kit.Flash
 
 // Day formats t as a patron reads a date: "Monday 21 December 2026", in the
 // library's time zone.
@@ -34,17 +32,4 @@ func (p *Page) Day(t time.Time) string {
 }
 
 // FormErrors maps form field names to messages, shown beside each field.
-type FormErrors map[string]string
-
-// Has reports whether the field has an error.
-func (e FormErrors) Has(field string) bool { _, ok := e[field]; return ok }
-
-// Get returns the field's message.
-func (e FormErrors) Get(field string) string { return e[field] }
-
-func (e FormErrors) invalid(field string) string {
-	if e.Has(field) {
-		return "true"
-	}
-	return "false"
-}
+type FormErrors = kit.FormErrors

@@ -6,30 +6,28 @@
 // It is a separate audience from the staff site (package web) with a separate
 // threat model, so it has its own router, session cookie and table, and
 // Content-Security-Policy, and it imports nothing of package web: no staff route
-// can be mounted here by accident (TestNoStaffRoutes proves it). Domain work is
+// can be mounted here by accident (TestNoStaffRoutes proves it). The HTTP
+// plumbing both sites share is in package kit, which has no routes. Domain work is
 // done by the domain packages, so the desk's rules and messages apply; this
 // package words them for patrons.
 package opac
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -133,25 +131,13 @@ func New(cfg Config) *Server {
 	if prefs == nil {
 		prefs = library.NewPreferenceCache(false)
 	}
-	sm := scs.New()
-	sm.Store = &db.SessionStore{DB: cfg.DB, Table: "opac_sessions"}
-	sm.Codec = sessionCodec{}
-	sm.Lifetime = cfg.SessionLifetime
-	// The idle timeout is a "seen" stamp refreshed at most once a minute
-	// (currentPatron), not scs's, which would rewrite the session every request.
-	sm.IdleTimeout = 0
-	sm.Cookie.Name = CookieName
-	sm.Cookie.HttpOnly = true
-	sm.Cookie.SameSite = http.SameSiteLaxMode
-	sm.Cookie.Secure = cfg.SecureCookies
-	sm.Cookie.Path = "/"
-	// A session cookie, without Max-Age or Expires: closing the browser on a
-	// shared library computer ends the sign-in, whatever the server's lifetime.
-	sm.Cookie.Persist = false
-	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
-		cfg.Logger.Error("opac session", "err", err, "path", r.URL.Path)
-		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
-	}
+	// A browser session cookie, without Max-Age or Expires: closing the browser
+	// on a shared library computer ends the sign-in, whatever the server's
+	// lifetime. The idle timeout is a "seen" stamp (loadPatron).
+	sm := kit.Sessions{
+		DB: cfg.DB, Table: "opac_sessions", Codec: sessionCodec{}, Lifetime: cfg.SessionLifetime,
+		Cookie: CookieName, Secure: cfg.SecureCookies, BrowserSession: true, Logger: cfg.Logger,
+	}.New()
 	return &Server{
 		DB:       cfg.DB,
 		Logger:   cfg.Logger,
@@ -200,25 +186,19 @@ var PublicRoutes = map[string]bool{
 // Router returns the chi router (exported for tests that walk every route).
 func (s *Server) Router() chi.Router {
 	r := chi.NewRouter()
-	r.Use(serverTiming)
-	r.Use(middleware.RequestID)
-	if s.cfg.AccessLog != nil {
-		r.Use(accessLog(s.cfg.AccessLog))
-	}
-	r.Use(s.recoverer)
-	r.Use(securityHeaders)
+	r.Use(kit.Base{Logger: s.Logger, AccessLog: s.cfg.AccessLog, AccessMessage: "opac request", ContentSecurityPolicy: ContentSecurityPolicy}.Middleware()...)
 	r.Use(limitBody)
 
-	r.Get("/healthz", s.handleHealthz)
-	r.Get("/static/*", staticHandler().ServeHTTP)
-	r.Head("/static/*", staticHandler().ServeHTTP)
-	r.Get("/favicon.ico", faviconHandler())
+	r.Get("/healthz", kit.Healthz(s.DB, s.Logger))
+	r.Get("/static/*", static.Handler().ServeHTTP)
+	r.Head("/static/*", static.Handler().ServeHTTP)
+	r.Get("/favicon.ico", static.Favicon())
 	r.Get("/oai", s.handleOAI)
 	r.Post("/oai", s.handleOAI)
 
 	r.Group(func(r chi.Router) {
 		r.Use(refuseNUL)
-		r.Use(noStore)
+		r.Use(kit.NoStore)
 		r.Use(s.loadSession)
 		r.Use(s.loadPatron)
 		r.Get("/", s.handleHome)
@@ -247,7 +227,7 @@ func (s *Server) Router() chi.Router {
 			r.Post("/account/history", s.handleHistorySave)
 		})
 		r.NotFound(s.handleNotFound)
-		r.MethodNotAllowed(s.handleMethodNotAllowed)
+		r.MethodNotAllowed(kit.MethodNotAllowed)
 	})
 	return r
 }
@@ -259,7 +239,7 @@ const (
 	// sessPINGen is the patron's PIN generation at sign-in: a session whose
 	// generation is not the patron's (the PIN changed since) is ended.
 	sessPINGen = "pg"
-	sessFlash  = "flash"
+	sessFlash  = kit.FlashKey
 )
 
 // seenRefresh is how stale the "seen" stamp may get before a request rewrites it.
@@ -353,11 +333,7 @@ func actor(p *patrons.Patron) stacks.Actor {
 
 // flash queues a message for the next page this session sees.
 func (s *Server) flash(r *http.Request, kind, text string) {
-	var fs []Flash
-	if v, ok := s.Sessions.Get(r.Context(), sessFlash).([]Flash); ok {
-		fs = v
-	}
-	s.Sessions.Put(r.Context(), sessFlash, append(fs, Flash{Kind: kind, Text: text}))
+	kit.AddFlash(r.Context(), s.Sessions, kind, text)
 }
 
 // page returns the layout model for the request, taking any queued flashes.
@@ -368,11 +344,7 @@ func (s *Server) page(r *http.Request, title, nav string) *Page {
 	} else {
 		s.Logger.Error("read preferences", "err", err)
 	}
-	if s.Sessions.Exists(r.Context(), sessFlash) {
-		if fs, ok := s.Sessions.Pop(r.Context(), sessFlash).([]Flash); ok {
-			p.Flashes = fs
-		}
-	}
+	p.Flashes = kit.TakeFlashes(r.Context(), s.Sessions)
 	return p
 }
 
@@ -380,52 +352,19 @@ func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
 	return s.prefs.Get(ctx, s.DB)
 }
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// render writes component c with the given status, rendered whole first so that
-// a template error becomes a clean 500.
+// render writes component c with the given status (kit.Render).
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer bufPool.Put(buf)
-	if err := c.Render(r.Context(), buf); err != nil {
-		s.Logger.Error("render", "path", r.URL.Path, "err", err)
-		http.Error(w, "The page could not be shown; the problem has been logged.", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	kit.Render(w, r, s.Logger, status, c)
 }
 
 // errorStatus maps an error code to an HTTP status.
-func errorStatus(code string) int {
-	switch code {
-	case stacks.EINVALID:
-		return http.StatusUnprocessableEntity
-	case stacks.ENOTFOUND:
-		return http.StatusNotFound
-	case stacks.ECONFLICT:
-		return http.StatusConflict
-	case stacks.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case stacks.EFORBIDDEN:
-		return http.StatusForbidden
-	case stacks.ETOOMANY:
-		return http.StatusTooManyRequests
-	default:
-		return http.StatusInternalServerError
-	}
-}
+var errorStatus = kit.CodeStatus
 
 // Error shows err as a page: its message for our own errors, a generic one (and
-// a log line) for anything else. Never a stack trace.
+// a log line) for anything else (kit.Failure). Never a stack trace.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
-	code := stacks.ErrorCode(err)
-	status := errorStatus(code)
-	msg := stacks.ErrorMessage(err)
-	if code == stacks.EINTERNAL {
-		s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	status, msg := kit.Failure(s.Logger, r, err)
+	if status == http.StatusInternalServerError {
 		msg = "Something went wrong on our side; the problem has been logged. Please try again in a moment."
 	}
 	s.render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), msg))
@@ -438,45 +377,4 @@ func errNoSuchPage(path string) error {
 
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 	s.Error(w, r, errNoSuchPage(r.URL.Path))
-}
-
-func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusMethodNotAllowed)
-	w.Write([]byte("That action is not allowed on this page.\n"))
-}
-
-func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var one int
-		return tx.QueryRow(`SELECT 1`).Scan(&one)
-	})
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	if err != nil {
-		s.Logger.Error("health check", "err", err)
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte("database unavailable\n"))
-		return
-	}
-	w.Write([]byte("ok\n"))
-}
-
-// recoverer turns a panic into a logged 500; the process keeps serving.
-func (s *Server) recoverer(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				s.Logger.Error("panic in handler", "method", r.Method, "path", r.URL.Path,
-					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-				w.WriteHeader(http.StatusInternalServerError)
-				fmt.Fprintln(w, "Something went wrong on our side; the problem has been logged. Please try again.")
-			}
-		}()
-		next.ServeHTTP(w, r)
-	})
 }

@@ -1156,9 +1156,9 @@ func AdminNoticeTemplatePage(p *Page, v *AdminNoticeTemplateView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var64 string
-			templ_7745c5c3_Var64, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("subject")).Resolve(ctx)
+			templ_7745c5c3_Var64, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("subject")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 197, Col: 141}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 197, Col: 137}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var64)
 			if templ_7745c5c3_Err != nil {
@@ -1177,9 +1177,9 @@ func AdminNoticeTemplatePage(p *Page, v *AdminNoticeTemplateView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var65 string
-			templ_7745c5c3_Var65, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("text")).Resolve(ctx)
+			templ_7745c5c3_Var65, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("text")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 200, Col: 101}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 200, Col: 97}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var65)
 			if templ_7745c5c3_Err != nil {
@@ -1192,7 +1192,7 @@ func AdminNoticeTemplatePage(p *Page, v *AdminNoticeTemplateView) templ.Componen
 			var templ_7745c5c3_Var66 string
 			templ_7745c5c3_Var66, templ_7745c5c3_Err = templ.JoinStringErrs(v.Template.Text)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 200, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 200, Col: 117}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var66))
 			if templ_7745c5c3_Err != nil {
@@ -1211,9 +1211,9 @@ func AdminNoticeTemplatePage(p *Page, v *AdminNoticeTemplateView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var67 string
-			templ_7745c5c3_Var67, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("html")).Resolve(ctx)
+			templ_7745c5c3_Var67, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("html")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 203, Col: 101}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 203, Col: 97}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var67)
 			if templ_7745c5c3_Err != nil {
@@ -1226,7 +1226,7 @@ func AdminNoticeTemplatePage(p *Page, v *AdminNoticeTemplateView) templ.Componen
 			var templ_7745c5c3_Var68 string
 			templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(v.Template.HTML)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 203, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 203, Col: 117}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var68))
 			if templ_7745c5c3_Err != nil {
@@ -1612,9 +1612,9 @@ func AdminNoticeSettingsPage(p *Page, v *AdminNoticeSettingsView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var90 string
-			templ_7745c5c3_Var90, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("to")).Resolve(ctx)
+			templ_7745c5c3_Var90, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("to")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 264, Col: 117}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 264, Col: 113}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var90)
 			if templ_7745c5c3_Err != nil {
@@ -1659,9 +1659,9 @@ func AdminNoticeSettingsPage(p *Page, v *AdminNoticeSettingsView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var93 string
-			templ_7745c5c3_Var93, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("run_at")).Resolve(ctx)
+			templ_7745c5c3_Var93, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("run_at")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 271, Col: 125}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 271, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var93)
 			if templ_7745c5c3_Err != nil {
@@ -1693,9 +1693,9 @@ func AdminNoticeSettingsPage(p *Page, v *AdminNoticeSettingsView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var95 string
-			templ_7745c5c3_Var95, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("hold_days")).Resolve(ctx)
+			templ_7745c5c3_Var95, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("hold_days")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 274, Col: 142}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 274, Col: 138}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var95)
 			if templ_7745c5c3_Err != nil {
@@ -1727,9 +1727,9 @@ func AdminNoticeSettingsPage(p *Page, v *AdminNoticeSettingsView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var97 string
-			templ_7745c5c3_Var97, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("card_days")).Resolve(ctx)
+			templ_7745c5c3_Var97, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("card_days")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 277, Col: 142}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 277, Col: 138}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var97)
 			if templ_7745c5c3_Err != nil {
@@ -1954,9 +1954,9 @@ func AdminNoticeSettingsPage(p *Page, v *AdminNoticeSettingsView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var110 string
-			templ_7745c5c3_Var110, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("predue_days")).Resolve(ctx)
+			templ_7745c5c3_Var110, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("predue_days")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 314, Col: 154}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 314, Col: 150}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var110)
 			if templ_7745c5c3_Err != nil {
@@ -1988,9 +1988,9 @@ func AdminNoticeSettingsPage(p *Page, v *AdminNoticeSettingsView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var112 string
-			templ_7745c5c3_Var112, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("overdue1_days")).Resolve(ctx)
+			templ_7745c5c3_Var112, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("overdue1_days")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 317, Col: 163}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 317, Col: 159}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var112)
 			if templ_7745c5c3_Err != nil {
@@ -2022,9 +2022,9 @@ func AdminNoticeSettingsPage(p *Page, v *AdminNoticeSettingsView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var114 string
-			templ_7745c5c3_Var114, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("overdue2_days")).Resolve(ctx)
+			templ_7745c5c3_Var114, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("overdue2_days")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 320, Col: 163}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 320, Col: 159}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var114)
 			if templ_7745c5c3_Err != nil {
@@ -2056,9 +2056,9 @@ func AdminNoticeSettingsPage(p *Page, v *AdminNoticeSettingsView) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var116 string
-			templ_7745c5c3_Var116, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.invalidAttr("overdue3_days")).Resolve(ctx)
+			templ_7745c5c3_Var116, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Errors.Invalid("overdue3_days")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 323, Col: 163}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_notices.templ`, Line: 323, Col: 159}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var116)
 			if templ_7745c5c3_Err != nil {

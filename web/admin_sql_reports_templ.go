@@ -233,9 +233,9 @@ func sqlReportForm(action string, in reports.SavedInput, errs FormErrors, msg, b
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var13 string
-		templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(errs.invalidAttr("name")).Resolve(ctx)
+		templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(errs.Invalid("name")).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_sql_reports.templ`, Line: 43, Col: 126}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_sql_reports.templ`, Line: 43, Col: 122}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
 		if templ_7745c5c3_Err != nil {
@@ -267,9 +267,9 @@ func sqlReportForm(action string, in reports.SavedInput, errs FormErrors, msg, b
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var15 string
-		templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(errs.invalidAttr("sql")).Resolve(ctx)
+		templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(errs.Invalid("sql")).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_sql_reports.templ`, Line: 52, Col: 122}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_sql_reports.templ`, Line: 52, Col: 118}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
 		if templ_7745c5c3_Err != nil {
@@ -282,7 +282,7 @@ func sqlReportForm(action string, in reports.SavedInput, errs FormErrors, msg, b
 		var templ_7745c5c3_Var16 string
 		templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(in.SQL)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_sql_reports.templ`, Line: 52, Col: 162}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin_sql_reports.templ`, Line: 52, Col: 158}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 		if templ_7745c5c3_Err != nil {

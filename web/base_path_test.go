@@ -61,36 +61,16 @@ func TestBasePath(t *testing.T) {
 				}
 			}
 
-			links := map[string]bool{}
-			pages := 0
+			var pages []basepathtest.Route
 			for _, rt := range rs {
 				// /metrics is 404 with metrics off, as here (metrics_test.go).
-				if rt.Method != http.MethodGet || rt.Pattern == "/metrics" {
-					continue
+				if rt.Method == http.MethodGet && rt.Pattern != "/metrics" {
+					pages = append(pages, basepathtest.Route{Pattern: rt.Pattern, Path: pathOf(rt.Pattern, ids, "")})
 				}
-				path := pathOf(rt.Pattern, ids, "")
-				r := site.get(t, c, base+path)
-				what := "GET " + base + path
-				if r.Status != http.StatusOK && r.Status != http.StatusSeeOther {
-					t.Errorf("%s: %d, want the page", what, r.Status)
-					continue
-				}
-				if r.Header.Get("Server-Timing") == "" && rt.Pattern != "/static/*" && rt.Pattern != "/favicon.ico" {
-					t.Errorf("%s: no Server-Timing header", what)
-				}
-				for l := range basepathtest.Emitted(t, what, r.Header, r.Location, r.Body, base, host, router) {
-					links[l] = true
-				}
-				pages++
 			}
-			if pages < 40 {
-				t.Fatalf("rendered only %d pages", pages)
-			}
-			t.Logf("%d pages", pages)
-			// Follow every local link once.
-			basepathtest.FollowLinks(t, links, 60, base, host, func(l string) basepathtest.Answer {
-				r := site.get(t, c, l)
-				return basepathtest.Answer{Status: r.Status, Header: r.Header, Location: r.Location}
+			basepathtest.Pages(t, pages, 40, 60, base, host, router, func(p string) (basepathtest.Answer, string) {
+				r := site.get(t, c, p)
+				return basepathtest.Answer{Status: r.Status, Header: r.Header, Location: r.Location}, r.Body
 			})
 			// Outside the base: 404; the base without its slash: to base + "/".
 			if base != "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/kit"
 )
 
 // DefaultHeavyReadTimeout is Config.HeavyReadTimeout's default: a standard
@@ -27,7 +28,6 @@ func (s *Server) heavyError(w http.ResponseWriter, r *http.Request, err error) {
 		s.Error(w, r, err)
 		return
 	}
-	w.Header().Set("Retry-After", "1")
-	status := http.StatusServiceUnavailable
+	status := kit.Busy(w)
 	s.render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), status, stacks.ErrorMessage(err)))
 }

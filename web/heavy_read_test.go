@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -235,21 +235,7 @@ func TestHeavyReadMessages(t *testing.T) {
 
 	t.Run("ErrBusy", func(t *testing.T) {
 		e, c, fill := setup(t, web.Config{})
-		release := make(chan struct{})
-		busy := make(chan struct{}, 64)
-		var wg sync.WaitGroup
-		defer func() { close(release); wg.Wait() }()
-		for range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				err := e.DB.ReadHeavy(context.Background(), func(*db.Tx) error { <-release; return nil })
-				if errors.Is(err, db.ErrBusy) {
-					busy <- struct{}{}
-				}
-			}()
-		}
-		<-busy // every slot is held now
+		dbtest.TakeHeavySlots(t, e.DB)
 		for _, ep := range heavyEndpoints {
 			path := fill.Replace(ep.path)
 			r := e.get(t, c, path)

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/gob"
 
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -26,10 +27,7 @@ type Page struct {
 }
 
 // Flash is a one-off message shown at the top of the next page.
-type Flash struct {
-	Kind string // ok, info, warn, error
-	Text string
-}
+type Flash = kit.Flash
 
 // navItem is one entry of the staff navigation.
 type navItem struct {
@@ -59,23 +57,9 @@ func (p *Page) navFor() []navItem {
 }
 
 // FormErrors maps form field names to messages, for showing each beside its field.
-type FormErrors map[string]string
-
-// Has reports whether the field has an error.
-func (e FormErrors) Has(field string) bool { _, ok := e[field]; return ok }
-
-// Get returns the field's message.
-func (e FormErrors) Get(field string) string { return e[field] }
-
-// invalidAttr returns "true" for the aria-invalid attribute of a field in error.
-func (e FormErrors) invalidAttr(field string) string {
-	if e.Has(field) {
-		return "true"
-	}
-	return "false"
-}
+type FormErrors = kit.FormErrors
 
 func init() {
-	// Flashes are stored in the session, which scs encodes with gob.
-	gob.Register([]Flash{})
+	// Sessions that scs's gob codec wrote hold the flashes under this name.
+	gob.RegisterName("[]web.Flash", []Flash{})
 }

@@ -4,7 +4,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -15,12 +14,12 @@ import (
 	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/notices"
@@ -121,23 +120,10 @@ func New(cfg Config) *Server {
 	if cfg.HeavyReadTimeout <= 0 {
 		cfg.HeavyReadTimeout = DefaultHeavyReadTimeout
 	}
-	sm := scs.New()
-	sm.Store = &db.SessionStore{DB: cfg.DB, Table: "sessions"}
-	sm.Codec = sessionCodec{}
-	sm.Lifetime = cfg.SessionLifetime
-	// scs's own IdleTimeout rewrites the session on every request (a durable commit
-	// each time); Server.requireStaff implements the idle timeout with a "seen"
-	// stamp refreshed at most once a minute instead.
-	sm.IdleTimeout = 0
-	sm.Cookie.Name = "stacks_session"
-	sm.Cookie.HttpOnly = true
-	sm.Cookie.SameSite = http.SameSiteLaxMode
-	sm.Cookie.Secure = cfg.SecureCookies
-	sm.Cookie.Path = "/"
-	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
-		cfg.Logger.Error("session", "err", err, "path", r.URL.Path)
-		http.Error(w, "Your session could not be read or saved; please try again.", http.StatusInternalServerError)
-	}
+	sm := kit.Sessions{
+		DB: cfg.DB, Table: "sessions", Codec: sessionCodec{}, Lifetime: cfg.SessionLifetime,
+		Cookie: "stacks_session", Secure: cfg.SecureCookies, Logger: cfg.Logger,
+	}.New()
 	prefs := cfg.Preferences
 	if prefs == nil {
 		prefs = library.NewPreferenceCache(cfg.CachePreferences)
@@ -174,22 +160,17 @@ func (s *Server) Handler() http.Handler {
 // Router returns the chi router (exported for tests that walk every route).
 func (s *Server) Router() chi.Router {
 	r := chi.NewRouter()
-	r.Use(serverTiming)
+	base := kit.Base{Logger: s.Logger, AccessLog: s.cfg.AccessLog, AccessMessage: "request", ContentSecurityPolicy: ContentSecurityPolicy}
 	if s.cfg.Metrics != nil {
-		r.Use(s.observe)
+		base.Observe = s.observe
 	}
-	r.Use(middleware.RequestID)
-	if s.cfg.AccessLog != nil {
-		r.Use(accessLog(s.cfg.AccessLog))
-	}
-	r.Use(s.recoverer)
-	r.Use(securityHeaders)
-	r.Use(noStore)
+	r.Use(base.Middleware()...)
+	r.Use(kit.NoStore)
 	r.Use(s.limitBody)
 
-	r.Get("/healthz", s.handleHealthz)
-	r.Handle("/static/*", staticHandler())
-	r.Get("/favicon.ico", faviconHandler())
+	r.Get("/healthz", kit.Healthz(s.DB, s.Logger))
+	r.Handle("/static/*", static.Handler())
+	r.Get("/favicon.ico", static.Favicon())
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.loadSession)
@@ -222,7 +203,7 @@ func (s *Server) Router() chi.Router {
 			})
 		})
 		r.NotFound(s.handleNotFound)
-		r.MethodNotAllowed(s.handleMethodNotAllowed)
+		r.MethodNotAllowed(kit.MethodNotAllowed)
 	})
 	return r
 }
@@ -239,7 +220,7 @@ func userFrom(ctx context.Context) *staff.User {
 const (
 	sessUserID = "uid"
 	sessSeen   = "seen"
-	sessFlash  = "flash"
+	sessFlash  = kit.FlashKey
 	// sessBranch is the id of the branch the signed-in user works at, chosen at
 	// sign-in or on the Change branch page; absent (0) for the account's home
 	// branch.
@@ -330,11 +311,13 @@ func (s *Server) redirectToLogin(w http.ResponseWriter, r *http.Request, reason 
 
 // flash queues a message for the next page this session sees.
 func (s *Server) flash(r *http.Request, kind, text string) {
-	var fs []Flash
-	if v, ok := s.Sessions.Get(r.Context(), sessFlash).([]Flash); ok {
-		fs = v
-	}
-	s.Sessions.Put(r.Context(), sessFlash, append(fs, Flash{Kind: kind, Text: text}))
+	kit.AddFlash(r.Context(), s.Sessions, kind, text)
+}
+
+// preferences returns the library's preferences, from the cache shared with the
+// patrons' site when there is one.
+func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
+	return s.prefs.Get(ctx, s.DB)
 }
 
 // page returns the layout model for the request, taking any queued flashes and
@@ -348,67 +331,23 @@ func (s *Server) page(r *http.Request, title, nav string) *Page {
 	} else {
 		s.Logger.Error("read preferences", "err", err)
 	}
-	if s.Sessions.Exists(r.Context(), sessFlash) {
-		if fs, ok := s.Sessions.Pop(r.Context(), sessFlash).([]Flash); ok {
-			p.Flashes = fs
-		}
-	}
+	p.Flashes = kit.TakeFlashes(r.Context(), s.Sessions)
 	return p
 }
 
-func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
-	return s.prefs.Get(ctx, s.DB)
-}
-
-// bufPool holds render buffers: a page is rendered whole before anything is sent,
-// so a template error becomes a clean 500 and Server-Timing covers the render.
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// render writes component c with the given status.
+// render writes component c with the given status (kit.Render).
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer bufPool.Put(buf)
-	if err := c.Render(r.Context(), buf); err != nil {
-		s.Logger.Error("render", "path", r.URL.Path, "err", err)
-		http.Error(w, "The page could not be shown; the problem has been logged.", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	kit.Render(w, r, s.Logger, status, c)
 }
 
 // errorStatus maps an error code to an HTTP status.
-func errorStatus(code string) int {
-	switch code {
-	case stacks.EINVALID:
-		return http.StatusUnprocessableEntity
-	case stacks.ENOTFOUND:
-		return http.StatusNotFound
-	case stacks.ECONFLICT:
-		return http.StatusConflict
-	case stacks.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case stacks.EFORBIDDEN:
-		return http.StatusForbidden
-	case stacks.ETOOMANY:
-		return http.StatusTooManyRequests
-	default:
-		return http.StatusInternalServerError
-	}
-}
+var errorStatus = kit.CodeStatus
 
 // Error shows err as a page: its message for our own errors, a generic one (and a
-// log line) for anything else.
+// log line) for anything else (kit.Failure).
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
-	code := stacks.ErrorCode(err)
-	status := errorStatus(code)
-	if code == stacks.EINTERNAL {
-		s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	}
-	title := http.StatusText(status)
-	s.render(w, r, status, ErrorPage(s.page(r, title, ""), status, stacks.ErrorMessage(err)))
+	status, msg := kit.Failure(s.Logger, r, err)
+	s.render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), status, msg))
 }
 
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
@@ -424,26 +363,4 @@ func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 	}
 	r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
 	s.Error(w, r, stacks.Errorf(stacks.ENOTFOUND, "There is no page at %s. Use the navigation above.", basepath.URL(r.Context(), r.URL.Path)))
-}
-
-func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusMethodNotAllowed)
-	w.Write([]byte("That action is not allowed on this page.\n"))
-}
-
-func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var one int
-		return tx.QueryRow(`SELECT 1`).Scan(&one)
-	})
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	if err != nil {
-		s.Logger.Error("health check", "err", err)
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte("database unavailable\n"))
-		return
-	}
-	w.Write([]byte("ok\n"))
 }

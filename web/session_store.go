@@ -2,9 +2,9 @@ package web
 
 import (
 	"context"
-	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/kit"
 )
 
 // endSessionsOf deletes every session signed in as staff account uid, in tx: a
@@ -20,17 +20,8 @@ func endSessionsOf(tx *db.Tx, uid int64) (int64, error) {
 	return res.RowsAffected()
 }
 
-// DeleteExpiredSessions removes expired sessions. The server runs it periodically;
-// CGI processes never do (they live for one request).
+// DeleteExpiredSessions removes expired staff sessions. The server runs it
+// periodically; CGI processes never do (they live for one request).
 func DeleteExpiredSessions(ctx context.Context, d *db.DB) (int64, error) {
-	var n int64
-	err := d.Write(ctx, func(tx *db.Tx) error {
-		res, err := tx.Exec(`DELETE FROM sessions WHERE expiry <= ?`, db.FormatTime(time.Now()))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
+	return kit.DeleteExpiredSessions(ctx, d, "sessions")
 }

@@ -3,6 +3,7 @@
 package basepathtest
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -204,6 +205,44 @@ func CheckCookies(t testing.TB, what string, h http.Header, base string) {
 			t.Errorf("%s: cookie %s has Path %q, want %q", what, c.Name, c.Path, base+"/")
 		}
 	}
+}
+
+// Route is a page of a site to check: its route pattern and a routed path
+// that fills it.
+type Route struct {
+	Pattern, Path string
+}
+
+// Pages checks the pages of a site mounted at base, getting each through get
+// (a signed-in client's GET of a full path, with the answer's body): every
+// page is a page or a redirect, with a Server-Timing header (but for the
+// assets), and passes Emitted; at least minPages of them; then every local
+// link they emit is followed (FollowLinks, at least minLinks).
+func Pages(t testing.TB, pages []Route, minPages, minLinks int, base, host string, router chi.Routes, get func(path string) (Answer, string)) {
+	t.Helper()
+	links := map[string]bool{}
+	n := 0
+	for _, p := range pages {
+		what := "GET " + base + p.Path
+		a, body := get(base + p.Path)
+		if a.Status != http.StatusOK && a.Status != http.StatusSeeOther {
+			t.Errorf("%s: %d, want the page", what, a.Status)
+			continue
+		}
+		if a.Header.Get("Server-Timing") == "" && p.Pattern != "/static/*" && p.Pattern != "/favicon.ico" {
+			t.Errorf("%s: no Server-Timing header", what)
+		}
+		maps.Copy(links, Emitted(t, what, a.Header, a.Location, body, base, host, router))
+		n++
+	}
+	if n < minPages {
+		t.Fatalf("rendered only %d pages", n)
+	}
+	t.Logf("%d pages", n)
+	FollowLinks(t, links, minLinks, base, host, func(l string) Answer {
+		a, _ := get(l)
+		return a
+	})
 }
 
 // Answer is what a test's client got for a GET: its status, header and Location.

@@ -20,6 +20,7 @@ package dbtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,6 +113,27 @@ func Copy(tb testing.TB, name string, build func(*db.DB) error, opt db.Options) 
 	}
 	tb.Cleanup(func() { d.Close() })
 	return d
+}
+
+// TakeHeavySlots holds every heavy-read slot of d (db.ReadHeavy) until the
+// test ends, so that the next heavy read finds them all taken (db.ErrBusy).
+func TakeHeavySlots(tb testing.TB, d *db.DB) {
+	tb.Helper()
+	release := make(chan struct{})
+	busy := make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	tb.Cleanup(func() { close(release); wg.Wait() })
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := d.ReadHeavy(context.Background(), func(*db.Tx) error { <-release; return nil })
+			if errors.Is(err, db.ErrBusy) {
+				busy <- struct{}{}
+			}
+		}()
+	}
+	<-busy // every slot is held now
 }
 
 // CopyPath is Copy for a test that opens the database itself (a command's --db
