@@ -21,6 +21,7 @@ import (
 	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/notices"
@@ -88,7 +89,7 @@ type Server struct {
 	DB       *db.DB
 	Logger   *slog.Logger
 	Staff    *staff.Service
-	Circ     *circulation.Service
+	Circ     circulationService
 	Sessions *scs.SessionManager
 
 	cfg        Config
@@ -99,6 +100,7 @@ type Server struct {
 	handler     http.Handler
 
 	loadJobs patronLoadJobs
+	Holds    holdsService
 }
 
 // New returns a Server for cfg.
@@ -143,11 +145,12 @@ func New(cfg Config) *Server {
 		DB:         cfg.DB,
 		Logger:     cfg.Logger,
 		Staff:      staff.NewService(cfg.DB),
-		Circ:       circulation.NewService(cfg.DB, prefs),
+		Circ:       circulation.NewService(cfg.DB, prefs).WithHeavyReadTimeout(cfg.HeavyReadTimeout),
 		Sessions:   sm,
 		cfg:        cfg,
 		staffCache: staff.NewCache(),
 		prefs:      prefs,
+		Holds:      holds.NewService(cfg.DB),
 	}
 }
 
