@@ -224,9 +224,9 @@ func placeItem(tx *db.Tx, actor stacks.Actor, it *catalog.Item, here int64, loc 
 	return nil, transfer, catalog.SetItemLocation(tx, it.ID, status, here, transit)
 }
 
-// CheckinBatch returns the checkins of one desk session's list, newest first, in
+// checkinBatch returns the checkins of one desk session's list, newest first, in
 // one query.
-func CheckinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
+func checkinBatch(tx *db.Tx, batch string, limit int) ([]CheckinResult, error) {
 	return queryCheckins(tx, "checkin list", `WHERE c.batch = ? AND c.batch <> '' ORDER BY c.id DESC LIMIT ?`, batch, limit)
 }
 
@@ -315,28 +315,4 @@ func PatronLoans(tx *db.Tx, patronID int64) ([]Loan, error) {
 		out[i] = loanOf(it)
 	}
 	return out, nil
-}
-
-// LoansIssuedSince returns the patron's current loans issued at or after since:
-// the list of one desk visit, newest first, in one query.
-func LoansIssuedSince(tx *db.Tx, patronID int64, since time.Time) ([]Loan, error) {
-	rows, err := tx.Query(`SELECT l.id, i.id, i.barcode, r.id, r.title, r.author, i.call_number, l.patron_id, l.issued_at, l.due_at, l.renewals
-		FROM loans l JOIN items i ON i.id = l.item_id JOIN records r ON r.id = i.record_id
-		WHERE l.patron_id = ? AND l.returned_at IS NULL AND l.issued_at >= ?
-		ORDER BY l.id DESC`, patronID, db.FormatTime(since))
-	if err != nil {
-		return nil, fmt.Errorf("loans of this visit: %w", err)
-	}
-	defer rows.Close()
-	var out []Loan
-	for rows.Next() {
-		var l Loan
-		var issued, due db.Time
-		if err := rows.Scan(&l.ID, &l.ItemID, &l.Barcode, &l.RecordID, &l.Title, &l.Author, &l.CallNumber, &l.PatronID, &issued, &due, &l.Renewals); err != nil {
-			return nil, err
-		}
-		l.IssuedAt, l.DueAt = issued.Time, due.Time
-		out = append(out, l)
-	}
-	return out, rows.Err()
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/stacks-ils/stacks/db"
 )
 
-// CheckinsToAcknowledge returns the checkins of a desk's list that need action
+// checkinsToAcknowledge returns the checkins of a desk's list that need action
 // and that staff have not acknowledged, newest first, in one query. A copy
 // checked in again later in the same list is represented by its latest checkin
 // only: what that one says is what the desk must do now.
-func CheckinsToAcknowledge(tx *db.Tx, batch string) ([]CheckinResult, error) {
+func checkinsToAcknowledge(tx *db.Tx, batch string) ([]CheckinResult, error) {
 	return queryCheckins(tx, "checkins to acknowledge", `WHERE c.batch = ? AND c.batch <> '' AND c.needs_ack = 1 AND c.acked_at IS NULL
 			AND NOT EXISTS (SELECT 1 FROM checkins n WHERE n.item_id = c.item_id AND n.batch = c.batch AND n.id > c.id)
 		ORDER BY c.id DESC`, batch)

@@ -73,49 +73,161 @@ func (s *Service) Checkout(ctx context.Context, req CheckoutRequest) (CheckoutRe
 	return res, err
 }
 
-// checkout lends the item; k is what it may take from memory (nil: nothing).
+// checkout lends the item in two steps: collect the blocks (what stands in the
+// way, read in tx), then, when each is confirmed, make the loan. A patron who
+// already has the item is offered a renewal instead (lendAgain). k is what the
+// checkout may take from memory (nil: nothing).
 func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs library.Preferences, k *known, res *CheckoutResult) error {
-	now := tx.Now()
-	loc := prefs.Location
-	p, standing, err := patrons.FindWithStanding(tx, req.PatronID)
+	c, err := collectBlocks(tx, req, barcode, prefs, k)
 	if err != nil {
 		return err
 	}
-	it, err := findItemWithLoan(tx, barcode)
-	if stacks.ErrorCode(err) == stacks.ENOTFOUND {
-		return &BlockedError{Barcode: barcode, Blocks: []Block{{Code: BlockUnknownBarcode, Message: stacks.ErrorMessage(err)}}}
-	} else if err != nil {
-		return err
+	if c.again {
+		return s.lendAgain(tx, req, c, prefs.Location, res)
 	}
-	blocked := &BlockedError{Barcode: barcode, Title: it.Title}
+	for _, b := range c.blocked.Blocks {
+		if !req.confirmed(b) {
+			return c.blocked
+		}
+	}
+	return makeLoan(tx, req, c, prefs.Location, k, res)
+}
 
-	// Refusals: nothing staff can confirm here.
-	if p.Expired(now.In(loc)) {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockCardExpired,
+// confirmed reports whether staff confirmed the block, or SIP's policy does.
+func (req CheckoutRequest) confirmed(b Block) bool {
+	return slices.Contains(req.Confirm, b.Code) || (req.AutoConfirm != nil && req.AutoConfirm(b))
+}
+
+// lending is what a checkout found before it lends: the borrower, the copy,
+// and, for a new loan, the rule, the holds on the copy and the blocks staff
+// must confirm.
+type lending struct {
+	patron   *patrons.Patron
+	standing patrons.StandingSummary
+	item     *itemWithLoan
+	// again: the patron already has the copy (rule, holds and blocks are
+	// then not read).
+	again   bool
+	rule    Rule
+	holds   holds.CheckoutCheck
+	blocked *BlockedError
+}
+
+// collectBlocks reads the patron and the copy and says what stands in the way of
+// lending it: a refusal (an unknown barcode, an expired card, a blocked patron,
+// a withdrawn copy) comes back as the error; the blocks staff may confirm come
+// back in the lending's blocked.
+func collectBlocks(tx *db.Tx, req CheckoutRequest, barcode string, prefs library.Preferences, k *known) (*lending, error) {
+	c := &lending{}
+	var err error
+	if c.patron, c.standing, err = patrons.FindWithStanding(tx, req.PatronID); err != nil {
+		return nil, err
+	}
+	c.item, err = findItemWithLoan(tx, barcode)
+	if stacks.ErrorCode(err) == stacks.ENOTFOUND {
+		return nil, &BlockedError{Barcode: barcode, Blocks: []Block{{Code: BlockUnknownBarcode, Message: stacks.ErrorMessage(err)}}}
+	} else if err != nil {
+		return nil, err
+	}
+	c.blocked = &BlockedError{Barcode: barcode, Title: c.item.Title}
+	if c.blocked.Blocks = refusals(c.patron, c.item, tx.Now().In(prefs.Location)); len(c.blocked.Blocks) > 0 {
+		return nil, c.blocked
+	}
+	if c.item.LoanPatronID == c.patron.ID {
+		c.again = true
+		return c, nil
+	}
+	if c.rule, err = k.rule(tx, c.patron.CategoryID, c.item.ItemTypeID, req.Actor.BranchID); err != nil {
+		return nil, err
+	}
+	if c.holds, err = holds.CheckAtCheckout(tx, &c.item.Item, c.patron.ID, today(tx.Now(), prefs.Location)); err != nil {
+		return nil, err
+	}
+	if err := c.confirmations(tx, prefs); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// refusals are the blocks nobody can confirm at the desk.
+func refusals(p *patrons.Patron, it *itemWithLoan, now time.Time) []Block {
+	var bs []Block
+	if p.Expired(now) {
+		bs = append(bs, Block{Code: BlockCardExpired,
 			Message: fmt.Sprintf("Card %s expired on %s; renew it on the patron page before lending.", p.Card, p.ExpiresOn.Format("2006-01-02"))})
 	}
 	if p.Blocked {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockPatronBlocked,
+		bs = append(bs, Block{Code: BlockPatronBlocked,
 			Message: fmt.Sprintf("%s is blocked by staff: %s", p.Name(), p.BlockNote)})
 	}
 	if it.Status == catalog.StatusWithdrawn {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockWithdrawn,
+		bs = append(bs, Block{Code: BlockWithdrawn,
 			Message: fmt.Sprintf("%s (%s) was withdrawn from the collection and cannot be lent.", it.Title, it.Barcode)})
 	}
-	if len(blocked.Blocks) > 0 {
-		return blocked
-	}
+	return bs
+}
 
-	confirmed := func(b Block) bool {
-		return slices.Contains(req.Confirm, b.Code) || (req.AutoConfirm != nil && req.AutoConfirm(b))
+// confirmations adds the blocks staff may confirm: fines over the limit, the
+// copy on loan to another patron or kept for another's hold, the loan limit,
+// a copy not for loan, a copy marked lost or missing.
+func (c *lending) confirmations(tx *db.Tx, prefs library.Preferences) error {
+	p, it, hc, loc := c.patron, c.item, c.holds, prefs.Location
+	add := func(code, msg string) {
+		c.blocked.Blocks = append(c.blocked.Blocks, Block{Code: code, Overridable: true, Message: msg})
 	}
+	if c.standing.BalanceCents > prefs.FinesLimitCents {
+		add(BlockFines, fmt.Sprintf("%s owes %s in fines; the limit is %s.", p.Name(), formatMoney(c.standing.BalanceCents), formatMoney(prefs.FinesLimitCents)))
+	}
+	if it.LoanID != 0 {
+		add(BlockOnLoanToOther, fmt.Sprintf("%s is checked out to %s (%s), due %s. Confirming checks it in from them first.",
+			it.Title, it.BorrowerName, it.BorrowerCard, it.LoanDue.Time.In(loc).Format("2006-01-02")))
+	}
+	if hc.Trapped != nil && hc.Trapped.PatronID != p.ID {
+		where := "waiting on the hold shelf"
+		if hc.Trapped.Status == holds.StatusInTransit {
+			where = "in transit to fill a hold"
+		}
+		add(BlockHoldShelf, fmt.Sprintf("%s is %s for %s (%s). Confirming puts that hold back at the head of its queue.", it.Title, where, hc.Trapped.PatronName, hc.Trapped.PatronCard))
+	} else if hc.Trapped == nil && hc.Queued != nil {
+		add(BlockOnHold, fmt.Sprintf("%s is on hold for %s (%s).", it.Title, hc.Queued.PatronName, hc.Queued.PatronCard))
+	}
+	notForLoan := it.NotForLoan || c.rule.LoanPeriod == 0
+	if !notForLoan {
+		// A rule for one item type limits loans of that type (Koha's way); a rule for
+		// any type limits all loans.
+		loans, what := c.standing.Loans, "items"
+		if c.rule.ItemTypeID != 0 {
+			if err := tx.QueryRow(`SELECT count(*) FROM loans l JOIN items i ON i.id = l.item_id
+				WHERE l.patron_id = ? AND l.returned_at IS NULL AND i.item_type_id = ?`, p.ID, c.rule.ItemTypeID).Scan(&loans); err != nil {
+				return fmt.Errorf("count loans: %w", err)
+			}
+			what = c.rule.ItemTypeName + " items"
+		}
+		if loans >= c.rule.MaxLoans {
+			add(BlockMaxLoans, fmt.Sprintf("%s has %d %s out; the limit is %d.", p.Name(), loans, what, c.rule.MaxLoans))
+		}
+	}
+	if notForLoan {
+		add(BlockNotForLoan, fmt.Sprintf("%s is not for loan (%s): it is for use in the library.", it.Title, it.ItemTypeName))
+	}
+	if it.Status == catalog.StatusLost || it.Status == catalog.StatusMissing {
+		msg := fmt.Sprintf("%s is marked %s. Confirming lends it and marks it found.", it.Title, catalog.StatusLabel(it.Status))
+		if it.LoanID != 0 && it.LoanLostAt.Valid {
+			msg += fmt.Sprintf(" It is a lost loan of %s (%s): their lost bill will be reversed by the rule, as at check in.", it.BorrowerName, it.BorrowerCard)
+		}
+		add(BlockLost, msg)
+	}
+	return nil
+}
 
-	// The patron already has this item: offer a renewal instead, unless a
-	// renewal would not move the due date (the item scanned twice, a loan made
-	// today): that is refused at once, with nothing to decide.
-	// (A confirmed renewal goes to renew, which refuses it the same way.)
-	// With KeepExisting, the loan is returned as it is.
-	if it.LoanPatronID == p.ID && req.KeepExisting && !it.LoanLostAt.Valid && !it.LoanClaimedAt.Valid {
+// lendAgain answers a checkout of a copy the patron already has: a renewal is
+// offered instead, unless a renewal would not move the due date (the item
+// scanned twice, a loan made today): that is refused at once, with nothing to
+// decide. (A confirmed renewal goes to renew, which refuses it the same way.)
+// With KeepExisting, the loan is returned as it is.
+func (s *Service) lendAgain(tx *db.Tx, req CheckoutRequest, c *lending, loc *time.Location, res *CheckoutResult) error {
+	p, it := c.patron, c.item
+	if req.KeepExisting && !it.LoanLostAt.Valid && !it.LoanClaimedAt.Valid {
 		rule, err := ResolveRule(tx, p.CategoryID, it.ItemTypeID, it.LoanBranchID)
 		if err != nil {
 			return err
@@ -124,94 +236,35 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 		res.Loan.RenewalsAllowed = rule.Renewals
 		return nil
 	}
-	if it.LoanPatronID == p.ID {
-		b := Block{Code: BlockRenew, Overridable: true,
-			Message: fmt.Sprintf("%s is already checked out to %s, due %s. Renew it?", it.Title, p.Name(), it.LoanDue.Time.In(loc).Format("2006-01-02"))}
-		if !confirmed(b) {
-			r, err := notMoved(tx, req.Actor, p, it, loc)
-			if err != nil {
-				return err
-			} else if r != nil {
-				return &RenewRefusedError{Result: *r}
-			}
-			blocked.Blocks = append(blocked.Blocks, b)
-			return blocked
-		}
-		r, err := s.renew(tx, req.Actor, p, it, loc)
+	b := Block{Code: BlockRenew, Overridable: true,
+		Message: fmt.Sprintf("%s is already checked out to %s, due %s. Renew it?", it.Title, p.Name(), it.LoanDue.Time.In(loc).Format("2006-01-02"))}
+	if !req.confirmed(b) {
+		r, err := notMoved(tx, req.Actor, p, it, loc)
 		if err != nil {
 			return err
+		} else if r != nil {
+			return &RenewRefusedError{Result: *r}
 		}
-		if !r.OK {
-			return &RenewRefusedError{Result: r}
-		}
-		res.Loan, res.Renewed, res.FineCents = r.Loan, true, r.FineCents
-		return nil
+		c.blocked.Blocks = append(c.blocked.Blocks, b)
+		return c.blocked
 	}
-
-	rule, err := k.rule(tx, p.CategoryID, it.ItemTypeID, req.Actor.BranchID)
+	r, err := s.renew(tx, req.Actor, p, it, loc)
 	if err != nil {
 		return err
 	}
-	hc, err := holds.CheckAtCheckout(tx, &it.Item, p.ID, today(now, loc))
-	if err != nil {
-		return err
+	if !r.OK {
+		return &RenewRefusedError{Result: r}
 	}
+	res.Loan, res.Renewed, res.FineCents = r.Loan, true, r.FineCents
+	return nil
+}
 
-	if standing.BalanceCents > prefs.FinesLimitCents {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockFines, Overridable: true,
-			Message: fmt.Sprintf("%s owes %s in fines; the limit is %s.", p.Name(), formatMoney(standing.BalanceCents), formatMoney(prefs.FinesLimitCents))})
-	}
-	if it.LoanID != 0 {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockOnLoanToOther, Overridable: true,
-			Message: fmt.Sprintf("%s is checked out to %s (%s), due %s. Confirming checks it in from them first.",
-				it.Title, it.BorrowerName, it.BorrowerCard, it.LoanDue.Time.In(loc).Format("2006-01-02"))})
-	}
-	if hc.Trapped != nil && hc.Trapped.PatronID != p.ID {
-		where := "waiting on the hold shelf"
-		if hc.Trapped.Status == holds.StatusInTransit {
-			where = "in transit to fill a hold"
-		}
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockHoldShelf, Overridable: true,
-			Message: fmt.Sprintf("%s is %s for %s (%s). Confirming puts that hold back at the head of its queue.", it.Title, where, hc.Trapped.PatronName, hc.Trapped.PatronCard)})
-	} else if hc.Trapped == nil && hc.Queued != nil {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockOnHold, Overridable: true,
-			Message: fmt.Sprintf("%s is on hold for %s (%s).", it.Title, hc.Queued.PatronName, hc.Queued.PatronCard)})
-	}
-	notForLoan := it.NotForLoan || rule.LoanPeriod == 0
-	if !notForLoan {
-		// A rule for one item type limits loans of that type (Koha's way); a rule for
-		// any type limits all loans.
-		loans, what := standing.Loans, "items"
-		if rule.ItemTypeID != 0 {
-			if err := tx.QueryRow(`SELECT count(*) FROM loans l JOIN items i ON i.id = l.item_id
-				WHERE l.patron_id = ? AND l.returned_at IS NULL AND i.item_type_id = ?`, p.ID, rule.ItemTypeID).Scan(&loans); err != nil {
-				return fmt.Errorf("count loans: %w", err)
-			}
-			what = rule.ItemTypeName + " items"
-		}
-		if loans >= rule.MaxLoans {
-			blocked.Blocks = append(blocked.Blocks, Block{Code: BlockMaxLoans, Overridable: true,
-				Message: fmt.Sprintf("%s has %d %s out; the limit is %d.", p.Name(), loans, what, rule.MaxLoans)})
-		}
-	}
-	if notForLoan {
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockNotForLoan, Overridable: true,
-			Message: fmt.Sprintf("%s is not for loan (%s): it is for use in the library.", it.Title, it.ItemTypeName)})
-	}
-	if it.Status == catalog.StatusLost || it.Status == catalog.StatusMissing {
-		msg := fmt.Sprintf("%s is marked %s. Confirming lends it and marks it found.", it.Title, catalog.StatusLabel(it.Status))
-		if it.LoanID != 0 && it.LoanLostAt.Valid {
-			msg += fmt.Sprintf(" It is a lost loan of %s (%s): their lost bill will be reversed by the rule, as at check in.", it.BorrowerName, it.BorrowerCard)
-		}
-		blocked.Blocks = append(blocked.Blocks, Block{Code: BlockLost, Overridable: true, Message: msg})
-	}
-	for _, b := range blocked.Blocks {
-		if !confirmed(b) {
-			return blocked
-		}
-	}
-
-	// Go ahead: first undo what the confirmations allow.
+// makeLoan lends the copy, every block confirmed: first it undoes what the
+// confirmations allow (the other patron's loan closed, the other patron's hold
+// put back), fills the patron's own hold, then writes the loan, the copy's new
+// place and an audit line per confirmed block.
+func makeLoan(tx *db.Tx, req CheckoutRequest, c *lending, loc *time.Location, k *known, res *CheckoutResult) error {
+	p, it, hc, now := c.patron, c.item, c.holds, tx.Now()
 	if it.LoanID != 0 {
 		fine, msg, err := closeLoan(tx, req.Actor, it, req.Actor.BranchID, loc)
 		if err != nil {
@@ -235,7 +288,7 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 		res.FilledHold = own.HoldID
 	}
 
-	due, err := k.dueAt(tx, rule, req.Actor.BranchID, loc)
+	due, err := k.dueAt(tx, c.rule, req.Actor.BranchID, loc)
 	if err != nil {
 		return err
 	}
@@ -255,14 +308,14 @@ func (s *Service) checkout(tx *db.Tx, req CheckoutRequest, barcode string, prefs
 	if err := catalog.SetItemLocation(tx, it.ID, catalog.StatusOnLoan, req.Actor.BranchID, 0); err != nil {
 		return err
 	}
-	for _, b := range blocked.Blocks {
+	for _, b := range c.blocked.Blocks {
 		if err := tx.Audit(req.Actor, "checkout.override", "loan", loanID, b.Code+": "+b.Message); err != nil {
 			return err
 		}
 	}
-	res.Overrides = blocked.Blocks
+	res.Overrides = c.blocked.Blocks
 	res.Loan = Loan{ID: loanID, ItemID: it.ID, Barcode: it.Barcode, RecordID: it.RecordID, Title: it.Title, Author: it.Author,
-		CallNumber: it.CallNumber, PatronID: p.ID, IssuedAt: now, DueAt: due, RenewalsAllowed: rule.Renewals}
+		CallNumber: it.CallNumber, PatronID: p.ID, IssuedAt: now, DueAt: due, RenewalsAllowed: c.rule.Renewals}
 	return nil
 }
 

@@ -62,7 +62,7 @@ func (s *Service) known(ctx context.Context, branchID int64, loc *time.Location)
 	if s.kept == nil {
 		return nil, nil
 	}
-	rules, err := s.kept.rules.Get(ctx, s.DB, struct{}{}, ListRules)
+	rules, err := s.kept.rules.Get(ctx, s.DB, struct{}{}, listRules)
 	if err != nil {
 		return nil, err
 	}

@@ -179,8 +179,8 @@ func errNoRule() error {
 	return stacks.Errorf(stacks.ECONFLICT, "No circulation rule covers this patron category and item type. An administrator must add one (a rule with every field \"any\" covers everything).")
 }
 
-// ListRules returns every rule, most specific first.
-func ListRules(tx *db.Tx) ([]Rule, error) {
+// listRules returns every rule, most specific first.
+func listRules(tx *db.Tx) ([]Rule, error) {
 	rows, err := tx.Query(`SELECT ` + ruleColumns + ruleFrom + `
 		ORDER BY coalesce(b.name, ''), coalesce(pc.name, ''), coalesce(it.name, '')`)
 	if err != nil {
@@ -198,8 +198,8 @@ func ListRules(tx *db.Tx) ([]Rule, error) {
 	return rs, rows.Err()
 }
 
-// FindRule returns the rule with the given id.
-func FindRule(tx *db.Tx, id int64) (Rule, error) {
+// findRule returns the rule with the given id.
+func findRule(tx *db.Tx, id int64) (Rule, error) {
 	r, err := scanRule(tx.QueryRow(`SELECT `+ruleColumns+ruleFrom+` WHERE r.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Rule{}, stacks.Errorf(stacks.ENOTFOUND, "There is no circulation rule %d.", id)
@@ -240,11 +240,11 @@ func SaveRule(tx *db.Tx, actor stacks.Actor, r Rule) (Rule, error) {
 	if err := tx.Audit(actor, "rule.save", "circ_rule", r.ID, fmt.Sprintf("%+v", r)); err != nil {
 		return Rule{}, err
 	}
-	return FindRule(tx, r.ID)
+	return findRule(tx, r.ID)
 }
 
-// DeleteRule removes a rule.
-func DeleteRule(tx *db.Tx, actor stacks.Actor, id int64) error {
+// deleteRule removes a rule.
+func deleteRule(tx *db.Tx, actor stacks.Actor, id int64) error {
 	res, err := tx.Exec(`DELETE FROM circ_rules WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("delete circulation rule: %w", err)

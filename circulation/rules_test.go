@@ -321,3 +321,57 @@ func TestSaveRule(t *testing.T) {
 		wantCode(t, err, stacks.ENOTFOUND)
 	})
 }
+
+// TestServiceRules checks the rules pages' methods: SaveRule reads the scopes in
+// its transaction and writes nothing when accept refuses, RuleWithScope finds
+// the rule a duplicate conflicts with, DeleteRule returns what it deleted.
+func TestServiceRules(t *testing.T) {
+	ctx := t.Context()
+	d := mustOpenRulesDB(t)
+	svc := circulation.NewService(d, nil)
+
+	_, sc, err := svc.SaveRule(ctx, admin, ruleFor(scope{cat: 1}, 21), func(sc circulation.RuleScopes) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Categories) != 2 || len(sc.ItemTypes) != 2 || len(sc.Branches) != 2 {
+		t.Errorf("scopes %+v, want two of each", sc)
+	}
+	if rules, err := svc.Rules(ctx); err != nil || len(rules) != 0 {
+		t.Fatalf("refused: %d rules (%v), want none written", len(rules), err)
+	}
+
+	saved, _, err := svc.SaveRule(ctx, admin, ruleFor(scope{cat: 1}, 21), func(circulation.RuleScopes) bool { return true })
+	if err != nil || saved.ID == 0 {
+		t.Fatalf("save: %+v, %v", saved, err)
+	}
+	_, _, err = svc.SaveRule(ctx, admin, ruleFor(scope{cat: 1}, 14), func(circulation.RuleScopes) bool { return true })
+	if stacks.ErrorCode(err) != stacks.ECONFLICT {
+		t.Fatalf("duplicate scope: %v, want ECONFLICT", err)
+	}
+	if id, err := svc.RuleWithScope(ctx, ruleFor(scope{cat: 1}, 14)); err != nil || id != saved.ID {
+		t.Errorf("RuleWithScope = %d, %v; want %d", id, err, saved.ID)
+	}
+
+	r, sc, err := svc.RuleToEdit(ctx, saved.ID)
+	if err != nil || r.ID != saved.ID || len(sc.Branches) != 2 {
+		t.Errorf("RuleToEdit = %+v, %+v, %v", r, sc, err)
+	}
+	missing := saved
+	missing.ID = 999
+	_, _, err = svc.SaveRule(ctx, admin, missing, func(circulation.RuleScopes) bool {
+		t.Error("accept called for a rule that is gone")
+		return true
+	})
+	if stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		t.Errorf("update of a rule that is gone: %v, want ENOTFOUND", err)
+	}
+
+	deleted, err := svc.DeleteRule(ctx, admin, saved.ID)
+	if err != nil || deleted.ID != saved.ID || deleted.LoanPeriod != 21 {
+		t.Errorf("DeleteRule = %+v, %v", deleted, err)
+	}
+	if _, err := svc.DeleteRule(ctx, admin, saved.ID); stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		t.Errorf("second delete: %v, want ENOTFOUND", err)
+	}
+}

@@ -22,6 +22,8 @@ type Service struct {
 	// kept holds the rules and calendars a checkout uses (kept.go); nil
 	// when the preferences are not cached either (CGI mode).
 	kept *keptCirculation
+	// heavyReadTimeout bounds a history read (WithHeavyReadTimeout).
+	heavyReadTimeout time.Duration
 }
 
 // NewService returns a Service; prefs may be nil (preferences are then read per call).

@@ -63,10 +63,10 @@ type BranchTransfers struct {
 	Outgoing []Transfer
 }
 
-// ListTransfers returns the items in transit to and from the branch, in one query.
+// listTransfers returns the items in transit to and from the branch, in one query.
 // It reads the items themselves (status in transit), so a hold transit and a copy
 // sent home by a cancelled hold are listed as well as the transfers of checkins.
-func ListTransfers(tx *db.Tx, branchID int64) (BranchTransfers, error) {
+func listTransfers(tx *db.Tx, branchID int64) (BranchTransfers, error) {
 	ts, err := queryTransits(tx, fmt.Sprintf("transfers of branch %d", branchID),
 		`(i.transit_to_id = ?1 OR i.current_branch_id = ?1)`, branchID)
 	if err != nil {
@@ -83,11 +83,11 @@ func ListTransfers(tx *db.Tx, branchID int64) (BranchTransfers, error) {
 	return out, nil
 }
 
-// FindItemTransfer returns the transit an item is on now, for the transit slip of
+// findItemTransfer returns the transit an item is on now, for the transit slip of
 // a copy no checkin sent (a hold cancelled or cleared passed it to the next hold
 // at another branch, or sent it home). An item that is not in transit has no
 // transit slip (ENOTFOUND).
-func FindItemTransfer(tx *db.Tx, itemID int64) (Transfer, error) {
+func findItemTransfer(tx *db.Tx, itemID int64) (Transfer, error) {
 	ts, err := queryTransits(tx, fmt.Sprintf("transit of item %d", itemID), `i.id = ?1`, itemID)
 	if err != nil {
 		return Transfer{}, err
@@ -143,11 +143,11 @@ func queryTransits(tx *db.Tx, what, where string, arg int64) ([]Transfer, error)
 	return out, rows.Err()
 }
 
-// FindTransfer returns the transfer a checkin started, for its transit slip: where
+// findTransfer returns the transfer a checkin started, for its transit slip: where
 // the item went, from where, when, and for which hold. It describes the checkin, even
 // after the item has arrived. A checkin that sent the item nowhere has no transfer
 // (ENOTFOUND).
-func FindTransfer(tx *db.Tx, checkinID int64) (Transfer, error) {
+func findTransfer(tx *db.Tx, checkinID int64) (Transfer, error) {
 	t := Transfer{CheckinID: checkinID}
 	var sent db.Time
 	var toID sql.NullInt64

@@ -241,8 +241,8 @@ func Close(tx *db.Tx, actor stacks.Actor, holdID int64, status, reason string) (
 	return trapped.Int64, nil
 }
 
-// HoldShelf returns the holds waiting for pickup at a branch, soonest deadline first.
-func HoldShelf(tx *db.Tx, branchID int64) ([]Hold, error) {
+// holdShelf returns the holds waiting for pickup at a branch, soonest deadline first.
+func holdShelf(tx *db.Tx, branchID int64) ([]Hold, error) {
 	rows, err := tx.Query(`SELECT `+holdColumns+holdFrom+`
 		WHERE h.pickup_branch_id = ? AND h.status = 'waiting'
 		ORDER BY h.pickup_by, h.id`, branchID)
@@ -279,7 +279,7 @@ type PullItem struct {
 	OtherBranches int
 }
 
-// PullList returns the copies on the shelf at a branch that staff there should
+// pullList returns the copies on the shelf at a branch that staff there should
 // pull for holds: one row per hold to fill, oldest hold first, in two queries.
 //
 // A hold's copy is asked of one branch at a time, so that two branches never pull
@@ -291,7 +291,7 @@ type PullItem struct {
 // active (placed, or its suspension over), then round again. A copy that staff
 // cannot find is marked missing ("Not on shelf"), which leaves it out at once, so
 // the next copy or branch is asked.
-func PullList(tx *db.Tx, branchID int64, today time.Time) ([]PullItem, error) {
+func pullList(tx *db.Tx, branchID int64, today time.Time) ([]PullItem, error) {
 	day := today.Format(db.DayFormat)
 	// The active holds of the titles that have a copy on the shelf here, with
 	// every copy of those titles on the shelf anywhere.
@@ -407,7 +407,7 @@ func pullCopies(tx *db.Tx, wanted string, branchID int64, day string) ([]pullCop
 }
 
 // assignPulls gives each hold (in queue order, by record) at most one copy at one
-// branch, and each copy to at most one hold, as PullList describes.
+// branch, and each copy to at most one hold, as pullList describes.
 func assignPulls(hs []pullHold, copies []pullCopy, today time.Time) []pullAsk {
 	byRecord := map[int64][]pullCopy{}
 	for _, c := range copies {

@@ -710,3 +710,60 @@ func mustLoc(tb testing.TB, name string) *time.Location {
 	}
 	return loc
 }
+
+// TestServiceBranchHolds checks which branch the Holds page shows: the one
+// asked for, else the staff user's own, else the first; a branch asked for
+// that does not exist is not found.
+func TestServiceBranchHolds(t *testing.T) {
+	ctx := t.Context()
+	d := mustOpenDB(t)
+	svc := holds.NewService(d)
+	for _, tt := range []struct{ code, home, want string }{
+		{"eas", "CEN", "EAS"},
+		{"", "EAS", "EAS"},
+		{"", "NOPE", ""},
+	} {
+		bh, err := svc.BranchHolds(ctx, tt.code, tt.home, time.UTC)
+		if err != nil {
+			t.Fatalf("%q/%q: %v", tt.code, tt.home, err)
+		}
+		want := tt.want
+		if want == "" {
+			want = bh.Branches[0].Code
+		}
+		if bh.Branch.Code != want || !bh.Now.Equal(testNow) {
+			t.Errorf("%q/%q: branch %q at %v, want %q at %v", tt.code, tt.home, bh.Branch.Code, bh.Now, want, testNow)
+		}
+	}
+	if _, err := svc.BranchHolds(ctx, "NOPE", "CEN", time.UTC); stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		t.Errorf("unknown branch: %v, want ENOTFOUND", err)
+	}
+}
+
+// TestServiceHoldChanges checks that each change returns the hold as it is
+// after the change, read in the same transaction.
+func TestServiceHoldChanges(t *testing.T) {
+	ctx := t.Context()
+	d := mustOpenDB(t)
+	svc := holds.NewService(d)
+	desk := stacks.Actor{Name: "desk", BranchID: 1}
+	ids := addHolds(t, d, hold{card: "P0001"}, hold{card: "P0002"})
+	h, err := svc.MoveHold(ctx, desk, ids[1], 1)
+	if err != nil || h.ID != ids[1] || h.Priority != 1 {
+		t.Errorf("MoveHold = %+v, %v; want priority 1", h, err)
+	}
+	h, err = svc.SuspendHold(ctx, desk, ids[0], "2027-01-15", time.UTC)
+	if err != nil || h.SuspendedUntil != "2027-01-15" {
+		t.Errorf("SuspendHold = %+v, %v", h, err)
+	}
+	h, err = svc.ResumeHold(ctx, desk, ids[0])
+	if err != nil || h.SuspendedUntil != "" {
+		t.Errorf("ResumeHold = %+v, %v", h, err)
+	}
+	if h, err := svc.Hold(ctx, ids[0]); err != nil || h.ID != ids[0] {
+		t.Errorf("Hold = %+v, %v", h, err)
+	}
+	if _, err := svc.MoveHold(ctx, desk, 999999, 1); stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		t.Errorf("moving no hold: %v, want ENOTFOUND", err)
+	}
+}

@@ -1,15 +1,25 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 )
+
+// rulesService is what the circulation rules pages ask of circulation.
+type rulesService interface {
+	Rules(ctx context.Context) ([]circulation.Rule, error)
+	RuleScopes(ctx context.Context) (circulation.RuleScopes, error)
+	RuleToEdit(ctx context.Context, id int64) (circulation.Rule, circulation.RuleScopes, error)
+	SaveRule(ctx context.Context, actor stacks.Actor, r circulation.Rule, accept func(circulation.RuleScopes) bool) (circulation.Rule, circulation.RuleScopes, error)
+	RuleWithScope(ctx context.Context, r circulation.Rule) (int64, error)
+	DeleteRule(ctx context.Context, actor stacks.Actor, id int64) (circulation.Rule, error)
+}
 
 // AdminRuleForm is the view model of the circulation rule form: what was typed, as
 // typed, so that a refused form comes back unchanged with the messages beside it.
@@ -157,14 +167,9 @@ func parseAdminRuleForm(r *http.Request, id int64) (AdminRuleForm, circulation.R
 	return f, rule
 }
 
-// loadChoices reads what the scope selects offer.
-func (f *AdminRuleForm) loadChoices(tx *db.Tx) error {
-	var err error
-	if f.Categories, f.ItemTypes, err = library.ListScopes(tx); err != nil {
-		return err
-	}
-	f.Branches, err = library.ListBranches(tx)
-	return err
+// setChoices sets what the scope selects offer.
+func (f *AdminRuleForm) setChoices(sc circulation.RuleScopes) {
+	f.Categories, f.ItemTypes, f.Branches = sc.Categories, sc.ItemTypes, sc.Branches
 }
 
 // checkChoices refuses a scope that names a category, item type or branch that
@@ -205,12 +210,7 @@ func adminRuleScope(r circulation.Rule) string {
 }
 
 func (s *Server) handleAdminRuleList(w http.ResponseWriter, r *http.Request) {
-	var rules []circulation.Rule
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		rules, err = circulation.ListRules(tx)
-		return err
-	})
+	rules, err := s.Circ.Rules(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -220,10 +220,12 @@ func (s *Server) handleAdminRuleList(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleAdminRuleNew(w http.ResponseWriter, r *http.Request) {
 	f := newAdminRuleForm(adminDefaultRule)
-	if err := s.DB.Read(r.Context(), f.loadChoices); err != nil {
+	sc, err := s.Circ.RuleScopes(r.Context())
+	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	f.setChoices(sc)
 	s.render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "New circulation rule", "admin"), &f))
 }
 
@@ -232,19 +234,13 @@ func (s *Server) handleAdminRuleEdit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var f AdminRuleForm
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		rule, err := circulation.FindRule(tx, id)
-		if err != nil {
-			return err
-		}
-		f = newAdminRuleForm(rule)
-		return f.loadChoices(tx)
-	})
+	rule, sc, err := s.Circ.RuleToEdit(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	f := newAdminRuleForm(rule)
+	f.setChoices(sc)
 	s.render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "Edit circulation rule", "admin"), &f))
 }
 
@@ -261,24 +257,12 @@ func (s *Server) handleAdminRuleUpdate(w http.ResponseWriter, r *http.Request) {
 // saveAdminRule creates (id 0) or updates a rule from the posted form.
 func (s *Server) saveAdminRule(w http.ResponseWriter, r *http.Request, id int64) {
 	f, rule := parseAdminRuleForm(r, id)
-	var saved circulation.Rule
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		if err := f.loadChoices(tx); err != nil {
-			return err
-		}
-		if id != 0 {
-			if _, err := circulation.FindRule(tx, id); err != nil {
-				return err
-			}
-		}
+	saved, sc, err := s.Circ.SaveRule(r.Context(), userFrom(r.Context()).Actor(), rule, func(sc circulation.RuleScopes) bool {
+		f.setChoices(sc)
 		f.checkChoices()
-		if len(f.Errors) > 0 {
-			return nil // nothing written; the form goes back
-		}
-		var err error
-		saved, err = circulation.SaveRule(tx, userFrom(r.Context()).Actor(), rule)
-		return err
+		return len(f.Errors) == 0 // else nothing is written; the form goes back
 	})
+	f.setChoices(sc)
 	title := "New circulation rule"
 	if id != 0 {
 		title = "Edit circulation rule"
@@ -303,16 +287,7 @@ func (s *Server) saveAdminRule(w http.ResponseWriter, r *http.Request, id int64)
 // adminRuleWithScope returns the id of the rule with the same scope as r, or 0:
 // the refused form links to it. Failing to find it only loses the link.
 func (s *Server) adminRuleWithScope(req *http.Request, r circulation.Rule) int64 {
-	var id int64
-	err := s.DB.Read(req.Context(), func(tx *db.Tx) error {
-		rules, err := circulation.ListRules(tx)
-		for _, o := range rules {
-			if o.PatronCategoryID == r.PatronCategoryID && o.ItemTypeID == r.ItemTypeID && o.BranchID == r.BranchID && o.ID != r.ID {
-				id = o.ID
-			}
-		}
-		return err
-	})
+	id, err := s.Circ.RuleWithScope(req.Context(), r)
 	if err != nil {
 		s.Logger.Error("find the conflicting rule", "err", err)
 	}
@@ -324,14 +299,7 @@ func (s *Server) handleAdminRuleDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var rule circulation.Rule
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		var err error
-		if rule, err = circulation.FindRule(tx, id); err != nil {
-			return err
-		}
-		return circulation.DeleteRule(tx, userFrom(r.Context()).Actor(), id)
-	})
+	rule, err := s.Circ.DeleteRule(r.Context(), userFrom(r.Context()).Actor(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -8,7 +9,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
-	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/patrons"
 )
 
 const (
@@ -20,6 +21,17 @@ const (
 	// checkinReceiptMax bounds a receipt.
 	checkinReceiptMax = 10000
 )
+
+// checkinService is what the Check in page asks of circulation.
+type checkinService interface {
+	Checkin(ctx context.Context, req circulation.CheckinRequest) (circulation.CheckinResult, error)
+	CheckinList(ctx context.Context, batch string, limit int) (list, pending []circulation.CheckinResult, err error)
+	CheckinsToAcknowledge(ctx context.Context, batch string) ([]circulation.CheckinResult, error)
+	AcknowledgeCheckin(ctx context.Context, actor stacks.Actor, batch string, id int64) error
+	AcknowledgeAll(ctx context.Context, actor stacks.Actor, batch string) error
+	CheckinReceipt(ctx context.Context, batch string, patronID int64, limit int) (circulation.CheckinReceipt, error)
+	PatronByCard(ctx context.Context, card string) (*patrons.Patron, error)
+}
 
 // checkinView fills the page's list: the latest return of each item, newest first.
 // banner names the checkin whose banner to show (the one the page answers).
@@ -33,15 +45,8 @@ func (s *Server) checkinView(r *http.Request, v *CheckinView, banner int64) erro
 	if batch == "" {
 		return nil
 	}
-	var all []circulation.CheckinResult
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		if all, err = circulation.CheckinBatch(tx, batch, checkinRead); err != nil {
-			return err
-		}
-		v.Pending, err = circulation.CheckinsToAcknowledge(tx, batch)
-		return err
-	})
+	all, pending, err := s.Circ.CheckinList(r.Context(), batch, checkinRead)
+	v.Pending = pending
 	if err != nil {
 		return err
 	}
@@ -70,10 +75,9 @@ func (s *Server) checkinPending(r *http.Request, v *CheckinView) error {
 	if batch == "" {
 		return nil
 	}
-	return s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Pending, err = circulation.CheckinsToAcknowledge(tx, batch)
-		return err
-	})
+	var err error
+	v.Pending, err = s.Circ.CheckinsToAcknowledge(r.Context(), batch)
+	return err
 }
 
 func (s *Server) handleCheckinPage(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +126,7 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 	row := &CheckinRow{Scanned: scanned, Message: stacks.ErrorMessage(err)}
 	if stacks.ErrorCode(err) == stacks.ENOTFOUND && scanned != "" {
 		// Not an item: perhaps a patron's card, scanned at the wrong page.
-		p, err := s.patronByCard(r, scanned)
+		p, err := s.Circ.PatronByCard(r.Context(), scanned)
 		switch {
 		case err == nil:
 			row.Patron = p

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,10 +13,40 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
-	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
+
+// circulationService is what the staff pages ask of circulation: each page's
+// small interface, declared next to its handlers, and the lost-item, renewal and
+// stocktake actions of the patron and stocktake pages.
+type circulationService interface {
+	deskService
+	checkinService
+	holdDeskService
+	transferService
+	historyService
+	rulesService
+	homeService
+	recordPageService
+	Renew(ctx context.Context, req circulation.RenewRequest) ([]circulation.RenewResult, error)
+	PlaceHold(ctx context.Context, req holds.PlaceRequest) (holds.Placed, error)
+	QuoteLost(ctx context.Context, patronID, loanID int64) (circulation.LostBill, error)
+	DeclareLostAsQuoted(ctx context.Context, actor stacks.Actor, patronID, loanID, quotedCents int64) (circulation.LostBill, error)
+	ClaimReturned(ctx context.Context, actor stacks.Actor, patronID, loanID int64) error
+}
+
+// deskService is what the Check out page asks of circulation.
+type deskService interface {
+	DeskPatron(ctx context.Context, patronID int64) (circulation.DeskPatron, error)
+	IdentifyAtDesk(ctx context.Context, input string, limit int) (patrons.Identified, *catalog.Item, error)
+	PatronByCard(ctx context.Context, card string) (*patrons.Patron, error)
+	Checkout(ctx context.Context, req circulation.CheckoutRequest) (circulation.CheckoutResult, error)
+	Renew(ctx context.Context, req circulation.RenewRequest) ([]circulation.RenewResult, error)
+	RenewCard(ctx context.Context, actor stacks.Actor, patronID int64, loc *time.Location) (*patrons.Patron, time.Time, error)
+	DismissDeskMessage(ctx context.Context, actor stacks.Actor, patronID int64) error
+}
 
 func (s *Server) handleCheckoutPage(w http.ResponseWriter, r *http.Request) {
 	prefs, err := s.preferences(r.Context())
@@ -42,15 +73,8 @@ func (s *Server) loadCheckoutView(r *http.Request, prefs library.Preferences, vi
 		return nil
 	}
 	v.FinesConfirmed = visit.FinesConfirmed
-	var loans []circulation.Loan
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		if v.Patron, v.Standing, err = patrons.FindWithStanding(tx, visit.PatronID); err != nil {
-			return err
-		}
-		loans, err = circulation.PatronLoans(tx, v.Patron.ID)
-		return err
-	})
+	dp, err := s.Circ.DeskPatron(r.Context(), visit.PatronID)
+	v.Patron, v.Standing = dp.Patron, dp.Standing
 	if stacks.ErrorCode(err) == stacks.ENOTFOUND {
 		s.Sessions.Remove(r.Context(), sessVisit)
 		v.Patron = nil
@@ -60,7 +84,7 @@ func (s *Server) loadCheckoutView(r *http.Request, prefs library.Preferences, vi
 	}
 	started := time.Unix(visit.Started, 0)
 	v.Renewed = map[int64]bool{}
-	for _, l := range loans {
+	for _, l := range dp.Loans {
 		switch {
 		case slices.Contains(visit.Renewed, l.ID):
 			v.Renewed[l.ID] = true
@@ -155,27 +179,8 @@ func (s *Server) openPatron(w http.ResponseWriter, r *http.Request, prefs librar
 		s.checkoutReply(w, r, prefs, http.StatusUnprocessableEntity,
 			ScanRow{Kind: rowRefused, Scanned: input, Heading: heading, Message: msg, Sound: soundError, NewVisit: ended != ""}, false)
 	}
-	var id patrons.Identified
-	var item *catalog.Item
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		id, err = patrons.Identify(tx, input, 50)
-		if id.ByCard || (err != nil && stacks.ErrorCode(err) != stacks.ENOTFOUND) {
-			return err
-		}
-		// Not a card: perhaps an item's barcode, scanned before the patron's card.
-		// That comes before what the search found: a barcode can be part of a
-		// card or of a phone number, and must not open that patron's visit.
-		if bc, berr := catalog.NormalizeBarcode(input); berr == nil {
-			it, ierr := catalog.FindItemByBarcode(tx, bc)
-			if ierr == nil {
-				item, err = it, nil
-			} else if stacks.ErrorCode(ierr) != stacks.ENOTFOUND {
-				return ierr
-			}
-		}
-		return err
-	})
+	// Not a card: perhaps an item's barcode, scanned before the patron's card.
+	id, item, err := s.Circ.IdentifyAtDesk(r.Context(), input, 50)
 	switch {
 	case err != nil && stacks.ErrorCode(err) == stacks.EINTERNAL:
 		s.Error(w, r, err)
@@ -280,7 +285,7 @@ func (s *Server) checkoutItem(w http.ResponseWriter, r *http.Request, prefs libr
 // switchPatron handles a Check out scan that is no item's barcode: another
 // patron's card ends the visit and opens theirs; anything else is refused.
 func (s *Server) switchPatron(w http.ResponseWriter, r *http.Request, prefs library.Preferences, visit deskVisit, scanned string) {
-	p, err := s.patronByCard(r, scanned)
+	p, err := s.Circ.PatronByCard(r.Context(), scanned)
 	switch {
 	case stacks.ErrorCode(err) == stacks.ENOTFOUND:
 		s.checkoutReply(w, r, prefs, http.StatusUnprocessableEntity, ScanRow{Kind: rowRefused, Scanned: scanned, Sound: soundError,
@@ -295,18 +300,6 @@ func (s *Server) switchPatron(w http.ResponseWriter, r *http.Request, prefs libr
 		row := ScanRow{Kind: rowInfo, Scanned: scanned, NewVisit: true, Message: "Patron card: now serving " + p.Name() + " (" + p.Card + "). The previous visit ended."}
 		s.checkoutReply(w, r, prefs, http.StatusOK, row, true)
 	}
-}
-
-// patronByCard finds the patron a scan that is no item's barcode may be the card
-// of (ENOTFOUND if none).
-func (s *Server) patronByCard(r *http.Request, card string) (*patrons.Patron, error) {
-	var p *patrons.Patron
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		p, err = patrons.FindByCard(tx, card)
-		return err
-	})
-	return p, err
 }
 
 // handleCheckoutCancel is a decision's Cancel: nothing is checked out.
@@ -424,16 +417,7 @@ func (s *Server) handleCheckoutRenew(w http.ResponseWriter, r *http.Request) {
 // expired-card refusal, on the spot.
 func (s *Server) handleCheckoutRenewCard(w http.ResponseWriter, r *http.Request) {
 	s.visitAction(w, r, "Renew card", func(prefs library.Preferences, visit deskVisit) (int, ScanRow, error) {
-		var p *patrons.Patron
-		var until time.Time
-		err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-			var err error
-			if until, err = patrons.RenewCard(tx, userFrom(r.Context()).Actor(), visit.PatronID, localDay(tx.Now(), prefs.Location)); err != nil {
-				return err
-			}
-			p, err = patrons.FindByID(tx, visit.PatronID)
-			return err
-		})
+		p, until, err := s.Circ.RenewCard(r.Context(), userFrom(r.Context()).Actor(), visit.PatronID, prefs.Location)
 		if err != nil {
 			return 0, ScanRow{}, err
 		}
@@ -446,10 +430,7 @@ func (s *Server) handleCheckoutRenewCard(w http.ResponseWriter, r *http.Request)
 // patron for the desk: staff read it to the patron, it is not shown again.
 func (s *Server) handleCheckoutDismissMessage(w http.ResponseWriter, r *http.Request) {
 	s.visitAction(w, r, "Dismiss message", func(prefs library.Preferences, visit deskVisit) (int, ScanRow, error) {
-		err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-			return patrons.DismissDeskMessage(tx, userFrom(r.Context()).Actor(), visit.PatronID)
-		})
-		if err != nil {
+		if err := s.Circ.DismissDeskMessage(r.Context(), userFrom(r.Context()).Actor(), visit.PatronID); err != nil {
 			return 0, ScanRow{}, err
 		}
 		return http.StatusOK, ScanRow{Kind: rowInfo, Scanned: "Message", Message: "The message for the desk is dismissed."}, nil

@@ -1,16 +1,15 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
 
-	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -28,13 +27,17 @@ type HistoryView struct {
 	Loc     *time.Location
 }
 
+// historyService is what the history pages ask of circulation: each reads as a
+// heavy read, answered with heavyError.
+type historyService interface {
+	ItemLoanHistory(ctx context.Context, itemID int64, limit int) (*catalog.ItemDetails, circulation.History, error)
+	PatronLoanHistory(ctx context.Context, patronID int64, limit int) (*patrons.Patron, circulation.History, error)
+}
+
 func (s *Server) handleItemHistory(w http.ResponseWriter, r *http.Request) {
 	s.history(w, r, "There is no item at "+r.URL.Path+". Find it with Search.",
-		func(tx *db.Tx, id int64, v *HistoryView) (err error) {
-			if v.Item, err = catalog.FindItemDetails(tx, id); err != nil {
-				return err
-			}
-			v.History, err = circulation.ItemHistory(tx, id, historyShown)
+		func(ctx context.Context, id int64, v *HistoryView) (err error) {
+			v.Item, v.History, err = s.Circ.ItemLoanHistory(ctx, id, historyShown)
 			return err
 		},
 		func(v HistoryView) templ.Component {
@@ -44,11 +47,8 @@ func (s *Server) handleItemHistory(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handlePatronHistory(w http.ResponseWriter, r *http.Request) {
 	s.history(w, r, "There is no patron at "+r.URL.Path+". Find the patron on the Patrons page.",
-		func(tx *db.Tx, id int64, v *HistoryView) (err error) {
-			if v.Patron, err = patrons.FindByID(tx, id); err != nil {
-				return err
-			}
-			v.History, err = circulation.PatronHistory(tx, id, historyShown)
+		func(ctx context.Context, id int64, v *HistoryView) (err error) {
+			v.Patron, v.History, err = s.Circ.PatronLoanHistory(ctx, id, historyShown)
 			return err
 		},
 		func(v HistoryView) templ.Component {
@@ -56,14 +56,11 @@ func (s *Server) handlePatronHistory(w http.ResponseWriter, r *http.Request) {
 		})
 }
 
-// errHistoryTooLong is a history page past Config.HeavyReadTimeout.
-var errHistoryTooLong = stacks.Errorf(stacks.EINVALID, "The history took too long to read and was stopped: try again in a moment.")
-
 // history serves an item's or a patron's history page: the id from the path
-// (notFound if it is not one), the library's time zone, what load reads in one
-// heavy read (readHeavy), then the page.
+// (notFound if it is not one), the library's time zone, what load reads (a heavy
+// read), then the page.
 func (s *Server) history(w http.ResponseWriter, r *http.Request, notFound string,
-	load func(tx *db.Tx, id int64, v *HistoryView) error, page func(HistoryView) templ.Component) {
+	load func(ctx context.Context, id int64, v *HistoryView) error, page func(HistoryView) templ.Component) {
 	id, err := pathID(r, notFound)
 	if err != nil {
 		s.Error(w, r, err)
@@ -75,7 +72,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, notFound string
 		return
 	}
 	v := HistoryView{Loc: prefs.Location}
-	if err := s.readHeavy(r.Context(), errHistoryTooLong, func(tx *db.Tx) error { return load(tx, id, &v) }); err != nil {
+	if err := load(r.Context(), id, &v); err != nil {
 		s.heavyError(w, r, err)
 		return
 	}

@@ -14,13 +14,29 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
+
+// holdsService is what the Holds page and a hold's forms ask of holds.
+type holdsService interface {
+	BranchHolds(ctx context.Context, code, home string, loc *time.Location) (holds.BranchHolds, error)
+	Hold(ctx context.Context, id int64) (holds.Hold, error)
+	MoveHold(ctx context.Context, actor stacks.Actor, id int64, to int) (holds.Hold, error)
+	SuspendHold(ctx context.Context, actor stacks.Actor, id int64, until string, loc *time.Location) (holds.Hold, error)
+	ResumeHold(ctx context.Context, actor stacks.Actor, id int64) (holds.Hold, error)
+}
+
+// holdDeskService is what the hold forms that move a copy on ask of circulation.
+type holdDeskService interface {
+	CancelHold(ctx context.Context, actor stacks.Actor, holdID int64, reason string) (circulation.HoldOutcome, error)
+	ExpireHold(ctx context.Context, actor stacks.Actor, holdID int64) (circulation.HoldOutcome, error)
+	MarkMissing(ctx context.Context, actor stacks.Actor, barcode string) error
+	PlaceHoldFor(ctx context.Context, req holds.PlaceRequest, item string) (holds.Placed, error)
+}
 
 // holdRoutes mounts the Holds page (hold shelf, expired holds, pull list), the hold
 // slip, the small forms that change one hold, and placing a hold from the patron
@@ -102,44 +118,16 @@ func (s *Server) handleHoldsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code := strings.TrimSpace(r.URL.Query().Get("branch"))
-	asked := code != ""
-	if !asked {
-		code = userFrom(r.Context()).BranchCode
-	}
-	v := &HoldsView{Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		v.Now = tx.Now()
-		var err error
-		if v.Branches, err = library.ListBranches(tx); err != nil {
-			return err
-		}
-		for _, b := range v.Branches {
-			if strings.EqualFold(b.Code, code) {
-				v.Branch = b
-			}
-		}
-		switch {
-		case v.Branch.ID == 0 && asked:
-			return stacks.Errorf(stacks.ENOTFOUND, "There is no branch with code %q. Choose a branch on the Holds page.", code)
-		case v.Branch.ID == 0 && len(v.Branches) == 0:
-			return nil
-		case v.Branch.ID == 0:
-			v.Branch = v.Branches[0]
-		}
-		if v.Shelf, err = holds.HoldShelf(tx, v.Branch.ID); err != nil {
-			return err
-		}
-		for _, h := range v.Shelf {
-			if v.expired(h) {
-				v.Expired = append(v.Expired, h)
-			}
-		}
-		v.Pull, err = holds.PullList(tx, v.Branch.ID, v.Now.In(prefs.Location))
-		return err
-	})
+	bh, err := s.Holds.BranchHolds(r.Context(), code, userFrom(r.Context()).BranchCode, prefs.Location)
 	if err != nil {
 		s.Error(w, r, err)
 		return
+	}
+	v := &HoldsView{Branches: bh.Branches, Branch: bh.Branch, Shelf: bh.Shelf, Pull: bh.Pull, Loc: prefs.Location, Now: bh.Now}
+	for _, h := range v.Shelf {
+		if v.expired(h) {
+			v.Expired = append(v.Expired, h)
+		}
 	}
 	s.render(w, r, http.StatusOK, HoldsPage(s.page(r, "Holds", "holds"), v))
 }
@@ -166,35 +154,17 @@ func (s *Server) holdAction(w http.ResponseWriter, r *http.Request, do func(ctx 
 	redirect(w, r, back, http.StatusSeeOther)
 }
 
-// holdChange runs change on a hold in a write transaction and describes the hold
-// afterwards with describe, for the flash.
-func (s *Server) holdChange(ctx context.Context, id int64, change func(tx *db.Tx) error, describe func(h holds.Hold) string) (string, error) {
-	var msg string
-	err := s.DB.Write(ctx, func(tx *db.Tx) error {
-		if err := change(tx); err != nil {
-			return err
-		}
-		h, err := holds.FindHold(tx, id)
-		if err != nil {
-			return err
-		}
-		msg = describe(h)
-		return nil
-	})
-	return msg, err
-}
-
 func (s *Server) handleHoldMove(w http.ResponseWriter, r *http.Request) {
 	s.holdAction(w, r, func(ctx context.Context, actor stacks.Actor, id int64) (string, error) {
 		to, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("to")))
 		if err != nil {
 			return "", stacks.FieldErrorf("to", stacks.EINVALID, "Give the new place in the queue as a number (1 is first).")
 		}
-		return s.holdChange(ctx, id, func(tx *db.Tx) error {
-			return holds.Move(tx, actor, id, to)
-		}, func(h holds.Hold) string {
-			return fmt.Sprintf("The hold for %s on %s is now number %d in the queue.", h.PatronName, h.Title, h.Priority)
-		})
+		h, err := s.Holds.MoveHold(ctx, actor, id, to)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("The hold for %s on %s is now number %d in the queue.", h.PatronName, h.Title, h.Priority), nil
 	})
 }
 
@@ -205,21 +175,21 @@ func (s *Server) handleHoldSuspend(w http.ResponseWriter, r *http.Request) {
 			return "", err
 		}
 		until := strings.TrimSpace(r.PostFormValue("until"))
-		return s.holdChange(ctx, id, func(tx *db.Tx) error {
-			return holds.Suspend(tx, actor, id, until, localDay(tx.Now(), prefs.Location))
-		}, func(h holds.Hold) string {
-			return fmt.Sprintf("The hold for %s on %s is suspended until %s; it keeps its place in the queue.", h.PatronName, h.Title, h.SuspendedUntil)
-		})
+		h, err := s.Holds.SuspendHold(ctx, actor, id, until, prefs.Location)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("The hold for %s on %s is suspended until %s; it keeps its place in the queue.", h.PatronName, h.Title, h.SuspendedUntil), nil
 	})
 }
 
 func (s *Server) handleHoldResume(w http.ResponseWriter, r *http.Request) {
 	s.holdAction(w, r, func(ctx context.Context, actor stacks.Actor, id int64) (string, error) {
-		return s.holdChange(ctx, id, func(tx *db.Tx) error {
-			return holds.Resume(tx, actor, id)
-		}, func(h holds.Hold) string {
-			return fmt.Sprintf("The hold for %s on %s is active again.", h.PatronName, h.Title)
-		})
+		h, err := s.Holds.ResumeHold(ctx, actor, id)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("The hold for %s on %s is active again.", h.PatronName, h.Title), nil
 	})
 }
 
@@ -264,11 +234,7 @@ func (s *Server) handlePullNotOnShelf(w http.ResponseWriter, r *http.Request) {
 // closedHoldMessage says which hold was closed and where its copy goes now: "Cleared
 // the hold for X on T; I00042 now fills the hold for Y (pickup Eastside)."
 func (s *Server) closedHoldMessage(ctx context.Context, verb string, id int64, out circulation.HoldOutcome) (string, error) {
-	var h holds.Hold
-	err := s.DB.Read(ctx, func(tx *db.Tx) (err error) {
-		h, err = holds.FindHold(tx, id)
-		return err
-	})
+	h, err := s.Holds.Hold(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -308,10 +274,7 @@ func (s *Server) handleHoldSlip(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := &HoldSlipView{Library: prefs.LibraryName, Branch: userFrom(r.Context()).BranchName, Loc: prefs.Location, Now: s.DB.Now()}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Hold, err = holds.FindHold(tx, id)
-		return err
-	})
+	v.Hold, err = s.Holds.Hold(r.Context(), id)
 	if err == nil && v.Hold.TrappedBarcode == "" {
 		err = stacks.Errorf(stacks.ECONFLICT, "No copy is set aside for the hold of %s on %s yet, so there is no slip to print. Check in a copy to set it aside.",
 			v.Hold.PatronName, v.Hold.Title)
@@ -378,21 +341,12 @@ func (s *Server) handlePatronPlaceHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	item, pickup := strings.TrimSpace(r.PostForm.Get("item")), r.PostForm.Get("pickup")
-	var recordID int64
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		recordID, err = holdRecordFor(tx, item)
-		return err
-	})
-	var placed holds.Placed
-	if err == nil {
-		placed, err = s.Circ.PlaceHold(r.Context(), holds.PlaceRequest{
-			Actor:            userFrom(r.Context()).Actor(),
-			RecordID:         recordID,
-			PatronID:         id,
-			PickupBranchCode: pickup,
-			Confirm:          r.PostForm["confirm"],
-		})
-	}
+	placed, err := s.Circ.PlaceHoldFor(r.Context(), holds.PlaceRequest{
+		Actor:            userFrom(r.Context()).Actor(),
+		PatronID:         id,
+		PickupBranchCode: pickup,
+		Confirm:          r.PostForm["confirm"],
+	}, item)
 	keep := func(warnings []holds.Warning, field, msg string) func(*PatronView) {
 		return func(v *PatronView) {
 			hv, ok := v.Holds.(*PatronHoldsView)
@@ -426,53 +380,4 @@ func (s *Server) handlePatronPlaceHold(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.Error(w, r, err)
 	}
-}
-
-// holdRecordFor finds the title to hold from what staff typed: a copy's barcode,
-// else an ISBN that exactly one record has.
-func holdRecordFor(tx *db.Tx, input string) (int64, error) {
-	if input == "" {
-		return 0, stacks.FieldErrorf("item", stacks.EINVALID, "Scan a copy's barcode, or type the ISBN of the title to hold.")
-	}
-	barcode, err := catalog.NormalizeBarcode(input)
-	if err != nil {
-		return 0, err
-	}
-	it, err := catalog.FindItemByBarcode(tx, barcode)
-	if err == nil {
-		return it.RecordID, nil
-	} else if stacks.ErrorCode(err) != stacks.ENOTFOUND {
-		return 0, err
-	}
-	isbn, ok := isbnOf(input)
-	if !ok {
-		return 0, stacks.FieldErrorf("item", stacks.ENOTFOUND, "No item has barcode %s. Scan the copy again, or type the title's ISBN.", barcode)
-	}
-	res, err := catalog.Search(tx, catalog.SearchQuery{Text: "isbn:" + isbn, PerPage: 2})
-	if err != nil {
-		return 0, err
-	}
-	switch {
-	case res.Total == 0 || len(res.Hits) == 0:
-		return 0, stacks.FieldErrorf("item", stacks.ENOTFOUND, "No item has barcode %s and no record has ISBN %s. Search the catalogue for the title.", barcode, isbn)
-	case res.Total > 1:
-		return 0, stacks.FieldErrorf("item", stacks.ECONFLICT, "%d records have ISBN %s. Find the title in Search and place the hold from its record.", res.Total, isbn)
-	}
-	return res.Hits[0].RecordID, nil
-}
-
-// isbnOf returns s as an ISBN without hyphens or spaces, if it has the form of one:
-// ten characters (nine digits, then a digit or X) or thirteen digits.
-func isbnOf(s string) (string, bool) {
-	s = strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(s))
-	digits := func(s string) bool {
-		return s != "" && strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) < 0
-	}
-	switch len(s) {
-	case 10:
-		return s, digits(s[:9]) && (digits(s[9:]) || s[9] == 'X')
-	case 13:
-		return s, digits(s)
-	}
-	return "", false
 }

@@ -1,27 +1,22 @@
 package web
 
 import (
+	"context"
 	"net/http"
 
-	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/circulation"
 )
 
+// homeService is what the start page asks of circulation.
+type homeService interface {
+	BranchCounts(ctx context.Context, branchID int64) (circulation.BranchCounts, error)
+}
+
 func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
-	u := userFrom(r.Context())
-	var st HomeStats
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		return tx.QueryRow(`SELECT
-			(SELECT count(*) FROM loans l JOIN items i ON i.id = l.item_id
-				WHERE l.returned_at IS NULL AND i.home_branch_id = ?1),
-			(SELECT count(*) FROM loans l JOIN items i ON i.id = l.item_id
-				WHERE l.returned_at IS NULL AND i.home_branch_id = ?1 AND l.due_at < ?2),
-			(SELECT count(*) FROM holds WHERE status = 'waiting' AND pickup_branch_id = ?1),
-			(SELECT count(*) FROM holds WHERE status = 'queued' AND pickup_branch_id = ?1)`,
-			u.BranchID, db.FormatTime(tx.Now())).Scan(&st.OnLoan, &st.Overdue, &st.HoldsWaiting, &st.HoldsQueued)
-	})
+	st, err := s.Circ.BranchCounts(r.Context(), userFrom(r.Context()).BranchID)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, HomePage(s.page(r, "Start", ""), st))
+	s.render(w, r, http.StatusOK, HomePage(s.page(r, "Start", ""), HomeStats(st)))
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -9,8 +10,18 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/patrons"
 )
+
+// recordPageService is what the record page and its hold form ask of
+// circulation: the record with its hold queue, read together, and the patron a
+// card or name names.
+type recordPageService interface {
+	RecordWithHolds(ctx context.Context, id int64) (circulation.RecordHolds, error)
+	IdentifyPatron(ctx context.Context, input string, limit int) (patrons.Identified, error)
+}
 
 // recordID reads the {id} of a record URL.
 func recordID(r *http.Request) (int64, error) {

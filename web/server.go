@@ -19,6 +19,7 @@ import (
 	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/metrics"
@@ -87,7 +88,7 @@ type Server struct {
 	DB       *db.DB
 	Logger   *slog.Logger
 	Staff    *staff.Service
-	Circ     *circulation.Service
+	Circ     circulationService
 	Sessions *scs.SessionManager
 
 	cfg        Config
@@ -101,6 +102,7 @@ type Server struct {
 	lib      libraryServices
 	Catalog  catalogService
 	Labels   labelsService
+	Holds    holdsService
 }
 
 // New returns a Server for cfg.
@@ -132,7 +134,7 @@ func New(cfg Config) *Server {
 		DB:         cfg.DB,
 		Logger:     cfg.Logger,
 		Staff:      staff.NewService(cfg.DB),
-		Circ:       circulation.NewService(cfg.DB, prefs),
+		Circ:       circulation.NewService(cfg.DB, prefs).WithHeavyReadTimeout(cfg.HeavyReadTimeout),
 		Sessions:   sm,
 		cfg:        cfg,
 		staffCache: staff.NewCache(),
@@ -140,6 +142,7 @@ func New(cfg Config) *Server {
 		lib:        newLibraryServices(cfg.DB, prefs),
 		Catalog:    newCatalogService(cfg),
 		Labels:     newLabelsService(cfg),
+		Holds:      holds.NewService(cfg.DB),
 	}
 }
 

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -8,7 +9,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks/circulation"
-	"github.com/stacks-ils/stacks/db"
 )
 
 // transferRoutes mounts the Transfers page (what is in transit to and from the
@@ -41,6 +41,14 @@ type TransfersView struct {
 	Loc *time.Location
 }
 
+// transferService is what the Transfers page and the transit slips ask of
+// circulation.
+type transferService interface {
+	Transfers(ctx context.Context, branchID int64) (circulation.BranchTransfers, error)
+	TransferSlip(ctx context.Context, checkinID int64) (circulation.Transfer, error)
+	ItemTransferSlip(ctx context.Context, itemID int64) (circulation.Transfer, error)
+}
+
 func (s *Server) handleTransfersPage(w http.ResponseWriter, r *http.Request) {
 	prefs, err := s.preferences(r.Context())
 	if err != nil {
@@ -49,10 +57,7 @@ func (s *Server) handleTransfersPage(w http.ResponseWriter, r *http.Request) {
 	}
 	u := userFrom(r.Context())
 	v := &TransfersView{Branch: u.BranchName, Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.BranchTransfers, err = circulation.ListTransfers(tx, u.BranchID)
-		return err
-	})
+	v.BranchTransfers, err = s.Circ.Transfers(r.Context(), u.BranchID)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -69,18 +74,18 @@ type TransferSlipView struct {
 }
 
 func (s *Server) handleTransferSlip(w http.ResponseWriter, r *http.Request) {
-	s.transferSlip(w, r, circulation.FindTransfer)
+	s.transferSlip(w, r, s.Circ.TransferSlip)
 }
 
 // handleItemTransferSlip prints the slip of an item's current transit, for a copy
 // that no checkin sent on its way.
 func (s *Server) handleItemTransferSlip(w http.ResponseWriter, r *http.Request) {
-	s.transferSlip(w, r, circulation.FindItemTransfer)
+	s.transferSlip(w, r, s.Circ.ItemTransferSlip)
 }
 
 // transferSlip prints the transit slip that find returns for the path's id (a
 // checkin's or an item's).
-func (s *Server) transferSlip(w http.ResponseWriter, r *http.Request, find func(*db.Tx, int64) (circulation.Transfer, error)) {
+func (s *Server) transferSlip(w http.ResponseWriter, r *http.Request, find func(context.Context, int64) (circulation.Transfer, error)) {
 	id, err := pathID(r, "There is no transit slip at "+r.URL.Path+". Find the item on the Transfers page.")
 	if err != nil {
 		s.Error(w, r, err)
@@ -92,10 +97,7 @@ func (s *Server) transferSlip(w http.ResponseWriter, r *http.Request, find func(
 		return
 	}
 	v := &TransferSlipView{Library: prefs.LibraryName, Loc: prefs.Location}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Transfer, err = find(tx, id)
-		return err
-	})
+	v.Transfer, err = find(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
