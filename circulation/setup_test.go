@@ -19,7 +19,7 @@ import (
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/library"
-	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 // testNow is a Monday morning at Central: 21 days later is an open Monday.
@@ -97,7 +97,7 @@ func openDemo(tb testing.TB, dopt db.Options, opt demo.Options) *db.DB {
 func TestMain(m *testing.M) {
 	// demo.Create hashes the desk's and the administrator's passwords: at bcrypt's
 	// real cost that is seconds a hash under the race detector, for every template.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	os.Exit(dbtest.Main(m))
 }
 

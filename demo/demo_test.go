@@ -15,6 +15,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
 
 	"golang.org/x/crypto/bcrypt"
@@ -608,6 +609,6 @@ func BenchmarkCreate(b *testing.B) {
 
 func TestMain(m *testing.M) {
 	// bcrypt at its real cost is very slow under the race detector.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	os.Exit(dbtest.Main(m))
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // demoPIN is every demo patron's PIN at the self-check machines (desk-session.md).
@@ -33,13 +33,13 @@ var kioskHashes = map[int]string{
 // can use SIP) in one statement.
 func writeSIP(tx *db.Tx) error {
 	_, err := sip.CreateAccount(tx, stacks.System, sip.NewAccount{Username: "kiosk", Password: "kiosk", Institution: "CEN", BranchCode: "CEN",
-		PasswordHash: kioskHashes[staff.BcryptCost]})
+		PasswordHash: kioskHashes[passwords.BcryptCost]})
 	if err != nil {
 		return fmt.Errorf("create SIP account kiosk: %w", err)
 	}
-	hash, ok := demoPINHashes[staff.BcryptCost]
+	hash, ok := demoPINHashes[passwords.BcryptCost]
 	if !ok {
-		if hash, err = staff.HashPassword(demoPIN); err != nil {
+		if hash, err = passwords.HashPassword(demoPIN); err != nil {
 			return err
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/holds"
-	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 // testNow is a Monday morning.
@@ -42,7 +42,7 @@ func mustOpenDB(tb testing.TB) *db.DB {
 func TestMain(m *testing.M) {
 	// demo.Create hashes the desk's and the administrator's passwords: at bcrypt's
 	// real cost that is seconds a hash under the race detector, for every template.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	os.Exit(dbtest.Main(m))
 }
 

@@ -21,14 +21,14 @@ import (
 	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/load"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
-	"github.com/stacks-ils/stacks/staff"
 	"github.com/stacks-ils/stacks/web"
 )
 
 func TestMain(m *testing.M) {
 	// The race detector makes bcrypt many times slower; tests need no strong hashes.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	os.Exit(m.Run())
 }
 

@@ -23,14 +23,14 @@ import (
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/opac"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 func TestMain(m *testing.M) {
 	// The race detector makes bcrypt many times slower; the demo has PIN hashes
 	// made at cost 4 for tests.
-	staff.BcryptCost = 4
+	passwords.BcryptCost = 4
 	os.Exit(dbtest.Main(m))
 }
 

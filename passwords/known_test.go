@@ -3,9 +3,11 @@ package passwords_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
@@ -66,5 +68,63 @@ func TestKnownAddresses(t *testing.T) {
 	n, err := passwords.ForgetOldAddresses(ctx, d)
 	if err != nil || n != 1 {
 		t.Errorf("ForgetOldAddresses: %d, %v; want 1 deleted", n, err)
+	}
+}
+
+// TestLimiter: every attempt is counted before it is compared; the one that
+// reaches MaxFailures is still let through, the next is refused in the
+// Limiter's words; a success from a known address forgets the account's
+// failures there, and a success remembers its address.
+func TestLimiter(t *testing.T) {
+	ctx := context.Background()
+	d := dbtest.Open(t, db.Options{})
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	d.Now = func() time.Time { return now }
+	busy := stacks.Errorf(stacks.ETOOMANY, "busy")
+	l := &passwords.Limiter{Throttle: passwords.DefaultThrottle,
+		Words: passwords.Words{AddrPrefix: "test:", Account: "this test", Failures: "failures", Ask: "ask", Busy: busy}}
+	// attempt counts an attempt of account from addr and, if succeed, takes it back.
+	attempt := func(addr string, succeed bool) error {
+		t.Helper()
+		var a *passwords.Attempt
+		if err := d.Read(ctx, func(tx *db.Tx) (err error) {
+			a, err = l.Begin(tx, "user:ann", "staff:ann", addr)
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := a.Wait(ctx); err != nil {
+			return err
+		}
+		defer a.Done()
+		if err := d.Write(ctx, a.Count); err != nil {
+			return err
+		}
+		if succeed {
+			return d.Write(ctx, a.Succeeded)
+		}
+		return nil
+	}
+	if err := attempt("10.0.0.1", true); err != nil {
+		t.Fatal(err)
+	}
+	limit := passwords.DefaultThrottle.MaxFailures
+	for i := range limit {
+		if err := attempt("10.0.0.1", false); err != nil {
+			t.Fatalf("failure %d of %d: %v", i+1, limit, err)
+		}
+	}
+	err := attempt("10.0.0.1", false)
+	if stacks.ErrorCode(err) != stacks.ETOOMANY || !strings.Contains(stacks.ErrorMessage(err), "Too many failures for this test.") {
+		t.Fatalf("after %d failures from a known address: %v, want the Limiter's refusal", limit, err)
+	}
+	// Another address shares the account's budget for unknown addresses, not
+	// the known address's count.
+	if err := attempt("10.0.0.2", true); err != nil {
+		t.Errorf("a new address, while the known one is locked: %v", err)
+	}
+	now = now.Add(passwords.DefaultThrottle.Lockout + time.Second)
+	if err := attempt("10.0.0.1", true); err != nil {
+		t.Errorf("after the lockout: %v", err)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // Patron loads: a CSV file of patrons (a school's students, a council's residents)
@@ -878,7 +877,7 @@ func hashPINs(ctx context.Context, rows []LoadRow, progress func(hashed, total i
 // (passwords.ErrBusy: its queue is full), it tries again a moment later.
 func hashPINOnPool(ctx context.Context, pin string) (string, error) {
 	for {
-		h, err := passwords.Hash(passwords.WithWait(ctx, time.Minute), pin, staff.BcryptCost)
+		h, err := passwords.Hash(passwords.WithWait(ctx, time.Minute), pin, passwords.BcryptCost)
 		if !errors.Is(err, passwords.ErrBusy) {
 			return h, err
 		}

@@ -10,8 +10,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // studentsCSV is a school's file of n students: card S00000..., a student id,
@@ -118,8 +118,8 @@ func BenchmarkLoadYearlyUpdate6000(b *testing.B) {
 // BenchmarkLoadCreatePINs100: 100 new patrons with a PIN each, hashed at
 // the real bcrypt cost (outside the write transaction).
 func BenchmarkLoadCreatePINs100(b *testing.B) {
-	old := staff.BcryptCost
-	staff.BcryptCost = bcrypt.DefaultCost
-	defer func() { staff.BcryptCost = old }()
+	old := passwords.BcryptCost
+	passwords.BcryptCost = bcrypt.DefaultCost
+	defer func() { passwords.BcryptCost = old }()
 	benchLoad(b, 100, nil, studentsCSV(100, "CHILD", "2027-08-31", true), patrons.LoadOptions{})
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 func load(t *testing.T, d *db.DB, csv string, opt patrons.LoadOptions) (*patrons.LoadResult, error) {
@@ -402,9 +401,9 @@ func TestApplyLoadProgressAndDeadline(t *testing.T) {
 // the whole file.
 func TestLoadPINsShareThePool(t *testing.T) {
 	d := mustOpenDB(t)
-	defer func(c int) { staff.BcryptCost = c }(staff.BcryptCost)
-	staff.BcryptCost = 6 // a few milliseconds a PIN: 200 PINs keep the pool busy a while
-	signIn, err := bcrypt.GenerateFromPassword([]byte("desk"), staff.BcryptCost)
+	defer func(c int) { passwords.BcryptCost = c }(passwords.BcryptCost)
+	passwords.BcryptCost = 6 // a few milliseconds a PIN: 200 PINs keep the pool busy a while
+	signIn, err := bcrypt.GenerateFromPassword([]byte("desk"), passwords.BcryptCost)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,14 +16,14 @@ import (
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 func TestMain(m *testing.M) {
 	// The demo's staff accounts need password hashes; bcrypt at its real cost is
 	// slow under the race detector.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	os.Exit(dbtest.Main(m))
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // SetPIN sets the PIN a patron types at a self-check machine (SIP2's patron
@@ -31,7 +30,7 @@ func HashPIN(pin string) (string, error) {
 	if err := ValidatePIN(pin); err != nil {
 		return "", err
 	}
-	return staff.HashPassword(pin)
+	return passwords.HashPassword(pin)
 }
 
 // ValidatePIN checks a new PIN without hashing it: 4 to 32 characters without
@@ -51,7 +50,7 @@ func HashPINOnPool(ctx context.Context, pin string) (string, error) {
 	if err := ValidatePIN(pin); err != nil {
 		return "", err
 	}
-	return passwords.Hash(ctx, pin, staff.BcryptCost)
+	return passwords.Hash(ctx, pin, passwords.BcryptCost)
 }
 
 // SetPINHash stores a PIN hashed by HashPIN, and audits the change (not the PIN).

@@ -16,8 +16,8 @@ import (
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // testNow is the day the tests run on.
@@ -165,6 +165,6 @@ func days(n int) time.Time { return testNow.AddDate(0, 0, -n) }
 func TestMain(m *testing.M) {
 	// The demo's staff passwords are hashed as it is created: at bcrypt's real
 	// cost that takes seconds under the race detector.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	os.Exit(dbtest.Main(m))
 }

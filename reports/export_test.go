@@ -14,3 +14,12 @@ func ScanStatements(q string) (int, error) {
 	s, err := scanSQL(q)
 	return s.statements, err
 }
+
+// The transaction-taking steps of Service, for the tests that compose them
+// inside one transaction of their own.
+var (
+	StartStocktake     = startStocktake
+	StocktakeLocations = stocktakeLocations
+	Scan               = scan
+	Results            = results
+)

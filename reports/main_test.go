@@ -8,13 +8,13 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db/dbtest"
-	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 func TestMain(m *testing.M) {
 	// The demo's staff passwords are hashed as it is created: at bcrypt's real
 	// cost that takes seconds under the race detector.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	code := dbtest.Main(m)
 	if demoLib.db != nil {
 		demoLib.db.Close()

@@ -605,8 +605,8 @@ func cellString(v any) string {
 	}
 }
 
-// ListSaved returns the saved SQL reports by name.
-func ListSaved(tx *db.Tx) ([]SavedReport, error) {
+// listSaved returns the saved SQL reports by name.
+func listSaved(tx *db.Tx) ([]SavedReport, error) {
 	rows, err := tx.Query(`SELECT id, name, description, sql, created_at, updated_at FROM saved_reports ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("saved reports: %w", err)
@@ -625,8 +625,8 @@ func ListSaved(tx *db.Tx) ([]SavedReport, error) {
 	return out, rows.Err()
 }
 
-// FindSaved returns one saved SQL report.
-func FindSaved(tx *db.Tx, id int64) (SavedReport, error) {
+// findSaved returns one saved SQL report.
+func findSaved(tx *db.Tx, id int64) (SavedReport, error) {
 	var r SavedReport
 	var c, u db.Time
 	err := tx.QueryRow(`SELECT id, name, description, sql, created_at, updated_at FROM saved_reports WHERE id = ?`, id).
@@ -640,9 +640,9 @@ func FindSaved(tx *db.Tx, id int64) (SavedReport, error) {
 	return r, nil
 }
 
-// SaveSQL creates a saved report (id 0) or replaces one, after Validate; the
+// saveSQL creates a saved report (id 0) or replaces one, after Validate; the
 // audit log records who did.
-func SaveSQL(tx *db.Tx, actor stacks.Actor, id int64, in SavedInput) (int64, error) {
+func saveSQL(tx *db.Tx, actor stacks.Actor, id int64, in SavedInput) (int64, error) {
 	if err := in.Validate(); err != nil {
 		return 0, err
 	}
@@ -674,11 +674,11 @@ func SaveSQL(tx *db.Tx, actor stacks.Actor, id int64, in SavedInput) (int64, err
 	return id, tx.Audit(actor, "sql_report.update", "saved_report", id, in.Name)
 }
 
-// AuditRun records that actor ran saved report id (on the page, or as a CSV
+// auditRun records that actor ran saved report id (on the page, or as a CSV
 // file), with the parameters' values and how many rows it gave: a report reads
 // patrons' details, and who read what is the audit log's question, as for the
 // patron export.
-func AuditRun(tx *db.Tx, actor stacks.Actor, id int64, values map[string]string, res Result, csv bool) error {
+func auditRun(tx *db.Tx, actor stacks.Actor, id int64, values map[string]string, res Result, csv bool) error {
 	names := make([]string, 0, len(values))
 	for n := range values {
 		names = append(names, n)
@@ -702,8 +702,8 @@ func AuditRun(tx *db.Tx, actor stacks.Actor, id int64, values map[string]string,
 	return tx.Audit(actor, "sql_report.run", "saved_report", id, b.String())
 }
 
-// DeleteSaved deletes a saved report.
-func DeleteSaved(tx *db.Tx, actor stacks.Actor, id int64) error {
+// deleteSaved deletes a saved report.
+func deleteSaved(tx *db.Tx, actor stacks.Actor, id int64) error {
 	res, err := tx.Exec(`DELETE FROM saved_reports WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("delete report: %w", err)

@@ -95,8 +95,8 @@ type StocktakeInput struct {
 	Location string
 }
 
-// StartStocktake begins the stocktake of a shelf range or of a shelving location.
-func StartStocktake(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, error) {
+// startStocktake begins the stocktake of a shelf range or of a shelving location.
+func startStocktake(tx *db.Tx, actor stacks.Actor, in StocktakeInput) (int64, error) {
 	in.From, in.To, in.Location = strings.TrimSpace(in.From), strings.TrimSpace(in.To), strings.TrimSpace(in.Location)
 	if in.To == "" {
 		in.To = in.From
@@ -171,9 +171,9 @@ type BranchLocations struct {
 	Locations []string
 }
 
-// StocktakeLocations lists the shelving locations in use at each branch, for
+// stocktakeLocations lists the shelving locations in use at each branch, for
 // the stocktake form's choice, in one statement (through items_location).
-func StocktakeLocations(tx *db.Tx) ([]BranchLocations, error) {
+func stocktakeLocations(tx *db.Tx) ([]BranchLocations, error) {
 	rows, err := tx.Query(`SELECT DISTINCT home_branch_id, location FROM items WHERE location <> ''
 		ORDER BY home_branch_id, location`)
 	if err != nil {
@@ -212,8 +212,8 @@ func FindStocktake(tx *db.Tx, id int64) (Stocktake, error) {
 	return s, nil
 }
 
-// RecentStocktakes lists the latest stocktakes, newest first.
-func RecentStocktakes(tx *db.Tx, limit int) ([]Stocktake, error) {
+// recentStocktakes lists the latest stocktakes, newest first.
+func recentStocktakes(tx *db.Tx, limit int) ([]Stocktake, error) {
 	rows, err := tx.Query(`SELECT s.id, s.branch_id, b.name, s.call_from, s.call_to, s.location, s.started_at,
 			(SELECT count(*) FROM stocktake_scans WHERE stocktake_id = s.id)
 		FROM stocktakes s JOIN branches b ON b.id = s.branch_id ORDER BY s.id DESC LIMIT ?`, limit)
@@ -281,9 +281,9 @@ func (s Stocktake) classify(sc *StocktakeScan, homeBranchID int64) {
 	}
 }
 
-// Scan records a barcode scanned on the stocktake's shelf, keeps the item's
+// scan records a barcode scanned on the stocktake's shelf, keeps the item's
 // last-seen time, and says what the scan means.
-func Scan(tx *db.Tx, stocktakeID int64, barcode string) (StocktakeScan, error) {
+func scan(tx *db.Tx, stocktakeID int64, barcode string) (StocktakeScan, error) {
 	s, err := FindStocktake(tx, stocktakeID)
 	if err != nil {
 		return StocktakeScan{}, err
@@ -315,11 +315,11 @@ func Scan(tx *db.Tx, stocktakeID int64, barcode string) (StocktakeScan, error) {
 	return sc, nil
 }
 
-// CheckCheckin allows a checkin from the stocktake's results only for an item
+// checkCheckin allows a checkin from the stocktake's results only for an item
 // scanned in that stocktake and on loan, lost or missing now: the results page
 // offers the button for those, and a post for another barcode (or another
 // stocktake) is refused rather than checking in whatever it names.
-func CheckCheckin(tx *db.Tx, stocktakeID int64, barcode string) error {
+func checkCheckin(tx *db.Tx, stocktakeID int64, barcode string) error {
 	s, err := FindStocktake(tx, stocktakeID)
 	if err != nil {
 		return err
@@ -369,13 +369,13 @@ type StocktakeResult struct {
 	Scans []StocktakeScan
 }
 
-// Results works out what the stocktake found, in two statements: the scans
+// results works out what the stocktake found, in two statements: the scans
 // (each item once, with its current state: an item checked in since it was
 // scanned no longer shows as on loan), and the available items that may be on
 // the shelf, each with whether it was scanned, of which Go keeps those in the
 // call number range (the expected count) and the unscanned ones among them (the
 // missing items, in shelf order).
-func Results(tx *db.Tx, id int64) (StocktakeResult, error) {
+func results(tx *db.Tx, id int64) (StocktakeResult, error) {
 	s, err := FindStocktake(tx, id)
 	if err != nil {
 		return StocktakeResult{}, err

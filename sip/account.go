@@ -13,7 +13,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 // Account is the account a self-check machine or sorter logs in with (message 93).
@@ -76,7 +76,7 @@ func CreateAccount(tx *db.Tx, actor stacks.Actor, n NewAccount) (*Account, error
 	hash := n.PasswordHash
 	if hash == "" {
 		var err error
-		if hash, err = staff.HashPassword(n.Password); err != nil {
+		if hash, err = passwords.HashPassword(n.Password); err != nil {
 			return nil, err
 		}
 	} else if _, err := bcrypt.Cost([]byte(hash)); err != nil {
@@ -139,7 +139,7 @@ func authenticate(ctx context.Context, d *db.DB, username, password string) (*Ac
 	if err != nil {
 		return nil, "", err
 	}
-	ok, err := staff.CheckPassword(ctx, hash, password)
+	ok, err := passwords.Check(ctx, hash, password)
 	if err != nil {
 		return nil, "", err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // HoldItems is how patron information (64) lists a patron's holds: the available
@@ -365,7 +364,7 @@ func HashAccountPassword(password string) (string, error) {
 	if len(password) < 4 || !validText(password, 72) {
 		return "", stacks.FieldErrorf("password", stacks.EINVALID, "Choose a password of 4 to 72 characters without \"|\".")
 	}
-	return staff.HashPassword(password)
+	return passwords.HashPassword(password)
 }
 
 // branchByCode returns the id of the branch with code.

@@ -22,8 +22,8 @@ import (
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // testNow is a Monday morning at Central: 21 days later is an open Monday.
@@ -34,7 +34,7 @@ var smallDemo = demo.Options{Titles: 50, Patrons: 30}
 
 func TestMain(m *testing.M) {
 	// The race detector makes bcrypt many times slower; tests need no strong hashes.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	os.Exit(dbtest.Main(m))
 }
 

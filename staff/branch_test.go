@@ -9,6 +9,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -17,7 +18,7 @@ import (
 // cache and FindAt read an account at a branch (its home branch when that
 // branch is gone), and a change of branch is audited only when it changes.
 func TestBranch(t *testing.T) {
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	ctx := context.Background()
 	d := dbtest.Open(t, db.Options{})
 	count := func(q string, args ...any) int {

@@ -6,10 +6,11 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
-// List returns every staff account, active ones first, by username.
-func List(tx *db.Tx) ([]User, error) {
+// list returns every staff account, active ones first, by username.
+func list(tx *db.Tx) ([]User, error) {
 	rows, err := tx.Query(`SELECT ` + userColumns + ` FROM staff_users u JOIN branches b ON b.id = u.branch_id
 		ORDER BY u.active DESC, u.username`)
 	if err != nil {
@@ -27,11 +28,11 @@ func List(tx *db.Tx) ([]User, error) {
 	return users, rows.Err()
 }
 
-// SetActive deactivates or reactivates an account. A deactivated account cannot
+// setActive deactivates or reactivates an account. A deactivated account cannot
 // sign in, and its open sessions end at their next request. Nobody deactivates
 // their own account, and the last active administrator stays active, so that
 // someone can always administer the library.
-func SetActive(tx *db.Tx, actor stacks.Actor, id int64, active bool) error {
+func setActive(tx *db.Tx, actor stacks.Actor, id int64, active bool) error {
 	u, err := FindByID(tx, id)
 	if err != nil {
 		return err
@@ -60,9 +61,9 @@ func SetActive(tx *db.Tx, actor stacks.Actor, id int64, active bool) error {
 	return tx.Audit(actor, action, "staff_user", id, u.Username)
 }
 
-// ValidateNewPassword checks a new password (4 to 72 bytes) without hashing it, so
+// validateNewPassword checks a new password (4 to 72 bytes) without hashing it, so
 // that a form can refuse a bad one before any bcrypt work.
-func ValidateNewPassword(password string) error {
+func validateNewPassword(password string) error {
 	if len(password) < 4 {
 		return stacks.FieldErrorf("password", stacks.EINVALID, "Choose a password of at least 4 characters.")
 	}
@@ -72,18 +73,18 @@ func ValidateNewPassword(password string) error {
 	return nil
 }
 
-// HashNewPassword checks a new password (ValidateNewPassword) and hashes it. It is
+// hashNewPassword checks a new password (validateNewPassword) and hashes it. It is
 // slow on purpose: call it before the write transaction.
-func HashNewPassword(password string) (string, error) {
-	if err := ValidateNewPassword(password); err != nil {
+func hashNewPassword(password string) (string, error) {
+	if err := validateNewPassword(password); err != nil {
 		return "", err
 	}
-	return HashPassword(password)
+	return passwords.HashPassword(password)
 }
 
-// SetPasswordHash replaces an account's password with one hashed by
-// HashNewPassword. A lockout after failed sign-ins still runs its course.
-func SetPasswordHash(tx *db.Tx, actor stacks.Actor, id int64, hash string) error {
+// setPasswordHash replaces an account's password with one hashed by
+// hashNewPassword. A lockout after failed sign-ins still runs its course.
+func setPasswordHash(tx *db.Tx, actor stacks.Actor, id int64, hash string) error {
 	u, err := FindByID(tx, id)
 	if err != nil {
 		return err

@@ -10,15 +10,16 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
 )
 
 func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 
-// TestManage: List, SetActive (never oneself, never the last active
+// TestManage: Accounts, SetActive (never oneself, never the last active
 // administrator) and a new password.
 func TestManage(t *testing.T) {
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	ctx := context.Background()
 	d := dbtest.Open(t, db.Options{})
 	write := func(fn func(tx *db.Tx) error) error { return d.Write(ctx, fn) }
@@ -43,41 +44,38 @@ func TestManage(t *testing.T) {
 		t.Fatal(err)
 	}
 	boss, ann := users["boss"], users["ann"]
+	svc := staff.NewService(d)
 
-	if err := write(func(tx *db.Tx) error { return staff.SetActive(tx, boss.Actor(), boss.ID, false) }); stacks.ErrorCode(err) != stacks.EFORBIDDEN {
+	if err := svc.SetActive(ctx, boss.Actor(), boss.ID, false); stacks.ErrorCode(err) != stacks.EFORBIDDEN {
 		t.Errorf("deactivate oneself: %v, want EFORBIDDEN", err)
 	}
 	// The last active administrator, deactivated by someone else (a tool acting
 	// as the system): refused.
-	if err := write(func(tx *db.Tx) error { return staff.SetActive(tx, stacks.System, boss.ID, false) }); stacks.ErrorCode(err) != stacks.ECONFLICT {
+	if err := svc.SetActive(ctx, stacks.System, boss.ID, false); stacks.ErrorCode(err) != stacks.ECONFLICT {
 		t.Errorf("deactivate the last administrator: %v, want ECONFLICT", err)
 	}
-	if err := write(func(tx *db.Tx) error { return staff.SetActive(tx, boss.Actor(), ann.ID, false) }); err != nil {
+	if err := svc.SetActive(ctx, boss.Actor(), ann.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := write(func(tx *db.Tx) error { return staff.SetActive(tx, boss.Actor(), 9999, false) }); stacks.ErrorCode(err) != stacks.ENOTFOUND {
+	if err := svc.SetActive(ctx, boss.Actor(), 9999, false); stacks.ErrorCode(err) != stacks.ENOTFOUND {
 		t.Errorf("no such account: %v", err)
 	}
-	var list []staff.User
-	if err := d.Read(ctx, func(tx *db.Tx) (err error) { list, err = staff.List(tx); return err }); err != nil {
+	accounts, err := svc.Accounts(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	list := accounts.Users
 	if len(list) != 2 || list[0].Username != "boss" || !list[0].Active || list[1].Username != "ann" || list[1].Active {
 		t.Errorf("list: %+v, want boss (active) then ann (deactivated)", list)
 	}
-	svc := staff.NewService(d)
 	if _, err := svc.Authenticate(ctx, "ann", "pass2", "127.0.0.1"); err == nil {
 		t.Error("a deactivated account signed in")
 	}
 
-	if _, err := staff.HashNewPassword("abc"); stacks.ErrorField(err) != "password" {
+	if err := svc.ResetPassword(ctx, stacks.System, boss.ID, "abc"); stacks.ErrorField(err) != "password" {
 		t.Errorf("a 3-character password: %v", err)
 	}
-	hash, err := staff.HashNewPassword("fresh-pass")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := write(func(tx *db.Tx) error { return staff.SetPasswordHash(tx, stacks.System, boss.ID, hash) }); err != nil {
+	if err := svc.ResetPassword(ctx, stacks.System, boss.ID, "fresh-pass"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Authenticate(ctx, "boss", "fresh-pass", "127.0.0.1"); err != nil {
@@ -88,7 +86,7 @@ func TestManage(t *testing.T) {
 	}
 
 	// Create stores a password hashed beforehand as it is.
-	pre, err := staff.HashPassword("hashed-first")
+	pre, err := passwords.HashPassword("hashed-first")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,10 +40,10 @@ func CheckWaive(tx *db.Tx, actor stacks.Actor) error {
 	return nil
 }
 
-// SetCanWaive gives (can) or takes away the waive permission of an account, and
+// setCanWaive gives (can) or takes away the waive permission of an account, and
 // audits the change. An administrator may always waive, so the flag only
 // matters while the account is circulation staff.
-func SetCanWaive(tx *db.Tx, actor stacks.Actor, id int64, can bool) error {
+func setCanWaive(tx *db.Tx, actor stacks.Actor, id int64, can bool) error {
 	u, err := FindByID(tx, id)
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ import (
 // with the password "pass".
 func signInEnv(t *testing.T, names ...string) (*db.DB, *staff.Service) {
 	t.Helper()
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	d := dbtest.Open(t, db.Options{})
 	err := d.Write(context.Background(), func(tx *db.Tx) error {
 		if _, err := tx.Exec(`INSERT INTO branches (code, name) VALUES ('CEN', 'Central')`); err != nil {
@@ -61,8 +61,8 @@ func TestSignInRotatingAddresses(t *testing.T) {
 			}
 		}
 	}
-	if got := passwords.Comparisons() - base; got > int64(staff.DefaultThrottle.MaxFailures)+1 {
-		t.Errorf("%d of 30 guesses compared (and the desk's sign-in), want at most %d", got, staff.DefaultThrottle.MaxFailures+1)
+	if got := passwords.Comparisons() - base; got > int64(passwords.DefaultThrottle.MaxFailures)+1 {
+		t.Errorf("%d of 30 guesses compared (and the desk's sign-in), want at most %d", got, passwords.DefaultThrottle.MaxFailures+1)
 	}
 	if _, err := svc.SignIn(ctx, "ann", "pass", "10.0.0.1", ""); err != nil {
 		t.Errorf("the desk after the attack: %v", err)
@@ -79,7 +79,7 @@ func TestSignInRotatingAddresses(t *testing.T) {
 	}
 
 	// No name tried is the desk's key: "ann|10.0.0.1" is a name like any other.
-	for i := range staff.DefaultThrottle.MaxFailures {
+	for i := range passwords.DefaultThrottle.MaxFailures {
 		svc.SignIn(ctx, "ann|10.0.0.1", fmt.Sprint("guess", i), "10.7.0.1", "")
 		svc.SignIn(ctx, "ann 10.0.0.1", fmt.Sprint("guess", i), "10.7.0.2", "")
 	}
@@ -88,7 +88,7 @@ func TestSignInRotatingAddresses(t *testing.T) {
 	}
 
 	// The desk's own limit still holds for it.
-	for i := range staff.DefaultThrottle.MaxFailures {
+	for i := range passwords.DefaultThrottle.MaxFailures {
 		if _, err := svc.SignIn(ctx, "ann", fmt.Sprint("typo", i), "10.0.0.1", ""); stacks.ErrorCode(err) != stacks.EUNAUTHORIZED {
 			t.Fatalf("the desk's typo %d: %v", i, err)
 		}
@@ -104,7 +104,7 @@ func TestSignInRotatingAddresses(t *testing.T) {
 func TestSignInIPv6Prefix(t *testing.T) {
 	ctx := context.Background()
 	_, svc := signInEnv(t)
-	limit := staff.DefaultThrottle.MaxAddrFailures
+	limit := passwords.DefaultThrottle.MaxAddrFailures
 	for i := range limit {
 		// A new name each time: only the address is counted more than once.
 		_, err := svc.SignIn(ctx, fmt.Sprint("name", i), "guess", fmt.Sprintf("2001:db8:1:2::%x", i+1), "")
@@ -127,7 +127,7 @@ func TestSignInIPv6Prefix(t *testing.T) {
 func TestSignInNewAddressKeepsBudget(t *testing.T) {
 	ctx := context.Background()
 	_, svc := signInEnv(t, "ann")
-	limit := staff.DefaultThrottle.MaxFailures
+	limit := passwords.DefaultThrottle.MaxFailures
 	for i := range limit - 1 {
 		if _, err := svc.SignIn(ctx, "ann", fmt.Sprint("guess", i), fmt.Sprintf("10.9.0.%d", i+1), ""); stacks.ErrorCode(err) != stacks.EUNAUTHORIZED {
 			t.Fatalf("guess %d: %v", i, err)

@@ -1,5 +1,5 @@
 // Package staff owns the library's staff accounts: who may sign in, with which role,
-// at which branch, and the throttling of failed sign-ins.
+// at which branch, and their sign-in (throttled by package passwords).
 package staff
 
 import (
@@ -8,12 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
@@ -63,23 +59,6 @@ func (u *User) Actor() stacks.Actor {
 	return stacks.Actor{StaffID: u.ID, Name: u.Username, BranchID: u.BranchID}
 }
 
-// BcryptCost is the cost of new password hashes: bcrypt's default, about 50-100 ms a
-// hash here, paid only at sign-in. Tests lower it (the race detector makes bcrypt
-// many times slower); existing hashes keep the cost they were made with.
-var BcryptCost = bcrypt.DefaultCost
-
-// HashPassword hashes a password for storage.
-func HashPassword(password string) (string, error) {
-	if len(password) > 72 {
-		return "", stacks.FieldErrorf("password", stacks.EINVALID, "Passwords can be at most 72 bytes long.")
-	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), BcryptCost)
-	if err != nil {
-		return "", fmt.Errorf("hash password: %w", err)
-	}
-	return string(h), nil
-}
-
 // NewUser is what Create needs.
 type NewUser struct {
 	Username    string
@@ -87,7 +66,7 @@ type NewUser struct {
 	Password    string
 	Role        string
 	BranchCode  string
-	// PasswordHash, if set, is Password hashed beforehand (HashPassword), so that
+	// PasswordHash, if set, is Password hashed beforehand (passwords.HashPassword), so that
 	// a server does not hold the write connection for bcrypt; Create stores it
 	// instead of hashing Password, which is still validated.
 	PasswordHash string
@@ -125,7 +104,7 @@ func Create(tx *db.Tx, n NewUser) (*User, error) {
 	hash := n.PasswordHash
 	if hash == "" {
 		var err error
-		if hash, err = HashPassword(n.Password); err != nil {
+		if hash, err = passwords.HashPassword(n.Password); err != nil {
 			return nil, err
 		}
 	}
@@ -222,68 +201,31 @@ func (s *Service) ChangeBranch(ctx context.Context, u *User, code string) (libra
 	return b, err
 }
 
-// Throttle limits failed sign-ins: after MaxFailures failures within Window for one
-// account, or MaxAddrFailures from one address, sign-ins for it are refused for
-// Lockout. The address limit is higher: a branch's desks may share one address.
-// An address is an IPv4 address or an IPv6 /64 (passwords.AddrKey).
-//
-// The account's count is shared by the addresses it has not signed in from
-// within passwords.KnownFor: guesses rotated over many addresses meet one budget
-// of MaxFailures a Window, and spending it locks only those addresses out. From
-// an address the account signed in from before (a desk), failures count for
-// that account and address alone, so that guesses from elsewhere never lock the
-// desks out.
-//
-// Every attempt is counted before its password is compared, in the same write
-// transaction that checks the lock (a success takes its count back), and at most
-// MaxInFlight attempts per account and MaxAddrInFlight per address are checked at
-// a time; more are refused at once. Guesses sent in parallel therefore cannot
-// slip past the lock while the first ones are still being compared.
-type Throttle struct {
-	MaxFailures     int
-	MaxAddrFailures int
-	Window          time.Duration
-	Lockout         time.Duration
-	// MaxInFlight attempts per account and MaxAddrInFlight per address are checked
-	// at a time; MaxWaiting more per account and per address may wait for their
-	// turn, for at most InFlightWait; more are refused at once. Waiting is what
-	// lets many desks sharing one account and one address (a branch behind NAT,
-	// the load tool) sign in at once: each right password takes its count back
-	// before the next is checked. A guess that waits is refused without a
-	// comparison as soon as the account is locked, so waiting never adds
-	// comparisons.
-	MaxInFlight     int
-	MaxAddrInFlight int
-	MaxWaiting      int
-	InFlightWait    time.Duration
-}
-
 // KnownAccount is the name under which signin_addresses remembers the addresses
 // a staff account signed in from (passwords.IsKnown).
 func KnownAccount(username string) string { return "staff:" + strings.ToLower(username) }
 
-// DefaultThrottle is the throttle the server uses.
-var DefaultThrottle = Throttle{MaxFailures: 5, MaxAddrFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute,
-	MaxInFlight: 1, MaxAddrInFlight: 4, MaxWaiting: 128, InFlightWait: 10 * time.Second}
-
-// Service signs staff in.
+// Service signs staff in and keeps their accounts: each method opens its
+// transaction and commits it.
 type Service struct {
-	DB       *db.DB
-	Throttle Throttle
+	DB *db.DB
 
-	// inFlight holds the attempts being checked, per account and per address.
-	inFlight passwords.Gate
+	// signIns counts the attempts under passwords.DefaultThrottle.
+	signIns *passwords.Limiter
 }
 
 // NewService returns a Service with the default throttle.
-func NewService(d *db.DB) *Service { return &Service{DB: d, Throttle: DefaultThrottle} }
+func NewService(d *db.DB) *Service {
+	return &Service{DB: d, signIns: &passwords.Limiter{Throttle: passwords.DefaultThrottle, Words: signInWords}}
+}
+
+// signInWords are the refusals of staff sign-in's throttle: its addresses are
+// counted under "addr:", apart from the patrons' site's.
+var signInWords = passwords.Words{AddrPrefix: "addr:", Account: "this account", Failures: "failed sign-ins", Ask: "ask an administrator",
+	Busy: stacks.Errorf(stacks.ETOOMANY, "A sign-in for this account is already being checked. Wait a moment and try again.")}
 
 // errBadLogin is deliberately the same for an unknown user and a wrong password.
 var errBadLogin = stacks.Errorf(stacks.EUNAUTHORIZED, "The username or password is not right. Check them and try again.")
-
-// errInFlight refuses an attempt while another for the same account (or too many
-// from the same address) is being checked.
-var errInFlight = stacks.Errorf(stacks.ETOOMANY, "A sign-in for this account is already being checked. Wait a moment and try again.")
 
 // Authenticate checks a username and password from the address addr: SignIn at
 // the account's home branch.
@@ -295,11 +237,10 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 // branch with the code branchCode ("" for the account's home branch); the user
 // returned works there, and the audited sign-in names it. An unknown branch is
 // refused (a field error on "branch") before the password is counted or
-// compared. It counts
-// every attempt per account and per address before comparing the password, and
-// refuses while either is locked out, or while another attempt for the account is
-// in flight. A failed attempt runs the same statements whether the account exists
-// or not.
+// compared. The attempt is throttled (passwords.Throttle): counted per account
+// and per address before the password is compared, refused while either is
+// locked out or while another attempt for the account is in flight. A failed
+// attempt runs the same statements whether the account exists or not.
 func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCode string) (*User, error) {
 	username = strings.TrimSpace(username)
 	if username == "" || password == "" {
@@ -307,41 +248,19 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	}
 	// The throttle keeps a row per name tried; a name no account can have (too long,
 	// not text) shares one row, so that guesses cannot fill the table with junk.
-	userKey := "user:" + strings.ToLower(username)
+	userKey, account := "user:"+strings.ToLower(username), KnownAccount(username)
 	if !possibleUsername(username) {
-		userKey = "user:(not a username)"
+		userKey, account = "user:(not a username)", ""
 	}
-	// An address is an IPv4 address or an IPv6 /64. One attempt per account is
-	// checked at a time, from whatever address (the gate's keys are the
-	// account's and the address's), so that parallel attempts cannot pass the
-	// lock before the first is counted.
-	addrKey := passwords.AddrKey(addr)
-	keys := []string{userKey, "addr:" + addrKey}
-
 	// A locked account is refused on a read connection, without the write lock
 	// and before it waits for a turn, and so is a branch that does not exist.
-	// The same statement tells whether the account signed in from this address
-	// before: then its failures count for this address alone (user:<name>
-	// <address>), and its turn is taken under that key too, so that guesses
-	// from elsewhere, which share the account's key, can neither lock this desk
-	// out nor hold its turn.
-	var at *library.Branch
+	var (
+		at      *library.Branch
+		attempt *passwords.Attempt
+	)
 	err := s.DB.Read(ctx, func(tx *db.Tx) error {
-		account := ""
-		if possibleUsername(username) {
-			account = KnownAccount(username)
-		}
-		// A space, which no possible username has, parts name and address:
-		// no name can make its key another account's key at an address.
-		perAddr := userKey + " " + addrKey
-		l, err := passwords.ReadLocks(tx, account, addrKey, userKey, perAddr, keys[1])
-		if err != nil {
-			return err
-		}
-		if l.Known {
-			keys[0] = perAddr
-		}
-		if err := lockedError(tx.Now(), l.Until, keys); err != nil {
+		var err error
+		if attempt, err = s.signIns.Begin(tx, userKey, account, addr); err != nil {
 			return err
 		}
 		if strings.TrimSpace(branchCode) == "" {
@@ -354,27 +273,18 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	if err != nil {
 		return nil, err
 	}
-	t := s.Throttle
-	leave, ok := s.inFlight.Enter(ctx, t.InFlightWait,
-		passwords.Key{Name: keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
-		passwords.Key{Name: keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
-	if !ok {
-		return nil, errInFlight
+	if err := attempt.Wait(ctx); err != nil {
+		return nil, err
 	}
-	defer leave()
+	defer attempt.Done()
 	var (
 		user   *User
 		hash   string
 		active bool
 	)
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		// Checked again, and the attempt counted, in one transaction: no other
-		// attempt can come between the check and the count.
-		if err := s.checkLocked(tx, keys); err != nil {
+		if err := attempt.Count(tx); err != nil {
 			return err
-		}
-		if err := s.recordFailure(tx, keys); err != nil {
-			return fmt.Errorf("count sign-in attempt: %w", err)
 		}
 		var err error
 		user, hash, active, err = findForLogin(tx, username)
@@ -383,7 +293,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 	if err != nil {
 		return nil, err
 	}
-	match, err := CheckPassword(ctx, hash, password)
+	match, err := passwords.Check(ctx, hash, password)
 	if err != nil {
 		return nil, err
 	}
@@ -394,10 +304,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, addr, branchCo
 		user.BranchID, user.BranchCode, user.BranchName = at.ID, at.Code, at.Name
 	}
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		if err := s.clearAttempt(tx, keys, keys[0] != userKey); err != nil {
-			return err
-		}
-		if err := passwords.RememberAddress(tx, KnownAccount(username), addrKey); err != nil {
+		if err := attempt.Succeeded(tx); err != nil {
 			return err
 		}
 		return tx.Audit(user.Actor(), "staff.login", "staff_user", user.ID,
@@ -422,71 +329,4 @@ func findForLogin(tx *db.Tx, username string) (*User, string, bool, error) {
 		return nil, "", false, fmt.Errorf("find staff user: %w", err)
 	}
 	return u, hash, u.Active, nil
-}
-
-// CheckPassword reports whether password matches hash, comparing on the bounded
-// pool of package passwords (ErrBusy when it is full). For an account that does
-// not exist (hash ""), it compares against a dummy hash all the same and reports
-// false, so that the time taken does not tell which accounts exist. SIP2 logins
-// use it too.
-func CheckPassword(ctx context.Context, hash, password string) (bool, error) {
-	if hash == "" {
-		_, err := passwords.Compare(ctx, dummyHash(), password)
-		return false, err
-	}
-	return passwords.Compare(ctx, hash, password)
-}
-
-// dummyHash is compared against when the user does not exist, made once at the
-// current cost.
-var dummyHash = sync.OnceValue(func() string {
-	h, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), BcryptCost)
-	return string(h)
-})
-
-func (s *Service) checkLocked(tx *db.Tx, keys []string) error {
-	l, err := passwords.ReadLocks(tx, "", "", keys...)
-	if err != nil {
-		return err
-	}
-	return lockedError(tx.Now(), l.Until, keys)
-}
-
-// lockedError refuses a sign-in while one of its keys is locked at now, saying
-// which and for how long.
-func lockedError(now time.Time, until map[string]time.Time, keys []string) error {
-	for _, key := range keys {
-		if wait := until[key].Sub(now); wait > 0 {
-			mins := int(wait.Round(time.Minute) / time.Minute)
-			if mins < 1 {
-				mins = 1
-			}
-			what := "this account"
-			if strings.HasPrefix(key, "addr:") {
-				what = "this computer"
-			}
-			return stacks.Errorf(stacks.ETOOMANY, "Too many failed sign-ins for %s. Wait %d minute(s) and try again, or ask an administrator.", what, mins)
-		}
-	}
-	return nil
-}
-
-// recordFailure counts an attempt under each key, before its password is
-// compared, and locks a key that reaches its limit: the attempt that reaches it is
-// still compared, the ones after it are refused. One statement: the count and
-// the lock of both keys (a failure outside the window starts a new count).
-func (s *Service) recordFailure(tx *db.Tx, keys []string) error {
-	t := s.Throttle
-	return passwords.CountFailure(tx, keys, t.Window, t.Lockout, t.MaxFailures, t.MaxAddrFailures)
-}
-
-// clearAttempt takes back the count of an attempt that succeeded. From a known
-// address (known: keys[0] is the account's key at that address) the account's
-// failures there are forgotten; from any other, keys[0] is the budget the
-// account's unknown addresses share, and it loses only this attempt, so that a
-// sign-in from a new address does not give guesses from elsewhere a fresh
-// budget. The address's count loses the one this attempt added (with the lock
-// that count may have set).
-func (s *Service) clearAttempt(tx *db.Tx, keys []string, known bool) error {
-	return passwords.GiveBack(tx, keys, known, s.Throttle.MaxFailures, s.Throttle.MaxAddrFailures)
 }

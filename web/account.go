@@ -1,10 +1,10 @@
 package web
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -17,6 +17,13 @@ type AccountView struct {
 func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, AccountPage(s.page(r, "My account", ""), &AccountView{Errors: FormErrors{}}))
 }
+
+// accountService changes the signed-in user's own password (staff.Service).
+type accountService interface {
+	ChangePassword(ctx context.Context, u *staff.User, current, password, addr string) error
+}
+
+var _ accountService = (*staff.Service)(nil)
 
 // handleAccountPassword changes the signed-in user's password. The current one
 // is checked as at sign-in, failures counting towards the same lockout, so that
@@ -33,43 +40,20 @@ func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnprocessableEntity, "confirm", "The two new passwords differ; type the same one twice.")
 		return
 	}
-	if err := staff.ValidateNewPassword(password); err != nil {
-		refuse(http.StatusUnprocessableEntity, "password", stacks.ErrorMessage(err))
+	err := s.Staff.ChangePassword(r.Context(), u, r.PostFormValue("current"), password, clientAddr(r))
+	if field := stacks.ErrorField(err); field != "" {
+		refuse(http.StatusUnprocessableEntity, field, stacks.ErrorMessage(err))
 		return
-	}
-	// The current password is checked first, through the sign-in throttle and the
-	// bounded comparison pool: the new one is hashed only for its owner, so that
-	// guessing here costs no more than guessing at the login form.
-	if _, err := s.Staff.Authenticate(r.Context(), u.Username, r.PostFormValue("current"), clientAddr(r)); err != nil {
-		switch stacks.ErrorCode(err) {
-		case stacks.EINTERNAL:
-			s.Error(w, r, err)
-		case stacks.ETOOMANY:
-			refuse(http.StatusTooManyRequests, "current", stacks.ErrorMessage(err))
-		default:
-			refuse(http.StatusUnprocessableEntity, "current", "That is not your current password.")
-		}
+	} else if stacks.ErrorCode(err) == stacks.ETOOMANY {
+		refuse(http.StatusTooManyRequests, "current", stacks.ErrorMessage(err))
 		return
-	}
-	hash, err := staff.HashNewPassword(password)
-	if err != nil {
-		refuse(http.StatusUnprocessableEntity, "password", stacks.ErrorMessage(err))
-		return
-	}
-	// The new password ends the account's sessions everywhere (a session someone
-	// else opened with the old password, a desk left signed in); this one goes on
-	// under a new token.
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		if err := staff.SetPasswordHash(tx, u.Actor(), u.ID, hash); err != nil {
-			return err
-		}
-		_, err := endSessionsOf(tx, u.ID)
-		return err
-	})
-	if err != nil {
+	} else if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	// The new password ended the account's sessions everywhere (a session
+	// someone else opened with the old password, a desk left signed in); this
+	// one goes on under a new token.
 	if err := s.Sessions.RenewToken(r.Context()); err != nil {
 		s.Error(w, r, err)
 		return

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -8,7 +9,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/reports"
 )
 
@@ -26,6 +26,15 @@ func (s *Server) adminSQLReportRoutes(r chi.Router) {
 	r.Post("/sql-reports/{id}/run", s.handleSQLReportRun)
 	r.Post("/sql-reports/{id}/delete", s.handleSQLReportDelete)
 	r.Post("/sql-reports/{id}/csv", s.handleSQLReportCSV)
+}
+
+// sqlReportService keeps and runs the saved SQL reports (reports.Service).
+type sqlReportService interface {
+	SavedReports(ctx context.Context) ([]reports.SavedReport, error)
+	SavedReport(ctx context.Context, id int64) (reports.SavedReport, error)
+	SaveReport(ctx context.Context, actor stacks.Actor, id int64, in reports.SavedInput) (int64, error)
+	DeleteReport(ctx context.Context, actor stacks.Actor, id int64) error
+	RunReport(ctx context.Context, actor stacks.Actor, r reports.SavedReport, values map[string]string, lim reports.Limits, csv bool) (reports.Result, error)
 }
 
 func sqlReportURL(id int64) string { return "/admin/sql-reports/" + strconv.FormatInt(id, 10) }
@@ -57,11 +66,8 @@ func sqlInput(r *http.Request) reports.SavedInput {
 }
 
 func (s *Server) renderSQLReportList(w http.ResponseWriter, r *http.Request, status int, v SQLReportListView) {
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Reports, err = reports.ListSaved(tx)
-		return err
-	})
-	if err != nil {
+	var err error
+	if v.Reports, err = s.reports.SavedReports(r.Context()); err != nil {
 		s.Error(w, r, err)
 		return
 	}
@@ -77,11 +83,7 @@ func (s *Server) handleSQLReportList(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleSQLReportCreate(w http.ResponseWriter, r *http.Request) {
 	in := sqlInput(r)
-	var id int64
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		id, err = reports.SaveSQL(tx, userFrom(r.Context()).Actor(), 0, in)
-		return err
-	})
+	id, err := s.reports.SaveReport(r.Context(), userFrom(r.Context()).Actor(), 0, in)
 	if isAdminFormError(err) {
 		v := SQLReportListView{Input: in, Errors: FormErrors{}}
 		v.Error = adminFormError(v.Errors, err)
@@ -111,11 +113,8 @@ func (s *Server) loadSQLReport(w http.ResponseWriter, r *http.Request) (SQLRepor
 		values = r.PostForm
 	}
 	v := SQLReportView{Errors: FormErrors{}, Values: values, Limits: reports.Limits{Timeout: reports.DefaultSQLTimeout, MaxRows: reports.DefaultSQLMaxRows}}
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Report, err = reports.FindSaved(tx, id)
-		return err
-	})
-	if err != nil {
+	var err error
+	if v.Report, err = s.reports.SavedReport(r.Context(), id); err != nil {
 		s.Error(w, r, err)
 		return v, false
 	}
@@ -155,13 +154,9 @@ func (s *Server) sqlReportPage(w http.ResponseWriter, r *http.Request, run bool)
 	}
 	status := http.StatusOK
 	if run {
-		res, err := reports.RunSQL(r.Context(), s.DB, v.Report.SQL, v.paramValues(), v.Limits)
+		res, err := s.reports.RunReport(r.Context(), userFrom(r.Context()).Actor(), v.Report, v.paramValues(), v.Limits, false)
 		switch code := stacks.ErrorCode(err); {
 		case err == nil:
-			if err := s.auditSQLReportRun(r, v, res, false); err != nil {
-				s.Error(w, r, err)
-				return
-			}
 			v.Result = &res
 		case code == stacks.EINVALID || code == stacks.ETOOMANY:
 			v.RunError = stacks.ErrorMessage(err)
@@ -183,10 +178,7 @@ func (s *Server) handleSQLReportUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Input = sqlInput(r)
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		_, err := reports.SaveSQL(tx, userFrom(r.Context()).Actor(), v.Report.ID, v.Input)
-		return err
-	})
+	_, err := s.reports.SaveReport(r.Context(), userFrom(r.Context()).Actor(), v.Report.ID, v.Input)
 	if isAdminFormError(err) {
 		v.RunError = adminFormError(v.Errors, err)
 		s.render(w, r, http.StatusUnprocessableEntity, SQLReportPage(s.page(r, v.Report.Name, "admin"), v))
@@ -204,10 +196,7 @@ func (s *Server) handleSQLReportDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return reports.DeleteSaved(tx, userFrom(r.Context()).Actor(), id)
-	})
-	if err != nil {
+	if err := s.reports.DeleteReport(r.Context(), userFrom(r.Context()).Actor(), id); err != nil {
 		s.Error(w, r, err)
 		return
 	}
@@ -220,20 +209,10 @@ func (s *Server) handleSQLReportCSV(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := reports.RunSQL(r.Context(), s.DB, v.Report.SQL, v.paramValues(), v.Limits)
-	if err == nil {
-		err = s.auditSQLReportRun(r, v, res, true)
-	}
+	res, err := s.reports.RunReport(r.Context(), userFrom(r.Context()).Actor(), v.Report, v.paramValues(), v.Limits, true)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	writeCSV(w, r, s, "sql-report-"+strconv.FormatInt(v.Report.ID, 10)+"-"+s.DB.Now().UTC().Format("2006-01-02")+".csv", res)
-}
-
-// auditSQLReportRun records the run in the audit log before its rows are shown.
-func (s *Server) auditSQLReportRun(r *http.Request, v SQLReportView, res reports.Result, csv bool) error {
-	return s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return reports.AuditRun(tx, userFrom(r.Context()).Actor(), v.Report.ID, v.paramValues(), res, csv)
-	})
 }

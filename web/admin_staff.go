@@ -1,12 +1,12 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -25,19 +25,26 @@ type AdminStaffView struct {
 	Errors FormErrors
 }
 
+// staffAdminService is what the staff accounts page needs (staff.Service):
+// each method opens and commits its own transaction.
+type staffAdminService interface {
+	Accounts(ctx context.Context) (staff.Accounts, error)
+	Add(ctx context.Context, actor stacks.Actor, n staff.NewUser) (*staff.User, error)
+	SetActive(ctx context.Context, actor stacks.Actor, id int64, active bool) error
+	SetCanWaive(ctx context.Context, actor stacks.Actor, id int64, can bool) (*staff.User, error)
+	ResetPassword(ctx context.Context, actor stacks.Actor, id int64, password string) error
+}
+
+var _ staffAdminService = (*staff.Service)(nil)
+
 func (s *Server) renderAdminStaff(w http.ResponseWriter, r *http.Request, status int, change func(*AdminStaffView)) {
 	v := AdminStaffView{Me: userFrom(r.Context()).ID, Add: staff.NewUser{Role: staff.RoleCirculation}, Errors: FormErrors{}}
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		if v.Users, err = staff.List(tx); err != nil {
-			return err
-		}
-		v.Branches, err = library.ListBranches(tx)
-		return err
-	})
+	a, err := s.Staff.Accounts(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v.Users, v.Branches = a.Users, a.Branches
 	if change != nil {
 		change(&v)
 	}
@@ -58,22 +65,7 @@ func (s *Server) handleAdminStaffCreate(w http.ResponseWriter, r *http.Request) 
 		Role:        r.PostFormValue("role"),
 		BranchCode:  r.PostFormValue("branch"),
 	}
-	// Hash before the write transaction: bcrypt takes tens of milliseconds,
-	// which every desk's writes would wait for.
-	err := n.Validate()
-	if err == nil {
-		n.PasswordHash, err = staff.HashPassword(n.Password)
-	}
-	var u *staff.User
-	if err == nil {
-		err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-			u, err = staff.Create(tx, n)
-			if err == nil {
-				err = tx.Audit(userFrom(r.Context()).Actor(), "staff.create", "staff_user", u.ID, u.Username)
-			}
-			return err
-		})
-	}
+	u, err := s.Staff.Add(r.Context(), userFrom(r.Context()).Actor(), n)
 	if field := stacks.ErrorField(err); err != nil && field != "" {
 		s.renderAdminStaff(w, r, http.StatusUnprocessableEntity, func(v *AdminStaffView) {
 			n.Password, n.PasswordHash = "", ""
@@ -98,9 +90,7 @@ func (s *Server) handleAdminStaffActive(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	active := r.PostFormValue("active") == "1"
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return staff.SetActive(tx, userFrom(r.Context()).Actor(), id, active)
-	})
+	err = s.Staff.SetActive(r.Context(), userFrom(r.Context()).Actor(), id, active)
 	switch stacks.ErrorCode(err) {
 	case "":
 	case stacks.EFORBIDDEN, stacks.ECONFLICT:
@@ -128,14 +118,7 @@ func (s *Server) handleAdminStaffWaive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	can := r.PostFormValue("can_waive") == "1"
-	var u *staff.User
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		if err := staff.SetCanWaive(tx, userFrom(r.Context()).Actor(), id, can); err != nil {
-			return err
-		}
-		u, err = staff.FindByID(tx, id)
-		return err
-	})
+	u, err := s.Staff.SetCanWaive(r.Context(), userFrom(r.Context()).Actor(), id, can)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -148,8 +131,7 @@ func (s *Server) handleAdminStaffWaive(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 
-// handleAdminStaffPassword sets an account's new password, hashed before the
-// write transaction.
+// handleAdminStaffPassword sets an account's new password.
 func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request) {
 	id, err := staffID(r)
 	if err != nil {
@@ -157,18 +139,9 @@ func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request
 		return
 	}
 	me := userFrom(r.Context())
-	hash, err := staff.HashNewPassword(r.PostFormValue("password"))
-	if err == nil {
-		// A reset ends the account's sessions: whoever signed in with the old
-		// password (the reason for a reset, often) is signed out.
-		err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-			if err := staff.SetPasswordHash(tx, me.Actor(), id, hash); err != nil {
-				return err
-			}
-			_, err := endSessionsOf(tx, id)
-			return err
-		})
-	}
+	// A reset ends the account's sessions: whoever signed in with the old
+	// password (the reason for a reset, often) is signed out.
+	err = s.Staff.ResetPassword(r.Context(), me.Actor(), id, r.PostFormValue("password"))
 	if stacks.ErrorField(err) == "password" {
 		s.renderAdminStaff(w, r, http.StatusUnprocessableEntity, func(v *AdminStaffView) {
 			v.Errors[passwordKey(id)] = stacks.ErrorMessage(err)

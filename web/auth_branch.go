@@ -1,11 +1,11 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -61,14 +61,16 @@ func (s *Server) workAt(r *http.Request, u *staff.User, branchID int64) {
 // branches lists the branches staff may work at, for the login and Change
 // branch forms.
 func (s *Server) branches(r *http.Request) ([]library.Branch, error) {
-	var bs []library.Branch
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		bs, err = library.ListBranches(tx)
-		return err
-	})
-	return bs, err
+	return s.Staff.Branches(r.Context())
 }
+
+// branchService is what the Change branch page needs (staff.Service).
+type branchService interface {
+	Branches(ctx context.Context) ([]library.Branch, error)
+	ChangeBranch(ctx context.Context, u *staff.User, code string) (library.Branch, error)
+}
+
+var _ branchService = (*staff.Service)(nil)
 
 // BranchView is the Change branch form.
 type BranchView struct {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // TestDeskLatencyDuringLoginBurst is a report, not a check (issue 13, finding 1:
@@ -38,8 +37,8 @@ func TestDeskLatencyDuringLoginBurst(t *testing.T) {
 	if os.Getenv("STACKS_REPORT") == "" {
 		t.Skip("a report: set STACKS_REPORT=1")
 	}
-	defer func(c int) { staff.BcryptCost = c }(staff.BcryptCost)
-	staff.BcryptCost = bcrypt.DefaultCost
+	defer func(c int) { passwords.BcryptCost = c }(passwords.BcryptCost)
+	passwords.BcryptCost = bcrypt.DefaultCost
 
 	e, desk, barcodes := benchEnv(t, "FULL")
 	h, err := bcrypt.GenerateFromPassword([]byte("admin"), bcrypt.DefaultCost)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // burstClient sends many requests at once, each on its own connection.
@@ -89,7 +88,7 @@ func TestLoginBurst(t *testing.T) {
 	// and a few hundred ms under the race detector.
 	const burstCost = 7
 	const n = 500
-	limit := int64(staff.DefaultThrottle.MaxFailures)
+	limit := int64(passwords.DefaultThrottle.MaxFailures)
 
 	t.Run("Wrong", func(t *testing.T) {
 		e := newEnv(t)

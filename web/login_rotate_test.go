@@ -11,7 +11,6 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // clientFrom is a browser-like client whose connections come from the loopback
@@ -42,8 +41,8 @@ func TestLoginRotatingAddresses(t *testing.T) {
 			t.Fatalf("guess %d: status %d", i, r.Status)
 		}
 	}
-	if got := passwords.Comparisons() - base; got > int64(staff.DefaultThrottle.MaxFailures) {
-		t.Errorf("%d of 20 guesses compared, want at most %d", got, staff.DefaultThrottle.MaxFailures)
+	if got := passwords.Comparisons() - base; got > int64(passwords.DefaultThrottle.MaxFailures) {
+		t.Errorf("%d of 20 guesses compared, want at most %d", got, passwords.DefaultThrottle.MaxFailures)
 	}
 	if r := e.login(t, e.clientFrom(t, "127.0.0.1"), "desk", "desk"); r.Status != http.StatusSeeOther {
 		t.Errorf("the desk during the attack: %d, want 303", r.Status)

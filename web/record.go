@@ -9,8 +9,8 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/patrons"
 )

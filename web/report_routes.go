@@ -10,7 +10,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/reports"
 )
 
@@ -81,24 +80,24 @@ func (s *Server) reportForm(r *http.Request, def reports.Definition) url.Values 
 	return v
 }
 
-// runReport runs a standard report as a heavy read (readHeavy: its cost is the
-// user's choice, so it never takes the desk's connection), with a time limit.
-func (s *Server) runReport(ctx context.Context, def reports.Definition, f reports.Filter) (reports.Result, error) {
-	if def.Rolled {
-		// Count the loans issued since the last rollup (stacks serve rolls up every
-		// minute, so this is a few at most). If it fails the report still runs, on
-		// the statistics as last rolled up, and the page says when that was.
-		if _, err := reports.Rollup(ctx, s.DB); err != nil {
-			s.Logger.Warn("report rollup", "report", def.Slug, "err", err)
-		}
-	}
-	var res reports.Result
-	tooLong := stacks.Errorf(stacks.EINVALID, "The report took longer than %s and was stopped: narrow it (a shorter period, one branch) and run it again.", s.cfg.HeavyReadTimeout)
-	err := s.readHeavy(ctx, tooLong, func(tx *db.Tx) (err error) {
-		res, err = def.Run(tx, f)
-		return err
-	})
-	return res, err
+// reportService runs the standard reports (reports.Service): a report is a
+// heavy read within Config.HeavyReadTimeout.
+type reportService interface {
+	Report(ctx context.Context, def reports.Definition, values url.Values) (reports.ReportPage, error)
+	Run(ctx context.Context, def reports.Definition, f reports.Filter) (reports.Result, error)
+}
+
+// reportsService is the reports domain as the report, SQL report and
+// stocktake pages use it.
+type reportsService interface {
+	reportService
+	sqlReportService
+	stocktakeService
+}
+
+// newReportsService is the reports domain of a server for cfg.
+func newReportsService(cfg Config) reportsService {
+	return reports.NewService(cfg.DB, cfg.HeavyReadTimeout, cfg.Logger)
 }
 
 func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
@@ -115,29 +114,11 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	v.CSVURL = reportURL(def.Slug) + "/csv?" + csvQuery.Encode()
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v.Choices, err = reports.ListChoices(tx)
-		return err
-	})
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
+	p, err := s.reports.Report(r.Context(), def, v.Values)
+	v.Choices, v.Result = p.Choices, p.Result
 	page := s.page(r, def.Title, "reports")
-	f, err := def.ParseFilter(v.Values)
-	if err != nil {
-		if fld := stacks.ErrorField(err); fld != "" {
-			v.Errors[fld] = stacks.ErrorMessage(err)
-		} else {
-			v.Error = stacks.ErrorMessage(err)
-		}
-		s.render(w, r, http.StatusUnprocessableEntity, ReportPage(page, v))
-		return
-	}
-	res, err := s.runReport(r.Context(), def, f)
 	switch stacks.ErrorCode(err) {
 	case "":
-		v.Result = &res
 		s.render(w, r, http.StatusOK, ReportPage(page, v))
 	case stacks.ETOOMANY:
 		// Every slot taken: try again in a moment.
@@ -145,8 +126,13 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		s.render(w, r, http.StatusServiceUnavailable, ReportPage(page, v))
 	case stacks.EINVALID:
-		// Past the deadline: narrow it, not the same again at once.
-		v.Error = stacks.ErrorMessage(err)
+		// A filter not understood (beside its field), or past the deadline:
+		// narrow it, not the same again at once.
+		if fld := stacks.ErrorField(err); fld != "" {
+			v.Errors[fld] = stacks.ErrorMessage(err)
+		} else {
+			v.Error = stacks.ErrorMessage(err)
+		}
 		s.render(w, r, http.StatusUnprocessableEntity, ReportPage(page, v))
 	default:
 		s.Error(w, r, err)
@@ -180,7 +166,7 @@ func (s *Server) handleReportCSV(w http.ResponseWriter, r *http.Request) {
 		}
 		return cw.Row(cols, row)
 	}
-	res, err := s.runReport(r.Context(), def, f)
+	res, err := s.reports.Run(r.Context(), def, f)
 	switch {
 	case err != nil && !streamed:
 		s.heavyError(w, r, err)

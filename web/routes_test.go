@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -66,17 +67,14 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
 	// The demo library has no saved SQL report and no stocktake: make one of each.
-	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
-		if _, err := reports.StartStocktake(tx, stacks.System, reports.StocktakeInput{BranchID: 1, From: "FIC A", To: "FIC C"}); err != nil {
-			return err
-		}
-		_, err := reports.SaveSQL(tx, stacks.System, 0, reports.SavedInput{Name: "Items", SQL: "SELECT count(*) FROM items"})
-		return err
-	})
-	if err != nil {
+	rs := reports.NewService(e.DB, time.Minute, nil)
+	if _, err := rs.StartStocktake(context.Background(), stacks.System, reports.StocktakeInput{BranchID: 1, From: "FIC A", To: "FIC C"}); err != nil {
 		t.Fatal(err)
 	}
-	err = e.DB.Read(context.Background(), func(tx *db.Tx) error {
+	if _, err := rs.SaveReport(context.Background(), stacks.System, 0, reports.SavedInput{Name: "Items", SQL: "SELECT count(*) FROM items"}); err != nil {
+		t.Fatal(err)
+	}
+	err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
 		for prefix, q := range map[string]string{
 			"/admin/sql-reports/":       `SELECT max(id) FROM saved_reports`,
 			"/reports/stocktake/":       `SELECT max(id) FROM stocktakes`,

@@ -103,6 +103,7 @@ type Server struct {
 	Catalog  catalogService
 	Labels   labelsService
 	Holds    holdsService
+	reports  reportsService
 }
 
 // New returns a Server for cfg.
@@ -143,6 +144,7 @@ func New(cfg Config) *Server {
 		Catalog:    newCatalogService(cfg),
 		Labels:     newLabelsService(cfg),
 		Holds:      holds.NewService(cfg.DB),
+		reports:    newReportsService(cfg),
 	}
 }
 

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -8,9 +9,18 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/reports"
 )
+
+// stocktakeService keeps the stocktakes (reports.Service): a stocktake's
+// results are a heavy read within Config.HeavyReadTimeout.
+type stocktakeService interface {
+	StocktakeStart(ctx context.Context, recent int) (reports.StocktakeStart, error)
+	StartStocktake(ctx context.Context, actor stacks.Actor, in reports.StocktakeInput) (int64, error)
+	StocktakeResults(ctx context.Context, id int64) (reports.StocktakeResult, error)
+	Scan(ctx context.Context, stocktakeID int64, barcode string) (reports.StocktakeScan, error)
+	CheckCheckin(ctx context.Context, stocktakeID int64, barcode string) error
+}
 
 func stocktakeURL(id int64) string { return "/reports/stocktake/" + strconv.FormatInt(id, 10) }
 
@@ -27,22 +37,12 @@ type StocktakeStartView struct {
 }
 
 func (s *Server) renderStocktakeStart(w http.ResponseWriter, r *http.Request, status int, v StocktakeStartView) {
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		c, err := reports.ListChoices(tx)
-		if err != nil {
-			return err
-		}
-		v.Branches = c.Branches
-		if v.Locations, err = reports.StocktakeLocations(tx); err != nil {
-			return err
-		}
-		v.Recent, err = reports.RecentStocktakes(tx, 10)
-		return err
-	})
+	st, err := s.reports.StocktakeStart(r.Context(), 10)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v.Branches, v.Locations, v.Recent = st.Branches, st.Locations, st.Recent
 	if v.Errors == nil {
 		v.Errors = FormErrors{}
 	}
@@ -64,11 +64,7 @@ func (s *Server) handleStocktakeCreate(w http.ResponseWriter, r *http.Request) {
 	branch, _ := strconv.ParseInt(r.PostForm.Get("branch"), 10, 64)
 	in := reports.StocktakeInput{BranchID: branch, From: r.PostForm.Get("from"), To: r.PostForm.Get("to"),
 		Location: r.PostForm.Get("location")}
-	var id int64
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		id, err = reports.StartStocktake(tx, userFrom(r.Context()).Actor(), in)
-		return err
-	})
+	id, err := s.reports.StartStocktake(r.Context(), userFrom(r.Context()).Actor(), in)
 	if stacks.ErrorCode(err) == stacks.EINVALID {
 		v := StocktakeStartView{Input: r.PostForm, Errors: FormErrors{stacks.ErrorField(err): stacks.ErrorMessage(err)}}
 		s.renderStocktakeStart(w, r, http.StatusUnprocessableEntity, v)
@@ -88,10 +84,6 @@ type StocktakeView struct {
 // stocktakeShown is how many of the latest scans the scan page lists.
 const stocktakeShown = 50
 
-// errStocktakeTooLong is a stocktake whose results took past
-// Config.HeavyReadTimeout.
-var errStocktakeTooLong = stacks.Errorf(stacks.EINVALID, "Working out the stocktake took too long and was stopped: stocktake a shorter call number range, or one location, at a time.")
-
 func (s *Server) loadStocktake(w http.ResponseWriter, r *http.Request) (StocktakeView, bool) {
 	id, err := pathID(r, "There is no stocktake at "+r.URL.Path+". Start one on the Stocktake page.")
 	if err != nil {
@@ -100,11 +92,7 @@ func (s *Server) loadStocktake(w http.ResponseWriter, r *http.Request) (Stocktak
 	}
 	// A stocktake's results read every item in its range: a heavy read.
 	var v StocktakeView
-	err = s.readHeavy(r.Context(), errStocktakeTooLong, func(tx *db.Tx) (err error) {
-		v.StocktakeResult, err = reports.Results(tx, id)
-		return err
-	})
-	if err != nil {
+	if v.StocktakeResult, err = s.reports.StocktakeResults(r.Context(), id); err != nil {
 		s.heavyError(w, r, err)
 		return v, false
 	}
@@ -139,11 +127,7 @@ func (s *Server) handleStocktakeScan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	barcode := strings.TrimSpace(r.PostFormValue("barcode"))
-	var sc reports.StocktakeScan
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		sc, err = reports.Scan(tx, id, barcode)
-		return err
-	})
+	sc, err := s.reports.Scan(r.Context(), id, barcode)
 	if err != nil && stacks.ErrorCode(err) == stacks.EINVALID {
 		// An empty or malformed barcode: say so in the list, as the desk does.
 		sc = reports.StocktakeScan{Barcode: barcode, Outcome: reports.ScanUnknown}
@@ -175,7 +159,7 @@ func (s *Server) handleStocktakeCheckin(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	barcode := r.PostFormValue("barcode")
-	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return reports.CheckCheckin(tx, id, barcode) }); err != nil {
+	if err := s.reports.CheckCheckin(r.Context(), id, barcode); err != nil {
 		s.Error(w, r, err)
 		return
 	}

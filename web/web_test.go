@@ -17,6 +17,7 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
 	"github.com/stacks-ils/stacks/web"
 
@@ -48,7 +49,7 @@ type testEnv struct {
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	d := dbtest.Copy(t, fmt.Sprintf("web-newEnv-bcrypt%d", staff.BcryptCost), func(d *db.DB) error {
+	d := dbtest.Copy(t, fmt.Sprintf("web-newEnv-bcrypt%d", passwords.BcryptCost), func(d *db.DB) error {
 		d.Now = c.Now
 		return d.Write(context.Background(), func(tx *db.Tx) error {
 			if _, err := tx.Exec(`INSERT INTO branches (code, name) VALUES ('CEN', 'Central')`); err != nil {
@@ -261,7 +262,7 @@ func TestSessionCookieFlags(t *testing.T) {
 func TestLoginThrottle(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t)
-	for i := 0; i < staff.DefaultThrottle.MaxFailures; i++ {
+	for i := 0; i < passwords.DefaultThrottle.MaxFailures; i++ {
 		if r := e.login(t, c, "desk", "wrong"); r.Status != http.StatusUnauthorized {
 			t.Fatalf("failure %d: status %d", i+1, r.Status)
 		}
@@ -269,24 +270,24 @@ func TestLoginThrottle(t *testing.T) {
 	// Locked now: even the right password is refused, with the reason.
 	r := e.login(t, c, "desk", "desk")
 	if r.Status != http.StatusTooManyRequests || !strings.Contains(r.Body, "Too many failed sign-ins") {
-		t.Fatalf("after %d failures: status %d, want 429 with a message", staff.DefaultThrottle.MaxFailures, r.Status)
+		t.Fatalf("after %d failures: status %d, want 429 with a message", passwords.DefaultThrottle.MaxFailures, r.Status)
 	}
 	// Another account from the same address still signs in: desks share addresses.
 	if r := e.login(t, e.client(t), "admin", "admin"); r.Status != http.StatusSeeOther {
 		t.Fatalf("other account from the same address: %d, want 303", r.Status)
 	}
 	// After the lockout the right password works again.
-	e.Clock.Advance(staff.DefaultThrottle.Lockout + time.Second)
+	e.Clock.Advance(passwords.DefaultThrottle.Lockout + time.Second)
 	if r := e.login(t, c, "desk", "desk"); r.Status != http.StatusSeeOther {
 		t.Fatalf("after the lockout: %d, want 303", r.Status)
 	}
 
 	// Guessing across many accounts from one address locks the address.
-	for i := 0; i < staff.DefaultThrottle.MaxAddrFailures; i++ {
+	for i := 0; i < passwords.DefaultThrottle.MaxAddrFailures; i++ {
 		e.login(t, c, fmt.Sprintf("guess%d", i), "wrong")
 	}
 	if r := e.login(t, e.client(t), "admin", "admin"); r.Status != http.StatusTooManyRequests || !strings.Contains(r.Body, "this computer") {
-		t.Fatalf("after %d failures from one address: %d, want 429", staff.DefaultThrottle.MaxAddrFailures, r.Status)
+		t.Fatalf("after %d failures from one address: %d, want 429", passwords.DefaultThrottle.MaxAddrFailures, r.Status)
 	}
 }
 
@@ -434,7 +435,7 @@ func TestHealthz(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	// bcrypt at its real cost is very slow under the race detector.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	os.Exit(dbtest.Main(m))
 }
 

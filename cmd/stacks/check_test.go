@@ -17,7 +17,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
-	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/passwords"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -28,7 +28,7 @@ func newDemoDB(tb testing.TB) string {
 	tb.Helper()
 	// The demo's staff accounts need password hashes; bcrypt at its real cost takes
 	// seconds under the race detector.
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	path := filepath.Join(tb.TempDir(), "library.db")
 	d, err := db.Open(path, db.Options{Synchronous: "NORMAL"})
 	if err != nil {

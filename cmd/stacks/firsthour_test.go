@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
 )
 
@@ -25,7 +26,7 @@ import (
 // and creates nothing. Before, SQLite created an empty stacks.db and the
 // command then failed on what the empty library lacked ("no branch CEN").
 func TestNeedsExistingLibrary(t *testing.T) {
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	t.Setenv("STACKS_PASSWORD", "never-read-1")
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "patrons.csv")
@@ -89,7 +90,7 @@ func TestNeedsExistingLibrary(t *testing.T) {
 // add to a library say to run stacks init instead of failing on a branch
 // nobody named.
 func TestNeedsLibrarySetUp(t *testing.T) {
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	t.Setenv("STACKS_PASSWORD", "never-read-2")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "empty.db")
@@ -119,7 +120,7 @@ func TestNeedsLibrarySetUp(t *testing.T) {
 // the records do not place at the library's first branch (the one stacks init
 // made), not at a branch CEN the library may not have.
 func TestImportDefaultBranch(t *testing.T) {
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	t.Setenv("STACKS_PASSWORD", "first-admin-pass")
 	path := filepath.Join(t.TempDir(), "lib.db")
 	var out bytes.Buffer
@@ -188,7 +189,7 @@ func TestServeEmptyLibrary(t *testing.T) {
 // "Password: " prompt (no person is there to see it, and it would land in the
 // script's output).
 func TestPasswordFromPipe(t *testing.T) {
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	t.Setenv("STACKS_PASSWORD", "")
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/patrons"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -22,7 +23,7 @@ import (
 // pages add them, and the desk checks the copy out with a due date 21 days on at
 // the branch's closing time. A second init is refused, as are bad flags.
 func TestInit(t *testing.T) {
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "new.db")
 	t.Setenv("STACKS_PASSWORD", "first-admin-pass")

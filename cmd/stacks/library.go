@@ -93,17 +93,12 @@ func firstBranch(bs []library.Branch) library.Branch {
 // nobody can sign in and which commands make the first account: a server on a
 // new library otherwise shows a sign-in page nobody can pass.
 func warnNoStaff(ctx context.Context, d *db.DB, target string, logger *slog.Logger) error {
-	var users []staff.User
-	err := d.Read(ctx, func(tx *db.Tx) error {
-		var err error
-		users, err = staff.List(tx)
-		return err
-	})
+	a, err := staff.NewService(d).Accounts(ctx)
 	if err != nil {
 		return err
 	}
-	// List puts the active accounts first.
-	if len(users) > 0 && users[0].Active {
+	// Accounts puts the active accounts first.
+	if len(a.Users) > 0 && a.Users[0].Active {
 		return nil
 	}
 	t := shellQuote(db.DisplayName(target))

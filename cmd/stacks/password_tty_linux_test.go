@@ -13,13 +13,13 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 // TestPasswordOnTerminal: on a terminal the password is asked for, twice (the
 // other side of TestPasswordFromPipe), and two that differ create nothing.
 func TestPasswordOnTerminal(t *testing.T) {
-	staff.BcryptCost = bcrypt.MinCost
+	passwords.BcryptCost = bcrypt.MinCost
 	t.Setenv("STACKS_PASSWORD", "")
 	for _, c := range []struct {
 		typed string

@@ -12,7 +12,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
-	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 // Demo returns a copy of the demo library of size opt created at now, opened with
@@ -20,7 +20,7 @@ import (
 // stands at now; tests that move time set d.Now.
 //
 // The library is the same as demo.Create on a new database at now would make: the
-// template is made that way, with the password hashes at staff.BcryptCost as it is
+// template is made that way, with the password hashes at passwords.BcryptCost as it is
 // when the first test asks (TestMain sets it).
 func Demo(tb testing.TB, opt demo.Options, now time.Time, dopt db.Options) *db.DB {
 	tb.Helper()
@@ -39,7 +39,7 @@ func Path(tb testing.TB, opt demo.Options, now time.Time) string {
 // name says everything the library depends on: its size, the instant of its
 // creation, and the password hashes' cost.
 func name(opt demo.Options, now time.Time) string {
-	return fmt.Sprintf("demo-%dt-%dp-%s-bcrypt%d", opt.Titles, opt.Patrons, now.UTC().Format("20060102T150405.000000000"), staff.BcryptCost)
+	return fmt.Sprintf("demo-%dt-%dp-%s-bcrypt%d", opt.Titles, opt.Patrons, now.UTC().Format("20060102T150405.000000000"), passwords.BcryptCost)
 }
 
 func build(opt demo.Options, now time.Time) func(*db.DB) error {
