@@ -15,7 +15,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-search-engines bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: bench-import bench-db bench-demo test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-search-engines bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -191,6 +191,18 @@ bench-notices:
 # 100 PINs at bcrypt's real cost; each reports rows/s, how long the one write
 # transaction held the write connection, and the slowest write of a desk writing
 # every 10 ms meanwhile. Results: docs/performance.md.
+# bench-import exports a 20,000-title demo catalogue as MARC and imports it;
+# bench-db times durable writes with and without group commit; bench-demo
+# creates the default demo library (docs/performance.md).
+bench-import:
+	$(GO) test -run '^$$' -bench BenchmarkImport -benchtime 3x -timeout 20m ./catalog/
+
+bench-db:
+	$(GO) test -run '^$$' -bench BenchmarkDurableWrites -benchtime 2s -timeout 20m ./db/
+
+bench-demo:
+	$(GO) test -run '^$$' -bench BenchmarkCreate -timeout 20m ./demo/
+
 bench-patron-import:
 	$(GO) test -run '^$$' -bench BenchmarkLoad -benchtime 1x -count 3 -timeout 20m ./patrons/
 

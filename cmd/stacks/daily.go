@@ -10,8 +10,10 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/notices"
+	"github.com/stacks-ils/stacks/opac"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/privacy"
+	"github.com/stacks-ils/stacks/web"
 )
 
 // dailyJobs are the jobs done once a library day before the daily notices, in
@@ -22,7 +24,20 @@ func dailyJobs() []notices.DailyJob {
 		{Name: "lost items", Run: lostAgingJob},
 		{Name: "privacy", Run: privacyJob},
 		{Name: "sign-in addresses", Run: signinAddressesJob},
+		{Name: "sessions", Run: sessionsJob},
 	}
+}
+
+// sessionsJob removes the expired sessions of both sites. A server also does
+// it every few minutes; a CGI install, whose processes live for one request,
+// has only this.
+func sessionsJob(ctx context.Context, d *db.DB) (string, error) {
+	staffN, err := web.DeleteExpiredSessions(ctx, d)
+	if err != nil {
+		return "", err
+	}
+	patronN, err := opac.DeleteExpiredSessions(ctx, d)
+	return fmt.Sprintf("%d expired staff sessions and %d expired patron sessions removed", staffN, patronN), err
 }
 
 // signinAddressesJob forgets the addresses accounts and cards have not signed
