@@ -7,7 +7,7 @@
 // client library: that library and the protobuf code under it initialise
 // themselves (a default registry with runtime and process collectors, protobuf
 // descriptors) in every process that links them, and every CGI request is a new
-// process of this one binary that never serves metrics (issue 20: about a
+// process of this one binary that never serves metrics (they were about a
 // quarter of the binary's package initialisation). Nothing here runs before New.
 package metrics
 
