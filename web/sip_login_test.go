@@ -1,11 +1,9 @@
 package web_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
+	"errors"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,9 +11,9 @@ import (
 	"github.com/stacks-ils/stacks/sip"
 )
 
-// sipLogin logs in to a SIP2 server on d as a terminal does (93, plain text),
-// so that what the admin pages change is checked where it takes effect. It
-// returns nil for a login the server accepts (941).
+// sipLogin logs in to a SIP2 server on d as a terminal does (93), so that what
+// the admin pages change is checked where it takes effect. It returns nil for a
+// login the server accepts and sip.ErrLoginRefused for one it refuses.
 func sipLogin(t *testing.T, d *db.DB, username, password string) error {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,25 +31,14 @@ func sipLogin(t *testing.T, d *db.DB, username, password string) error {
 		}
 		<-served
 	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	c, err := sip.Dial(context.Background(), ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := fmt.Fprintf(c, "9300CN%s|CO%s|\r", username, password); err != nil {
-		t.Fatal(err)
+	err = c.Login(username, password, "")
+	if err != nil && !errors.Is(err, sip.ErrLoginRefused) {
+		t.Fatalf("log in as %s: %v", username, err)
 	}
-	answer, err := bufio.NewReader(c).ReadString('\r')
-	if err != nil {
-		t.Fatalf("the login's answer: %v", err)
-	}
-	switch {
-	case strings.HasPrefix(answer, "941"):
-		return nil
-	case strings.HasPrefix(answer, "940"):
-		return fmt.Errorf("login refused (%q)", answer)
-	}
-	t.Fatalf("login answered %q, want 941 or 940", answer)
-	return nil
+	return err
 }
