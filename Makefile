@@ -32,14 +32,14 @@ all: check build
 #   - environment variables read only by those programs or by the stacks servers
 #     the tests start (the servers inherit the environment);
 #   - the clock: a test that passed today is not run again tomorrow.
-# The tests run on both engines (issue 17), in two passes (scripts/test-engines.sh):
+# The tests run on both engines, in two passes (scripts/test-engines.sh):
 # every package on SQLite, then every package whose tests take their databases
 # from db/dbtest or demo/demotest again on PostgreSQL. The browser suite (e2e)
 # runs its two passes in a lane of its own, beside the other packages' passes:
 # its tests mostly wait (for Chromium, their servers, emulated latency; the
 # suite alone keeps under half a core busy), and in one of go test's two
 # package slots it was each pass's last package, its slot's core mostly idle
-# (docs/performance.md, "The test suite's time"). scripts/pg.sh starts a throwaway
+# (docs/performance.md, "The test suite"). scripts/pg.sh starts a throwaway
 # PostgreSQL cluster for the whole go test run (a Unix socket in a temporary
 # directory, no TCP port), exports its URL as STACKS_TEST_POSTGRES, and stops
 # and deletes it when the run ends; each test that wants PostgreSQL gets its
@@ -57,7 +57,7 @@ test: test-deps check fuzz-short
 # modernc.org/libc). Instrumented, every memory access SQLite makes inside went
 # through the race runtime: catalog's TestSearchRankLimit on SQLite used 56.8 s
 # of CPU with it and 3 s without, and the SQLite pass spent most of its CPU
-# there (docs/performance.md, "The test suite's time"). Our code, the standard
+# there (docs/performance.md, "The test suite"). Our code, the standard
 # library, the driver (modernc.org/sqlite itself, where our arguments and SQLite's
 # results are copied) and every other module stay instrumented: a race in our
 # code is found as before, also one over a query argument another goroutine
@@ -74,13 +74,13 @@ test-fresh:
 # long. Every target's seed corpus (its f.Add inputs and testdata/fuzz) already runs
 # in make test's plain go test, so its fuzzing only looks a little past the seeds
 # for a crash a change just brought in; finding the deep ones is make fuzz's job,
-# and a repeat make test should stay under four minutes (issue 20).
+# and a repeat make test should stay under four minutes.
 #
 # scripts/fuzz.sh finds the targets itself (a new FuzzX runs without a Makefile
 # change), builds each package's fuzzing binary once, and keeps each target's
 # corpus in Go's fuzz cache. Budgets are counts of inputs, never durations: with
 # a duration, go1.26's fuzz coordinator can fail a target with a bare "context
-# deadline exceeded" at the deadline although nothing crashed (Go issue 75804,
+# deadline exceeded" at the deadline although nothing crashed (golang/go#75804,
 # fixed in go1.27). A count has no deadline to race; a busy machine only makes
 # the run slower.
 #
@@ -118,7 +118,7 @@ fmt-check:
 # -trimpath), so that on a cold build cache the tests' three production builds of
 # stacks (cmd/stacks's TestProductionBuild, e2e's and hardening's servers) find
 # the packages compiled, instead of compiling them all a second time, SQLite's
-# translated C included (docs/performance.md, "The test suite's time"). Our code
+# translated C included (docs/performance.md, "The test suite"). Our code
 # has no cgo files, so what the checks read of it is the same either way.
 CHECKENV = CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} -trimpath"
 
@@ -186,7 +186,7 @@ bench:
 bench-notices:
 	$(GO) test -run '^$$' -bench BenchmarkDailyRun -benchtime 1x -count 1 -timeout 20m -v ./notices/
 
-# bench-patron-import times patron loads (issue 16): 10,000 new patrons from one
+# bench-patron-import times patron loads: 10,000 new patrons from one
 # CSV file, a school's yearly update of 6,000 students matched by student id, and
 # 100 PINs at bcrypt's real cost; each reports rows/s, how long the one write
 # transaction held the write connection, and the slowest write of a desk writing
@@ -229,7 +229,7 @@ bench-search-engines:
 	cmd=($(GO) test -run '^$$' -bench BenchmarkSearchEngines -benchtime $$(( $(BENCH_SEARCH_ROUNDS) * 26 ))x -timeout 60m ./catalog/); \
 	if [[ -n "$${STACKS_TEST_POSTGRES:-}$${STACKS_BENCH_POSTGRES:-}" ]]; then "$${cmd[@]}"; else bash scripts/pg.sh run "$${cmd[@]}"; fi
 
-# bench-reports times each standard report (issue 19) on a 100,000-title demo
+# bench-reports times each standard report on a 100,000-title demo
 # library with 20,000 patrons (STACKS_BENCH_TITLES changes the size): median and
 # worst of 20 runs each. Not part of make test. docs/performance.md records it.
 bench-reports:
@@ -241,9 +241,9 @@ bench-reports:
 bench-oai:
 	$(GO) test -run '^$$' -bench BenchmarkOAIHarvest -benchtime 1x -timeout 60m -v ./opac/
 
-# cgi-bench times CGI requests (/healthz, /login, a signed-in /checkout) side by
-# side in one run (docs/performance.md, "CGI cost"): hyperfine's process start of
-# /bin/true and `stacks version`, then e2e's TestCGICost, which runs
+# cgi-bench times CGI requests (/healthz, /login, a signed-in /checkout) side
+# by side in one run (docs/performance.md, "CGI and FastCGI"): hyperfine's
+# process start of /bin/true and `stacks version`, then e2e's TestCGICost, which runs
 # scripts/cgibench over stacks under Go's CGI host beside the floors built from
 # scripts/cgibench/floors (a shell CGI script, a bare Go CGI program, Go with the
 # database opened and its schema checked), and stacks through lighttpd as CGI and
@@ -307,15 +307,15 @@ sip-rush:
 pin-cost:
 	$(GO) test -run '^$$' -bench BenchmarkPINCost -benchtime 20x ./passwords/
 
-# load runs the CICO load test of issue 8 (stacks load --suite full, about 15
-# minutes): it builds bin/stacks, creates a fresh demo library (5,000 titles, 3,000
+# load runs the check-out/check-in (CICO) load test (stacks load --suite full,
+# about 15 minutes): it builds bin/stacks, creates a fresh demo library (5,000 titles, 3,000
 # patrons), then, each run on its own `stacks serve` on 127.0.0.1 with a free port:
 # desk-paced check-out/check-in (think 3 s) at 8, 20 and 75 users; saturation (no
 # think time, synchronous FULL) at 8 and 75 users, with group commit and with
 # --commit-each; 500 keep-alive connections for 30 s against /healthz, the
 # signed-in search page and a bare net/http hello-world server; SIP2 saturation at
 # 8 and 75 terminals; the read pool sweep (--read-conns 1, 2, 4, 8, 16) at 560
-# desk-paced users; and issue 17's postgres part: 560 desk-paced users and
+# desk-paced users; and the postgres part: 560 desk-paced users and
 # saturation at 75 users on SQLite, on PostgreSQL with one server and with two
 # servers sharing the database (users round-robin over them), then the pool sweep
 # (--write-conns = --read-conns 2 to 64 on two servers at saturation). The

@@ -106,7 +106,7 @@ var searchFields = map[string]string{"title": "title", "author": "author", "subj
 var stopwords = map[string]bool{"a": true, "an": true, "and": true, "at": true, "by": true, "for": true,
 	"from": true, "in": true, "of": true, "on": true, "or": true, "the": true, "to": true, "with": true}
 
-// The search budget (issue 13): what one search may ask of the engine. A word
+// The search budget: what one search may ask of the engine. A word
 // typed with a trailing * matches every indexed word that starts with it, and FTS5
 // reads and merges all their lists; "s*" alone matches half a large catalogue, and
 // 166 of them took 51 s at 100,000 titles. Each limit comes with a message that
@@ -866,7 +866,7 @@ const FacetDepth = 500
 // matches follow them, newest first. Below the limit the order is plain relevance.
 // It is 1,000, Evergreen's "superpage" of ranked hits: at 5,000 ranking a word
 // in 5 % of a 100,000-title catalogue ("history", 4,693 matches) cost about
-// 8 ms of a search's 20 (issue 17); the staff page says when it applies
+// 8 ms of a search's 20 on PostgreSQL; the staff page says when it applies
 // (RankedOnly), and so does the patrons' catalogue.
 const RankLimit = 1000
 

@@ -131,10 +131,3 @@ func (c *searchCache) put(version int64, match string, m *matches) {
 	}
 	c.byMatch[match] = m
 }
-
-// forget drops everything kept (tests and the benchmark's cold runs).
-func (c *searchCache) forget() {
-	c.mu.Lock()
-	c.byMatch = nil
-	c.mu.Unlock()
-}

@@ -239,9 +239,9 @@ func (sq *searchSQL) withSettings(query string, dest []any) (string, []any) {
 // slow for one that has one match or 45,000, and computes records_fts_query
 // for every row it checks. The statements that read records and copies by id
 // (the facets, the page's records) keep their prepared plans: planning them at
-// every search (plan_cache_mode = force_custom_plan for the transaction, as
-// until the sixth stop) cost a search with its matches kept 0.4 ms at the
-// median (2.9 against 3.3 ms, warm, side by side).
+// every search as well (plan_cache_mode = force_custom_plan for the
+// transaction) would cost a search with its matches kept 0.4 ms at the median
+// (2.9 against 3.3 ms, warm, side by side).
 const postgresPlanning = `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
 		set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`
 

@@ -18,7 +18,7 @@ type HistoryLoan struct {
 	Title      string
 	Author     string
 	CallNumber string
-	// PatronID is 0 for an anonymised loan (issue 16: loans.patron_id NULL), and
+	// PatronID is 0 for an anonymised loan (loans.patron_id NULL), and
 	// PatronCard and PatronName are then "".
 	PatronID   int64
 	PatronCard string
@@ -35,8 +35,9 @@ type HistoryLoan struct {
 	FineCents int64
 }
 
-// Anonymised reports whether the loan no longer names its patron (issue 16's
-// anonymisation sets loans.patron_id to NULL; a LEFT JOIN keeps the loan).
+// Anonymised reports whether the loan no longer names its patron (package
+// privacy's anonymisation sets loans.patron_id to NULL; a LEFT JOIN keeps the
+// loan).
 func (h HistoryLoan) Anonymised() bool { return h.PatronID == 0 }
 
 // Current reports whether the item is still on this loan.
@@ -50,7 +51,7 @@ type History struct {
 }
 
 // ItemHistory returns an item's loans, newest first, at most limit of them (0 for
-// all), in one query. An anonymised loan (issue 16) is listed without its
+// all), in one query. An anonymised loan is listed without its
 // patron: see HistoryLoan.Anonymised.
 func ItemHistory(tx *db.Tx, itemID int64, limit int) (History, error) {
 	// The item's loans from the rollup's item_loans (migration 0012), and those not
@@ -61,7 +62,7 @@ func ItemHistory(tx *db.Tx, itemID int64, limit int) (History, error) {
 }
 
 // PatronHistory returns a patron's loans, current and returned, newest first, at
-// most limit of them (0 for all), in one query. Anonymised loans (issue 16) no
+// most limit of them (0 for all), in one query. Anonymised loans no
 // longer carry the patron's id, so they are not among them.
 func PatronHistory(tx *db.Tx, patronID int64, limit int) (History, error) {
 	return history(tx, "l.patron_id = ?1", patronID, limit)

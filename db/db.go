@@ -80,8 +80,8 @@ type Options struct {
 	NoStatementCache bool
 	// WriteConns is the size of the write connection pool on PostgreSQL
 	// (default 8); SQLite has one write connection. Writes are serialized across
-	// servers by the write lock, so more connections mostly queue there; the
-	// pool-size sweep of issue 17 chooses the default.
+	// servers by the write lock, so more connections mostly queue there; make
+	// load's pool sweep (docs/load-results-postgres.md) chooses the default.
 	WriteConns int
 }
 

@@ -23,10 +23,10 @@ import (
 // kept, idle and holding nothing, for the next call (the scheduler's tick is
 // once a minute): a new connection is a new server process, about 40 ms of
 // PostgreSQL's CPU on the test machine, and notices' tests tick hundreds of
-// times (docs/performance.md, "The test suite's time"). Should that connection break while fn runs, the lock is gone and
-// another server may start the same work: it must, as the daily work is, be safe
-// to run twice. On SQLite one process serves the database and the lock is this
-// process's, per database file and name.
+// times (docs/performance.md, "The test suite"). Should that connection break
+// while fn runs, the lock is gone and another server may start the same work: it
+// must, as the daily work is, be safe to run twice. On SQLite one process serves
+// the database and the lock is this process's, per database file and name.
 func (db *DB) Exclusive(ctx context.Context, name string, fn func(context.Context) error) (ran bool, err error) {
 	if db.pgcfg == nil {
 		return exclusiveInProcess(ctx, db.path+"\x00"+name, fn)

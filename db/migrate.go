@@ -25,11 +25,6 @@ type Migration struct {
 	From int
 }
 
-// Migrations returns SQLite's embedded migrations in order.
-func Migrations() ([]Migration, error) {
-	return MigrationsFor(SQLite)
-}
-
 // MigrationsFor returns an engine's embedded migrations in order: SQLite's in
 // migrations/, PostgreSQL's in migrations/postgres/. Every version must exist for
 // both engines: a migration added for one engine only is refused here, so that no

@@ -1,8 +1,9 @@
 // Package deskclient drives the staff site over HTTP the way a browser does (a
 // cookie jar, form posts, following redirects) without a browser, like Perl's
-// Test::WWW::Mechanize: it runs the desk session of docs/desk-session.md and
-// times every request, so the server's share of a desk session can be measured
-// apart from the browser's. The load test reuses its client.
+// Test::WWW::Mechanize, and times every request from its Server-Timing, so the
+// server's share of a desk session can be measured apart from the browser's.
+// The load test drives its desks with it; the browser suite (e2e) runs the
+// scripted desk session of docs/desk-session.md with it (make desk-timing).
 package deskclient
 
 import (

@@ -161,7 +161,7 @@ func TestLighttpd(t *testing.T) {
 			// lighttpd on a fresh demo library.
 			t.Run("ScriptedSession", func(t *testing.T) {
 				fresh := startLighttpd(t, mode, mount)
-				steps, err := deskclient.Run(context.Background(), fresh.BaseURL)
+				steps, err := runScriptedSession(context.Background(), fresh.BaseURL)
 				if err != nil {
 					t.Fatalf("the scripted desk session at %s: %v", fresh.BaseURL, err)
 				}

@@ -39,7 +39,7 @@ var deskModes = []deskMode{
 // timedBrowserSession runs the browser desk session against srv (a fresh demo
 // library) and times each step, splitting it by the Server-Timing of every
 // response.
-func timedBrowserSession(t *testing.T, browser playwright.Browser, srv *server) []deskclient.StepResult {
+func timedBrowserSession(t *testing.T, browser playwright.Browser, srv *server) []stepResult {
 	page, _ := newPage(t, browser)
 	var mu sync.Mutex
 	var seen []deskclient.Timing
@@ -60,7 +60,7 @@ func timedBrowserSession(t *testing.T, browser playwright.Browser, srv *server) 
 		mu.Unlock()
 	})
 	d := &desk{srv: srv, page: page}
-	var out []deskclient.StepResult
+	var out []stepResult
 	for _, step := range deskSteps() {
 		mu.Lock()
 		first := len(seen)
@@ -70,7 +70,7 @@ func timedBrowserSession(t *testing.T, browser playwright.Browser, srv *server) 
 			logPage(t, page)
 			t.FailNow()
 		}
-		r := deskclient.StepResult{Name: step.name, Wall: time.Since(start)}
+		r := stepResult{Name: step.name, Wall: time.Since(start)}
 		mu.Lock()
 		for _, tm := range seen[first:] {
 			r.Requests++
@@ -101,7 +101,7 @@ func TestDeskTiming(t *testing.T) {
 		t.Parallel()
 	}
 	startLoad := loadAverage()
-	var results []deskclient.SessionRun
+	var results []sessionRun
 	var browser playwright.Browser
 	if runs > 0 {
 		browser = launchBrowser(t)
@@ -117,16 +117,16 @@ func TestDeskTiming(t *testing.T) {
 				if runs > 0 {
 					t.Run("browser", func(t *testing.T) {
 						steps := timedBrowserSession(t, browser, mode.start(t))
-						results = append(results, deskclient.SessionRun{Mode: mode.name, Client: "browser", Steps: steps})
+						results = append(results, sessionRun{Mode: mode.name, Client: "browser", Steps: steps})
 					})
 				}
 				t.Run("scripted", func(t *testing.T) {
 					srv := mode.start(t)
-					steps, err := deskclient.Run(context.Background(), srv.BaseURL)
+					steps, err := runScriptedSession(context.Background(), srv.BaseURL)
 					if err != nil {
 						t.Fatal(err)
 					}
-					results = append(results, deskclient.SessionRun{Mode: mode.name, Client: "scripted", Steps: steps})
+					results = append(results, sessionRun{Mode: mode.name, Client: "scripted", Steps: steps})
 					for _, s := range steps {
 						if s.Pages == 0 || s.Statements == 0 {
 							t.Errorf("step %s: %d pages, %d statements: Server-Timing not read", s.Name, s.Pages, s.Statements)
@@ -139,7 +139,7 @@ func TestDeskTiming(t *testing.T) {
 	if runs == 0 || t.Failed() {
 		return
 	}
-	sums := deskclient.Summarize(results)
+	sums := summarize(results)
 	dir := filepath.Join(moduleRoot(t), "desk-timing")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestDeskTiming(t *testing.T) {
 	// When it ran is in results.json and in the commit that records it; the
 	// page says what was run and how loaded the machine was.
 	md := "# Desk session timing\n\nMeasured with `make desk-timing` (STACKS_DESK_TIMING=" + strconv.Itoa(runs) + "), the modes taking turns run by run; load average " +
-		startLoad + " at the start, " + loadAverage() + " at the end.\n" + deskclient.Markdown(sums)
+		startLoad + " at the start, " + loadAverage() + " at the end.\n" + markdown(sums)
 	for name, b := range map[string][]byte{"results.json": js, "results.md": []byte(md)} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)

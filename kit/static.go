@@ -39,11 +39,9 @@ func hashFiles(fsys fs.FS) string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// Version is a short hash of the assets, appended to their URLs so that
-// browsers may cache them for a year and still see a new release at once.
-func (s *Static) Version() string { return s.version() }
-
-// URL returns the cache-busting routed URL of the asset name.
+// URL returns the cache-busting routed URL of the asset name: a short hash of
+// the assets is appended, so that browsers may cache them for a year and still
+// see a new release at once.
 func (s *Static) URL(name string) string { return "/static/" + name + "?v=" + s.version() }
 
 // Handler serves the assets at /static/<name>, each cached for a year. It

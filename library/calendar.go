@@ -123,18 +123,19 @@ func LoadCalendar(tx *db.Tx, branchID int64, loc *time.Location, from, to time.T
 		return nil, fmt.Errorf("load calendar: %w", err)
 	}
 	defer rows.Close()
-	c := &Calendar{Location: loc, closed: map[string]string{}}
+	var b Branch
+	closed := map[string]string{}
 	found := false
 	for rows.Next() {
 		var wd string
 		var day, desc sql.NullString
-		if err := rows.Scan(&c.Branch.ID, &c.Branch.Code, &c.Branch.Name, &wd, &c.Branch.ClosesAt, &day, &desc); err != nil {
+		if err := rows.Scan(&b.ID, &b.Code, &b.Name, &wd, &b.ClosesAt, &day, &desc); err != nil {
 			return nil, err
 		}
 		found = true
-		c.Branch.ClosedWeekdays = parseWeekdays(wd)
+		b.ClosedWeekdays = parseWeekdays(wd)
 		if day.Valid {
-			c.closed[day.String] = desc.String
+			closed[day.String] = desc.String
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -143,17 +144,12 @@ func LoadCalendar(tx *db.Tx, branchID int64, loc *time.Location, from, to time.T
 	if !found {
 		return nil, stacks.Errorf(stacks.ENOTFOUND, "There is no branch with id %d.", branchID)
 	}
-	for _, d := range c.Branch.ClosedWeekdays {
-		c.weekly[d] = true
-	}
-	if _, err := fmt.Sscanf(c.Branch.ClosesAt, "%d:%d", &c.closeH, &c.closeM); err != nil {
-		c.closeH, c.closeM = 20, 0
-	}
-	return c, nil
+	return NewCalendar(b, loc, closed), nil
 }
 
-// NewCalendar builds a calendar from known parts (tests, and callers that already
-// hold the branch and closed days).
+// NewCalendar builds a calendar from known parts: the branch (its weekly
+// closures and closing time) and its closed days (day -> description, copied).
+// LoadCalendar reads them from the database; tests give them directly.
 func NewCalendar(b Branch, loc *time.Location, closedDays map[string]string) *Calendar {
 	if loc == nil {
 		loc = time.UTC

@@ -1,4 +1,4 @@
-// Package load is the check-in/check-out (CICO) load test of issue 8, after the
+// Package load is the check-in/check-out (CICO) load test, after the
 // one FOLIO's performance team publishes: N virtual users, each a desk (over HTTP,
 // as a browser does) or a self-check terminal (over SIP2), serve patrons from their
 // own share of the library, lending items and taking them back, with or without a

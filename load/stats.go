@@ -45,13 +45,9 @@ func Median(d []time.Duration) time.Duration {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// Percentile returns the p-th percentile of d (0 < p <= 100) by the nearest-rank
-// method: the smallest value that at least p% of the values do not exceed, which
-// is always one of the measured values. 0 for no values. d need not be sorted.
-func Percentile(d []time.Duration, p float64) time.Duration {
-	return percentileSorted(sorted(d), p)
-}
-
+// percentileSorted returns the p-th percentile of s (0 < p <= 100, s sorted) by
+// the nearest-rank method: the smallest value that at least p% of the values do
+// not exceed, which is always one of the measured values. 0 for no values.
 func percentileSorted(s []time.Duration, p float64) time.Duration {
 	if len(s) == 0 {
 		return 0

@@ -151,7 +151,7 @@ func (s *Suite) startPostgres(ctx context.Context) (*pgTarget, error) {
 // coldLabel names the desk-paced run measured without a warm-up.
 const coldLabel = "PostgreSQL, 2 servers, first minute"
 
-// postgresPart is issue 17's load test: the CICO workflow on SQLite (one
+// postgresPart is the engines' load test: the CICO workflow on SQLite (one
 // server) beside PostgreSQL (one server, then two sharing the database, the
 // users spread over them as behind a balancer), desk-paced and at saturation,
 // in one report; then the connection pool sweep on PostgreSQL.
@@ -306,7 +306,7 @@ func bar(v, top float64, width int) string {
 func (s *Suite) sideBySide(base string, labels []string, desk, sat map[string]Output, users, satUsers int) {
 	sec := &section{title: "SQLite and PostgreSQL side by side",
 		intro: fmt.Sprintf("From the two tables below, measured in this run one after the other: the desk-paced times at %d users "+
-			"(the bar of issue 17: p95 under 100 ms, 0 errors) and the saturation rate at %d users. Ratios are to SQLite's figure "+
+			"(the bar a desk must meet: p95 under 100 ms, 0 errors) and the saturation rate at %d users. Ratios are to SQLite's figure "+
 			"in the same run.", users, satUsers)}
 	sec.header = "| run | desk CO median | desk CO p95 | desk CI median | desk CI p95 | desk errors | p95 < 100 ms, 0 errors | saturation CO + CI a second | ratio to SQLite | saturation CO p95 | saturation errors |\n" +
 		"|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n"

@@ -1,13 +1,14 @@
 // Package metrics exposes what the server does as Prometheus metrics: request
 // durations by route and status, SQL statements by kind and the time spent in
 // SQL (the counters Koha's measurement read from MySQL), the database pools,
-// SIP2 message latency, checkouts and checkins, and the Go runtime.
+// SIP2 message latency, checkouts and checkins, the password pool's bcrypt work
+// and refusals, and the Go runtime.
 //
 // It writes the Prometheus text format itself instead of using the Prometheus
 // client library: that library and the protobuf code under it initialise
 // themselves (a default registry with runtime and process collectors, protobuf
 // descriptors) in every process that links them, and every CGI request is a new
-// process of this one binary that never serves metrics (issue 20: about a
+// process of this one binary that never serves metrics (they were about a
 // quarter of the binary's package initialisation). Nothing here runs before New.
 package metrics
 
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/passwords"
 )
 
 // Metrics holds the collectors of one server. A nil *Metrics records nothing, so
@@ -74,6 +76,7 @@ func New(d *db.DB) *Metrics {
 			}
 		},
 		writeStageCollector(d),
+		passwordCollector,
 		goCollector, processCollector,
 	}
 	return m
@@ -93,6 +96,25 @@ func writeStageCollector(d *db.DB) func() []family {
 			f.samples = append(f.samples, histogramSamples([][2]string{{"stage", st.Name}}, db.WriteStageBuckets[:], st.Counts, st.Count, st.Seconds)...)
 		}
 		return []family{f}
+	}
+}
+
+// passwordCollector reports the bcrypt work of package passwords' Default pool,
+// which every sign-in, PIN check and new password or PIN of this process goes
+// through: a rush of logins (self-check machines after a restart, a guessing
+// burst) shows as comparisons, and a pool too small for it as refusals, which
+// staff, patrons and terminals see as "busy, try again".
+func passwordCollector() []family {
+	return []family{
+		{name: "stacks_password_hashes_total", typ: "counter",
+			help:    "bcrypt hashes made for new passwords and PINs.",
+			samples: []sample{{value: float64(passwords.Hashes())}}},
+		{name: "stacks_password_comparisons_total", typ: "counter",
+			help:    "bcrypt comparisons run to check passwords and PINs.",
+			samples: []sample{{value: float64(passwords.Comparisons())}}},
+		{name: "stacks_password_refused_total", typ: "counter",
+			help:    "Password and PIN checks and hashes refused unrun because the bcrypt pool and its queue were full.",
+			samples: []sample{{value: float64(passwords.Default.Refused())}}},
 	}
 }
 

@@ -123,8 +123,8 @@ func Hash(ctx context.Context, password string, cost int) (string, error) {
 // Size is the number of hashes or comparisons the pool runs at a time.
 func (p *Pool) Size() int { return cap(p.slots) }
 
-// Hashes is the number of hashes the pool has made: tests check that a refused
-// change made none.
+// Hashes is the number of hashes the pool has made: /metrics reports Default's,
+// and tests check that a refused change made none.
 func (p *Pool) Hashes() int64 { return p.hashed.Load() }
 
 // Hashes is Default's count of hashes made.
@@ -153,11 +153,12 @@ func (p *Pool) acquire(ctx context.Context) error {
 	}
 }
 
-// Comparisons is the number of bcrypt comparisons the pool has run: tests count
-// what a burst of guesses cost.
+// Comparisons is the number of bcrypt comparisons the pool has run: /metrics
+// reports Default's, and tests count what a burst of guesses cost.
 func (p *Pool) Comparisons() int64 { return p.compared.Load() }
 
-// Refused is the number of attempts the pool refused with ErrBusy.
+// Refused is the number of attempts the pool refused with ErrBusy (/metrics
+// reports Default's: a pool too small for its rushes).
 func (p *Pool) Refused() int64 { return p.refused.Load() }
 
 // Comparisons is Default's count of comparisons run.

@@ -1,4 +1,4 @@
-// Package privacy keeps only the personal data the library needs (issue 16):
+// Package privacy keeps only the personal data the library needs:
 // loan history is anonymised some days after each return, patrons inactive for
 // some years are purged, and a patron's data is exported on request (the GDPR
 // right of access). Every run and export is audited, never with a patron's name

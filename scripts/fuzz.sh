@@ -6,7 +6,7 @@
 #
 # BUDGET is -fuzztime: a count of inputs ("10000x"). A duration ("10m") works too,
 # but with go1.26 it can fail a target with a bare "context deadline exceeded" at
-# the deadline although nothing crashed (Go issue 75804, fixed in go1.27), so the
+# the deadline although nothing crashed (golang/go#75804, fixed in go1.27), so the
 # Makefile passes counts.
 #
 # The corpus each target grows (inputs that reached new code, minimized) is kept

@@ -2,9 +2,9 @@
 # inittrace.sh BINARY [N]: the package initialisation of BINARY, from N runs
 # (default 40) of `BINARY version` under GODEBUG=inittrace=1: the number of
 # packages, the median over runs of the total init clock, and each package's
-# median clock, largest first. docs/performance.md ("CGI cost") shows its
-# output before and after issue 20; on a busy machine compare two binaries run
-# one after the other, not with another day's figures.
+# median clock, largest first. docs/performance.md ("CGI and FastCGI") gives
+# the package count it reports; on a busy machine compare two binaries run one
+# after the other, not with another day's figures.
 set -euo pipefail
 bin=$1
 n=${2:-40}

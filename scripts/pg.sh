@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pg.sh runs a throwaway PostgreSQL cluster for the tests (issue 17), from
+# pg.sh runs a throwaway PostgreSQL cluster for the tests, from
 # Debian's packages:
 #
 #   scripts/pg.sh run CMD [ARG...]   start a cluster, run CMD with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-engines.sh runs make test's go test on both engines (issue 17), under the
+# test-engines.sh runs make test's go test on both engines, under the
 # throwaway PostgreSQL cluster scripts/pg.sh runs:
 #
 #   1. every package on SQLite (the tests that compare the engines side by
@@ -17,7 +17,7 @@
 # so in one go test with the others it held one of go test's two package slots
 # for 8 minutes a pass with that slot's core mostly idle, and it was each
 # pass's last package to finish. Beside the others it overlaps them instead
-# (docs/performance.md, "The test suite's time"). Its output is printed when
+# (docs/performance.md, "The test suite"). Its output is printed when
 # its lane ends, after the other lane's, so that the two do not interleave.
 #
 # Every pass runs even when another fails, and the script fails if any did.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# two-server-desk.sh BIN: issue 17's desk-paced run by hand, the way the
-# "Two round trips fewer a request" runs in docs/performance.md were made: a
-# durable throwaway PostgreSQL cluster (PG_DURABLE=1 scripts/pg.sh), the demo
-# library (5,000 titles, 3,000 patrons), two fresh `BIN serve` on it, then
+# two-server-desk.sh BIN: make load's desk-paced run on PostgreSQL with two
+# servers (docs/performance.md, "Load on PostgreSQL") by hand, to see where a
+# change moves it: a durable throwaway PostgreSQL cluster (PG_DURABLE=1
+# scripts/pg.sh), the demo library (5,000 titles, 3,000 patrons), two fresh
+# `BIN serve` on it, then
 # `BIN load` with 560 desk users spread over both (3 items each, 3 s think),
 # WARM (default 40s) unmeasured, then measured for DURATION (default 60s).
 # WARM=0 measures the servers' first minute. RUNS (default 1) measured runs one

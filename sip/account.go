@@ -116,16 +116,11 @@ func findAccount(tx *db.Tx, username string) (*Account, error) {
 // account.
 var errBadLogin = stacks.Errorf(stacks.EUNAUTHORIZED, "The SIP username or password is not right.")
 
-// Authenticate checks a SIP login. The password comparison (bcrypt, slow on purpose)
-// runs outside the read transaction, on the bounded pool of package passwords
+// authenticate checks a SIP login and returns the account with the hash the
+// password matched. The password comparison (bcrypt, slow on purpose) runs
+// outside the read transaction, on the bounded pool of package passwords
 // (passwords.ErrBusy when it is full), and also for an unknown account, so that
 // timing does not tell which accounts exist. The caller throttles attempts.
-func Authenticate(ctx context.Context, d *db.DB, username, password string) (*Account, error) {
-	acct, _, err := authenticate(ctx, d, username, password)
-	return acct, err
-}
-
-// authenticate is Authenticate, returning also the hash the password matched.
 func authenticate(ctx context.Context, d *db.DB, username, password string) (*Account, string, error) {
 	var (
 		acct *Account

@@ -267,13 +267,9 @@ func sequenceAt(b []byte, end, fixed int) (start, seq int) {
 	return start, seq
 }
 
-// Checksum returns the SIP2 checksum of b: the two's complement of the 16-bit sum of
-// its bytes, as four upper-case hex digits. b runs from the message's first byte
-// through the "AZ" of the checksum field.
-func Checksum(b []byte) string {
-	return string(appendChecksum(make([]byte, 0, 4), b))
-}
-
+// checksumOf is the SIP2 checksum of b: the two's complement of the 16-bit sum
+// of its bytes. b runs from the message's first byte through the "AZ" of the
+// checksum field.
 func checksumOf(b []byte) uint16 {
 	var sum uint16
 	for _, c := range b {
@@ -282,6 +278,7 @@ func checksumOf(b []byte) uint16 {
 	return -sum
 }
 
+// appendChecksum appends b's checksum to dst as four upper-case hex digits.
 func appendChecksum(dst, b []byte) []byte {
 	const hex = "0123456789ABCDEF"
 	v := checksumOf(b)

@@ -422,7 +422,7 @@ func TestUpgradeKeepsBehaviour(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	ms, err := db.Migrations()
+	ms, err := db.MigrationsFor(db.SQLite)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,10 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"time"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/kit"
 )
 
@@ -15,13 +13,8 @@ import (
 // second on a 100,000-title library (docs/performance.md).
 const DefaultHeavyReadTimeout = 20 * time.Second
 
-// readHeavy runs fn as db.ReadBounded does, within Config.HeavyReadTimeout.
-// Answer its errors with heavyError.
-func (s *Server) readHeavy(ctx context.Context, tooLong error, fn func(*db.Tx) error) error {
-	return s.DB.ReadBounded(ctx, s.cfg.HeavyReadTimeout, tooLong, fn)
-}
-
-// heavyError answers a heavy read that failed: "busy" as a busy search is (503,
+// heavyError answers a heavy read (db.ReadBounded, run by the services given
+// Config.HeavyReadTimeout) that failed: "busy" as a busy search is (503,
 // Retry-After), anything else as Error does (a deadline's message is a 422).
 func (s *Server) heavyError(w http.ResponseWriter, r *http.Request, err error) {
 	if stacks.ErrorCode(err) != stacks.ETOOMANY {

@@ -51,7 +51,7 @@ type Config struct {
 	// (label sheets, standard reports, a stocktake's results, histories; default
 	// DefaultHeavyReadTimeout): they run in the searches' heavy-read slots, and
 	// past it SQLite is interrupted and staff are asked to narrow what they asked
-	// for (readHeavy).
+	// for (db.ReadBounded, in the services that take it; heavyError answers).
 	HeavyReadTimeout time.Duration
 	// Preferences, if set, is the preference cache to use (shared with the
 	// patrons' site, so that an administrator's change shows on both at once);

@@ -129,17 +129,6 @@ const (
 	FormatMARCXML
 )
 
-// String names the format for messages.
-func (f Format) String() string {
-	switch f {
-	case FormatISO2709:
-		return "ISO 2709"
-	case FormatMARCXML:
-		return "MARCXML"
-	}
-	return "unknown"
-}
-
 // Detect tells ISO 2709 from MARCXML by the first bytes of the input: XML starts
 // with '<' (after an optional byte order mark and white space), ISO 2709 with the
 // five-digit record length.
@@ -270,14 +259,10 @@ func checkValue(s string) error {
 	return nil
 }
 
-// Clean returns s as valid UTF-8 without the characters XML forbids (U+FFFE,
-// C0 controls other than tab and newlines, ...), each bad byte or character
-// replaced with U+FFFD: for values that came from elsewhere on their way into
-// an XML export.
-func Clean(s string) string { return clean(s) }
-
-// Clean cleans every value of r in place (Clean), so that r can be written as
-// MARCXML whatever its values held.
+// Clean makes every value of r valid UTF-8 without the characters XML forbids
+// (U+FFFE, C0 controls other than tab and newlines, ...), in place, each bad
+// byte or character replaced with U+FFFD, so that r can be written as MARCXML
+// whatever its values held.
 func (r *Record) Clean() {
 	for i := range r.Fields {
 		f := &r.Fields[i]

@@ -9,17 +9,11 @@ import "sort"
 // Greek, Arabic, East Asian) are dropped: those records are rare in the catalogs
 // Stacks imports from, and the tables are large.
 
-// DecodeMARC8 converts one MARC-8 field value to UTF-8. ANSEL diacritics come
+// marc8Decoder converts MARC-8 field values to UTF-8. ANSEL diacritics come
 // before their base letter in MARC-8 and after it in Unicode; they are moved and,
 // where Unicode has a precomposed letter, composed (e + acute becomes "é"), which
-// gives normalization form C for Latin text.
-func DecodeMARC8(b []byte) string {
-	var d marc8Decoder
-	return d.decode(b)
-}
-
-// marc8Decoder keeps the designated character sets, which last for a whole field
-// (across subfield delimiters).
+// gives normalization form C for Latin text. It keeps the designated character
+// sets, which last for a whole field (across subfield delimiters).
 type marc8Decoder struct {
 	g0, g1 byte // final byte of the designated set; 0 means the default
 }

@@ -149,10 +149,18 @@ func TestSIPAccountAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := sip.Authenticate(ctx, d, "sorter1", "s0rter-pass")
+	if err := sipLogin(t, d, "sorter1", "s0rter-pass"); err != nil {
+		t.Fatalf("log in as the new account: %v", err)
+	}
+	var accts []sip.Account
+	err = d.Read(ctx, func(tx *db.Tx) (err error) {
+		accts, err = sip.ListAccounts(tx)
+		return err
+	})
 	d.Close()
-	if err != nil || a.BranchCode != "EAS" || a.Institution != "EAS" {
-		t.Fatalf("log in as the new account: %+v, %v", a, err)
+	i := slices.IndexFunc(accts, func(a sip.Account) bool { return a.Username == "sorter1" })
+	if err != nil || i < 0 || accts[i].BranchCode != "EAS" || accts[i].Institution != "EAS" {
+		t.Fatalf("the new account among %+v, %v", accts, err)
 	}
 
 	out.Reset()
@@ -205,7 +213,7 @@ func TestSIPAccountAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if _, err := sip.Authenticate(ctx, d, "sorter1", "s0rter-pass"); err == nil {
+	if err := sipLogin(t, d, "sorter1", "s0rter-pass"); err == nil {
 		t.Errorf("a deactivated account logged in")
 	}
 
@@ -218,7 +226,7 @@ func TestSIPAccountAdd(t *testing.T) {
 	if err := run(ctx, []string{"sip-account", "password", "--db", path, "--username", "sorter1"}, &out, &out); err != nil {
 		t.Fatalf("password: %v\n%s", err, out.String())
 	}
-	if _, err := sip.Authenticate(ctx, d, "sorter1", "new-s0rter"); err != nil {
+	if err := sipLogin(t, d, "sorter1", "new-s0rter"); err != nil {
 		t.Errorf("the new password: %v", err)
 	}
 	err = d.Write(ctx, func(tx *db.Tx) error {

@@ -15,7 +15,7 @@
 //	go run ./scripts/cgibench -db demo.db -n 200 /tmp/stacks-before /tmp/stacks-after
 //	go run ./scripts/cgibench -db demo.db -floors -url persistent=http://127.0.0.1:8080 bin/stacks
 //
-// See docs/performance.md, "CGI cost".
+// See docs/performance.md, "CGI and FastCGI".
 package main
 
 import (

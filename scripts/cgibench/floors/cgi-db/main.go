@@ -4,7 +4,7 @@
 // connection) and the schema checked (db.Migrate, one query when current), then
 // "ok". No router, no templates, no handler: what any Go program must do on this
 // database before it can answer. cgibench -floors times it beside stacks
-// (docs/performance.md, "CGI cost").
+// (docs/performance.md, "CGI and FastCGI").
 package main
 
 import (

@@ -1,6 +1,6 @@
 // Command cgi-go is the floor of a Go CGI program: Go's start-up and net/http/cgi
 // reading the request, then "ok". cgibench -floors times it beside stacks
-// (docs/performance.md, "CGI cost").
+// (docs/performance.md, "CGI and FastCGI").
 package main
 
 import (

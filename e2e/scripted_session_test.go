@@ -1,4 +1,4 @@
-package deskclient
+package e2e
 
 import (
 	"context"
@@ -7,17 +7,19 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/stacks-ils/stacks/deskclient"
 )
 
-// Step is one step of the desk session: what a librarian does, and what must be
-// seen.
-type Step struct {
+// scriptedStep is one step of the scripted desk session: what a librarian does,
+// and what must be seen.
+type scriptedStep struct {
 	Name string
-	Run  func(ctx context.Context, c *Client) error
+	Run  func(ctx context.Context, c *deskclient.Client) error
 }
 
-// StepResult is a timed step.
-type StepResult struct {
+// stepResult is a timed step of either session.
+type stepResult struct {
 	Name     string
 	Wall     time.Duration
 	App      time.Duration
@@ -32,8 +34,8 @@ type StepResult struct {
 	Selects    int
 }
 
-// expect checks that a page shows every text.
-func expect(p Page, what string, texts ...string) error {
+// expectText checks that a page shows every text.
+func expectText(p deskclient.Page, what string, texts ...string) error {
 	for _, t := range texts {
 		if !strings.Contains(p.Body, t) {
 			return fmt.Errorf("%s: %s (status %d) does not show %q", what, p.URL, p.Status, t)
@@ -45,14 +47,15 @@ func expect(p Page, what string, texts ...string) error {
 // The link names the whole path, under the base path when the site has one.
 var recordLinkRE = regexp.MustCompile(`<a href="[^"]*?(/records/\d+)">The Left Hand of Darkness</a>`)
 
-// Steps are the desk session of docs/desk-session.md, over HTTP.
-func Steps() []Step {
-	checkout := func(ctx context.Context, c *Client, card string, barcodes []string, confirmFirst string) error {
+// scriptedSteps are the desk session of docs/desk-session.md over HTTP, without
+// a browser (deskclient: cookies, form posts, redirects).
+func scriptedSteps() []scriptedStep {
+	checkout := func(ctx context.Context, c *deskclient.Client, card string, barcodes []string, confirmFirst string) error {
 		p, err := c.Post(ctx, "/checkout/patron", url.Values{"card": {card}})
 		if err != nil {
 			return err
 		}
-		if err := expect(p, "scan "+card, `name="barcode"`); err != nil {
+		if err := expectText(p, "scan "+card, `name="barcode"`); err != nil {
 			return err
 		}
 		for i, bc := range barcodes {
@@ -61,14 +64,14 @@ func Steps() []Step {
 				return err
 			}
 			if i == 0 && confirmFirst != "" {
-				if err := expect(p, "first item of "+card, confirmFirst, "Confirm checkout"); err != nil {
+				if err := expectText(p, "first item of "+card, confirmFirst, "Confirm checkout"); err != nil {
 					return err
 				}
 				if p, err = c.Post(ctx, "/checkout", url.Values{"barcode": {bc}, "confirm": {"fines"}}); err != nil {
 					return err
 				}
 			}
-			if err := expect(p, "check out "+bc, "<td>"+bc+"</td>"); err != nil {
+			if err := expectText(p, "check out "+bc, "<td>"+bc+"</td>"); err != nil {
 				return err
 			}
 			if strings.Contains(p.Body, "Confirm checkout") {
@@ -77,7 +80,7 @@ func Steps() []Step {
 		}
 		return nil
 	}
-	checkin := func(ctx context.Context, c *Client, barcodes []string, from string) error {
+	checkin := func(ctx context.Context, c *deskclient.Client, barcodes []string, from string) error {
 		if _, err := c.Get(ctx, "/checkin"); err != nil {
 			return err
 		}
@@ -86,48 +89,48 @@ func Steps() []Step {
 			if err != nil {
 				return err
 			}
-			if err := expect(p, "check in "+bc, "<td>"+bc+"</td>", "Returned from "+from); err != nil {
+			if err := expectText(p, "check in "+bc, "<td>"+bc+"</td>", "Returned from "+from); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	var record string
-	return []Step{
-		{"1 login", func(ctx context.Context, c *Client) error {
+	return []scriptedStep{
+		{"1 login", func(ctx context.Context, c *deskclient.Client) error {
 			p, err := c.Get(ctx, "/")
 			if err != nil {
 				return err
 			}
-			if err := expect(p, "the staff site", `<label for="username">Username</label>`); err != nil {
+			if err := expectText(p, "the staff site", `<label for="username">Username</label>`); err != nil {
 				return err
 			}
 			p, err = c.Login(ctx, "desk", "desk")
 			if err != nil {
 				return err
 			}
-			return expect(p, "after login", "Morgan Desk", "Log out")
+			return expectText(p, "after login", "Morgan Desk", "Log out")
 		}},
-		{"2 reach checkout", func(ctx context.Context, c *Client) error {
+		{"2 reach checkout", func(ctx context.Context, c *deskclient.Client) error {
 			p, err := c.Get(ctx, "/checkout")
 			if err != nil {
 				return err
 			}
-			return expect(p, "Check out", `for="scan">Card number</label>`, `name="card"`)
+			return expectText(p, "Check out", `for="scan">Card number</label>`, `name="card"`)
 		}},
-		{"3 checkout A", func(ctx context.Context, c *Client) error {
+		{"3 checkout A", func(ctx context.Context, c *deskclient.Client) error {
 			return checkout(ctx, c, "P0001", []string{"I00001", "I00002", "I00003", "I00004", "I00005"}, "")
 		}},
-		{"4 checkin A", func(ctx context.Context, c *Client) error {
+		{"4 checkin A", func(ctx context.Context, c *deskclient.Client) error {
 			return checkin(ctx, c, []string{"I00001", "I00002", "I00003", "I00004", "I00005"}, "Alex Reader")
 		}},
-		{"5 checkout B", func(ctx context.Context, c *Client) error {
+		{"5 checkout B", func(ctx context.Context, c *deskclient.Client) error {
 			if _, err := c.Post(ctx, "/checkout/done", url.Values{}); err != nil {
 				return err
 			}
 			return checkout(ctx, c, "P0002", []string{"I00006", "I00007", "I00008", "I00009", "I00010"}, "owes 12.50 in fines")
 		}},
-		{"6 search", func(ctx context.Context, c *Client) error {
+		{"6 search", func(ctx context.Context, c *deskclient.Client) error {
 			p, err := c.Get(ctx, "/search?q="+url.QueryEscape("left hand of darkness"))
 			if err != nil {
 				return err
@@ -141,9 +144,9 @@ func Steps() []Step {
 			if err != nil {
 				return err
 			}
-			return expect(p, "the record", "<td>I00010</td>", "Checked out")
+			return expectText(p, "the record", "<td>I00010</td>", "Checked out")
 		}},
-		{"7 place hold", func(ctx context.Context, c *Client) error {
+		{"7 place hold", func(ctx context.Context, c *deskclient.Client) error {
 			if _, err := c.Get(ctx, record+"/hold"); err != nil {
 				return err
 			}
@@ -151,9 +154,9 @@ func Steps() []Step {
 			if err != nil {
 				return err
 			}
-			return expect(p, "place hold", "Hold placed for Casey Waiting")
+			return expectText(p, "place hold", "Hold placed for Casey Waiting")
 		}},
-		{"8 checkin B", func(ctx context.Context, c *Client) error {
+		{"8 checkin B", func(ctx context.Context, c *deskclient.Client) error {
 			if err := checkin(ctx, c, []string{"I00006", "I00007", "I00008", "I00009", "I00010"}, "Blake Owing"); err != nil {
 				return err
 			}
@@ -161,23 +164,24 @@ func Steps() []Step {
 			if err != nil {
 				return err
 			}
-			return expect(p, "hold found", "Hold found", "Casey Waiting", "Central")
+			return expectText(p, "hold found", "Hold found", "Casey Waiting", "Central")
 		}},
 	}
 }
 
-// Run runs the whole desk session against base with a new client and returns each
-// step's timing. A fresh demo library is needed for each run.
-func Run(ctx context.Context, base string) ([]StepResult, error) {
-	c := New(base)
-	var out []StepResult
-	for _, s := range Steps() {
+// runScriptedSession runs the whole scripted desk session against base with a new
+// client and returns each step's timing. A fresh demo library is needed for each
+// run.
+func runScriptedSession(ctx context.Context, base string) ([]stepResult, error) {
+	c := deskclient.New(base)
+	var out []stepResult
+	for _, s := range scriptedSteps() {
 		first := len(c.Timings)
 		start := time.Now()
 		if err := s.Run(ctx, c); err != nil {
 			return out, fmt.Errorf("step %s: %w", s.Name, err)
 		}
-		r := StepResult{Name: s.Name, Wall: time.Since(start)}
+		r := stepResult{Name: s.Name, Wall: time.Since(start)}
 		for _, t := range c.Timings[first:] {
 			r.Requests++
 			r.App += t.App

@@ -1,0 +1,44 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/sip"
+)
+
+// sipLogin logs in to a SIP2 server on d as a terminal does (93), so that what
+// the admin pages change is checked where it takes effect. It returns nil for a
+// login the server accepts and sip.ErrLoginRefused for one it refuses.
+func sipLogin(t *testing.T, d *db.DB, username, password string) error {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sip.New(sip.Config{DB: d})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("stop the SIP server: %v", err)
+		}
+		<-served
+	}()
+	c, err := sip.Dial(context.Background(), ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Login(username, password, "")
+	if err != nil && !errors.Is(err, sip.ErrLoginRefused) {
+		t.Fatalf("log in as %s: %v", username, err)
+	}
+	return err
+}
