@@ -83,13 +83,6 @@ func safeReturn(r *http.Request, fallback string) string {
 	return back
 }
 
-// localDay is the library's calendar date at now, as midnight UTC of that date: the
-// form in which holds compares it with a date typed into a form.
-func localDay(now time.Time, loc *time.Location) time.Time {
-	y, m, d := now.In(loc).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
 // HoldsView is the Holds page of one branch: the hold shelf, the holds on it past
 // their pickup date, and the pull list.
 type HoldsView struct {

@@ -63,8 +63,8 @@ type PatronView struct {
 	CanWaive bool
 
 	// Loans and Holds are the sections circulation adds to the page, rendered after
-	// the facts and before the ledger when set; loadPatronView is where to set them,
-	// inside the page's read transaction.
+	// the facts and before the ledger when set; patronView sets them from what
+	// circulation.Service.PatronPage read in the page's one read transaction.
 	Loans templ.Component
 	Holds templ.Component
 	// Notices is the Notices section: the patron's choices and latest notices.
