@@ -37,10 +37,11 @@ type PatronPage struct {
 	Notices  notices.PatronNotices
 }
 
-// PatronPage reads the staff's patron page in one read transaction: eight
-// statements (the patron with their standing, ledger, charge types, loans,
-// holds, branches, and the latest noticesShown notices with the patron's
-// choices) and one more for the open lines when the patron owes.
+// PatronPage reads the staff's patron page in one read transaction: seven
+// statements (the patron with their standing and claims returned, ledger,
+// charge types, loans, holds, branches, and the latest noticesShown notices
+// with the patron's choices) and one more for the open lines when the patron
+// owes.
 func (s *Service) PatronPage(ctx context.Context, id int64, noticesShown int) (v PatronPage, err error) {
 	err = s.DB.Read(ctx, func(tx *db.Tx) (err error) {
 		if v.Patron, v.Standing, err = patrons.FindWithStanding(tx, id); err != nil {
