@@ -254,7 +254,8 @@ func TestOPACAccessibility(t *testing.T) {
 			if err := patrons.Charge(tx, desk.desk, pid, patrons.KindFee, 250, 0, "Replacement card"); err != nil {
 				return err
 			}
-			return patrons.Pay(tx, desk.desk, pid, 100, "cash")
+			_, err := patrons.PayLines(tx, desk.desk, patrons.PayRequest{PatronID: pid, Cents: 100, Method: patrons.MethodCash})
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)

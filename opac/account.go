@@ -73,33 +73,22 @@ func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	v := &AccountView{}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		now := tx.Now()
-		v.Today = now.In(prefs.Location).Format(db.DayFormat)
-		v.Problem = problem(me, now, prefs.Location)
-		v.KeepHistory = me.KeepHistory
-		loans, err := circulation.PatronLoans(tx, me.ID)
-		if err != nil {
-			return err
-		}
-		for _, l := range loans {
-			v.Loans = append(v.Loans, LoanRow{ID: l.ID, RecordID: l.RecordID, Title: l.Title, Author: l.Author,
-				Due: l.DueAt.In(prefs.Location).Format("Monday 2 January 2006"), Overdue: l.Overdue(now), Renewals: l.Renewals})
-		}
-		if v.Holds, err = holds.PatronHolds(tx, me.ID); err != nil {
-			return err
-		}
-		if v.BalanceCents, err = patrons.Balance(tx, me.ID); err != nil {
-			return err
-		}
-		bs, err := library.ListBranches(tx)
-		v.Branches = branchChoices(bs)
-		return err
-	})
+	a, err := s.my.account.Account(r.Context(), me.ID)
 	if err != nil {
 		s.Error(w, r, err)
 		return
+	}
+	v := &AccountView{
+		Today:        a.Now.In(prefs.Location).Format(db.DayFormat),
+		Problem:      problem(me, a.Now, prefs.Location),
+		KeepHistory:  me.KeepHistory,
+		Holds:        a.Holds,
+		BalanceCents: a.BalanceCents,
+		Branches:     branchChoices(a.Branches),
+	}
+	for _, l := range a.Loans {
+		v.Loans = append(v.Loans, LoanRow{ID: l.ID, RecordID: l.RecordID, Title: l.Title, Author: l.Author,
+			Due: l.DueAt.In(prefs.Location).Format("Monday 2 January 2006"), Overdue: l.Overdue(a.Now), Renewals: l.Renewals})
 	}
 	s.render(w, r, http.StatusOK, AccountPage(s.page(r, "My account", "account"), v))
 }
@@ -186,22 +175,16 @@ func (s *Server) handleFines(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	v := &FinesView{}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		entries, err := patrons.Ledger(tx, me.ID)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			v.BalanceCents += e.AmountCents
-			v.Entries = append(v.Entries, FineRow{Date: e.CreatedAt.In(prefs.Location).Format("2 Jan 2006"),
-				What: ledgerKind(e.Kind), Description: e.Description, Amount: stacks.FormatMoney(e.AmountCents)})
-		}
-		return nil
-	})
+	entries, err := s.my.patrons.Statement(r.Context(), me.ID)
 	if err != nil {
 		s.Error(w, r, err)
 		return
+	}
+	v := &FinesView{}
+	for _, e := range entries {
+		v.BalanceCents += e.AmountCents
+		v.Entries = append(v.Entries, FineRow{Date: e.CreatedAt.In(prefs.Location).Format("2 Jan 2006"),
+			What: ledgerKind(e.Kind), Description: e.Description, Amount: stacks.FormatMoney(e.AmountCents)})
 	}
 	s.render(w, r, http.StatusOK, FinesPage(s.page(r, "Fines and payments", "account"), v))
 }
@@ -289,16 +272,7 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	var gen int64
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		if err := patrons.SetPINHash(tx, actor(me), me.ID, hash); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(`SELECT pin_generation FROM patrons WHERE id = ?`, me.ID).Scan(&gen); err != nil {
-			return fmt.Errorf("read the PIN generation of patron %d: %w", me.ID, err)
-		}
-		return endSessionsOf(tx, me.ID)
-	})
+	gen, err := s.my.patrons.ChangePIN(r.Context(), actor(me), me.ID, hash, sessions)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -323,12 +297,7 @@ func (s *Server) findMyHold(r *http.Request) (holds.Hold, error) {
 	if err != nil {
 		return holds.Hold{}, errNotYourHold
 	}
-	var h holds.Hold
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		h, err = holds.FindHold(tx, id)
-		return err
-	})
+	h, err := s.my.holds.Hold(r.Context(), id)
 	if stacks.ErrorCode(err) == stacks.ENOTFOUND || (err == nil && h.PatronID != me.ID) {
 		return holds.Hold{}, errNotYourHold
 	}
@@ -416,9 +385,7 @@ func (s *Server) handleHoldSuspend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	until := strings.TrimSpace(r.PostForm.Get("until"))
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return holds.Suspend(tx, actor(patronFrom(r.Context())), h.ID, until, tx.Now().In(prefs.Location))
-	})
+	err = s.my.account.PauseHold(r.Context(), actor(patronFrom(r.Context())), h.ID, until, prefs.Location)
 	if stacks.ErrorField(err) == "until" {
 		err = &patronError{fmt.Sprintf("To pause your hold on %s, choose the day it should start again: a day after today.", h.Title)}
 	}
@@ -436,9 +403,7 @@ func (s *Server) handleHoldResume(w http.ResponseWriter, r *http.Request) {
 		s.holdDone(w, r, h, errTrapped(h), "")
 		return
 	}
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return holds.Resume(tx, actor(patronFrom(r.Context())), h.ID)
-	})
+	err = s.my.account.ResumeHold(r.Context(), actor(patronFrom(r.Context())), h.ID)
 	s.holdDone(w, r, h, err, "Your hold on "+h.Title+" is active again.")
 }
 
@@ -452,15 +417,7 @@ func (s *Server) handleHoldPickup(w http.ResponseWriter, r *http.Request) {
 		s.holdDone(w, r, h, errTrapped(h), "")
 		return
 	}
-	var name string
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		if err := holds.ChangePickup(tx, actor(patronFrom(r.Context())), h.ID, r.PostForm.Get("pickup")); err != nil {
-			return err
-		}
-		b, err := library.FindBranchByCode(tx, r.PostForm.Get("pickup"))
-		name = b.Name
-		return err
-	})
+	name, err := s.my.account.ChangePickup(r.Context(), actor(patronFrom(r.Context())), h.ID, r.PostForm.Get("pickup"))
 	s.holdDone(w, r, h, err, "You will pick up "+h.Title+" at "+name+".")
 }
 
@@ -482,17 +439,12 @@ func (s *Server) loadHoldForm(r *http.Request, f *PlaceHoldForm) error {
 	if err != nil {
 		return err
 	}
-	return s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var title, author string
-		err := tx.QueryRow(`SELECT title, author FROM records WHERE id = ?`, id).Scan(&title, &author)
-		if err != nil {
-			return stacks.Errorf(stacks.ENOTFOUND, "The catalogue has no record %d. Search for the title instead.", id)
-		}
-		f.RecordID, f.Title, f.Author = id, title, author
-		bs, err := library.ListBranches(tx)
-		f.Branches = branchChoices(bs)
+	hf, err := s.my.account.HoldForm(r.Context(), id)
+	if err != nil {
 		return err
-	})
+	}
+	f.RecordID, f.Title, f.Author, f.Branches = id, hf.Title, hf.Author, branchChoices(hf.Branches)
+	return nil
 }
 
 func (s *Server) handlePlaceHoldForm(w http.ResponseWriter, r *http.Request) {
@@ -574,9 +526,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleHistorySave(w http.ResponseWriter, r *http.Request) {
 	me := patronFrom(r.Context())
 	keep := r.PostFormValue("keep_history") == "1"
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		return patrons.SetKeepHistory(tx, actor(me), me.ID, keep)
-	})
+	err := s.my.patrons.KeepHistory(r.Context(), actor(me), me.ID, keep)
 	if err != nil {
 		s.Error(w, r, err)
 		return

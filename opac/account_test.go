@@ -595,8 +595,11 @@ func TestPINChangeEndsSessions(t *testing.T) {
 		c := e.client()
 		e.signIn(t, c, "P0002")
 		p := e.patron(t, "P0002")
-		err := e.DB.Write(ctx, func(tx *db.Tx) error { return patrons.SetPIN(tx, e.Desk, p.ID, "4321") })
+		hash, err := patrons.HashPIN("4321")
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := patrons.NewService(e.DB).SetPIN(ctx, e.Desk, p.ID, hash); err != nil {
 			t.Fatal(err)
 		}
 		r := e.get(t, c, "/account")

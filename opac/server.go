@@ -93,6 +93,7 @@ type Server struct {
 	handler     http.Handler
 	notices     noticeChoicesService
 	Catalog     catalogService
+	my          accountServices
 }
 
 // Defaults of Config.
@@ -138,10 +139,12 @@ func New(cfg Config) *Server {
 		DB: cfg.DB, Table: "opac_sessions", Codec: sessionCodec{}, Lifetime: cfg.SessionLifetime,
 		Cookie: CookieName, Secure: cfg.SecureCookies, BrowserSession: true, Logger: cfg.Logger,
 	}.New()
+	circ := circulation.NewService(cfg.DB, prefs)
 	return &Server{
 		DB:       cfg.DB,
 		Logger:   cfg.Logger,
-		Circ:     circulation.NewService(cfg.DB, prefs),
+		Circ:     circ,
+		my:       newAccountServices(cfg.DB, circ),
 		SignIn:   patrons.NewSignIn(cfg.DB),
 		Sessions: sm,
 		cfg:      cfg,
@@ -277,12 +280,7 @@ func (s *Server) loadPatron(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		var p *patrons.Patron
-		err := s.DB.ReadOne(ctx, func(tx *db.Tx) error {
-			var err error
-			p, err = patrons.FindByID(tx, pid)
-			return err
-		})
+		p, err := s.my.patrons.SessionPatron(ctx, pid)
 		stale := err == nil && s.Sessions.GetInt64(ctx, sessPINGen) != p.PINGeneration
 		if stacks.ErrorCode(err) == stacks.ENOTFOUND || stale {
 			// A patron deleted, or a PIN changed since this session signed in

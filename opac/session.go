@@ -5,14 +5,12 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/kit"
+	"github.com/stacks-ils/stacks/patrons"
 )
 
-// endSessionsOf deletes every session signed in as patron pid, in tx: a changed
-// PIN signs the patron out everywhere else.
-func endSessionsOf(tx *db.Tx, pid int64) error {
-	_, err := tx.Exec(`DELETE FROM opac_sessions WHERE `+db.SessionValue(tx, sessPatronID)+` = ?`, pid)
-	return err
-}
+// sessions is where the site keeps its sessions, for a changed PIN to sign the
+// patron out everywhere else (patrons.Service.ChangePIN).
+var sessions = patrons.Sessions{Table: "opac_sessions", PatronID: sessPatronID}
 
 // DeleteExpiredSessions removes expired patrons' sessions; the server runs it
 // periodically.

@@ -9,7 +9,7 @@ import (
 // violation found (none is nil). `stacks check` runs it.
 //
 // A patron's balance is the sum of their ledger rows; nothing else stores it, so
-// "the ledger balances" means that each row is what Charge, PayLines, Waive,
+// "the ledger balances" means that each row is what Charge, PayLines, WaiveLines,
 // Refund and ReverseCharge would have written:
 //   - ledger-sign: a charge (overdue, lost, processing, fee, manual) or a refund is
 //     more than zero, a payment, waiver, void or credit less than zero;

@@ -139,17 +139,17 @@ func TestCheckAfterPayments(t *testing.T) {
 		return err
 	})
 	err := d.Write(context.Background(), func(tx *db.Tx) error {
-		if err := patrons.Pay(tx, desk, id, 250, "cash"); err != nil {
+		if err := pay(tx, id, 250, "cash"); err != nil {
 			return err
 		}
-		if err := patrons.Waive(tx, desk, id, 500, "first offence"); err != nil {
+		if err := waiveOldest(tx, id, 500, "first offence"); err != nil {
 			return err
 		}
-		if err := patrons.Pay(tx, desk, id, 500, ""); err != nil {
+		if err := pay(tx, id, 500, ""); err != nil {
 			return err
 		}
 		// Nothing is owed now: one more cent is refused.
-		if err := patrons.Pay(tx, desk, id, 1, ""); err == nil {
+		if err := pay(tx, id, 1, ""); err == nil {
 			t.Error("a payment beyond the balance was accepted")
 		}
 		return nil

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/staff"
 )
 
 // Ledger entry kinds. Charges (and refunds, money handed back) are positive
@@ -111,11 +110,6 @@ func Charge(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents in
 	return err
 }
 
-// ChargeID is Charge returning the new line's id.
-func ChargeID(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents int64, loanID int64, description string) (int64, error) {
-	return chargeID(tx, actor, patronID, kind, cents, loanID, description)
-}
-
 func chargeID(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents int64, loanID int64, description string) (int64, error) {
 	switch {
 	case !IsCharge(kind) || kind == KindManual:
@@ -135,7 +129,8 @@ func chargeID(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents 
 	return id, nil
 }
 
-// owing reads the patron's name and balance in one statement, for Pay and Waive.
+// owing reads the patron's name and balance in one statement, for PayLines and
+// WaiveLines.
 func owing(tx *db.Tx, patronID int64) (name string, balance int64, err error) {
 	var first, surname string
 	err = tx.QueryRow(`SELECT p.first_name, p.surname,
@@ -148,79 +143,6 @@ func owing(tx *db.Tx, patronID int64) (name string, balance int64, err error) {
 	}
 	p := Patron{FirstName: first, Surname: surname}
 	return p.Name(), balance, nil
-}
-
-// credit records a payment or waiver of cents, after checking it against what the
-// patron owes, and audits it.
-func credit(tx *db.Tx, actor stacks.Actor, patronID int64, kind string, cents int64, description, action string) error {
-	if cents <= 0 {
-		return stacks.FieldErrorf("amount", stacks.EINVALID, "Enter an amount of more than 0.00.")
-	}
-	name, balance, err := owing(tx, patronID)
-	if err != nil {
-		return err
-	}
-	verb := "pay"
-	if kind == KindWaiver {
-		verb = "waive"
-	}
-	if balance <= 0 {
-		return stacks.FieldErrorf("amount", stacks.EINVALID, "%s owes nothing, so there is nothing to %s.", name, verb)
-	}
-	if cents > balance {
-		return stacks.FieldErrorf("amount", stacks.EINVALID, "%s owes %s; you can %s at most that amount.", name, formatCents(balance), verb)
-	}
-	var open []OpenCharge
-	if kind == KindWaiver {
-		// A waiver forgives the oldest open lines, as a payment with no line chosen
-		// pays them, and says so in ledger_allocations: a reversal then knows the
-		// line was forgiven, not paid, and gives none of it back. The lines are
-		// read before the waiver is written.
-		if open, _, err = OpenCharges(tx, patronID); err != nil {
-			return err
-		}
-	}
-	var id int64
-	err = tx.QueryRow(`INSERT INTO ledger (patron_id, kind, amount_cents, description, staff_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-		patronID, kind, -cents, description, nullID(actor.StaffID), db.FormatTime(tx.Now())).Scan(&id)
-	if err != nil {
-		return fmt.Errorf("%s for patron %d: %w", kind, patronID, err)
-	}
-	if err := allocate(tx, id, cents, open); err != nil {
-		return err
-	}
-	return tx.Audit(actor, action, "patron", patronID, fmt.Sprintf("%s %s, balance %s -> %s: %s",
-		kind, formatCents(cents), formatCents(balance), formatCents(balance-cents), description))
-}
-
-// Pay records a payment of cents, the whole balance or part of it. A payment of
-// more than the patron owes is refused, with what is owed, so that the desk never
-// has to refund. The note (optional) is kept as the entry's description.
-func Pay(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, note string) error {
-	note = strings.TrimSpace(note)
-	if !utf8.ValidString(note) || utf8.RuneCountInString(note) > maxLedger || hasControl(note) {
-		return stacks.FieldErrorf("note", stacks.EINVALID, "Write the note on one line, in at most %d characters.", maxLedger)
-	}
-	description := "Payment"
-	if note != "" {
-		description = "Payment: " + note
-	}
-	return credit(tx, actor, patronID, KindPayment, cents, description, "patron.pay")
-}
-
-// Waive forgives cents of what the patron owes, on the oldest open lines first.
-// A reason is required: waivers are reviewed. The actor must be allowed to waive
-// (staff.CheckWaive). The desk names the lines it waives (WaiveLines).
-func Waive(tx *db.Tx, actor stacks.Actor, patronID int64, cents int64, reason string) error {
-	if err := staff.CheckWaive(tx, actor); err != nil {
-		return err
-	}
-	reason, err := waiveReason(reason)
-	if err != nil {
-		return err
-	}
-	return credit(tx, actor, patronID, KindWaiver, cents, "Waived: "+reason, "patron.waive")
 }
 
 // waiveReason checks a waiver's reason and returns it trimmed.

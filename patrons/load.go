@@ -628,59 +628,109 @@ func cardsInUse(rows []LoadRow) {
 }
 
 // planRow checks one row against the snapshot: what it would create or change,
-// or every problem it has.
+// or every problem it has. The steps are in the order the problems are listed.
 func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, opt LoadOptions) {
-	problem := func(format string, args ...any) { row.Problems = append(row.Problems, fmt.Sprintf(format, args...)) }
-	if rec.width != 0 {
-		problem("The row has %d cells where the header has %d: check for a missing comma or an unquoted comma in a cell.", rec.width, rec.want)
+	p := &rowPlan{row: row, cols: cols, rec: rec, s: s, opt: opt}
+	p.checkCells()
+	if !p.match() {
+		return
 	}
-	notText := map[string]bool{}
+	p.merge()
+	p.checkInput()
+	p.planExpiry()
+	p.checkTaken()
+	p.takePIN()
+	row.in = p.in
+	row.Card = p.in.Card
+	row.ExternalID = p.in.ExternalID
+	row.expires = p.expires
+	row.extID = nullIfEmpty(p.in.ExternalID)
+	if len(row.Problems) > 0 {
+		return
+	}
+	p.decide()
+}
+
+// rowPlan is one row of a load being checked (planRow): the patron it is
+// about, if any (old), and what the patron would be after it (in, expires).
+type rowPlan struct {
+	row  *LoadRow
+	cols loadColumns
+	rec  loadRecord
+	s    *loadSnapshot
+	opt  LoadOptions
+
+	// notText are the columns whose cell is not UTF-8, already a problem.
+	notText map[string]bool
+	hasCard bool
+	old     *snapPatron
+	in      Input
+	expires string
+}
+
+func (p *rowPlan) problem(format string, args ...any) {
+	p.row.Problems = append(p.row.Problems, fmt.Sprintf(format, args...))
+}
+
+func (p *rowPlan) cell(name string) (string, bool) { return p.cols.cell(p.rec.fields, name) }
+
+// checkCells checks the row's shape: as many cells as the header, and text.
+func (p *rowPlan) checkCells() {
+	if p.rec.width != 0 {
+		p.problem("The row has %d cells where the header has %d: check for a missing comma or an unquoted comma in a cell.", p.rec.width, p.rec.want)
+	}
+	p.notText = map[string]bool{}
 	for _, c := range LoadColumns {
-		if i, ok := cols[c.Name]; ok && i < len(rec.fields) && !utf8.ValidString(rec.fields[i]) {
-			notText[c.Name] = true
-			problem("%s: the text is not UTF-8; save the file as \"CSV UTF-8\".", c.Name)
+		if i, ok := p.cols[c.Name]; ok && i < len(p.rec.fields) && !utf8.ValidString(p.rec.fields[i]) {
+			p.notText[c.Name] = true
+			p.problem("%s: the text is not UTF-8; save the file as \"CSV UTF-8\".", c.Name)
 		}
 	}
-	cell := func(name string) (string, bool) { return cols.cell(rec.fields, name) }
-	card, hasCard := cell("card")
-	ext, _ := cell("external_id")
-	row.Card, row.ExternalID = normalizeCard(card), ext
+}
 
-	// Find the patron the row is about.
-	var old *snapPatron
-	switch opt.Match {
+// match finds the patron the row is about, by the cell rows are matched on;
+// false if the row has no such cell (a problem that ends the row's checks).
+func (p *rowPlan) match() bool {
+	card, hasCard := p.cell("card")
+	ext, _ := p.cell("external_id")
+	p.hasCard = hasCard
+	p.row.Card, p.row.ExternalID = normalizeCard(card), ext
+	switch p.opt.Match {
 	case MatchCard:
 		if card == "" {
-			problem("card: the row has no card number, which rows are matched on.")
-			return
+			p.problem("card: the row has no card number, which rows are matched on.")
+			return false
 		}
-		old = s.byCard[normalizeCard(card)]
+		p.old = p.s.byCard[normalizeCard(card)]
 	case MatchExternalID:
 		if ext == "" {
-			problem("external_id: the row has no external id, which rows are matched on.")
-			return
+			p.problem("external_id: the row has no external id, which rows are matched on.")
+			return false
 		}
-		old = s.byExternalID[ext]
+		p.old = p.s.byExternalID[ext]
 	}
+	return true
+}
 
-	// Start from the patron as stored (an update) or empty (a create), and lay the
-	// row's cells over it.
-	var in Input
-	var expires string
-	if old != nil {
-		in, expires = old.in, old.expires
-		row.patronID = old.id
+// merge starts from the patron as stored (an update) or empty (a create), and
+// lays the row's cells over it; a new patron gets the load's default category
+// and branch where the row gives none.
+func (p *rowPlan) merge() {
+	if p.old != nil {
+		p.in, p.expires = p.old.in, p.old.expires
+		p.row.patronID = p.old.id
 	}
 	take := func(name string, field *string) {
-		v, ok := cell(name)
+		v, ok := p.cell(name)
 		switch {
 		case !ok:
 		case v != "":
 			*field = v
-		case old != nil && opt.ClearEmpty && clearable[name]:
+		case p.old != nil && p.opt.ClearEmpty && clearable[name]:
 			*field = ""
 		}
 	}
+	in := &p.in
 	take("card", &in.Card)
 	take("surname", &in.Surname)
 	take("first_name", &in.FirstName)
@@ -691,85 +741,106 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 	take("home_branch", &in.HomeBranchCode)
 	take("notes", &in.Notes)
 	take("external_id", &in.ExternalID)
-	if old == nil {
+	if p.old == nil {
 		if in.CategoryCode == "" {
-			in.CategoryCode = opt.DefaultCategory
+			in.CategoryCode = p.opt.DefaultCategory
 		}
 		if in.HomeBranchCode == "" {
-			in.HomeBranchCode = opt.DefaultBranch
+			in.HomeBranchCode = p.opt.DefaultBranch
 		}
 	}
-	if !hasCard && old == nil {
-		problem("card: a new patron needs a card number; add a card column to the file.")
+}
+
+// checkInput runs the patron form's checks, every one of them, and checks the
+// category and branch codes against the library's.
+func (p *rowPlan) checkInput() {
+	if !p.hasCard && p.old == nil {
+		p.problem("card: a new patron needs a card number; add a card column to the file.")
 	}
-	// The patron form's checks, every one of them.
-	for _, e := range in.Problems() {
-		if notText[e.Field] || old == nil && e.Field == "card" && !hasCard {
+	for _, e := range p.in.Problems() {
+		if p.notText[e.Field] || p.old == nil && e.Field == "card" && !p.hasCard {
 			continue // said above
 		}
-		problem("%s: %s", e.Field, e.Message)
+		p.problem("%s: %s", e.Field, e.Message)
 	}
-	if in.CategoryCode != "" {
-		if _, ok := s.categories[in.CategoryCode]; !ok {
-			problem("category: there is no patron category %q; the codes are %s.", in.CategoryCode, codeList(s.categories))
+	if p.in.CategoryCode != "" {
+		if _, ok := p.s.categories[p.in.CategoryCode]; !ok {
+			p.problem("category: there is no patron category %q; the codes are %s.", p.in.CategoryCode, codeList(p.s.categories))
 		}
 	}
-	if in.HomeBranchCode != "" {
-		if _, ok := s.branches[in.HomeBranchCode]; !ok {
-			problem("home_branch: there is no branch with code %q; the codes are %s.", in.HomeBranchCode, codeList(s.branches))
+	if p.in.HomeBranchCode != "" {
+		if _, ok := p.s.branches[p.in.HomeBranchCode]; !ok {
+			p.problem("home_branch: there is no branch with code %q; the codes are %s.", p.in.HomeBranchCode, codeList(p.s.branches))
 		}
 	}
-	today := db.FormatDay(s.today)
-	if v, _ := cell("expires_on"); v != "" {
-		if t, err := time.Parse(db.DayFormat, v); err != nil {
-			problem("expires_on: %q is not a date; write it as YYYY-MM-DD, e.g. 2027-08-31.", v)
-		} else {
-			expires = db.FormatDay(t)
-			// A date already past, unless the patron has it already: the card
-			// would be expired at once (last year's file loaded again).
-			if expires < today && (old == nil || old.expires != expires) {
-				problem("expires_on: %s is before today (%s), so the card would be expired at once; is this last year's file? Correct the date, or leave the cell empty to keep the card's expiry.", expires, today)
-			}
+}
+
+// planExpiry sets the card's expiry: the row's date, else (a new patron) the
+// load's default or the category's card length from today.
+func (p *rowPlan) planExpiry() {
+	today := db.FormatDay(p.s.today)
+	if v, _ := p.cell("expires_on"); v != "" {
+		t, err := time.Parse(db.DayFormat, v)
+		if err != nil {
+			p.problem("expires_on: %q is not a date; write it as YYYY-MM-DD, e.g. 2027-08-31.", v)
+			return
 		}
-	} else if old == nil {
-		if opt.DefaultExpiry != "" {
-			expires = opt.DefaultExpiry
-			if expires < today {
-				problem("expires_on: the default expiry %s is before today (%s), so the card would be expired at once; choose a later default expiry.", expires, today)
-			}
-		} else if months, ok := s.cardMonths[in.CategoryCode]; ok {
-			expires = db.FormatDay(addMonths(s.today, months))
+		p.expires = db.FormatDay(t)
+		// A date already past, unless the patron has it already: the card
+		// would be expired at once (last year's file loaded again).
+		if p.expires < today && (p.old == nil || p.old.expires != p.expires) {
+			p.problem("expires_on: %s is before today (%s), so the card would be expired at once; is this last year's file? Correct the date, or leave the cell empty to keep the card's expiry.", p.expires, today)
 		}
+		return
 	}
+	if p.old != nil {
+		return
+	}
+	if p.opt.DefaultExpiry != "" {
+		p.expires = p.opt.DefaultExpiry
+		if p.expires < today {
+			p.problem("expires_on: the default expiry %s is before today (%s), so the card would be expired at once; choose a later default expiry.", p.expires, today)
+		}
+	} else if months, ok := p.s.cardMonths[p.in.CategoryCode]; ok {
+		p.expires = db.FormatDay(addMonths(p.s.today, months))
+	}
+}
+
+// checkTaken refuses an external id another patron has, and notes the patron
+// who has the row's card (cardsInUse decides that against the whole file).
+func (p *rowPlan) checkTaken() {
+	in, old := p.in, p.old
 	if in.ExternalID != "" {
-		if other := s.byExternalID[in.ExternalID]; other != nil && (old == nil || other.id != old.id) {
-			problem("external_id: %s is already the external id of the patron with card %s.", in.ExternalID, other.in.Card)
+		if other := p.s.byExternalID[in.ExternalID]; other != nil && (old == nil || other.id != old.id) {
+			p.problem("external_id: %s is already the external id of the patron with card %s.", in.ExternalID, other.in.Card)
 		}
 	}
 	if in.Card != "" && (old == nil || in.Card != normalizeCard(old.in.Card)) {
-		if other := s.byCard[in.Card]; other != nil && (old == nil || other.id != old.id) {
-			row.cardTaken = other // decided by cardsInUse, against the whole file
+		if other := p.s.byCard[in.Card]; other != nil && (old == nil || other.id != old.id) {
+			p.row.cardTaken = other
 		}
 	}
-	// An existing patron's PIN is theirs: the file sets it only when asked.
-	if pin, _ := cell("pin"); pin != "" && (old == nil || opt.OverwritePINs) {
+}
+
+// takePIN takes the row's PIN: an existing patron's PIN is theirs, and the
+// file sets it only when asked (OverwritePINs).
+func (p *rowPlan) takePIN() {
+	if pin, _ := p.cell("pin"); pin != "" && (p.old == nil || p.opt.OverwritePINs) {
 		if err := ValidatePIN(pin); err != nil {
-			problem("pin: %s", stacks.ErrorMessage(err))
+			p.problem("pin: %s", stacks.ErrorMessage(err))
 		}
-		row.pin = pin
+		p.row.pin = pin
 	}
-	row.in = in
-	row.Card = in.Card
-	row.ExternalID = in.ExternalID
-	row.expires = expires
-	row.extID = nullIfEmpty(in.ExternalID)
-	if len(row.Problems) > 0 {
-		return
-	}
+}
+
+// decide sets what a good row does: create the patron, or update the fields
+// that change (with the audit log's account of each), or nothing.
+func (p *rowPlan) decide() {
+	row, in, old := p.row, p.in, p.old
 	if old == nil {
 		row.Action = "create"
 		row.auditText = fmt.Sprintf("card %s, %s %s, %s at %s, expires %s (patron load)", in.Card, in.FirstName, in.Surname,
-			in.CategoryCode, in.HomeBranchCode, expires)
+			in.CategoryCode, in.HomeBranchCode, p.expires)
 		return
 	}
 	row.set = map[string]bool{}
@@ -778,7 +849,7 @@ func planRow(row *LoadRow, cols loadColumns, rec loadRecord, s *loadSnapshot, op
 		{"card", old.in.Card, in.Card}, {"surname", old.in.Surname, in.Surname}, {"first_name", old.in.FirstName, in.FirstName},
 		{"email", old.in.Email, in.Email}, {"phone", old.in.Phone, in.Phone}, {"address", old.in.Address, in.Address},
 		{"category", old.in.CategoryCode, in.CategoryCode}, {"home_branch", old.in.HomeBranchCode, in.HomeBranchCode},
-		{"notes", old.in.Notes, in.Notes}, {"expires_on", old.expires, expires}, {"external_id", old.in.ExternalID, in.ExternalID},
+		{"notes", old.in.Notes, in.Notes}, {"expires_on", old.expires, p.expires}, {"external_id", old.in.ExternalID, in.ExternalID},
 	} {
 		if c.was != c.is {
 			row.set[c.name] = true

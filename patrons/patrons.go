@@ -45,7 +45,7 @@ type Patron struct {
 	// (DismissDeskMessage). "" when there is none.
 	DeskMessage string
 	CreatedAt   time.Time
-	// HasPIN: a PIN for self-check machines is set (SetPIN); the PIN itself is
+	// HasPIN: a PIN for self-check machines is set (SetPINHash); the PIN itself is
 	// never read back.
 	HasPIN bool
 	// PINGeneration counts the PIN's changes (SetPINHash): a patrons'-site

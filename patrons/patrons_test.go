@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,36 @@ func read(tb testing.TB, d *db.DB, fn func(*db.Tx) error) {
 
 func write(d *db.DB, fn func(*db.Tx) error) error {
 	return d.Write(context.Background(), fn)
+}
+
+// pay takes a cash payment at the desk with a note, on the oldest lines first.
+func pay(tx *db.Tx, patronID, cents int64, note string) error {
+	_, err := patrons.PayLines(tx, desk, patrons.PayRequest{PatronID: patronID, Cents: cents, Method: patrons.MethodCash, Note: note})
+	return err
+}
+
+// waiveOldest waives cents at the desk on all the patron's open lines, oldest
+// first.
+func waiveOldest(tx *db.Tx, patronID, cents int64, reason string) error {
+	open, _, err := patrons.OpenCharges(tx, patronID)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(open))
+	for i, c := range open {
+		ids[i] = c.ID
+	}
+	_, _, err = patrons.WaiveLines(tx, desk, patrons.WaiveRequest{PatronID: patronID, ChargeIDs: ids, Cents: cents, Reason: reason})
+	return err
+}
+
+// setPIN sets the patron's PIN at the desk, hashing it in the transaction.
+func setPIN(tx *db.Tx, patronID int64, pin string) error {
+	hash, err := patrons.HashPIN(pin)
+	if err != nil {
+		return err
+	}
+	return patrons.SetPINHash(tx, desk, patronID, hash)
 }
 
 func mustFindByCard(tb testing.TB, d *db.DB, card string) *patrons.Patron {
@@ -675,7 +706,7 @@ func TestLedger(t *testing.T) {
 
 	t.Run("PayPartial", func(t *testing.T) {
 		step()
-		if err := write(d, func(tx *db.Tx) error { return patrons.Pay(tx, desk, owing.ID, 500, "cash") }); err != nil {
+		if err := write(d, func(tx *db.Tx) error { return pay(tx, owing.ID, 500, "cash") }); err != nil {
 			t.Fatal(err)
 		}
 		if b := balance(t, owing.ID); b != 750 {
@@ -684,7 +715,7 @@ func TestLedger(t *testing.T) {
 	})
 
 	t.Run("ErrPayTooMuch", func(t *testing.T) {
-		err := write(d, func(tx *db.Tx) error { return patrons.Pay(tx, desk, owing.ID, 2000, "") })
+		err := write(d, func(tx *db.Tx) error { return pay(tx, owing.ID, 2000, "") })
 		wantErr(t, err, stacks.EINVALID, "amount", "Blake Owing owes 7.50")
 		if b := balance(t, owing.ID); b != 750 {
 			t.Fatalf("balance %d after a refused payment", b)
@@ -693,19 +724,19 @@ func TestLedger(t *testing.T) {
 
 	t.Run("ErrPayNothing", func(t *testing.T) {
 		for _, cents := range []int64{0, -100} {
-			err := write(d, func(tx *db.Tx) error { return patrons.Pay(tx, desk, owing.ID, cents, "") })
+			err := write(d, func(tx *db.Tx) error { return pay(tx, owing.ID, cents, "") })
 			wantErr(t, err, stacks.EINVALID, "amount")
 		}
 	})
 
 	t.Run("ErrWaiveWithoutReason", func(t *testing.T) {
-		err := write(d, func(tx *db.Tx) error { return patrons.Waive(tx, desk, owing.ID, 250, "  ") })
+		err := write(d, func(tx *db.Tx) error { return waiveOldest(tx, owing.ID, 250, "  ") })
 		wantErr(t, err, stacks.EINVALID, "reason", "reason")
 	})
 
 	t.Run("Waive", func(t *testing.T) {
 		step()
-		if err := write(d, func(tx *db.Tx) error { return patrons.Waive(tx, desk, owing.ID, 250, "First late return") }); err != nil {
+		if err := write(d, func(tx *db.Tx) error { return waiveOldest(tx, owing.ID, 250, "First late return") }); err != nil {
 			t.Fatal(err)
 		}
 		if b := balance(t, owing.ID); b != 500 {
@@ -715,13 +746,13 @@ func TestLedger(t *testing.T) {
 
 	t.Run("PayFull", func(t *testing.T) {
 		step()
-		if err := write(d, func(tx *db.Tx) error { return patrons.Pay(tx, desk, owing.ID, 500, "") }); err != nil {
+		if err := write(d, func(tx *db.Tx) error { return pay(tx, owing.ID, 500, "") }); err != nil {
 			t.Fatal(err)
 		}
 		if b := balance(t, owing.ID); b != 0 {
 			t.Fatalf("balance %d after paying in full", b)
 		}
-		err := write(d, func(tx *db.Tx) error { return patrons.Pay(tx, desk, owing.ID, 100, "") })
+		err := write(d, func(tx *db.Tx) error { return pay(tx, owing.ID, 100, "") })
 		wantErr(t, err, stacks.EINVALID, "amount", "owes nothing")
 	})
 
@@ -760,12 +791,18 @@ func TestLedger(t *testing.T) {
 
 	t.Run("Audit", func(t *testing.T) {
 		audit := auditRows(t, d, owing.ID)
+		// The ledger rows' ids vary with the demo data: each is matched as a
+		// number.
 		want := []string{
-			"patron.pay payment 5.00, balance 12.50 -> 7.50: Payment: cash",
-			"patron.waive waiver 2.50, balance 7.50 -> 5.00: Waived: First late return",
-			"patron.pay payment 5.00, balance 5.00 -> 0.00: Payment",
+			`^patron\.pay payment \d+ of 5\.00 by cash, balance 12\.50 -> 7\.50: Payment: cash$`,
+			`^patron\.waive waiver \d+ of 2\.50 on lines [\d,]+, balance 7\.50 -> 5\.00: Waived: First late return$`,
+			`^patron\.pay payment \d+ of 5\.00 by cash, balance 5\.00 -> 0\.00: Payment$`,
 		}
-		if strings.Join(audit, "\n") != strings.Join(want, "\n") {
+		ok := len(audit) == len(want)
+		for i := 0; ok && i < len(want); i++ {
+			ok = regexp.MustCompile(want[i]).MatchString(audit[i])
+		}
+		if !ok {
 			t.Errorf("audit\n%s\nwant\n%s", strings.Join(audit, "\n"), strings.Join(want, "\n"))
 		}
 	})

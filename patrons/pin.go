@@ -12,18 +12,6 @@ import (
 	"github.com/stacks-ils/stacks/passwords"
 )
 
-// SetPIN sets the PIN a patron types at a self-check machine (SIP2's patron
-// password). Only its bcrypt hash is stored. It hashes inside the transaction:
-// for tests and tools; a server hashes first with HashPIN and stores with
-// SetPINHash, so that the write connection is not held for bcrypt.
-func SetPIN(tx *db.Tx, actor stacks.Actor, patronID int64, pin string) error {
-	hash, err := HashPIN(pin)
-	if err != nil {
-		return err
-	}
-	return SetPINHash(tx, actor, patronID, hash)
-}
-
 // HashPIN checks a new PIN (4 to 32 characters without spaces or the "|" that
 // SIP uses to end a field) and returns its bcrypt hash. It is slow on purpose.
 func HashPIN(pin string) (string, error) {

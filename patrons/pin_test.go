@@ -27,25 +27,25 @@ func TestPIN(t *testing.T) {
 		}
 	})
 	t.Run("Set", func(t *testing.T) {
-		if err := write(d, func(tx *db.Tx) error { return patrons.SetPIN(tx, desk, p.ID, "8642") }); err != nil {
+		if err := write(d, func(tx *db.Tx) error { return setPIN(tx, p.ID, "8642") }); err != nil {
 			t.Fatal(err)
 		}
 		if h := hash(); !checkPIN(t, h, "8642") || checkPIN(t, h, "1234") {
-			t.Errorf("after SetPIN 8642, the hash %q", h)
+			t.Errorf("after setting PIN 8642, the hash %q", h)
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		for _, pin := range []string{"", "123", "12 34", "12|34", "123456789012345678901234567890123"} {
-			err := write(d, func(tx *db.Tx) error { return patrons.SetPIN(tx, desk, p.ID, pin) })
+			err := write(d, func(tx *db.Tx) error { return setPIN(tx, p.ID, pin) })
 			if stacks.ErrorCode(err) != stacks.EINVALID {
-				t.Errorf("SetPIN(%q) = %v, want invalid", pin, err)
+				t.Errorf("setting PIN %q = %v, want invalid", pin, err)
 			}
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		err := write(d, func(tx *db.Tx) error { return patrons.SetPIN(tx, desk, 99999, "8642") })
+		err := write(d, func(tx *db.Tx) error { return setPIN(tx, 99999, "8642") })
 		if stacks.ErrorCode(err) != stacks.ENOTFOUND {
-			t.Errorf("SetPIN for no patron = %v", err)
+			t.Errorf("setting the PIN of no patron = %v", err)
 		}
 		read(t, d, func(tx *db.Tx) error {
 			if _, err := patrons.PINHash(tx, 99999); stacks.ErrorCode(err) != stacks.ENOTFOUND {

@@ -20,8 +20,10 @@ func TestWaiveLines(t *testing.T) {
 		t.Helper()
 		var id int64
 		if err := write(d, func(tx *db.Tx) (err error) {
-			id, err = patrons.ChargeID(tx, desk, reader.ID, patrons.KindOverdue, cents, 0, what)
-			return err
+			if err = patrons.Charge(tx, desk, reader.ID, patrons.KindOverdue, cents, 0, what); err != nil {
+				return err
+			}
+			return tx.QueryRow(`SELECT max(id) FROM ledger WHERE patron_id = ?`, reader.ID).Scan(&id)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -144,10 +146,6 @@ func TestWaiveLines(t *testing.T) {
 		_, _, err := waive(desk, patrons.WaiveRequest{ChargeIDs: []int64{older}, Reason: "hardship"})
 		if stacks.ErrorCode(err) != stacks.EFORBIDDEN {
 			t.Fatalf("permission taken away: %v, want forbidden", err)
-		}
-		err = write(d, func(tx *db.Tx) error { return patrons.Waive(tx, desk, reader.ID, 100, "hardship") })
-		if stacks.ErrorCode(err) != stacks.EFORBIDDEN {
-			t.Fatalf("Waive without the permission: %v, want forbidden", err)
 		}
 	})
 

@@ -37,6 +37,23 @@ var exportOmitted = map[string]bool{"pin_hash": true}
 // log (by id: the entry names no one). Loans anonymised already are not theirs
 // any more, and not in it.
 func ExportPatron(tx *db.Tx, actor stacks.Actor, id int64) (*Export, error) {
+	e, err := readExport(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := auditExport(tx, actor, id); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// auditExport records the export of patron id's data.
+func auditExport(tx *db.Tx, actor stacks.Actor, id int64) error {
+	return tx.Audit(actor, "patron.export", "patron", id, "data exported (GDPR access)")
+}
+
+// readExport reads patron id's data in tx.
+func readExport(tx *db.Tx, id int64) (*Export, error) {
 	patron, err := rows(tx, `SELECT * FROM patrons WHERE id = ?`, id)
 	if err != nil {
 		return nil, fmt.Errorf("export patron: %w", err)
@@ -66,9 +83,6 @@ func ExportPatron(tx *db.Tx, actor stacks.Actor, id int64) (*Export, error) {
 		if *s.dst, err = rows(tx, s.q, id); err != nil {
 			return nil, fmt.Errorf("export patron: %w", err)
 		}
-	}
-	if err := tx.Audit(actor, "patron.export", "patron", id, "data exported (GDPR access)"); err != nil {
-		return nil, err
 	}
 	return e, nil
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -45,14 +44,9 @@ type AdminPatronLoadForm struct {
 }
 
 func (s *Server) adminPatronLoadChoices(r *http.Request, f *AdminPatronLoadForm) error {
-	return s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		if f.Categories, err = patrons.ListCategories(tx); err != nil {
-			return err
-		}
-		f.Branches, err = library.ListBranches(tx)
-		return err
-	})
+	c, err := s.patrons.load.Choices(r.Context())
+	f.Categories, f.Branches = c.Categories, c.Branches
+	return err
 }
 
 func (s *Server) handleAdminPatronLoadForm(w http.ResponseWriter, r *http.Request) {
@@ -108,7 +102,7 @@ func (s *Server) handleAdminPatronLoad(w http.ResponseWriter, r *http.Request) {
 		f.Error = stacks.ErrorMessage(err)
 		render(errorStatus(stacks.ErrorCode(err)))
 	}
-	res, err := patrons.CheckLoad(r.Context(), s.DB, file, opt)
+	res, err := s.patrons.load.CheckLoad(r.Context(), file, opt)
 	if res != nil && len(res.Rows) > 0 {
 		f.Result = res
 	}
@@ -138,7 +132,7 @@ func (s *Server) handleAdminPatronLoad(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, patronLoadJobPath(job), http.StatusSeeOther)
 		return
 	}
-	if err := patrons.ApplyLoad(r.Context(), s.DB, res, opt); err != nil {
+	if err := s.patrons.load.ApplyLoad(r.Context(), res, opt); err != nil {
 		fail(err)
 		return
 	}

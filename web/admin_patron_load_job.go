@@ -108,7 +108,7 @@ func (s *Server) startPatronLoad(f *AdminPatronLoadForm, res *patrons.LoadResult
 		defer jobs.wg.Done()
 		ctx, cancel := context.WithTimeout(bg, patronLoadTimeout)
 		defer cancel()
-		err := patrons.ApplyLoad(ctx, s.DB, res, opt)
+		err := s.patrons.load.ApplyLoad(ctx, res, opt)
 		switch {
 		case err == nil:
 		case errors.Is(err, context.DeadlineExceeded):

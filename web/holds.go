@@ -83,13 +83,6 @@ func safeReturn(r *http.Request, fallback string) string {
 	return back
 }
 
-// localDay is the library's calendar date at now, as midnight UTC of that date: the
-// form in which holds compares it with a date typed into a form.
-func localDay(now time.Time, loc *time.Location) time.Time {
-	y, m, d := now.In(loc).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
 // HoldsView is the Holds page of one branch: the hold shelf, the holds on it past
 // their pickup date, and the pull list.
 type HoldsView struct {
@@ -315,19 +308,11 @@ func (v *PatronHoldsView) Render(ctx context.Context, w io.Writer) error {
 // back is the return path of the section's forms.
 func (v *PatronHoldsView) back() string { return patronURL(v.Patron.ID) }
 
-// loadPatronHolds reads the patron page's Holds section in tx: two statements, the
-// holds and the branches to pick up at.
-func loadPatronHolds(tx *db.Tx, p *patrons.Patron, loc *time.Location, now time.Time) (*PatronHoldsView, error) {
-	v := &PatronHoldsView{Patron: p, Loc: loc, Pickup: p.HomeBranchCode, Errors: FormErrors{},
+// patronHoldsView is the patron page's Holds section for the patron's holds
+// and the branches to pick up at, on the page's time now.
+func patronHoldsView(p *patrons.Patron, hs []holds.Hold, branches []library.Branch, loc *time.Location, now time.Time) *PatronHoldsView {
+	return &PatronHoldsView{Patron: p, Holds: hs, Branches: branches, Loc: loc, Pickup: p.HomeBranchCode, Errors: FormErrors{},
 		Today: now.In(loc).Format(db.DayFormat), Tomorrow: now.In(loc).AddDate(0, 0, 1).Format(db.DayFormat)}
-	var err error
-	if v.Holds, err = holds.PatronHolds(tx, p.ID); err != nil {
-		return nil, err
-	}
-	if v.Branches, err = library.ListBranches(tx); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // handlePatronPlaceHold places a hold for the patron on the title of a copy (by

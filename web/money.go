@@ -12,7 +12,6 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -172,11 +171,8 @@ func (s *Server) handlePatronDeclareLost(w http.ResponseWriter, r *http.Request)
 // asks again (changed), if it does.
 func (s *Server) confirmLost(w http.ResponseWriter, r *http.Request, status int, changed string, bill circulation.LostBill) {
 	v := LostConfirmView{PatronID: bill.PatronID, Changed: changed, Bill: bill}
-	var p *patrons.Patron
-	if err := s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		p, err = patrons.FindByID(tx, bill.PatronID)
-		return err
-	}); err != nil {
+	p, err := s.patrons.money.Patron(r.Context(), bill.PatronID)
+	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
@@ -206,11 +202,7 @@ func (s *Server) handleReceipt(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	var rc patrons.Receipt
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		rc, err = patrons.FindReceipt(tx, id)
-		return err
-	})
+	rc, err := s.patrons.money.Receipt(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -234,37 +226,15 @@ func (s *Server) handleCashUp(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	day := r.URL.Query().Get("day")
-	var v CashUpView
-	v.Library = prefs.LibraryName
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		if day == "" {
-			day = tx.Now().In(prefs.Location).Format(db.DayFormat)
-		}
-		bs, err := library.ListBranches(tx)
-		if err != nil {
-			return err
-		}
-		v.Branches = bs
-		want := r.URL.Query().Get("branch")
-		for _, b := range bs {
-			if (want == "" && b.ID == userFrom(r.Context()).Actor().BranchID) || (want != "" && b.Code == want) {
-				v.Branch = b
-			}
-		}
-		if v.Branch.ID == 0 {
-			if want != "" || len(bs) == 0 {
-				return stacks.Errorf(stacks.ENOTFOUND, "There is no branch %q; choose one from the list.", want)
-			}
-			v.Branch = bs[0]
-		}
-		v.CashUp, err = patrons.FindCashUp(tx, v.Branch.ID, day, prefs.Location)
-		return err
+	page, err := s.patrons.money.CashUp(r.Context(), patrons.CashUpRequest{
+		BranchCode: r.URL.Query().Get("branch"), DefaultBranchID: userFrom(r.Context()).Actor().BranchID,
+		Day: r.URL.Query().Get("day"), Location: prefs.Location,
 	})
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := CashUpView{Library: prefs.LibraryName, Branches: page.Branches, Branch: page.Branch, CashUp: page.CashUp}
 	s.render(w, r, http.StatusOK, CashUpPage(s.page(r, "Cash-up", "patrons"), v, prefs.Location))
 }
 
@@ -318,29 +288,13 @@ func (s *Server) handleClaimsReturned(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Page = n
 	}
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		bs, err := library.ListBranches(tx)
-		if err != nil {
-			return err
-		}
-		v.Branches = bs
-		var branchID int64
-		for _, b := range bs {
-			if b.Code == v.Branch {
-				branchID = b.ID
-			}
-		}
-		if v.Branch != "" && branchID == 0 {
-			return stacks.Errorf(stacks.ENOTFOUND, "There is no branch %q; choose one from the list.", v.Branch)
-		}
-		v.Claims, v.More, err = circulation.ClaimedReturned(tx, circulation.ClaimsFilter{BranchID: branchID, All: v.All,
-			Limit: claimsPageSize, Offset: (v.Page - 1) * claimsPageSize})
-		return err
-	})
+	c, err := s.patrons.claims.ClaimsReturned(r.Context(), v.Branch, circulation.ClaimsFilter{All: v.All,
+		Limit: claimsPageSize, Offset: (v.Page - 1) * claimsPageSize})
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v.Branches, v.Claims, v.More = c.Branches, c.Claims, c.More
 	s.render(w, r, http.StatusOK, ClaimsReturnedPage(s.page(r, "Claims returned", "patrons"), v, prefs.Location))
 }
 

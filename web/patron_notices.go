@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/notices"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -24,30 +23,23 @@ type PatronNoticesView struct {
 	Errors   FormErrors
 }
 
-// loadPatronNotices reads the section in one statement.
-func loadPatronNotices(tx *db.Tx, p *patrons.Patron, loc *time.Location) (*PatronNoticesView, error) {
-	pn, err := notices.FindPatronNotices(tx, p.ID, p.Email, patronNoticesShown)
-	if err != nil {
-		return nil, err
-	}
-	return &PatronNoticesView{PatronID: p.ID, HasEmail: strings.TrimSpace(p.Email) != "", PatronNotices: pn, Location: loc, Errors: FormErrors{}}, nil
+// patronNoticesView is the section for the patron's notices and choices.
+func patronNoticesView(p *patrons.Patron, pn notices.PatronNotices, loc *time.Location) *PatronNoticesView {
+	return &PatronNoticesView{PatronID: p.ID, HasEmail: strings.TrimSpace(p.Email) != "", PatronNotices: pn, Location: loc, Errors: FormErrors{}}
 }
 
 // handlePatronNoticePreferences saves the patron's delivery for each kind of
 // notice.
 func (s *Server) handlePatronNoticePreferences(w http.ResponseWriter, r *http.Request) {
-	s.patronAction(w, r, "notices", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
-		p, err := patrons.FindByID(tx, id)
+	choices := map[string]string{}
+	for _, k := range notices.Kinds {
+		if v := r.PostFormValue("notice_" + k.Trigger); v != "" {
+			choices[k.Trigger] = v
+		}
+	}
+	s.patronAction(w, r, "notices", nil, func(actor stacks.Actor, id int64) (string, error) {
+		p, err := s.patrons.page.SetPatronNoticeChoices(r.Context(), actor, id, choices)
 		if err != nil {
-			return "", err
-		}
-		choices := map[string]string{}
-		for _, k := range notices.Kinds {
-			if v := r.PostFormValue("notice_" + k.Trigger); v != "" {
-				choices[k.Trigger] = v
-			}
-		}
-		if err := notices.SetPatronPreferences(tx, actor, id, p.Email, choices); err != nil {
 			return "", err
 		}
 		return "Notice choices saved for " + p.Name() + ".", nil

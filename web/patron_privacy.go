@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/patrons"
-	"github.com/stacks-ils/stacks/privacy"
 )
 
 // PatronPurgeView is the confirmation page for deleting a patron.
@@ -27,12 +25,7 @@ func (s *Server) handlePatronExport(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	var e *privacy.Export
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) error {
-		var err error
-		e, err = privacy.ExportPatron(tx, userFrom(r.Context()).Actor(), id)
-		return err
-	})
+	e, err := s.patrons.privacy.Export(r.Context(), userFrom(r.Context()).Actor(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -74,14 +67,8 @@ func (s *Server) handleAdminPatronPurgeConfirm(w http.ResponseWriter, r *http.Re
 
 func (s *Server) renderPatronPurge(w http.ResponseWriter, r *http.Request, id int64, status int) {
 	var v PatronPurgeView
-	err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		var err error
-		if v.Patron, err = patrons.FindByID(tx, id); err != nil {
-			return err
-		}
-		v.Blockers, err = privacy.PurgeBlockers(tx, id)
-		return err
-	})
+	var err error
+	v.Patron, v.Blockers, err = s.patrons.privacy.PurgeCheck(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -103,7 +90,7 @@ func (s *Server) handleAdminPatronPurge(w http.ResponseWriter, r *http.Request) 
 		redirect(w, r, "/admin/patrons/"+fmt.Sprint(id)+"/purge", http.StatusSeeOther)
 		return
 	}
-	if err := privacy.Purge(r.Context(), s.DB, userFrom(r.Context()).Actor(), id); err != nil {
+	if err := s.patrons.privacy.Purge(r.Context(), userFrom(r.Context()).Actor(), id); err != nil {
 		s.Error(w, r, err)
 		return
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/stacks-ils/stacks"
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -56,13 +55,10 @@ func patronInputFrom(r *http.Request) patrons.Input {
 	}
 }
 
-// loadPatronChoices fills the form's category and branch lists in tx.
-func loadPatronChoices(tx *db.Tx, v *PatronFormView) error {
-	var err error
-	if v.Categories, err = patrons.ListCategories(tx); err != nil {
-		return err
-	}
-	v.Branches, err = library.ListBranches(tx)
+// loadPatronChoices fills the form's category and branch lists.
+func (s *Server) loadPatronChoices(r *http.Request, v *PatronFormView) error {
+	c, err := s.patrons.form.Choices(r.Context())
+	v.Categories, v.Branches = c.Categories, c.Branches
 	return err
 }
 
@@ -70,7 +66,7 @@ func loadPatronChoices(tx *db.Tx, v *PatronFormView) error {
 // message beside its field, or at the top if it names no field.
 func (s *Server) renderPatronForm(w http.ResponseWriter, r *http.Request, status int, v PatronFormView) {
 	if v.Categories == nil {
-		if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadPatronChoices(tx, &v) }); err != nil {
+		if err := s.loadPatronChoices(r, &v); err != nil {
 			s.Error(w, r, err)
 			return
 		}
@@ -102,7 +98,7 @@ func (s *Server) handlePatronNew(w http.ResponseWriter, r *http.Request) {
 		Card:           strings.TrimSpace(r.URL.Query().Get("card")),
 		HomeBranchCode: userFrom(r.Context()).BranchCode,
 	}}
-	if err := s.DB.Read(r.Context(), func(tx *db.Tx) error { return loadPatronChoices(tx, &v) }); err != nil {
+	if err := s.loadPatronChoices(r, &v); err != nil {
 		s.Error(w, r, err)
 		return
 	}
@@ -116,11 +112,7 @@ func (s *Server) handlePatronNew(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handlePatronCreate(w http.ResponseWriter, r *http.Request) {
 	v := PatronFormView{In: patronInputFrom(r)}
-	var p *patrons.Patron
-	err := s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		p, err = patrons.Create(tx, userFrom(r.Context()).Actor(), v.In)
-		return err
-	})
+	p, err := s.patrons.form.Register(r.Context(), userFrom(r.Context()).Actor(), v.In)
 	if err != nil {
 		if !s.patronFormFailed(w, r, v, err) {
 			s.Error(w, r, err)
@@ -137,24 +129,17 @@ func (s *Server) handlePatronEdit(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	var v PatronFormView
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) error {
-		p, err := patrons.FindByID(tx, id)
-		if err != nil {
-			return err
-		}
-		v = PatronFormView{ID: p.ID, Name: p.Name(), In: patrons.Input{
-			Card: p.Card, Surname: p.Surname, FirstName: p.FirstName, Email: p.Email, Phone: p.Phone,
-			Address: p.Address, CategoryCode: p.CategoryCode, HomeBranchCode: p.HomeBranchCode, Notes: p.Notes,
-			DeskMessage: p.DeskMessage,
-			KeepHistory: p.KeepHistory, ExternalID: p.ExternalID, CardLost: p.CardLost,
-		}}
-		return loadPatronChoices(tx, &v)
-	})
+	p, c, err := s.patrons.form.PatronToEdit(r.Context(), id)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := PatronFormView{ID: p.ID, Name: p.Name(), Categories: c.Categories, Branches: c.Branches, In: patrons.Input{
+		Card: p.Card, Surname: p.Surname, FirstName: p.FirstName, Email: p.Email, Phone: p.Phone,
+		Address: p.Address, CategoryCode: p.CategoryCode, HomeBranchCode: p.HomeBranchCode, Notes: p.Notes,
+		DeskMessage: p.DeskMessage,
+		KeepHistory: p.KeepHistory, ExternalID: p.ExternalID, CardLost: p.CardLost,
+	}}
 	s.renderPatronForm(w, r, http.StatusOK, v)
 }
 
@@ -165,11 +150,7 @@ func (s *Server) handlePatronUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := PatronFormView{ID: id, In: patronInputFrom(r)}
-	var p *patrons.Patron
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		p, err = patrons.Update(tx, userFrom(r.Context()).Actor(), id, v.In)
-		return err
-	})
+	p, err := s.patrons.form.Edit(r.Context(), userFrom(r.Context()).Actor(), id, v.In)
 	if err != nil {
 		v.Name = strings.TrimSpace(v.In.FirstName + " " + v.In.Surname)
 		if !s.patronFormFailed(w, r, v, err) {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -37,12 +36,9 @@ func (s *Server) handlePatronSearch(w http.ResponseWriter, r *http.Request) {
 	v := PatronSearchView{Query: strings.TrimSpace(r.URL.Query().Get("q")), Location: prefs.Location}
 	if v.Query != "" {
 		v.Searched = true
-		err := s.DB.Read(r.Context(), func(tx *db.Tx) error {
-			v.Today = tx.Now().In(prefs.Location)
-			var err error
-			v.Results, err = patrons.Search(tx, v.Query, patronSearchLimit+1)
-			return err
-		})
+		var now time.Time
+		v.Results, now, err = s.patrons.form.Find(r.Context(), v.Query, patronSearchLimit+1)
+		v.Today = now.In(prefs.Location)
 		if err != nil {
 			s.Error(w, r, err)
 			return

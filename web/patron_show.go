@@ -63,8 +63,8 @@ type PatronView struct {
 	CanWaive bool
 
 	// Loans and Holds are the sections circulation adds to the page, rendered after
-	// the facts and before the ledger when set; loadPatronView is where to set them,
-	// inside the page's read transaction.
+	// the facts and before the ledger when set; patronView sets them from what
+	// circulation.Service.PatronPage read in the page's one read transaction.
 	Loans templ.Component
 	Holds templ.Component
 	// Notices is the Notices section: the patron's choices and latest notices.
@@ -84,45 +84,22 @@ func (v *PatronView) RenewDue() bool { return v.Patron.ExpiresWithin(v.Now, rene
 // Owes reports whether the patron owes anything.
 func (v *PatronView) Owes() bool { return v.Standing.BalanceCents > 0 }
 
-// loadPatronView reads what the patron page shows, in tx: eight statements (the
-// patron with their standing, ledger, loans, holds, the branches to pick up
-// holds at, the notices, the charge types and the count of claims returned), and
-// one more for the open lines when the patron owes.
-func loadPatronView(tx *db.Tx, id int64, loc *time.Location) (PatronView, error) {
-	p, standing, err := patrons.FindWithStanding(tx, id)
-	if err != nil {
-		return PatronView{}, err
-	}
-	v := PatronView{Patron: p, Standing: standing, Location: loc, Now: tx.Now().In(loc), Errors: FormErrors{}}
-	if v.Ledger, err = patrons.Ledger(tx, id); err != nil {
-		return PatronView{}, err
-	}
+// patronView builds the patron page from what circulation.Service.PatronPage
+// read, in the library's time zone loc.
+func patronView(pg circulation.PatronPage, loc *time.Location) PatronView {
+	p := pg.Patron
+	v := PatronView{Patron: p, Standing: pg.Standing, Ledger: pg.Ledger, Open: pg.Open, ChargeTypes: pg.ChargeTypes,
+		Location: loc, Now: pg.Now.In(loc), Errors: FormErrors{}}
 	if v.Owes() {
 		v.PayAmount = formatMoney(v.Standing.BalanceCents)
-		if v.Open, _, err = patrons.OpenCharges(tx, id); err != nil {
-			return PatronView{}, err
-		}
 	}
 	if v.Standing.BalanceCents < 0 {
 		v.RefundAmount = formatMoney(-v.Standing.BalanceCents)
 	}
-	if v.ChargeTypes, err = patrons.ChargeTypes(tx); err != nil {
-		return PatronView{}, err
-	}
-	loans, err := circulation.PatronLoans(tx, id)
-	if err != nil {
-		return PatronView{}, err
-	}
-	v.Loans = patronLoansSection(id, loans, loc, v.Now)
-	hv, err := loadPatronHolds(tx, p, loc, v.Now)
-	if err != nil {
-		return PatronView{}, err
-	}
-	v.Holds = hv
-	if v.Notices, err = loadPatronNotices(tx, p, loc); err != nil {
-		return PatronView{}, err
-	}
-	return v, nil
+	v.Loans = patronLoansSection(p.ID, pg.Loans, loc, v.Now)
+	v.Holds = patronHoldsView(p, pg.Holds, pg.Branches, loc, v.Now)
+	v.Notices = patronNoticesView(p, pg.Notices, loc)
+	return v
 }
 
 func (s *Server) handlePatronShow(w http.ResponseWriter, r *http.Request) {
@@ -142,15 +119,12 @@ func (s *Server) showPatron(w http.ResponseWriter, r *http.Request, id int64, st
 		s.Error(w, r, err)
 		return
 	}
-	var v PatronView
-	err = s.DB.Read(r.Context(), func(tx *db.Tx) (err error) {
-		v, err = loadPatronView(tx, id, prefs.Location)
-		return err
-	})
+	pg, err := s.patrons.page.PatronPage(r.Context(), id, patronNoticesShown)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	v := patronView(pg, prefs.Location)
 	if u := userFrom(r.Context()); u != nil {
 		v.CanForgive = u.IsAdmin()
 		v.CanWaive = u.MayWaive()
@@ -161,24 +135,20 @@ func (s *Server) showPatron(w http.ResponseWriter, r *http.Request, id int64, st
 	s.render(w, r, status, PatronPage(s.page(r, v.Patron.Name(), "patrons"), v))
 }
 
-// patronAction runs one of the patron page's forms: do makes the change in a write
-// transaction and returns the message to flash; then the browser goes back to the
+// patronAction runs one of the patron page's forms: do makes the change (one
+// service call) and returns the message to flash; then the browser goes back to the
 // form's "return" path if it is a path on this site (the desk posts some of these
 // forms from Check out), else to the patron page. If do refuses the input (an error about a field), the page is shown
 // again with status 422, the message beside the field of form (the key is form +
 // "_" + field) and the typed values that keep puts back.
 func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form string, keep func(*PatronView),
-	do func(tx *db.Tx, actor stacks.Actor, id int64) (string, error)) {
+	do func(actor stacks.Actor, id int64) (string, error)) {
 	id, err := patronID(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	var msg string
-	err = s.DB.Write(r.Context(), func(tx *db.Tx) (err error) {
-		msg, err = do(tx, userFrom(r.Context()).Actor(), id)
-		return err
-	})
+	msg, err := do(userFrom(r.Context()).Actor(), id)
 	if field := stacks.ErrorField(err); err != nil && field != "" && stacks.ErrorCode(err) != stacks.EINTERNAL {
 		s.showPatron(w, r, id, http.StatusUnprocessableEntity, func(v *PatronView) {
 			if keep != nil {
@@ -209,15 +179,11 @@ func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form strin
 }
 
 // owedAfter describes the balance after a payment or waiver, for the flash.
-func owedAfter(tx *db.Tx, id int64) (string, error) {
-	bal, err := patrons.Balance(tx, id)
-	if err != nil {
-		return "", err
+func owedAfter(balance int64) string {
+	if balance <= 0 {
+		return "Nothing is owed now."
 	}
-	if bal <= 0 {
-		return "Nothing is owed now.", nil
-	}
-	return formatMoney(bal) + " is still owed.", nil
+	return formatMoney(balance) + " is still owed."
 }
 
 // handlePatronPay takes a payment by a method, for the ticked lines (none: the
@@ -230,7 +196,7 @@ func (s *Server) handlePatronPay(w http.ResponseWriter, r *http.Request) {
 		ticked[id] = true
 	}
 	keep := func(v *PatronView) { v.PayAmount, v.PayNote, v.PayMethod, v.PayLines = amount, note, method, ticked }
-	s.patronAction(w, r, "pay", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+	s.patronAction(w, r, "pay", keep, func(actor stacks.Actor, id int64) (string, error) {
 		cents, ok := parseMoney(amount)
 		if !ok {
 			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount paid, like 5.00.")
@@ -238,12 +204,11 @@ func (s *Server) handlePatronPay(w http.ResponseWriter, r *http.Request) {
 		if !linesOK {
 			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Tick the lines to pay again; the form sent a line that is not one.")
 		}
-		pid, err := patrons.PayLines(tx, actor, patrons.PayRequest{PatronID: id, Cents: cents, Method: method, ChargeIDs: lines, Note: note})
+		pid, bal, err := s.patrons.actions.Pay(r.Context(), actor, patrons.PayRequest{PatronID: id, Cents: cents, Method: method, ChargeIDs: lines, Note: note})
 		if err != nil {
 			return "", err
 		}
-		owed, err := owedAfter(tx, id)
-		return fmt.Sprintf("Payment of %s recorded. %s Receipt %d (%s).", formatMoney(cents), owed, pid, methodLabel(method)), err
+		return fmt.Sprintf("Payment of %s recorded. %s Receipt %d (%s).", formatMoney(cents), owedAfter(bal), pid, methodLabel(method)), nil
 	})
 }
 
@@ -251,12 +216,12 @@ func (s *Server) handlePatronPay(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handlePatronRefund(w http.ResponseWriter, r *http.Request) {
 	amount, method := r.PostFormValue("amount"), r.PostFormValue("method")
 	keep := func(v *PatronView) { v.RefundAmount = amount }
-	s.patronAction(w, r, "refund", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+	s.patronAction(w, r, "refund", keep, func(actor stacks.Actor, id int64) (string, error) {
 		cents, ok := parseMoney(amount)
 		if !ok {
 			return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount to refund, like 5.00.")
 		}
-		rid, err := patrons.Refund(tx, actor, id, cents, method, r.PostFormValue("note"))
+		rid, err := s.patrons.actions.Refund(r.Context(), actor, id, cents, method, r.PostFormValue("note"))
 		if err != nil {
 			return "", err
 		}
@@ -268,7 +233,7 @@ func (s *Server) handlePatronRefund(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handlePatronCharge(w http.ResponseWriter, r *http.Request) {
 	code, amount, note := r.PostFormValue("type"), r.PostFormValue("amount"), r.PostFormValue("note")
 	keep := func(v *PatronView) { v.ChargeType, v.ChargeAmount, v.ChargeNote = code, amount, note }
-	s.patronAction(w, r, "charge", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+	s.patronAction(w, r, "charge", keep, func(actor stacks.Actor, id int64) (string, error) {
 		var cents int64
 		if amount != "" {
 			var ok bool
@@ -276,11 +241,11 @@ func (s *Server) handlePatronCharge(w http.ResponseWriter, r *http.Request) {
 				return "", stacks.FieldErrorf("amount", stacks.EINVALID, "Enter the amount, like 2.00, or leave it empty for the type's default.")
 			}
 		}
-		if _, err := patrons.ChargeManual(tx, actor, id, code, cents, note); err != nil {
+		bal, err := s.patrons.actions.Charge(r.Context(), actor, id, code, cents, note)
+		if err != nil {
 			return "", err
 		}
-		bal, err := patrons.Balance(tx, id)
-		return fmt.Sprintf("Charge added; %s is owed now.", formatMoney(bal)), err
+		return fmt.Sprintf("Charge added; %s is owed now.", formatMoney(bal)), nil
 	})
 }
 
@@ -294,7 +259,7 @@ func (s *Server) handlePatronWaive(w http.ResponseWriter, r *http.Request) {
 		ticked[id] = true
 	}
 	keep := func(v *PatronView) { v.WaiveAmount, v.WaiveReason, v.WaiveLines = amount, reason, ticked }
-	s.patronAction(w, r, "waive", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+	s.patronAction(w, r, "waive", keep, func(actor stacks.Actor, id int64) (string, error) {
 		var cents int64
 		if strings.TrimSpace(amount) != "" {
 			var ok bool
@@ -306,39 +271,38 @@ func (s *Server) handlePatronWaive(w http.ResponseWriter, r *http.Request) {
 			return "", stacks.FieldErrorf("lines", stacks.EINVALID, "Tick the lines to waive again; the form sent a line that is not one.")
 		}
 		req := patrons.WaiveRequest{PatronID: id, ChargeIDs: lines, Cents: cents, Reason: reason}
-		_, waived, err := patrons.WaiveLines(tx, actor, req)
+		waived, bal, err := s.patrons.actions.Waive(r.Context(), actor, req)
 		if err != nil {
 			return "", err
 		}
-		owed, err := owedAfter(tx, id)
-		return fmt.Sprintf("Waived %s. %s", formatMoney(waived), owed), err
+		return fmt.Sprintf("Waived %s. %s", formatMoney(waived), owedAfter(bal)), nil
 	})
 }
 
 func (s *Server) handlePatronBlock(w http.ResponseWriter, r *http.Request) {
 	note := r.PostFormValue("note")
 	keep := func(v *PatronView) { v.BlockNote = note }
-	s.patronAction(w, r, "block", keep, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
-		return "The patron is blocked: the desk will refuse checkouts and show your note.", patrons.SetBlock(tx, actor, id, true, note)
+	s.patronAction(w, r, "block", keep, func(actor stacks.Actor, id int64) (string, error) {
+		return "The patron is blocked: the desk will refuse checkouts and show your note.", s.patrons.actions.Block(r.Context(), actor, id, true, note)
 	})
 }
 
 // handlePatronPIN sets the PIN the patron types at self-check machines. The PIN
-// is hashed before the write transaction (bcrypt is slow on purpose).
+// is hashed before the service's write transaction (bcrypt is slow on purpose).
 func (s *Server) handlePatronPIN(w http.ResponseWriter, r *http.Request) {
 	hash, hashErr := patrons.HashPIN(r.PostFormValue("pin"))
-	s.patronAction(w, r, "pin", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
+	s.patronAction(w, r, "pin", nil, func(actor stacks.Actor, id int64) (string, error) {
 		if hashErr != nil {
 			return "", hashErr
 		}
-		return "PIN set: the patron can use it at the self-check machines now.", patrons.SetPINHash(tx, actor, id, hash)
+		return "PIN set: the patron can use it at the self-check machines now.", s.patrons.actions.SetPIN(r.Context(), actor, id, hash)
 	})
 }
 
 func (s *Server) handlePatronUnblock(w http.ResponseWriter, r *http.Request) {
 	note := r.PostFormValue("note")
-	s.patronAction(w, r, "unblock", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
-		return "The block is removed.", patrons.SetBlock(tx, actor, id, false, note)
+	s.patronAction(w, r, "unblock", nil, func(actor stacks.Actor, id int64) (string, error) {
+		return "The block is removed.", s.patrons.actions.Block(r.Context(), actor, id, false, note)
 	})
 }
 
@@ -350,12 +314,8 @@ func (s *Server) handlePatronRenewCard(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.patronAction(w, r, "renew", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
-		expires, err := patrons.RenewCard(tx, actor, id, localDay(tx.Now(), prefs.Location))
-		if err != nil {
-			return "", err
-		}
-		p, err := patrons.FindByID(tx, id)
+	s.patronAction(w, r, "renew", nil, func(actor stacks.Actor, id int64) (string, error) {
+		p, expires, err := s.Circ.RenewCard(r.Context(), actor, id, prefs.Location)
 		if err != nil {
 			return "", err
 		}
@@ -366,8 +326,8 @@ func (s *Server) handlePatronRenewCard(w http.ResponseWriter, r *http.Request) {
 // handlePatronDismissDeskMessage clears the message for the desk once staff have
 // acted on it.
 func (s *Server) handlePatronDismissDeskMessage(w http.ResponseWriter, r *http.Request) {
-	s.patronAction(w, r, "desk_message", nil, func(tx *db.Tx, actor stacks.Actor, id int64) (string, error) {
-		return "The message for the desk is dismissed.", patrons.DismissDeskMessage(tx, actor, id)
+	s.patronAction(w, r, "desk_message", nil, func(actor stacks.Actor, id int64) (string, error) {
+		return "The message for the desk is dismissed.", s.Circ.DismissDeskMessage(r.Context(), actor, id)
 	})
 }
 

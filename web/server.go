@@ -104,6 +104,7 @@ type Server struct {
 	Labels   labelsService
 	Holds    holdsService
 	reports  reportsService
+	patrons  patronServices
 }
 
 // New returns a Server for cfg.
@@ -145,6 +146,7 @@ func New(cfg Config) *Server {
 		Labels:     newLabelsService(cfg),
 		Holds:      holds.NewService(cfg.DB),
 		reports:    newReportsService(cfg),
+		patrons:    newPatronServices(cfg.DB, prefs),
 	}
 }
 
