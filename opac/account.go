@@ -12,6 +12,7 @@ import (
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -235,7 +236,7 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 			field = "new"
 		}
 		f.Errors[field] = stacks.ErrorMessage(err)
-		s.render(w, r, errorStatus(stacks.ErrorCode(err)), PINPage(s.page(r, "Change your PIN", "account"), f))
+		s.render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), PINPage(s.page(r, "Change your PIN", "account"), f))
 	}
 	switch {
 	case current == "":
@@ -515,7 +516,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 			refuse(http.StatusConflict, "This title cannot be placed on hold: none of its copies is for loan. You can read it in the library.")
 		}
 	case stacks.ErrorCode(err) == stacks.EINVALID || stacks.ErrorCode(err) == stacks.ECONFLICT:
-		refuse(errorStatus(stacks.ErrorCode(err)), "This hold could not be placed. Please try again, or ask at the desk.")
+		refuse(kit.CodeStatus(stacks.ErrorCode(err)), "This hold could not be placed. Please try again, or ask at the desk.")
 	default:
 		s.Error(w, r, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/kit"
 )
 
 // ParseTrustedProxies parses a comma-separated list of addresses and CIDRs
@@ -101,7 +102,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.Error = stacks.ErrorMessage(err)
-		s.render(w, r, errorStatus(code), SignInPage(s.page(r, "Sign in", "signin"), f))
+		s.render(w, r, kit.CodeStatus(code), SignInPage(s.page(r, "Sign in", "signin"), f))
 		return
 	}
 	// A new token at sign-in defeats session fixation.

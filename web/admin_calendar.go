@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 )
 
@@ -126,7 +127,7 @@ func (s *Server) handleAdminBranchHoursSave(w http.ResponseWriter, r *http.Reque
 			s.Error(w, r, err)
 			return
 		}
-		status = errorStatus(stacks.ErrorCode(err))
+		status = kit.CodeStatus(stacks.ErrorCode(err))
 		if msg := adminFormError(form.Errors, err); msg != "" {
 			form.Errors["closed_weekdays"] = msg
 		}
@@ -179,7 +180,7 @@ func (s *Server) handleAdminClosedDayAdd(w http.ResponseWriter, r *http.Request)
 	}
 	status := http.StatusUnprocessableEntity
 	if err != nil {
-		status = errorStatus(stacks.ErrorCode(err))
+		status = kit.CodeStatus(stacks.ErrorCode(err))
 		if msg := adminFormError(form.Errors, err); msg != "" {
 			form.Errors["day"] = msg
 		}

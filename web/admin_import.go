@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 )
 
@@ -97,7 +98,7 @@ func (s *Server) handleAdminImport(w http.ResponseWriter, r *http.Request) {
 		if stacks.ErrorCode(err) == stacks.EINTERNAL {
 			s.Logger.Error("import", "file", f.FileName, "err", err)
 		}
-		fail(errorStatus(stacks.ErrorCode(err)), "The import stopped: "+stacks.ErrorMessage(err)+" What is listed above was imported.")
+		fail(kit.CodeStatus(stacks.ErrorCode(err)), "The import stopped: "+stacks.ErrorMessage(err)+" What is listed above was imported.")
 		return
 	}
 	s.render(w, r, http.StatusOK, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -100,7 +101,7 @@ func (s *Server) handleAdminPatronLoad(w http.ResponseWriter, r *http.Request) {
 			s.Logger.Error("patron load", "file", f.FileName, "err", err)
 		}
 		f.Error = stacks.ErrorMessage(err)
-		render(errorStatus(stacks.ErrorCode(err)))
+		render(kit.CodeStatus(stacks.ErrorCode(err)))
 	}
 	res, err := s.patrons.load.CheckLoad(r.Context(), file, opt)
 	if res != nil && len(res.Rows) > 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 )
 
@@ -273,7 +274,7 @@ func (s *Server) saveAdminRule(w http.ResponseWriter, r *http.Request, id int64)
 		if stacks.ErrorCode(err) == stacks.ECONFLICT {
 			f.ConflictID = s.adminRuleWithScope(r, rule)
 		}
-		s.render(w, r, errorStatus(stacks.ErrorCode(err)), AdminRuleFormPage(s.page(r, title, "admin"), &f))
+		s.render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), AdminRuleFormPage(s.page(r, title, "admin"), &f))
 	case err != nil:
 		s.Error(w, r, err)
 	case len(f.Errors) > 0:

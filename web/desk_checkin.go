@@ -9,6 +9,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -138,7 +139,7 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 			row.Message = fmt.Sprintf("No item has barcode %s. Nothing was checked in: check the barcode, or look the item up in Search.", scanned)
 		}
 	}
-	status := errorStatus(stacks.ErrorCode(err))
+	status := kit.CodeStatus(stacks.ErrorCode(err))
 	if row.Patron != nil {
 		status = http.StatusUnprocessableEntity
 	}
@@ -190,7 +191,7 @@ func (s *Server) handleCheckinAcknowledge(w http.ResponseWriter, r *http.Request
 	v := &CheckinView{}
 	status := http.StatusOK
 	if err != nil {
-		v.Notice, status = stacks.ErrorMessage(err), errorStatus(stacks.ErrorCode(err))
+		v.Notice, status = stacks.ErrorMessage(err), kit.CodeStatus(stacks.ErrorCode(err))
 	}
 	if isDeskScript(r) {
 		if err := s.checkinPending(r, v); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -275,7 +276,7 @@ func (s *Server) checkoutItem(w http.ResponseWriter, r *http.Request, prefs libr
 	case errors.As(err, &blocked):
 		s.checkoutReply(w, r, prefs, http.StatusConflict, ScanRow{Kind: rowDecision, Scanned: barcode, Blocked: blocked, Sound: soundQuestion}, false)
 	case stacks.ErrorCode(err) != stacks.EINTERNAL:
-		s.checkoutReply(w, r, prefs, errorStatus(stacks.ErrorCode(err)), ScanRow{Kind: rowRefused, Scanned: barcode,
+		s.checkoutReply(w, r, prefs, kit.CodeStatus(stacks.ErrorCode(err)), ScanRow{Kind: rowRefused, Scanned: barcode,
 			Message: stacks.ErrorMessage(err), Sound: soundError}, false)
 	default:
 		s.Error(w, r, err)
@@ -338,7 +339,7 @@ func (s *Server) visitAction(w http.ResponseWriter, r *http.Request, what string
 			s.Error(w, r, err)
 			return
 		}
-		status, row = errorStatus(stacks.ErrorCode(err)), ScanRow{Kind: rowRefused, Scanned: what, Message: stacks.ErrorMessage(err), Sound: soundError}
+		status, row = kit.CodeStatus(stacks.ErrorCode(err)), ScanRow{Kind: rowRefused, Scanned: what, Message: stacks.ErrorMessage(err), Sound: soundError}
 	}
 	if !isDeskScript(r) && row.Kind != rowRefused {
 		s.flash(r, "ok", row.Message)

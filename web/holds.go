@@ -17,6 +17,7 @@ import (
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -361,7 +362,7 @@ func (s *Server) handlePatronPlaceHold(w http.ResponseWriter, r *http.Request) {
 		default:
 			field = ""
 		}
-		s.showPatron(w, r, id, errorStatus(stacks.ErrorCode(err)), keep(nil, field, stacks.ErrorMessage(err)))
+		s.showPatron(w, r, id, kit.CodeStatus(stacks.ErrorCode(err)), keep(nil, field, stacks.ErrorMessage(err)))
 	default:
 		s.Error(w, r, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
+	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/patrons"
 )
 
@@ -137,7 +138,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 			field = "card"
 		}
 		f.Errors[field] = stacks.ErrorMessage(err)
-		s.render(w, r, errorStatus(stacks.ErrorCode(err)), PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+		s.render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), PlaceHoldPage(s.page(r, "Place hold", "search"), f))
 	default:
 		s.Error(w, r, err)
 	}

@@ -347,9 +347,6 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 	kit.Render(w, r, s.Logger, status, c)
 }
 
-// errorStatus maps an error code to an HTTP status.
-var errorStatus = kit.CodeStatus
-
 // Error shows err as a page: its message for our own errors, a generic one (and a
 // log line) for anything else (kit.Failure).
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
