@@ -84,7 +84,7 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	defer func() {
-		if err := pgtest.DropTemplates(); err != nil {
+		if err := pgtest.Cleanup(); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 		}
 	}()

@@ -59,7 +59,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	defer pgtest.DropTemplates()
+	defer func() {
+		if err := pgtest.Cleanup(); err != nil {
+			fmt.Fprintln(os.Stderr, "hardening:", err)
+		}
+	}()
 	if stacksBin, err = buildStacks(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "hardening:", err)
 		return 1

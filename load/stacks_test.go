@@ -29,7 +29,7 @@ import (
 func TestMain(m *testing.M) {
 	// The race detector makes bcrypt many times slower; tests need no strong hashes.
 	passwords.BcryptCost = bcrypt.MinCost
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // demoLibrary creates a small demo library in a file of its own.

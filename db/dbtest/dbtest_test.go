@@ -65,3 +65,12 @@ func TestOpen(t *testing.T) {
 		t.Errorf("%d branches, want none", n)
 	}
 }
+
+// TestWaitFor: WaitFor returns once the condition holds, polling it.
+func TestWaitFor(t *testing.T) {
+	polls := 0
+	dbtest.WaitFor(t, "the third poll", func() bool { polls++; return polls == 3 })
+	if polls != 3 {
+		t.Fatalf("WaitFor returned after %d polls, want 3", polls)
+	}
+}
