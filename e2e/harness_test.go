@@ -323,7 +323,7 @@ func waitHealthy(baseURL string, exited <-chan struct{}) error {
 		} else {
 			last = err.Error()
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the poll's interval
 	}
 	return fmt.Errorf("/healthz not 200 after %v (last: %s)", startTimeout, last)
 }

@@ -193,7 +193,7 @@ func (s *server) waitHealthy() error {
 		} else {
 			last = err.Error()
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the poll's interval
 	}
 	return fmt.Errorf("/healthz not 200 after %v (last: %s)", startTimeout, last)
 }

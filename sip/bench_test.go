@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/sip"
 )
@@ -142,9 +143,7 @@ func TestDebugLogOff(t *testing.T) {
 	c = e.client()
 	send(t, c, checkinMsg("I00001"))
 	// The record is written after the answer is sent.
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(h.last(), "request=09N") && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	dbtest.WaitFor(t, "the check-in's debug record", func() bool { return strings.Contains(h.last(), "request=09N") })
 	if n := h.debugRecords(); n < 2 {
 		t.Errorf("%d debug records with the level at debug; want one per message", n)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
 )
@@ -176,8 +177,8 @@ func TestPINComparedOncePerSession(t *testing.T) {
 }
 
 // TestSettingsReachTerminal: a change an administrator makes to an account reaches
-// a terminal logged in with it within PrefsMaxAge, without a new login; a
-// deactivated account's connections close.
+// a terminal logged in with it (once PrefsMaxAge has passed), without a new
+// login; a deactivated account's connections close.
 func TestSettingsReachTerminal(t *testing.T) {
 	e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{PrefsMaxAge: 20 * time.Millisecond}})
 	c := e.client()
@@ -195,10 +196,7 @@ func TestSettingsReachTerminal(t *testing.T) {
 		t.Fatalf("language before: %s", got)
 	}
 	e.settings(func(u *sip.AccountUpdate) { u.Settings.Denied, u.Settings.Language = []string{"11"}, "003" })
-	time.Sleep(30 * time.Millisecond)
-	if got := bx(); got != "YNYYYYYYYYYYYYYY" {
-		t.Errorf("BX after checkout was denied: %s", got)
-	}
+	dbtest.WaitFor(t, "the denied checkout to reach the terminal", func() bool { return bx() == "YNYYYYYYYYYYYYYY" })
 	if got := language(); got != "003" {
 		t.Errorf("language after it was set to 003: %s", got)
 	}
@@ -223,10 +221,10 @@ func TestSettingsReachTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(30 * time.Millisecond)
-	if resp, err := c.Send("9900302.00"); err == nil {
-		t.Errorf("a deactivated account's terminal got an answer: %s", resp)
-	}
+	dbtest.WaitFor(t, "the deactivated account's terminal to be cut off", func() bool {
+		_, err := c.Send("9900302.00")
+		return err != nil
+	})
 	if err := e.dial().Login("kiosk", "kiosk", ""); !errors.Is(err, sip.ErrLoginRefused) {
 		t.Errorf("login with a deactivated account: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/web"
@@ -123,7 +124,11 @@ func TestSearchCannotStallTheDesk(t *testing.T) {
 		return r
 	}
 	c := e.deskClient(t)
-	time.Sleep(100 * time.Millisecond) // let the searches start
+	dbtest.WaitFor(t, "the searches to start", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(statuses) > 0
+	})
 	for round := range 5 {
 		if r := timed(&health, func() response { return e.get(t, c, "/healthz") }); r.Status != http.StatusOK {
 			t.Fatalf("/healthz under the searches: %d", r.Status)

@@ -237,7 +237,7 @@ func waitHealthy(url string, timeout time.Duration, exited <-chan struct{}) erro
 		} else {
 			last = err.Error()
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the poll's interval
 	}
 	return fmt.Errorf("%s not 200 after %v (last: %s)", url, timeout, last)
 }
@@ -262,7 +262,7 @@ func (b *syncBuffer) String() string {
 
 // TestBinaryDependencies: every CGI request starts this binary afresh, and every
 // package it links initialises itself first, whether the request needs it or
-// not (issue 20). The binary must not link the Prometheus client, protobuf or
+// not. The binary must not link the Prometheus client, protobuf or
 // procfs (package metrics writes the text format itself; they were a quarter of
 // the start-up's package initialisation), nor the browser-test driver.
 func TestBinaryDependencies(t *testing.T) {

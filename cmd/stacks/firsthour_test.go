@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -158,19 +159,17 @@ func TestServeEmptyLibrary(t *testing.T) {
 	})
 	serving := regexp.MustCompile(`msg=serving addr=(http://[^ ]+/)`)
 	var base string
-	for deadline := time.Now().Add(30 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
+	dbtest.WaitFor(t, "serve to start", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("serve stopped: %v\n%s", err, logs.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start within 30 s\n%s", logs.String())
-		}
 		if m := serving.FindStringSubmatch(logs.String()); m != nil {
 			base = m[1]
 		}
-	}
+		return base != ""
+	})
 	if l := logs.String(); !strings.Contains(l, "no staff account can sign in yet") || !strings.Contains(l, "stacks init --db "+path) || !strings.Contains(l, "stacks user add") {
 		t.Errorf("serve's log on a library with no staff account does not say to run stacks init or stacks user add:\n%s", l)
 	}

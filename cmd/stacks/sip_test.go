@@ -314,7 +314,7 @@ func exchangeRaw(t *testing.T, c net.Conn, r *bufio.Reader, msg string) string {
 	return strings.TrimSuffix(resp, "\r")
 }
 
-// TestSIPInvalidUTF8 (issue 13, finding 8): a message whose identifier is not
+// TestSIPInvalidUTF8: a message whose identifier is not
 // text (9 and half a UTF-8 sequence) used to become a Prometheus label, which
 // panicked; the connection closed unanswered and the stack was logged. Each such
 // message is now answered with a request to resend (96), as any bytes that cannot
@@ -369,7 +369,7 @@ func TestSIPInvalidUTF8(t *testing.T) {
 var knownSIPMessages = map[string]bool{"93": true, "99": true, "23": true, "63": true, "11": true, "09": true,
 	"17": true, "29": true, "65": true, "15": true, "35": true, "37": true, "97": true, "01": true, "25": true, "19": true}
 
-// TestSIPMetricLabelsBounded (issue 13, finding 8): every two bytes a terminal
+// TestSIPMetricLabelsBounded: every two bytes a terminal
 // sends used to become a label of stacks_sip_message_duration_seconds, so that
 // unknown messages grew /metrics without bound. Labels are now the message codes
 // the server answers, and "other" for everything else.
@@ -392,8 +392,8 @@ func TestSIPMetricLabelsBounded(t *testing.T) {
 				continue
 			}
 			if code[0] >= '0' && code[0] <= '9' && code[1] >= '0' && code[1] <= '9' {
-				// A message the server does not support gets no answer (issue
-				// 14); the next status answer shows that none came.
+				// A message the server does not support gets no answer; the
+				// next status answer shows that none came.
 				if _, err := c.Write([]byte(code + "XYZ\r")); err != nil {
 					t.Fatal(err)
 				}
@@ -423,7 +423,7 @@ func TestSIPMetricLabelsBounded(t *testing.T) {
 	}
 }
 
-// TestSIPConnectionFlags (issue 13, finding 3): --sip-max-conns-per-addr and
+// TestSIPConnectionFlags: --sip-max-conns-per-addr and
 // --sip-login-timeout (and their environment variables) reach the SIP server: the
 // connection past the limit from one address is refused, and one that does not log
 // in is closed after the timeout. Negative values are usage errors.
@@ -468,9 +468,9 @@ func TestSIPConnectionFlags(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	if d := closedAfter(conns[2]); d > 200*time.Millisecond {
-		t.Errorf("the third connection from one address was closed after %v; want it refused at once", d)
-	}
+	// The third is refused as it arrives, not closed at the login timeout.
+	closedAfter(conns[2])
+	waitForLog(t, logs, "sip connection refused: too many connections from this address")
 	if d := closedAfter(conns[0]); d < 250*time.Millisecond {
 		t.Errorf("a connection without a login was closed after %v, before --sip-login-timeout", d)
 	}

@@ -66,11 +66,16 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// TestWaitFor: WaitFor returns once the condition holds, polling it.
+// TestWaitFor: WaitFor and Eventually return once the condition holds,
+// polling it.
 func TestWaitFor(t *testing.T) {
 	polls := 0
 	dbtest.WaitFor(t, "the third poll", func() bool { polls++; return polls == 3 })
 	if polls != 3 {
 		t.Fatalf("WaitFor returned after %d polls, want 3", polls)
+	}
+	polls = 0
+	if !dbtest.Eventually(func() bool { polls++; return polls == 2 }) || polls != 2 {
+		t.Fatalf("Eventually returned after %d polls, want true after 2", polls)
 	}
 }
