@@ -59,7 +59,7 @@ func lockouts(t *testing.T, d *db.DB) []sip.Lockout {
 func TestLockoutsPersist(t *testing.T) {
 	e := newEnv(t)
 	var now atomic.Int64
-	now.Store(testNow.UnixNano())
+	now.Store(dbtest.Monday.UnixNano())
 	e.d.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
 
 	for i := range 5 {
@@ -68,7 +68,7 @@ func TestLockoutsPersist(t *testing.T) {
 		}
 	}
 	ls := lockouts(t, e.d)
-	if len(ls) != 1 || ls[0].Kind != "login" || ls[0].Subject != "kiosk" || ls[0].Address != "127.0.0.1" || !ls[0].Locked(testNow) {
+	if len(ls) != 1 || ls[0].Kind != "login" || ls[0].Subject != "kiosk" || ls[0].Address != "127.0.0.1" || !ls[0].Locked(dbtest.Monday) {
 		t.Fatalf("lockouts after five failures: %+v", ls)
 	}
 
@@ -83,7 +83,7 @@ func TestLockoutsPersist(t *testing.T) {
 	}
 
 	// Sixteen minutes later the lockout is over.
-	now.Store(testNow.Add(16 * time.Minute).UnixNano())
+	now.Store(dbtest.Monday.Add(16 * time.Minute).UnixNano())
 	if err := dialAt(t, restarted).Login("kiosk", "kiosk", ""); err != nil {
 		t.Fatalf("after the lockout: %v", err)
 	}
@@ -207,7 +207,7 @@ func TestSettingsReachTerminal(t *testing.T) {
 	err := e.d.Read(context.Background(), func(tx *db.Tx) error {
 		return tx.QueryRow(`SELECT last_seen_at, last_seen_addr FROM sip_accounts WHERE username = 'kiosk'`).Scan(&lastSeen, &addr)
 	})
-	if err != nil || lastSeen != db.FormatTime(testNow) || addr != "127.0.0.1" {
+	if err != nil || lastSeen != db.FormatTime(dbtest.Monday) || addr != "127.0.0.1" {
 		t.Errorf("last seen: %q from %q (%v)", lastSeen, addr, err)
 	}
 
@@ -331,7 +331,7 @@ func bcryptHash(secret string, cost int) (string, error) {
 func TestLockoutWindow(t *testing.T) {
 	e := newEnv(t)
 	var now atomic.Int64
-	now.Store(testNow.UnixNano())
+	now.Store(dbtest.Monday.UnixNano())
 	e.d.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
 	for round := range 2 {
 		for i := range 4 {

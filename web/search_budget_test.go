@@ -22,7 +22,7 @@ import (
 // search settings.
 func newSearchEnv(t *testing.T, titles int, opt db.Options, cfg web.Config) *testEnv {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(dbtest.Monday)
 	d := demotest.Demo(t, demo.Options{Titles: titles, Patrons: 20}, c.Now(), opt)
 	d.Now = c.Now
 	cfg.DB, cfg.CachePreferences = d, true

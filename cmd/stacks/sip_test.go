@@ -20,13 +20,14 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/sip"
 )
 
 func TestNamedMessage(t *testing.T) {
-	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	now := dbtest.Monday
 	d := "20261130    100000"
 	tests := []struct{ arg, want string }{
 		{"status", "9900302.00"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
@@ -77,5 +78,26 @@ func TestWaitFor(t *testing.T) {
 	polls = 0
 	if !dbtest.Eventually(func() bool { polls++; return polls == 2 }) || polls != 2 {
 		t.Fatalf("Eventually returned after %d polls, want true after 2", polls)
+	}
+}
+
+// TestClock: a Clock stands where it is set and moves by what it is advanced;
+// OpenAt's database reads the time it was given.
+func TestClock(t *testing.T) {
+	c := dbtest.NewClock(dbtest.Monday)
+	c.Advance(time.Hour)
+	if got, want := c.Now(), dbtest.Monday.Add(time.Hour); !got.Equal(want) {
+		t.Errorf("after Advance: %v, want %v", got, want)
+	}
+	c.Set(dbtest.Monday)
+	if got := c.Now(); !got.Equal(dbtest.Monday) {
+		t.Errorf("after Set: %v, want %v", got, dbtest.Monday)
+	}
+	if dbtest.Monday.Weekday() != time.Monday {
+		t.Errorf("Monday is a %v", dbtest.Monday.Weekday())
+	}
+	d := dbtest.OpenAt(t, dbtest.Monday, db.Options{})
+	if got := d.Now(); !got.Equal(dbtest.Monday) {
+		t.Errorf("OpenAt's clock: %v, want %v", got, dbtest.Monday)
 	}
 }
