@@ -99,35 +99,11 @@ func runMain(m *testing.M) int {
 		return m.Run()
 	}
 
-	bin, err := buildStacks(dir)
-	if err != nil {
+	if stacksBin, srcRoot, err = stackstest.Build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	stacksBin = bin
 	return m.Run()
-}
-
-// buildStacks builds ./cmd/stacks as production does (static, no cgo, trimmed
-// paths, which also shares the build cache with `make build`).
-func buildStacks(dir string) (string, error) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	if root == "." || root == "" {
-		return "", errors.New("go env GOMOD: not inside the module")
-	}
-	srcRoot = root
-	bin := filepath.Join(dir, "stacks")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/stacks") // as the Dockerfile and make build do
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building ./cmd/stacks: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // server is a running stacks process with its own fresh demo database.

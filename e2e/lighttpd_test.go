@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 )
@@ -294,7 +295,7 @@ func linkOrCopy(src, dst string) error {
 // was tested.
 func TestLighttpdConfigDocumented(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "docs", "deploy.md"))
+	b, err := os.ReadFile(filepath.Join(stackstest.ModuleRoot(t), "docs", "deploy.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

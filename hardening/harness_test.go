@@ -64,7 +64,7 @@ func runMain(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "hardening:", err)
 		}
 	}()
-	if stacksBin, err = buildStacks(dir); err != nil {
+	if stacksBin, srcRoot, err = stackstest.Build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "hardening:", err)
 		return 1
 	}
@@ -79,24 +79,6 @@ func runMain(m *testing.M) int {
 
 // srcRoot is the module's directory, which TestMain built stacksBin from.
 var srcRoot string
-
-// buildStacks builds ./cmd/stacks as make build does.
-func buildStacks(dir string) (string, error) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	srcRoot = root
-	bin := filepath.Join(dir, "stacks")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/stacks")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building ./cmd/stacks: %w\n%s", err, out)
-	}
-	return bin, nil
-}
 
 // newDB copies the demo library into the test's directory and returns its path.
 func newDB(t testing.TB) string {

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 )
 
 // TestProductionBuild builds stacks with the Dockerfile's own build command (the
@@ -28,7 +30,7 @@ import (
 func TestProductionBuild(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "image", "root", "stacks")
-	root := moduleRoot(t)
+	root := stackstest.ModuleRoot(t)
 
 	cmdline := dockerfileBuildCommand(t, filepath.Join(root, "Dockerfile"))
 	// The build runs scripts/build.sh, which stamps VERSION: this test reads both
@@ -192,19 +194,6 @@ func run(t *testing.T, bin string, args ...string) (string, error) {
 	return string(out), err
 }
 
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		t.Fatalf("go env GOMOD: not inside a module")
-	}
-	return filepath.Dir(gomod)
-}
-
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -267,7 +256,7 @@ func (b *syncBuffer) String() string {
 // the start-up's package initialisation), nor the browser-test driver.
 func TestBinaryDependencies(t *testing.T) {
 	cmd := exec.Command("go", "list", "-deps", "./cmd/stacks")
-	cmd.Dir = moduleRoot(t)
+	cmd.Dir = stackstest.ModuleRoot(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -deps ./cmd/stacks: %v", err)
