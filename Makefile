@@ -76,7 +76,7 @@ test-fresh:
 # long. Every target's seed corpus (its f.Add inputs and testdata/fuzz) already runs
 # in make test's plain go test, so its fuzzing only looks a little past the seeds
 # for a crash a change just brought in; finding the deep ones is make fuzz's job,
-# and a repeat make test should stay under four minutes (issue 20).
+# and a repeat make test should stay under four minutes.
 #
 # scripts/fuzz.sh finds the targets itself (a new FuzzX runs without a Makefile
 # change), builds each package's fuzzing binary once, and keeps each target's

@@ -12,7 +12,7 @@ import (
 	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 )
 
-// TestCGICost times a CGI request side by side in one run (issue 20, make
+// TestCGICost times a CGI request side by side in one run (make
 // cgi-bench): stacks under Go's CGI host beside the floors of scripts/cgibench/floors,
 // and stacks through lighttpd as CGI and as FastCGI beside the persistent server,
 // each web server on its own fresh demo library, the targets alternating request by

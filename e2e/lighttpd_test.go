@@ -21,7 +21,7 @@ import (
 )
 
 // lighttpdPath is Debian's lighttpd, installed by scripts/test-deps.sh: the real web
-// server the suite runs Stacks behind, as CGI and as FastCGI (issue 20).
+// server the suite runs Stacks behind, as CGI and as FastCGI.
 const lighttpdPath = "/usr/sbin/lighttpd"
 
 // The sub-paths lighttpd serves Stacks at in the tests: a CGI program under
