@@ -63,10 +63,3 @@ func testNewItemDefaults(t *testing.T, e db.Engine) {
 		}
 	})
 }
-
-func mustReadTx(t *testing.T, d *db.DB, fn func(tx *db.Tx) error) {
-	t.Helper()
-	if err := d.Read(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
