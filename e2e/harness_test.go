@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -118,7 +117,7 @@ type server struct {
 	// (STACKS_TEST_ENGINES=postgres) its URL, as given to --db.
 	DB string
 
-	out *syncBuffer
+	out *stackstest.Buffer
 }
 
 // Output returns what the server wrote to stdout and stderr so far.
@@ -231,7 +230,7 @@ func copyDemo(t testing.TB, path string) {
 
 func launch(t testing.TB, args []string, baseURL string) (*server, error) {
 	recordInputs(t)
-	out := &syncBuffer{}
+	out := &stackstest.Buffer{}
 	cmd := exec.Command(stacksBin, args...)
 	cmd.Stdout = out
 	cmd.Stderr = out
@@ -262,7 +261,7 @@ func launch(t testing.TB, args []string, baseURL string) (*server, error) {
 		}
 	}
 
-	if err := waitHealthy(baseURL, exited); err != nil {
+	if err := stackstest.WaitHealthy(baseURL+"/healthz", startTimeout, exited); err != nil {
 		stop()
 		return nil, fmt.Errorf("stacks %s: %w (exit: %v)\n--- server output ---\n%s", strings.Join(args, " "), err, waitErr, out.String())
 	}
@@ -277,33 +276,6 @@ func launch(t testing.TB, args []string, baseURL string) (*server, error) {
 	return s, nil
 }
 
-// waitHealthy polls /healthz until it answers 200, the process exits, or
-// startTimeout passes.
-func waitHealthy(baseURL string, exited <-chan struct{}) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(startTimeout)
-	var last string
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return errors.New("exited before answering /healthz")
-		default:
-		}
-		resp, err := client.Get(baseURL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(100 * time.Millisecond) // the poll's interval
-	}
-	return fmt.Errorf("/healthz not 200 after %v (last: %s)", startTimeout, last)
-}
-
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -311,25 +283,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writers and the test's
-// readers at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // browsers is the Playwright driver and headless Chromium that the package's

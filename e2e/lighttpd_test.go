@@ -212,7 +212,7 @@ func launchLighttpd(t testing.TB, site lighttpdSite) (*server, error) {
 	}
 	errLog := site.errorLog()
 	_ = os.Remove(errLog)
-	out := &syncBuffer{}
+	out := &stackstest.Buffer{}
 	cmd := exec.Command(lighttpdPath, "-D", "-f", conf)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, so that the stop also reaches a FastCGI process or a
@@ -253,7 +253,7 @@ func launchLighttpd(t testing.TB, site lighttpdSite) (*server, error) {
 	}
 
 	root := fmt.Sprintf("http://127.0.0.1:%d", site.port)
-	if err := waitHealthy(root+site.mount, exited); err != nil {
+	if err := stackstest.WaitHealthy(root+site.mount+"/healthz", startTimeout, exited); err != nil {
 		stop()
 		return nil, fmt.Errorf("through %s%s: %w (exit: %v)\n%s", root, site.mount, err, waitErr, logs())
 	}

@@ -1,18 +1,15 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,7 +90,7 @@ func TestProductionBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		var out syncBuffer
+		var out stackstest.Buffer
 		srv := exec.Command(bin, "serve", "--demo", "--db", db, "--addr", addr)
 		srv.Stdout = &out
 		srv.Stderr = &out
@@ -119,7 +116,7 @@ func TestProductionBuild(t *testing.T) {
 		})
 
 		healthz := "http://" + addr + "/healthz"
-		if err := waitHealthy(healthz, 60*time.Second, exited); err != nil {
+		if err := stackstest.WaitHealthy(healthz, 60*time.Second, exited); err != nil {
 			select {
 			case <-exited:
 				err = fmt.Errorf("%w: %v", err, waitErr)
@@ -202,51 +199,6 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// waitHealthy polls url until it answers 200, the process exits, or timeout
-// passes.
-func waitHealthy(url string, timeout time.Duration, exited <-chan struct{}) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(timeout)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return fmt.Errorf("exited before answering %s", url)
-		default:
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(100 * time.Millisecond) // the poll's interval
-	}
-	return fmt.Errorf("%s not 200 after %v (last: %s)", url, timeout, last)
-}
-
-// syncBuffer collects a process's output while the test may read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestBinaryDependencies: every CGI request starts this binary afresh, and every

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
@@ -202,7 +203,7 @@ func TestFCGI(t *testing.T) {
 func startFCGI(t *testing.T, network, addr string, args ...string) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs stackstest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"fcgi", "--log-level", "warn"}, args...), &logs, &logs) }()
 	stopped := false

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
@@ -144,7 +145,7 @@ func TestServeEmptyLibrary(t *testing.T) {
 		t.Fatalf("migrate: %v\n%s", err, out.String())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs stackstest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--db", path, "--addr", "127.0.0.1:0", "--notices=false", "--metrics=false"}, io.Discard, &logs)

@@ -15,10 +15,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
@@ -246,7 +246,7 @@ func TestSIPAccountAdd(t *testing.T) {
 
 // sipMetricsEnv starts the SIP listener as serve does, with metrics, on a small
 // demo library; it returns the listener's address, the metrics and the log.
-func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *syncBuffer) {
+func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *stackstest.Buffer) {
 	t.Helper()
 	ctx := context.Background()
 	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{Synchronous: "NORMAL"})
@@ -260,7 +260,7 @@ func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *syncBuf
 	if _, err := demo.Create(ctx, d, demo.Options{Titles: 10, Patrons: 10}); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &stackstest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	m := metrics.New(d)
 	f.addr = "127.0.0.1:0"
@@ -280,25 +280,6 @@ func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *syncBuf
 		t.Fatalf("no address in the log:\n%s", logs.String())
 	}
 	return addr[1], m, logs
-}
-
-// syncBuffer is a log destination that the connections' goroutines and the test
-// share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // exchangeRaw writes msg and a CR and returns the answer up to its CR, or fails.

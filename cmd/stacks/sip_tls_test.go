@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/sip"
@@ -208,7 +209,7 @@ func TestSIPTLS(t *testing.T) {
 }
 
 // waitForLog waits for want to appear in the log.
-func waitForLog(t *testing.T, logs *syncBuffer, want string) {
+func waitForLog(t *testing.T, logs *stackstest.Buffer, want string) {
 	t.Helper()
 	if !dbtest.Eventually(func() bool { return strings.Contains(logs.String(), want) }) {
 		t.Errorf("no %q in the log:\n%s", want, logs.String())
