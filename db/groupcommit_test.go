@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/db/pgtest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 func openCounter(t *testing.T, opt db.Options) *db.DB {
@@ -303,7 +303,7 @@ func TestGroupCommitFirstWriteFails(t *testing.T) {
 					}
 				}()
 				// Queued in this order: each behind the one before.
-				dbtest.WaitFor(t, j.who+" in the queue", func() bool { return db.QueuedWrites(d) == i+1 })
+				waittest.For(t, j.who+" in the queue", func() bool { return db.QueuedWrites(d) == i+1 })
 			}
 			_, before := d.CommitStats()
 			close(hold)

@@ -28,7 +28,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestNoticeByEmail: a librarian sets how a patron hears of holds, returned
@@ -111,14 +111,14 @@ func TestNoticeByEmail(t *testing.T) {
 		return out
 	}
 	var got receivedMail
-	if !dbtest.Eventually(func() bool {
+	if !waittest.Eventually(func() bool {
 		m := holdMail("alex.reader@example.org", "Pride and Prejudice")
 		if len(m) > 0 {
 			got = m[0]
 		}
 		return len(m) > 0
 	}) {
-		t.Fatalf("no email within %s\n--- server output ---\n%s", dbtest.WaitLimit, srv.Output())
+		t.Fatalf("no email within %s\n--- server output ---\n%s", waittest.Limit, srv.Output())
 	}
 	if !got.TLS || !strings.Contains(got.Data, "Central") || !strings.Contains(got.Data, "Dear Alex Reader") {
 		t.Errorf("received %+v", got)
@@ -128,14 +128,14 @@ func TestNoticeByEmail(t *testing.T) {
 	// have recorded it as sent yet: reload the patron page until it has.
 	row := page.Locator("table.patron-notices tbody tr").Filter(playwright.LocatorFilterOptions{HasText: "Hold available"})
 	var text []string
-	if !dbtest.Eventually(func() bool {
+	if !waittest.Eventually(func() bool {
 		_, err = page.Goto(alexPage)
 		must(t, err, "opening Alex's page")
 		text, err = row.AllInnerTexts()
 		must(t, err, "reading Alex's notices")
 		return strings.Contains(strings.Join(text, "\n"), "Sent")
 	}) {
-		t.Fatalf("the hold notice is not recorded as sent within %s: %q\n--- server output ---\n%s", dbtest.WaitLimit, text, srv.Output())
+		t.Fatalf("the hold notice is not recorded as sent within %s: %q\n--- server output ---\n%s", waittest.Limit, text, srv.Output())
 	}
 	must(t, expect.Locator(row).ToContainText("Your hold is ready to collect"), "the notice is listed")
 	if n := len(holdMail("alex.reader@example.org", "Pride and Prejudice")); n != 1 {

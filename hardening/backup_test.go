@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestBackupUnderLoad runs stacks backup, a separate process, against the live
@@ -48,7 +48,7 @@ func TestBackupUnderLoad(t *testing.T) {
 		// Each backup begins after the desks have checked more out (a loan's
 		// row stays after its return).
 		var before int
-		dbtest.WaitFor(t, "a checkout since the last backup", func() bool {
+		waittest.For(t, "a checkout since the last backup", func() bool {
 			before = queryInt(t, d, `SELECT count(*) FROM loans`)
 			return before > last
 		})

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestShutdownDrainsSlowRequest sends SIGTERM while requests are still arriving,
@@ -91,7 +91,7 @@ func TestShutdownDrainsSlowRequest(t *testing.T) {
 	// New connections are refused while the old requests finish: the listener
 	// closes as the signal arrives, before any slow request is done.
 	c := &http.Client{Timeout: time.Minute}
-	dbtest.WaitFor(t, "new connections to be refused after SIGTERM", func() bool {
+	waittest.For(t, "new connections to be refused after SIGTERM", func() bool {
 		resp, err := c.Get(s.Base + "/healthz")
 		if err == nil {
 			resp.Body.Close()

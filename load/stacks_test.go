@@ -18,12 +18,12 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/load"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -306,7 +306,7 @@ func TestWatchPostgres(t *testing.T) {
 	// The checkpointer counts a checkpoint in its statistics after it has told
 	// the waiting CHECKPOINT that it is done: on a busy machine the count lags
 	// the statement's return.
-	dbtest.WaitFor(t, "the CHECKPOINT in pg_stat_bgwriter", func() bool { return checkpoints() > before })
+	waittest.For(t, "the CHECKPOINT in pg_stat_bgwriter", func() bool { return checkpoints() > before })
 	a, err := w.Stop()
 	if err != nil {
 		t.Fatal(err)

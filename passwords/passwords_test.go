@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 func mustHash(tb testing.TB, pw string) string {
@@ -81,7 +81,7 @@ func TestPool(t *testing.T) {
 		const slow = "$2a$11$vHp/haP95M.N3e6j1n.4NeucbnqQorSRic4j4IC.d1qy6wPwacwAa" // "secret"
 		done := make(chan struct{})
 		go func() { p.Compare(context.Background(), slow, "x"); close(done) }()
-		dbtest.WaitFor(t, "the slow comparison to start", func() bool { return p.Comparisons() > 0 })
+		waittest.For(t, "the slow comparison to start", func() bool { return p.Comparisons() > 0 })
 		if _, err := p.Compare(context.Background(), hash, "secret"); !errors.Is(err, passwords.ErrBusy) {
 			t.Errorf("no slot within the wait: %v, want ErrBusy", err)
 		}
@@ -95,7 +95,7 @@ func TestPool(t *testing.T) {
 		const slow = "$2a$11$vHp/haP95M.N3e6j1n.4NeucbnqQorSRic4j4IC.d1qy6wPwacwAa" // "secret"
 		done := make(chan struct{})
 		go func() { p.Compare(context.Background(), slow, "x"); close(done) }()
-		dbtest.WaitFor(t, "the slow comparison to start", func() bool { return p.Comparisons() > 0 })
+		waittest.For(t, "the slow comparison to start", func() bool { return p.Comparisons() > 0 })
 		ctx := passwords.WithWait(context.Background(), time.Minute)
 		if ok, err := p.Compare(ctx, hash, "secret"); !ok || err != nil {
 			t.Errorf("waited for the slot: %v %v, want a match", ok, err)
@@ -145,7 +145,7 @@ func TestGate(t *testing.T) {
 		}
 		entered <- leave
 	}()
-	dbtest.WaitFor(t, "the second attempt to wait", func() bool { return passwords.GateWaiting(&g, acct.Name) == 1 })
+	waittest.For(t, "the second attempt to wait", func() bool { return passwords.GateWaiting(&g, acct.Name) == 1 })
 	// Refused at once, not after its wait (a minute: far longer than a busy
 	// machine takes to refuse it).
 	start := time.Now()

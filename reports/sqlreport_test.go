@@ -16,6 +16,7 @@ import (
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 	"github.com/stacks-ils/stacks/reports"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // mustSmallDemo is a small demo library of the test's own, which it may change.
@@ -177,7 +178,7 @@ func TestRunSQLRunawayDoesNotStallDesk(t *testing.T) {
 		}()
 	}
 	// Both hold a heavy-read slot's read connection while their query runs.
-	dbtest.WaitFor(t, "both runaway reports to start", func() bool { return d.ReadPoolStats().InUse >= 2 })
+	waittest.For(t, "both runaway reports to start", func() bool { return d.ReadPoolStats().InUse >= 2 })
 
 	svc := circulation.NewService(d, library.NewPreferenceCache(false))
 	desk := stacks.Actor{Name: "desk", BranchID: 1}

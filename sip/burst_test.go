@@ -10,9 +10,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // burstCost is the bcrypt cost of the secrets a burst guesses: comparisons must
@@ -61,7 +61,7 @@ func burst(t *testing.T, conns []*sip.Client, msg func(i int) string) []string {
 
 // comparedSince waits until more than base comparisons have started.
 func comparedSince(t *testing.T, base int64) {
-	if !dbtest.Eventually(func() bool { return passwords.Comparisons() > base }) {
+	if !waittest.Eventually(func() bool { return passwords.Comparisons() > base }) {
 		t.Error("no guess of the burst was compared")
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // rawConn is a connection that sends and reads bytes exactly.
@@ -298,7 +298,7 @@ func TestShutdown(t *testing.T) {
 	}
 	// The idle client does not hold Shutdown up: it would return the context's
 	// error.
-	ctx, cancel := context.WithTimeout(context.Background(), dbtest.WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waittest.Limit)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
@@ -472,7 +472,7 @@ func TestConnectionsPerAddress(t *testing.T) {
 	// A place freed is taken again.
 	idle[1].c.Close()
 	var again *rawConn
-	dbtest.WaitFor(t, "127.0.0.1 to connect again after one of its connections closed", func() bool {
+	waittest.For(t, "127.0.0.1 to connect again after one of its connections closed", func() bool {
 		again = e.rawFrom("127.0.0.1")
 		again.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		_, err := again.r.Peek(1)
@@ -506,7 +506,7 @@ func TestLoginTimeout(t *testing.T) {
 			if rc.closed(max(every, 10*time.Millisecond)) {
 				break
 			}
-			if time.Since(start) > dbtest.WaitLimit {
+			if time.Since(start) > waittest.Limit {
 				t.Fatalf("still open after %v", time.Since(start))
 			}
 		}

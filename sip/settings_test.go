@@ -18,6 +18,7 @@ import (
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // startServer starts another server on e's database (as a restart would) and
@@ -196,7 +197,7 @@ func TestSettingsReachTerminal(t *testing.T) {
 		t.Fatalf("language before: %s", got)
 	}
 	e.settings(func(u *sip.AccountUpdate) { u.Settings.Denied, u.Settings.Language = []string{"11"}, "003" })
-	dbtest.WaitFor(t, "the denied checkout to reach the terminal", func() bool { return bx() == "YNYYYYYYYYYYYYYY" })
+	waittest.For(t, "the denied checkout to reach the terminal", func() bool { return bx() == "YNYYYYYYYYYYYYYY" })
 	if got := language(); got != "003" {
 		t.Errorf("language after it was set to 003: %s", got)
 	}
@@ -221,7 +222,7 @@ func TestSettingsReachTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbtest.WaitFor(t, "the deactivated account's terminal to be cut off", func() bool {
+	waittest.For(t, "the deactivated account's terminal to be cut off", func() bool {
 		_, err := c.Send("9900302.00")
 		return err != nil
 	})

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/waittest"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -99,7 +99,7 @@ func TestAdminPatronLoadPINsInBackground(t *testing.T) {
 
 		// The progress page, until the PINs are hashed and the load waits to write.
 		var page response
-		dbtest.WaitFor(t, "the progress page to say the PINs are protected", func() bool {
+		waittest.For(t, "the progress page to say the PINs are protected", func() bool {
 			page = e.get(t, e.Admin, job)
 			return strings.Contains(page.Body, "All 40 PINs are protected; writing the patrons.")
 		})
@@ -122,7 +122,7 @@ func TestAdminPatronLoadPINsInBackground(t *testing.T) {
 		}
 
 		releaseOnce()
-		dbtest.WaitFor(t, "the progress page to show the result", func() bool {
+		waittest.For(t, "the progress page to show the result", func() bool {
 			page = e.get(t, e.Admin, job)
 			return strings.Contains(page.Body, "Imported pupils.csv")
 		})
@@ -189,7 +189,7 @@ func backgroundPatronLoad(t *testing.T, e *testEnv) string {
 	if r.Status != http.StatusSeeOther || !ok {
 		t.Fatalf("a load of %d PINs: %d to %q, want 303 to its progress page\n%s", web.DefaultLoadPINsPerRequest+1, r.Status, r.Location, r.Body)
 	}
-	dbtest.WaitFor(t, "the background patron load to end", func() bool {
+	waittest.For(t, "the background patron load to end", func() bool {
 		return strings.Contains(e.get(t, c, r.Location).Body, "Imported routes.csv")
 	})
 	return id

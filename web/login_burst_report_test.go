@@ -17,8 +17,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestDeskLatencyDuringLoginBurst is a report, not a check (a burst of guesses
@@ -103,7 +103,7 @@ func TestDeskLatencyDuringLoginBurst(t *testing.T) {
 				}
 			}
 		}()
-		dbtest.WaitFor(t, "the first guess compared", func() bool { return passwords.Comparisons() > base })
+		waittest.For(t, "the first guess compared", func() bool { return passwords.Comparisons() > base })
 		during := deskCheckouts(t, e, desk, barcodes, measure)
 		close(stop)
 		<-done

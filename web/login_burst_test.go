@@ -12,8 +12,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // burstClient sends many requests at once, each on its own connection.
@@ -139,7 +139,7 @@ func TestLoginBurst(t *testing.T) {
 			}
 			// The 451st is sent once a guess of the burst is being compared, while
 			// the others are still arriving.
-			if !dbtest.Eventually(func() bool { return passwords.Comparisons() > base }) {
+			if !waittest.Eventually(func() bool { return passwords.Comparisons() > base }) {
 				t.Error("no guess of the burst was compared")
 			}
 			return "desk"

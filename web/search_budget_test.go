@@ -15,6 +15,7 @@ import (
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
+	"github.com/stacks-ils/stacks/waittest"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -124,7 +125,7 @@ func TestSearchCannotStallTheDesk(t *testing.T) {
 		return r
 	}
 	c := e.deskClient(t)
-	dbtest.WaitFor(t, "the searches to start", func() bool {
+	waittest.For(t, "the searches to start", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(statuses) > 0

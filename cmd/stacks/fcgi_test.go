@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
-	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestFCGI: stacks fcgi serves the staff site to a FastCGI client (the test speaks
@@ -226,7 +226,7 @@ func startFCGI(t *testing.T, network, addr string, args ...string) (stop func() 
 			t.Logf("--- stacks fcgi output ---\n%s", logs.String())
 		}
 	})
-	dbtest.WaitFor(t, fmt.Sprintf("stacks fcgi %q to listen on %s", args, addr), func() bool {
+	waittest.For(t, fmt.Sprintf("stacks fcgi %q to listen on %s", args, addr), func() bool {
 		c, err := net.DialTimeout(network, addr, time.Second)
 		if err == nil {
 			c.Close()
@@ -409,7 +409,7 @@ func TestFCGIStopWaits(t *testing.T) {
 	waited := make(chan bool)
 	go func() { waited <- f.wait(10 * time.Second) }()
 	// wait marks the stop before it polls: a request answered 503 shows it has.
-	dbtest.WaitFor(t, "a request during the stop to be answered 503", func() bool {
+	waittest.For(t, "a request during the stop to be answered 503", func() bool {
 		rec := httptest.NewRecorder()
 		f.ServeHTTP(rec, httptest.NewRequest("GET", "/late", nil))
 		return rec.Code == http.StatusServiceUnavailable

@@ -17,9 +17,9 @@ import (
 
 	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestNeedsExistingLibrary: a command that works on a library refuses a --db
@@ -160,7 +160,7 @@ func TestServeEmptyLibrary(t *testing.T) {
 	})
 	serving := regexp.MustCompile(`msg=serving addr=(http://[^ ]+/)`)
 	var base string
-	dbtest.WaitFor(t, "serve to start", func() bool {
+	waittest.For(t, "serve to start", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("serve stopped: %v\n%s", err, logs.String())

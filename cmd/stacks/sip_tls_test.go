@@ -25,8 +25,8 @@ import (
 
 	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // writeTestCert writes a self-signed ECDSA certificate for 127.0.0.1 and
@@ -211,7 +211,7 @@ func TestSIPTLS(t *testing.T) {
 // waitForLog waits for want to appear in the log.
 func waitForLog(t *testing.T, logs *stackstest.Buffer, want string) {
 	t.Helper()
-	if !dbtest.Eventually(func() bool { return strings.Contains(logs.String(), want) }) {
+	if !waittest.Eventually(func() bool { return strings.Contains(logs.String(), want) }) {
 		t.Errorf("no %q in the log:\n%s", want, logs.String())
 	}
 }

@@ -67,20 +67,6 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// TestWaitFor: WaitFor and Eventually return once the condition holds,
-// polling it.
-func TestWaitFor(t *testing.T) {
-	polls := 0
-	dbtest.WaitFor(t, "the third poll", func() bool { polls++; return polls == 3 })
-	if polls != 3 {
-		t.Fatalf("WaitFor returned after %d polls, want 3", polls)
-	}
-	polls = 0
-	if !dbtest.Eventually(func() bool { polls++; return polls == 2 }) || polls != 2 {
-		t.Fatalf("Eventually returned after %d polls, want true after 2", polls)
-	}
-}
-
 // TestClock: a Clock stands where it is set and moves by what it is advanced;
 // OpenAt's database reads the time it was given.
 func TestClock(t *testing.T) {

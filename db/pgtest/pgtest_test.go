@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/db/pgtest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 func TestMain(m *testing.M) {
@@ -64,7 +64,7 @@ func TestOwnClusterEndsWithTheProcess(t *testing.T) {
 		t.Fatalf("the child did not say where it started its cluster:\n%s", stderr.Bytes())
 	}
 	dir := string(m[1])
-	dbtest.WaitFor(t, "the child's cluster in "+dir+" to be deleted", func() bool {
+	waittest.For(t, "the child's cluster in "+dir+" to be deleted", func() bool {
 		_, err := os.Stat(dir)
 		return errors.Is(err, fs.ErrNotExist)
 	})
