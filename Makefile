@@ -44,7 +44,9 @@ all: check build
 # directory, no TCP port), exports its URL as STACKS_TEST_POSTGRES, and stops
 # and deletes it when the run ends; each test that wants PostgreSQL gets its
 # own database, copied from a migrated template (db/pgtest). Starting the
-# cluster takes a few seconds. Its URL changes every run but is not an input of
+# cluster takes a few seconds. A plain go test (STACKS_TEST_POSTGRES unset)
+# starts such a cluster itself, one per test process that asks for PostgreSQL,
+# and stops it when the process ends. Its URL changes every run but is not an input of
 # any test (db/pgtest reads it out of Go's test cache's sight), so it does not
 # defeat the cache. The PostgreSQL pass sets STACKS_TEST_ENGINES=postgres, which
 # the tests read, so the cache keeps its results apart from the SQLite pass's.

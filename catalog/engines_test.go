@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 )
 
-// demoDBOn is a demo library of size opt created on testNow, on engine e, the
+// demoDBOn is a demo library of size opt created on dbtest.Monday, on engine e, the
 // test's own. SQLite's is a copy from demotest. PostgreSQL's is a new pgtest
 // database holding the same library's catalogue, copied from SQLite's
 // (copyCatalogue): demo.Create does not run on PostgreSQL yet, and a copy gives
@@ -22,12 +23,12 @@ import (
 // demotest chooses it, this becomes a call to demotest.
 func demoDBOn(tb testing.TB, e db.Engine, opt demo.Options, dopt db.Options) *db.DB {
 	tb.Helper()
-	src := demotest.Demo(tb, opt, testNow, dopt)
+	src := demotest.Demo(tb, opt, dbtest.Monday, dopt)
 	if e == db.SQLite {
 		return src
 	}
 	d := pgtest.Open(tb, dopt)
-	d.Now = func() time.Time { return testNow }
+	d.Now = func() time.Time { return dbtest.Monday }
 	if err := copyCatalogue(context.Background(), src, d); err != nil {
 		tb.Fatalf("copy the demo catalogue to PostgreSQL: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/catalog/marc"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkImport(b *testing.B) {
 	if _, err := src.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	src.Now = func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
+	src.Now = func() time.Time { return dbtest.Monday }
 	if _, err := demo.Create(ctx, src, demo.Options{Titles: 20000, Patrons: 100}); err != nil {
 		b.Fatal(err)
 	}

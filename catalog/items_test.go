@@ -7,6 +7,7 @@ import (
 
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
 // TestNewItemDefaults: a new copy takes the item type, call number, shelving
@@ -16,7 +17,7 @@ func TestNewItemDefaults(t *testing.T) { forEngines(t, testNewItemDefaults) }
 
 func testNewItemDefaults(t *testing.T, e db.Engine) {
 	d := demoDBOn(t, e, smallDemo, db.Options{})
-	now := testNow
+	now := dbtest.Monday
 	d.Now = func() time.Time { return now }
 	var recordID int64
 	mustWriteTx(t, d, func(tx *db.Tx) (err error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/demo"
 )
@@ -40,7 +41,7 @@ func BenchmarkSearch(b *testing.B) {
 	if _, err := d.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	d.Now = func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
+	d.Now = func() time.Time { return dbtest.Monday }
 	start := time.Now()
 	if _, err := demo.Create(ctx, d, demo.Options{Titles: benchTitles, Patrons: 2000}); err != nil {
 		b.Fatal(err)
@@ -234,7 +235,7 @@ func benchEngines(b *testing.B, ctx context.Context) (lite, pg *db.DB) {
 	if _, err := lite.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	lite.Now = func() time.Time { return testNow }
+	lite.Now = func() time.Time { return dbtest.Monday }
 	if statErr != nil {
 		start := time.Now()
 		if _, err := demo.Create(ctx, lite, demo.Options{Titles: benchTitles, Patrons: 20}); err != nil {

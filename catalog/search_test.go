@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -25,14 +24,11 @@ func TestMain(m *testing.M) {
 	os.Exit(dbtest.Main(m))
 }
 
-// testNow is the day the tests' demo libraries are created on.
-var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-
 // mustDemoDB is a small demo library (100 titles, 10 patrons) of the test's own,
-// created on testNow.
+// created on dbtest.Monday.
 func mustDemoDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	return demotest.Demo(tb, demo.Options{Titles: 100, Patrons: 10}, testNow, db.Options{})
+	return demotest.Demo(tb, demo.Options{Titles: 100, Patrons: 10}, dbtest.Monday, db.Options{})
 }
 
 func TestMatchExpression(t *testing.T) {

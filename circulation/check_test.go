@@ -115,7 +115,7 @@ func TestCheckAfterDeskWork(t *testing.T) {
 	e.addHold("P0003", "I00002", 1, false)
 	e.mustCheckin("I00002")
 	// A late return with a fine.
-	e.clock.Set(testNow.AddDate(0, 0, 30))
+	e.clock.Set(dbtest.Monday.AddDate(0, 0, 30))
 	e.mustCheckin("I00001")
 	if vs := e.circCheck(); len(vs) != 0 {
 		t.Fatalf("after checkouts, a trapping checkin and a late return: %v", vs)

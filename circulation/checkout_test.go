@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 )
 
@@ -23,7 +24,7 @@ func TestCheckout(t *testing.T) {
 		if want := at("2026-12-21 20:00"); !l.DueAt.Equal(want) {
 			t.Errorf("due %s, want %s", l.DueAt, want)
 		}
-		if !l.IssuedAt.Equal(testNow) || l.Barcode != "I00001" || l.Title != "Pride and Prejudice" ||
+		if !l.IssuedAt.Equal(dbtest.Monday) || l.Barcode != "I00001" || l.Title != "Pride and Prejudice" ||
 			l.PatronID != e.patronID("P0001") || l.RenewalsAllowed != 2 || l.Renewals != 0 || l.ID == 0 {
 			t.Errorf("loan = %+v", l)
 		}
@@ -53,7 +54,7 @@ func TestCheckout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(visit) != 1 || visit[0].ID != l.ID || !visit[0].DueAt.Equal(l.DueAt) || visit[0].Title != l.Title || !visit[0].IssuedAt.Equal(testNow) {
+		if len(visit) != 1 || visit[0].ID != l.ID || !visit[0].DueAt.Equal(l.DueAt) || visit[0].Title != l.Title || !visit[0].IssuedAt.Equal(dbtest.Monday) {
 			t.Errorf("PatronLoans = %+v", visit)
 		}
 	})
@@ -127,7 +128,7 @@ func TestCheckoutRefused(t *testing.T) {
 			// Confirming does not help, whatever is confirmed.
 			_, err = e.checkout(tt.card, tt.barcode, tt.code, circulation.BlockFines, circulation.BlockOnLoanToOther)
 			wantBlocked(t, err, true, tt.code)
-			if n := e.queryInt(`SELECT count(*) FROM loans WHERE issued_at >= ?`, db.FormatTime(testNow)); n != 0 {
+			if n := e.queryInt(`SELECT count(*) FROM loans WHERE issued_at >= ?`, db.FormatTime(dbtest.Monday)); n != 0 {
 				t.Errorf("%d loans made", n)
 			}
 		})
@@ -234,7 +235,7 @@ func TestCheckoutConfirm(t *testing.T) {
 		e := newEnv(t)
 		hold := e.addHold("P0003", "I00001", 1, false)
 		e.exec(`UPDATE holds SET status = 'waiting', priority = 0, trapped_item_id = ?, waiting_since = ?, pickup_by = '2026-12-08T20:00:00Z' WHERE id = ?`,
-			e.itemID("I00001"), db.FormatTime(testNow), hold)
+			e.itemID("I00001"), db.FormatTime(dbtest.Monday), hold)
 		e.exec(`UPDATE items SET status = 'on_hold_shelf' WHERE barcode = 'I00001'`)
 		_, err := e.checkout("P0001", "I00001")
 		b := wantBlocked(t, err, false, circulation.BlockHoldShelf)
@@ -582,7 +583,7 @@ func TestCheckoutDeskScenario(t *testing.T) {
 	}
 	var got []string
 	for _, l := range visit {
-		if !l.IssuedAt.Before(testNow) {
+		if !l.IssuedAt.Before(dbtest.Monday) {
 			got = append(got, l.Barcode)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/library"
 )
@@ -258,7 +259,7 @@ func TestHoldTrapChoice(t *testing.T) {
 				}
 				ids = append(ids, hid)
 			}
-			tr := e.trapHere(1, "I00010", testNow)
+			tr := e.trapHere(1, "I00010", dbtest.Monday)
 			if tr.HoldID != ids[tt.want] || tr.PatronCard != tt.holds[tt.want].card {
 				t.Fatalf("trapped %+v, want hold %d", tr, ids[tt.want])
 			}
@@ -291,7 +292,7 @@ func TestCancelHold(t *testing.T) {
 	// Each setup returns the hold to cancel and the one behind it, if any (0).
 	waitingAt := func(e *env, branch int64) int64 {
 		hold := e.addHold("P0003", "I00010", branch, false)
-		e.trapHere(branch, "I00010", testNow)
+		e.trapHere(branch, "I00010", dbtest.Monday)
 		return hold
 	}
 	tests := []struct {
@@ -463,7 +464,7 @@ func TestExpireHold(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			hold := e.addHold("P0003", "I00010", 1, false)
-			if tr := e.trapHere(1, "I00010", testNow); !tr.PickupBy.Equal(at("2026-12-08 20:00")) {
+			if tr := e.trapHere(1, "I00010", dbtest.Monday); !tr.PickupBy.Equal(at("2026-12-08 20:00")) {
 				t.Fatalf("pickup by %s", tr.PickupBy)
 			}
 			if tt.setup != nil {
@@ -562,7 +563,7 @@ func TestCheckinExpiredHold(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			hold := e.addHold("P0003", "I00010", 1, false)
-			if tr := e.trapHere(1, "I00010", testNow); !tr.PickupBy.Equal(at("2026-12-08 20:00")) {
+			if tr := e.trapHere(1, "I00010", dbtest.Monday); !tr.PickupBy.Equal(at("2026-12-08 20:00")) {
 				t.Fatalf("pickup by %s", tr.PickupBy)
 			}
 			next := int64(0)
@@ -665,7 +666,7 @@ func TestCheckoutFillsHold(t *testing.T) {
 				}
 			}
 			if tt.waiting {
-				if tr := e.trapHere(1, "I00010", testNow); tr.HoldID != own {
+				if tr := e.trapHere(1, "I00010", dbtest.Monday); tr.HoldID != own {
 					t.Fatalf("trapped %+v, want P0003's hold", tr)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
 // renew renews the loans of the patron with card at Central.
@@ -81,7 +82,7 @@ func TestRenew(t *testing.T) {
 	t.Run("ErrSameDay", func(t *testing.T) {
 		e := newEnv(t)
 		loan := e.mustCheckout("P0001", "I00001").Loan
-		e.clock.Set(testNow.Add(2 * time.Hour))
+		e.clock.Set(dbtest.Monday.Add(2 * time.Hour))
 		r := e.mustRenewOne("P0001", loan.ID)
 		if r.OK || r.Refusal != circulation.RenewNotMoved || r.Overridable {
 			t.Fatalf("result %+v, want refused as not moving the due date, not overridable", r)
@@ -111,13 +112,13 @@ func TestRenew(t *testing.T) {
 		e := newEnv(t)
 		loan := e.mustCheckout("P0001", "I00001").Loan
 		for i := 1; i <= 2; i++ {
-			e.clock.Set(testNow.AddDate(0, 0, 7*i))
+			e.clock.Set(dbtest.Monday.AddDate(0, 0, 7*i))
 			if r := e.mustRenewOne("P0001", loan.ID); !r.OK || r.Loan.Renewals != i {
 				t.Fatalf("renewal %d: %+v", i, r)
 			}
 		}
 		due := e.queryString(`SELECT due_at FROM loans WHERE id = ?`, loan.ID)
-		e.clock.Set(testNow.AddDate(0, 0, 21))
+		e.clock.Set(dbtest.Monday.AddDate(0, 0, 21))
 		r := e.mustRenewOne("P0001", loan.ID)
 		if r.OK {
 			t.Fatal("a third renewal went through")

@@ -8,6 +8,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
 var admin = stacks.Actor{Name: "admin"}
@@ -16,7 +17,7 @@ var admin = stacks.Actor{Name: "admin"}
 // item types, each numbered 1 and 2, and no circulation rules.
 func mustOpenRulesDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	d := mustOpenDB(tb)
+	d := dbtest.OpenAt(tb, dbtest.Monday, db.Options{})
 	err := d.Write(context.Background(), func(tx *db.Tx) error {
 		for _, q := range []string{
 			`INSERT INTO branches (id, code, name) VALUES (1, 'CEN', 'Central'), (2, 'EAS', 'Eastside')`,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,40 +21,6 @@ import (
 	"github.com/stacks-ils/stacks/passwords"
 )
 
-// testNow is a Monday morning at Central: 21 days later is an open Monday.
-var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-
-// clock is a clock tests move by hand; it is safe for concurrent readers.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-// mustOpenDB opens a migrated database in a file under tb.TempDir(), with the clock
-// standing at testNow.
-func mustOpenDB(tb testing.TB) *db.DB {
-	return mustOpenDBWith(tb, db.Options{})
-}
-
-func mustOpenDBWith(tb testing.TB, opt db.Options) *db.DB {
-	tb.Helper()
-	d := dbtest.Open(tb, opt)
-	d.Now = func() time.Time { return testNow }
-	return d
-}
-
 // keepCirculation makes newEnv's service keep the preferences, rules and
 // calendars in memory, as a server's does (the tests run one at a time).
 var keepCirculation bool
@@ -66,11 +31,11 @@ type env struct {
 	tb    testing.TB
 	d     *db.DB
 	svc   *circulation.Service
-	clock *clock
+	clock *dbtest.Clock
 	desk  stacks.Actor
 }
 
-// newEnv creates a small demo library (100 titles, 30 patrons) on testNow.
+// newEnv creates a small demo library (100 titles, 30 patrons) on dbtest.Monday.
 func newEnv(tb testing.TB) *env {
 	return newEnvWith(tb, db.Options{}, demo.Options{Titles: 100, Patrons: 30})
 }
@@ -78,7 +43,7 @@ func newEnv(tb testing.TB) *env {
 func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 	tb.Helper()
 	d := openDemo(tb, dopt, opt)
-	c := &clock{t: testNow}
+	c := dbtest.NewClock(dbtest.Monday)
 	d.Now = c.Now
 	prefs := library.NewPreferenceCache(keepCirculation)
 	e := &env{tb: tb, d: d, svc: circulation.NewService(d, prefs), clock: c}
@@ -86,12 +51,12 @@ func newEnvWith(tb testing.TB, dopt db.Options, opt demo.Options) *env {
 	return e
 }
 
-// openDemo opens a copy of the demo library of size opt created at testNow
+// openDemo opens a copy of the demo library of size opt created at dbtest.Monday
 // (demotest: a file copy on SQLite, a copy of a template database on
 // PostgreSQL).
 func openDemo(tb testing.TB, dopt db.Options, opt demo.Options) *db.DB {
 	tb.Helper()
-	return demotest.Demo(tb, opt, testNow, dopt)
+	return demotest.Demo(tb, opt, dbtest.Monday, dopt)
 }
 
 func TestMain(m *testing.M) {

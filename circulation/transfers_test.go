@@ -9,6 +9,7 @@ import (
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
 // Branches of the demo library.
@@ -144,7 +145,7 @@ func TestListTransfers(t *testing.T) {
 		e.wantNone(eastside)
 		if out.CheckinID != res.ID || out.To.Name != "Westside" || out.From.Name != "Central" || out.Home ||
 			out.Hold == nil || out.Hold.HoldID != hold || out.Hold.PatronID != e.patronID("P0003") ||
-			out.Hold.PatronName != "Casey Waiting" || out.Hold.PatronCard != "P0003" || !out.SentAt.Equal(testNow) {
+			out.Hold.PatronName != "Casey Waiting" || out.Hold.PatronCard != "P0003" || !out.SentAt.Equal(dbtest.Monday) {
 			t.Errorf("transfer %+v (hold %+v)", out, out.Hold)
 		}
 		if want := "Hold for Casey Waiting (P0003) – pickup at Westside"; out.Reason() != want {
@@ -253,12 +254,12 @@ func TestFindTransfer(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tr.CheckinID != res.ID || tr.Barcode != east || tr.Title != res.Title || tr.CallNumber != res.CallNumber ||
-			tr.From.Name != "Central" || tr.To.Name != "Eastside" || tr.To.ID != eastside || !tr.Home || tr.Hold != nil || !tr.SentAt.Equal(testNow) {
+			tr.From.Name != "Central" || tr.To.Name != "Eastside" || tr.To.ID != eastside || !tr.Home || tr.Hold != nil || !tr.SentAt.Equal(dbtest.Monday) {
 			t.Errorf("transfer %+v", tr)
 		}
 
 		t.Run("AfterArrival", func(t *testing.T) {
-			e.clock.Set(testNow.Add(24 * time.Hour))
+			e.clock.Set(dbtest.Monday.Add(24 * time.Hour))
 			e.mustCheckinAt(eastside, east)
 			again, err := e.findTransfer(res.ID)
 			if err != nil {

@@ -17,6 +17,9 @@ import (
 	"github.com/stacks-ils/stacks/db/pgtest"
 )
 
+// TestMain stops the PostgreSQL cluster the tests started, if they started one.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 // Tests run on every engine the run selects (pgtest.Engines): each subtest is
 // named after its engine. A test that is engine-specific says so in its name
 // and its comment and names its counterpart.

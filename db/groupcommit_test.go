@@ -11,6 +11,7 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/pgtest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 func openCounter(t *testing.T, opt db.Options) *db.DB {
@@ -142,7 +143,7 @@ func TestGroupCommitCancelled(t *testing.T) {
 	go func() {
 		errc <- d.Write(ctx, func(tx *db.Tx) error { ran = true; return nil })
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-ctx.Done() // the waiting write's context ends while the writer is busy
 	close(hold)
 	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled write returned %v", err)
@@ -177,7 +178,10 @@ func TestWriteRacingClose(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Millisecond)
+		first := <-errs // the writes are under way: Close races the rest
+		if first != nil {
+			t.Fatalf("round %d: the first write: %v", round, first)
+		}
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +293,7 @@ func TestGroupCommitFirstWriteFails(t *testing.T) {
 				who  string
 				fail bool
 			}{{"fail-1", true}, {"fail-2", true}, {"ok-1", false}, {"fail-3", true}, {"ok-2", false}}
-			for _, j := range jobs {
+			for i, j := range jobs {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -298,7 +302,8 @@ func TestGroupCommitFirstWriteFails(t *testing.T) {
 						t.Errorf("%s: Write returned %v", j.who, err)
 					}
 				}()
-				time.Sleep(50 * time.Millisecond) // queued in this order
+				// Queued in this order: each behind the one before.
+				waittest.For(t, j.who+" in the queue", func() bool { return db.QueuedWrites(d) == i+1 })
 			}
 			_, before := d.CommitStats()
 			close(hold)
@@ -313,7 +318,7 @@ func TestGroupCommitFirstWriteFails(t *testing.T) {
 				}
 			}
 			if _, after := d.CommitStats(); after-before != 2 {
-				t.Logf("the holder and the five writes took %d commits (two expected: the five in one batch; the machine may be slow)", after-before)
+				t.Errorf("the holder and the five writes took %d commits, want two: the five were queued together, one batch", after-before)
 			}
 			// A batch whose every write fails commits nothing and answers each.
 			if err := d.Write(ctx, insert("fail-4", true)); err == nil || count(t, d, "fail-4") != 0 {

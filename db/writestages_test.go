@@ -25,7 +25,7 @@ func TestWriteStages(t *testing.T) {
 			go func() {
 				errs <- d.Write(ctx, func(tx *db.Tx) error {
 					close(held)
-					time.Sleep(slow)
+					time.Sleep(slow) // a slow write: the run stage must time it
 					_, err := tx.Exec(`INSERT INTO rows (who, n) VALUES ('slow', 1)`)
 					return err
 				})

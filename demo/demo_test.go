@@ -21,18 +21,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// testNow is a Monday morning; 21 days later is an open Monday.
-var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-
-// mustOpenDB opens a migrated database of the test's own (dbtest) whose clock
-// stands still at now.
-func mustOpenDB(tb testing.TB, now time.Time) *db.DB {
-	tb.Helper()
-	d := dbtest.Open(tb, db.Options{})
-	d.Now = func() time.Time { return now }
-	return d
-}
-
 // mustCreate fills d with the default demo library.
 func mustCreate(tb testing.TB, d *db.DB) demo.Summary {
 	tb.Helper()
@@ -100,7 +88,7 @@ func queryRows(tb testing.TB, d *db.DB, query string, args ...any) [][]string {
 
 func TestCreate(t *testing.T) {
 	ctx := context.Background()
-	d := mustOpenDB(t, testNow)
+	d := dbtest.OpenAt(t, dbtest.Monday, db.Options{})
 	empty, err := demo.IsEmpty(ctx, d)
 	if err != nil || !empty {
 		t.Fatalf("IsEmpty before Create = %v, %v; want true", empty, err)
@@ -173,7 +161,7 @@ func TestCreate(t *testing.T) {
 	t.Run("FixturePatrons", func(t *testing.T) {
 		got := queryRows(t, d, `SELECT p.card, p.first_name, p.surname, c.code, b.code, p.blocked, p.block_note, CASE WHEN p.expires_on > ? THEN 1 ELSE 0 END
 			FROM patrons p JOIN patron_categories c ON c.id = p.category_id JOIN branches b ON b.id = p.home_branch_id
-			WHERE p.card <= 'P0005' ORDER BY p.card`, db.FormatDay(testNow))
+			WHERE p.card <= 'P0005' ORDER BY p.card`, db.FormatDay(dbtest.Monday))
 		want := [][]string{
 			{"P0001", "Alex", "Reader", "ADULT", "CEN", "0", "", "1"},
 			{"P0002", "Blake", "Owing", "ADULT", "CEN", "0", "", "1"},
@@ -185,7 +173,7 @@ func TestCreate(t *testing.T) {
 			t.Errorf("fixture patrons =\n%v\nwant\n%v", got, want)
 		}
 		for _, card := range []string{"P0001", "P0002", "P0003", "P0005"} {
-			if n := queryInt(t, d, `SELECT count(*) FROM patrons WHERE card = ? AND expires_on >= ?`, card, db.FormatDay(testNow.AddDate(1, 0, 0))); n != 1 {
+			if n := queryInt(t, d, `SELECT count(*) FROM patrons WHERE card = ? AND expires_on >= ?`, card, db.FormatDay(dbtest.Monday.AddDate(1, 0, 0))); n != 1 {
 				t.Errorf("%s expires within a year", card)
 			}
 		}
@@ -292,7 +280,7 @@ func TestCreate(t *testing.T) {
 		} {
 			var args []any
 			if strings.Contains(c.query, "?") {
-				args = append(args, db.FormatTime(testNow))
+				args = append(args, db.FormatTime(dbtest.Monday))
 			}
 			if n := queryInt(t, d, c.query, args...); n < c.min {
 				t.Errorf("%d %s, want at least %d", n, c.what, c.min)
@@ -308,7 +296,7 @@ func TestCreate(t *testing.T) {
 			Branches: 3, Staff: 2,
 			Patrons: 500, Records: records, Items: items,
 			Loans:   queryInt(t, d, `SELECT count(*) FROM loans WHERE returned_at IS NULL`),
-			Overdue: queryInt(t, d, `SELECT count(*) FROM loans WHERE returned_at IS NULL AND due_at < ?`, db.FormatTime(testNow)),
+			Overdue: queryInt(t, d, `SELECT count(*) FROM loans WHERE returned_at IS NULL AND due_at < ?`, db.FormatTime(dbtest.Monday)),
 			Holds:   queryInt(t, d, `SELECT count(*) FROM holds WHERE status IN ('queued', 'in_transit', 'waiting')`),
 			Notices: queryInt(t, d, `SELECT count(*) FROM notice_messages WHERE status = 'pending'`),
 		}
@@ -368,7 +356,7 @@ func TestCreate(t *testing.T) {
 		}
 	})
 
-	checkInvariants(t, d, testNow)
+	checkInvariants(t, d, dbtest.Monday)
 }
 
 // TestCreateOnManyDays creates smaller libraries on days where due dates move: around
@@ -381,7 +369,7 @@ func TestCreateOnManyDays(t *testing.T) {
 				t.Fatal(err)
 			}
 			now = now.Add(8 * time.Hour)
-			d := mustOpenDB(t, now)
+			d := dbtest.OpenAt(t, now, db.Options{})
 			if _, err := demo.Create(context.Background(), d, demo.Options{Titles: 200, Patrons: 80}); err != nil {
 				t.Fatal(err)
 			}
@@ -489,7 +477,7 @@ func checkInvariants(t *testing.T, d *db.DB, now time.Time) {
 
 func TestIsEmptyAndRefusal(t *testing.T) {
 	ctx := context.Background()
-	d := mustOpenDB(t, testNow)
+	d := dbtest.OpenAt(t, dbtest.Monday, db.Options{})
 	if _, err := demo.Create(ctx, d, demo.Options{Titles: 60, Patrons: 40}); err != nil {
 		t.Fatal(err)
 	}
@@ -505,13 +493,13 @@ func TestIsEmptyAndRefusal(t *testing.T) {
 	if n := queryInt(t, d, `SELECT count(*) FROM records`); n != records {
 		t.Errorf("the refused Create changed the records: %d, then %d", records, n)
 	}
-	if _, err := demo.Create(ctx, mustOpenDB(t, testNow), demo.Options{Titles: -1}); stacks.ErrorCode(err) != stacks.EINVALID {
+	if _, err := demo.Create(ctx, dbtest.OpenAt(t, dbtest.Monday, db.Options{}), demo.Options{Titles: -1}); stacks.ErrorCode(err) != stacks.EINVALID {
 		t.Errorf("Create with -1 titles: %v, want invalid", err)
 	}
 }
 
 func TestCreateSmall(t *testing.T) {
-	d := mustOpenDB(t, testNow)
+	d := dbtest.OpenAt(t, dbtest.Monday, db.Options{})
 	sum, err := demo.Create(context.Background(), d, demo.Options{Titles: 1, Patrons: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -530,18 +518,18 @@ func TestCreateDeterministic(t *testing.T) {
 	ctx := context.Background()
 	opt := demo.Options{Titles: 300, Patrons: 120}
 	hash := func(now time.Time) string {
-		d := mustOpenDB(t, now)
+		d := dbtest.OpenAt(t, now, db.Options{})
 		if _, err := demo.Create(ctx, d, opt); err != nil {
 			t.Fatal(err)
 		}
 		return dumpHash(t, d)
 	}
-	morning := hash(testNow)
-	evening := hash(testNow.Add(9*time.Hour + 59*time.Minute))
+	morning := hash(dbtest.Monday)
+	evening := hash(dbtest.Monday.Add(9*time.Hour + 59*time.Minute))
 	if morning != evening {
-		t.Errorf("two libraries created on %s differ", testNow.Format(time.DateOnly))
+		t.Errorf("two libraries created on %s differ", dbtest.Monday.Format(time.DateOnly))
 	}
-	if next := hash(testNow.AddDate(0, 0, 1)); next == morning {
+	if next := hash(dbtest.Monday.AddDate(0, 0, 1)); next == morning {
 		t.Error("libraries created on different days are the same: dates are not relative to the day")
 	}
 }
@@ -599,7 +587,7 @@ func BenchmarkCreate(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
-		d := mustOpenDB(b, testNow)
+		d := dbtest.OpenAt(b, dbtest.Monday, db.Options{})
 		b.StartTimer()
 		if _, err := demo.Create(ctx, d, demo.Options{}); err != nil {
 			b.Fatal(err)

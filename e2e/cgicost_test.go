@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 )
 
-// TestCGICost times a CGI request side by side in one run (issue 20, make
+// TestCGICost times a CGI request side by side in one run (make
 // cgi-bench): stacks under Go's CGI host beside the floors of scripts/cgibench/floors,
 // and stacks through lighttpd as CGI and as FastCGI beside the persistent server,
 // each web server on its own fresh demo library, the targets alternating request by
@@ -22,7 +24,7 @@ func TestCGICost(t *testing.T) {
 	if n <= 0 {
 		t.Skip("a benchmark: make cgi-bench runs it (STACKS_CGI_BENCH=N)")
 	}
-	root := moduleRoot(t)
+	root := stackstest.ModuleRoot(t)
 	db := filepath.Join(t.TempDir(), "stacks.db")
 	if out, err := exec.Command(stacksBin, "demo", "--db", db).CombinedOutput(); err != nil {
 		t.Fatalf("stacks demo --db %s: %v\n%s", db, err, out)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -84,7 +83,7 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	defer func() {
-		if err := pgtest.DropTemplates(); err != nil {
+		if err := pgtest.Cleanup(); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 		}
 	}()
@@ -99,35 +98,11 @@ func runMain(m *testing.M) int {
 		return m.Run()
 	}
 
-	bin, err := buildStacks(dir)
-	if err != nil {
+	if stacksBin, srcRoot, err = stackstest.Build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	stacksBin = bin
 	return m.Run()
-}
-
-// buildStacks builds ./cmd/stacks as production does (static, no cgo, trimmed
-// paths, which also shares the build cache with `make build`).
-func buildStacks(dir string) (string, error) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	if root == "." || root == "" {
-		return "", errors.New("go env GOMOD: not inside the module")
-	}
-	srcRoot = root
-	bin := filepath.Join(dir, "stacks")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/stacks") // as the Dockerfile and make build do
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building ./cmd/stacks: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // server is a running stacks process with its own fresh demo database.
@@ -142,7 +117,7 @@ type server struct {
 	// (STACKS_TEST_ENGINES=postgres) its URL, as given to --db.
 	DB string
 
-	out *syncBuffer
+	out *stackstest.Buffer
 }
 
 // Output returns what the server wrote to stdout and stderr so far.
@@ -255,7 +230,7 @@ func copyDemo(t testing.TB, path string) {
 
 func launch(t testing.TB, args []string, baseURL string) (*server, error) {
 	recordInputs(t)
-	out := &syncBuffer{}
+	out := &stackstest.Buffer{}
 	cmd := exec.Command(stacksBin, args...)
 	cmd.Stdout = out
 	cmd.Stderr = out
@@ -286,7 +261,7 @@ func launch(t testing.TB, args []string, baseURL string) (*server, error) {
 		}
 	}
 
-	if err := waitHealthy(baseURL, exited); err != nil {
+	if err := stackstest.WaitHealthy(baseURL+"/healthz", startTimeout, exited); err != nil {
 		stop()
 		return nil, fmt.Errorf("stacks %s: %w (exit: %v)\n--- server output ---\n%s", strings.Join(args, " "), err, waitErr, out.String())
 	}
@@ -301,33 +276,6 @@ func launch(t testing.TB, args []string, baseURL string) (*server, error) {
 	return s, nil
 }
 
-// waitHealthy polls /healthz until it answers 200, the process exits, or
-// startTimeout passes.
-func waitHealthy(baseURL string, exited <-chan struct{}) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(startTimeout)
-	var last string
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return errors.New("exited before answering /healthz")
-		default:
-		}
-		resp, err := client.Get(baseURL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("/healthz not 200 after %v (last: %s)", startTimeout, last)
-}
-
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -335,25 +283,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writers and the test's
-// readers at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // browsers is the Playwright driver and headless Chromium that the package's

@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
 // lighttpdPath is Debian's lighttpd, installed by scripts/test-deps.sh: the real web
-// server the suite runs Stacks behind, as CGI and as FastCGI (issue 20).
+// server the suite runs Stacks behind, as CGI and as FastCGI.
 const lighttpdPath = "/usr/sbin/lighttpd"
 
 // The sub-paths lighttpd serves Stacks at in the tests: a CGI program under
@@ -211,7 +212,7 @@ func launchLighttpd(t testing.TB, site lighttpdSite) (*server, error) {
 	}
 	errLog := site.errorLog()
 	_ = os.Remove(errLog)
-	out := &syncBuffer{}
+	out := &stackstest.Buffer{}
 	cmd := exec.Command(lighttpdPath, "-D", "-f", conf)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, so that the stop also reaches a FastCGI process or a
@@ -252,7 +253,7 @@ func launchLighttpd(t testing.TB, site lighttpdSite) (*server, error) {
 	}
 
 	root := fmt.Sprintf("http://127.0.0.1:%d", site.port)
-	if err := waitHealthy(root+site.mount, exited); err != nil {
+	if err := stackstest.WaitHealthy(root+site.mount+"/healthz", startTimeout, exited); err != nil {
 		stop()
 		return nil, fmt.Errorf("through %s%s: %w (exit: %v)\n%s", root, site.mount, err, waitErr, logs())
 	}
@@ -294,7 +295,7 @@ func linkOrCopy(src, dst string) error {
 // was tested.
 func TestLighttpdConfigDocumented(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "docs", "deploy.md"))
+	b, err := os.ReadFile(filepath.Join(stackstest.ModuleRoot(t), "docs", "deploy.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

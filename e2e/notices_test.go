@@ -28,6 +28,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestNoticeByEmail: a librarian sets how a patron hears of holds, returned
@@ -110,16 +111,14 @@ func TestNoticeByEmail(t *testing.T) {
 		return out
 	}
 	var got receivedMail
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if m := holdMail("alex.reader@example.org", "Pride and Prejudice"); len(m) > 0 {
+	if !waittest.Eventually(func() bool {
+		m := holdMail("alex.reader@example.org", "Pride and Prejudice")
+		if len(m) > 0 {
 			got = m[0]
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no email within 20 s\n--- server output ---\n%s", srv.Output())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(m) > 0
+	}) {
+		t.Fatalf("no email within %s\n--- server output ---\n%s", waittest.Limit, srv.Output())
 	}
 	if !got.TLS || !strings.Contains(got.Data, "Central") || !strings.Contains(got.Data, "Dear Alex Reader") {
 		t.Errorf("received %+v", got)
@@ -128,19 +127,15 @@ func TestNoticeByEmail(t *testing.T) {
 	// The relay stores a message before it answers 250, so the server may not
 	// have recorded it as sent yet: reload the patron page until it has.
 	row := page.Locator("table.patron-notices tbody tr").Filter(playwright.LocatorFilterOptions{HasText: "Hold available"})
-	deadline = time.Now().Add(20 * time.Second)
-	for {
+	var text []string
+	if !waittest.Eventually(func() bool {
 		_, err = page.Goto(alexPage)
 		must(t, err, "opening Alex's page")
-		text, err := row.AllInnerTexts()
+		text, err = row.AllInnerTexts()
 		must(t, err, "reading Alex's notices")
-		if strings.Contains(strings.Join(text, "\n"), "Sent") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the hold notice is not recorded as sent within 20 s: %q\n--- server output ---\n%s", text, srv.Output())
-		}
-		time.Sleep(200 * time.Millisecond)
+		return strings.Contains(strings.Join(text, "\n"), "Sent")
+	}) {
+		t.Fatalf("the hold notice is not recorded as sent within %s: %q\n--- server output ---\n%s", waittest.Limit, text, srv.Output())
 	}
 	must(t, expect.Locator(row).ToContainText("Your hold is ready to collect"), "the notice is listed")
 	if n := len(holdMail("alex.reader@example.org", "Pride and Prejudice")); n != 1 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/patrons"
 )
@@ -26,7 +27,7 @@ func opacServer(t *testing.T) (*server, string) {
 	}
 	opacURL := fmt.Sprintf("http://127.0.0.1:%d", port)
 	srv := startServer(t, "--opac-addr", fmt.Sprintf("127.0.0.1:%d", port))
-	if err := waitHealthy(opacURL, make(chan struct{})); err != nil {
+	if err := stackstest.WaitHealthy(opacURL+"/healthz", startTimeout, nil); err != nil {
 		t.Fatalf("the patrons' catalogue does not answer: %v\n%s", err, srv.Output())
 	}
 	return srv, opacURL

@@ -13,7 +13,7 @@ func pressSlowly(t *testing.T, page playwright.Page, text string, pause time.Dur
 	t.Helper()
 	for _, c := range text {
 		must(t, page.Keyboard().Press(string(c)), "typing %q", text)
-		time.Sleep(pause)
+		time.Sleep(pause) // a person's pace between keys, under test
 	}
 	must(t, page.Keyboard().Press("Enter"), "Enter after %q", text)
 }

@@ -34,7 +34,7 @@ type scanner struct {
 func (s *scanner) scan(code string) {
 	s.t.Helper()
 	scanKeys(s.t, s.page, code)
-	time.Sleep(s.gap)
+	time.Sleep(s.gap) // the scanner's pace, under test: it does not wait for the page
 }
 
 // scanKeyGap is the time between a scanner's keys.
@@ -389,7 +389,9 @@ func TestScannerDesk(t *testing.T) {
 				must(t, expect.Locator(decision).ToContainText("in fines"), "naming the fines")
 				must(t, expect.Locator(s.row(p.Barcodes[2])).ToContainText("Waiting for your decision on "+p.Barcodes[0]), "later scans wait visibly")
 				s.fieldIsEmptyAndFocused("while a decision waits")
-				time.Sleep(2 * c.latency) // anything wrongly sent would have arrived
+				// Nothing to wait for: a request wrongly sent would have reached
+				// the server within the emulated latency.
+				time.Sleep(2 * c.latency)
 				if n := len(lib.loans(p.Card)); n != 0 || lib.overrides() != before {
 					t.Fatalf("while the decision waited: %d loans and %d new overrides, want none", n, lib.overrides()-before)
 				}
@@ -425,7 +427,7 @@ func TestScannerDesk(t *testing.T) {
 				must(t, expect.Locator(s.row(p.Barcodes[1])).ToContainText("Waiting for your decision"), "the other book waits")
 				// The scanner's Enter (an empty scan) presses nothing.
 				must(t, page.Keyboard().Press("Enter"), "Enter")
-				time.Sleep(2 * c.latency)
+				time.Sleep(2 * c.latency) // as above: anything wrongly sent would have arrived
 				if got := lib.loans(p.Card); got[p.Barcodes[0]] != 0 || len(got) != 1 {
 					t.Fatalf("during the renewal offer: %v, want only %s, not renewed", got, p.Barcodes[0])
 				}
@@ -468,7 +470,9 @@ func TestScannerDesk(t *testing.T) {
 					s.scan(bc)
 				}
 				must(t, expect.Locator(s.row(reader.Barcodes[1])).ToContainText("Waiting for your decision on "+lent), "the scans wait behind the question")
-				time.Sleep(2 * c.latency) // anything wrongly sent would have arrived
+				// Nothing to wait for: a request wrongly sent would have reached
+				// the server within the emulated latency.
+				time.Sleep(2 * c.latency)
 				if got := lib.loans(reader.Card); len(got) != 0 || lib.overrides() != before {
 					t.Fatalf("with focus on Confirm: %s has %v and %d new overrides, want none", reader.Card, got, lib.overrides()-before)
 				}

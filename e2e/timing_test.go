@@ -13,6 +13,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/deskclient"
 )
 
@@ -140,7 +141,7 @@ func TestDeskTiming(t *testing.T) {
 		return
 	}
 	sums := summarize(results)
-	dir := filepath.Join(moduleRoot(t), "desk-timing")
+	dir := filepath.Join(stackstest.ModuleRoot(t), "desk-timing")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -166,21 +167,3 @@ func loadAverage() string {
 	}
 	return "unknown"
 }
-
-// moduleRoot is the repository's root, where go.mod is.
-func moduleRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for !fileExists(filepath.Join(dir, "go.mod")) {
-		parent := filepath.Dir(dir)
-		if parent == dir || strings.TrimSpace(parent) == "" {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-	return dir
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestBackupUnderLoad runs stacks backup, a separate process, against the live
@@ -41,9 +43,16 @@ func TestBackupUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	backups := scale(3, 20)
 	d := openDB(t, path)
+	last := queryInt(t, d, `SELECT count(*) FROM loans`)
 	for i := 0; i < backups; i++ {
-		time.Sleep(200 * time.Millisecond)
-		before := queryInt(t, d, `SELECT count(*) FROM loans`)
+		// Each backup begins after the desks have checked more out (a loan's
+		// row stays after its return).
+		var before int
+		waittest.For(t, "a checkout since the last backup", func() bool {
+			before = queryInt(t, d, `SELECT count(*) FROM loans`)
+			return before > last
+		})
+		last = before
 		out := filepath.Join(dir, fmt.Sprintf("backup-%02d.db", i))
 		start := time.Now()
 		if msg, err := runStacks(t, "backup", "--db", path, out); err != nil {

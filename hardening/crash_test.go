@@ -106,7 +106,7 @@ func TestCrashRecovery(t *testing.T) {
 			enough = enough || minAcks(acks, loads) >= 10
 			mu.Unlock()
 		}
-		time.Sleep(scale(0, 2*time.Second))
+		time.Sleep(scale(0, 2*time.Second)) // under make soak, the desks work on a while before the plug is pulled
 		s.kill()
 		wg.Wait()
 		for _, e := range errs {

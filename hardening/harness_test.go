@@ -1,7 +1,6 @@
 package hardening
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -59,8 +57,12 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	defer pgtest.DropTemplates()
-	if stacksBin, err = buildStacks(dir); err != nil {
+	defer func() {
+		if err := pgtest.Cleanup(); err != nil {
+			fmt.Fprintln(os.Stderr, "hardening:", err)
+		}
+	}()
+	if stacksBin, srcRoot, err = stackstest.Build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "hardening:", err)
 		return 1
 	}
@@ -75,24 +77,6 @@ func runMain(m *testing.M) int {
 
 // srcRoot is the module's directory, which TestMain built stacksBin from.
 var srcRoot string
-
-// buildStacks builds ./cmd/stacks as make build does.
-func buildStacks(dir string) (string, error) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	srcRoot = root
-	bin := filepath.Join(dir, "stacks")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/stacks")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building ./cmd/stacks: %w\n%s", err, out)
-	}
-	return bin, nil
-}
 
 // newDB copies the demo library into the test's directory and returns its path.
 func newDB(t testing.TB) string {
@@ -118,7 +102,7 @@ type server struct {
 	DB   string
 
 	cmd     *exec.Cmd
-	out     *syncBuffer
+	out     *stackstest.Buffer
 	exited  chan struct{}
 	waitErr error
 }
@@ -138,7 +122,7 @@ func startServer(t testing.TB, path string, extraArgs ...string) *server {
 			t.Fatal(err)
 		}
 		args := append([]string{"serve", "--db", path, "--addr", addr, "--log-level", "warn"}, extraArgs...)
-		s := &server{Base: "http://" + addr, Addr: addr, DB: path, out: &syncBuffer{}, exited: make(chan struct{})}
+		s := &server{Base: "http://" + addr, Addr: addr, DB: path, out: &stackstest.Buffer{}, exited: make(chan struct{})}
 		s.cmd = exec.Command(stacksBin, args...)
 		s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 		s.cmd.SysProcAttr = childProcAttr()
@@ -149,7 +133,7 @@ func startServer(t testing.TB, path string, extraArgs ...string) *server {
 			s.waitErr = s.cmd.Wait()
 			close(s.exited)
 		}()
-		if err := s.waitHealthy(); err != nil {
+		if err := stackstest.WaitHealthy(s.Base+"/healthz", startTimeout, s.exited); err != nil {
 			s.kill()
 			lastErr = fmt.Errorf("stacks %s: %w\n--- output ---\n%s", strings.Join(args, " "), err, s.out.String())
 			if strings.Contains(s.out.String(), "address already in use") {
@@ -167,31 +151,6 @@ func startServer(t testing.TB, path string, extraArgs ...string) *server {
 	}
 	t.Fatal(lastErr)
 	return nil
-}
-
-func (s *server) waitHealthy() error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(startTimeout)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("exited before answering /healthz (%v)", s.waitErr)
-		default:
-		}
-		resp, err := client.Get(s.Base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("/healthz not 200 after %v (last: %s)", startTimeout, last)
 }
 
 // kill stops the process at once (SIGKILL) and waits for it, if it still runs.
@@ -327,24 +286,6 @@ func (d *desk) login(t testing.TB, user string) {
 	if _, err := d.dc.Login(context.Background(), user, user); err != nil {
 		t.Fatalf("login as %s: %v", user, err)
 	}
-}
-
-// syncBuffer collects a process's output while the test may read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // sigterm is what docker stop and systemd send.

@@ -59,7 +59,7 @@ func TestServerLimits(t *testing.T) {
 		step := trickle / time.Duration(len(body))
 		var writeErr error
 		for i := 0; i < len(body) && writeErr == nil; i++ {
-			time.Sleep(step)
+			time.Sleep(step) // the slow client under test
 			_, writeErr = conn.Write([]byte{body[i]})
 		}
 		conn.SetReadDeadline(time.Now().Add(30 * time.Second))

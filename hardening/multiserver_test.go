@@ -16,7 +16,7 @@ import (
 	"github.com/stacks-ils/stacks/sip"
 )
 
-// Several stacks serve processes on one PostgreSQL database (issue 17). Two
+// Several stacks serve processes on one PostgreSQL database. Two
 // servers on one SQLite file is not a supported deployment (SQLite's one
 // writer is one process's group-commit queue: see package db), so on SQLite
 // these tests run their clients against one server, which is the same
@@ -264,13 +264,13 @@ func TestKillOneOfTwoServers(t *testing.T) {
 	mu.Lock()
 	clear(acks)
 	mu.Unlock()
-	// Requests to the killed server fail at once.
-	c := &http.Client{Timeout: 2 * time.Second}
+	// Requests to the killed server fail at once, not at the client's timeout.
+	c := &http.Client{Timeout: time.Minute}
 	began := time.Now()
 	if resp, err := c.Get(sa.Base + "/healthz"); err == nil {
 		resp.Body.Close()
 		t.Errorf("the killed server answered /healthz: %s", resp.Status)
-	} else if took := time.Since(began); took > time.Second {
+	} else if took := time.Since(began); took > 10*time.Second {
 		t.Errorf("a request to the killed server took %v to fail", took)
 	}
 	waitAcks("after the kill", perPhase)

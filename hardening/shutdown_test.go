@@ -2,14 +2,19 @@ package hardening
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestShutdownDrainsSlowRequest sends SIGTERM while requests are still arriving,
@@ -30,6 +35,7 @@ func TestShutdownDrainsSlowRequest(t *testing.T) {
 	}
 	results := make([]result, slow)
 	started := make(chan struct{}, slow)
+	var finished atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < slow; i++ {
 		wg.Add(1)
@@ -43,40 +49,57 @@ func TestShutdownDrainsSlowRequest(t *testing.T) {
 			}
 			defer conn.Close()
 			conn.SetDeadline(time.Now().Add(60 * time.Second))
+			// Expect: 100-continue: the server answers "100 Continue" when the
+			// handler starts reading the body, so the client knows the request
+			// is in progress before SIGTERM comes.
 			fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
-				"Content-Length: %d\r\nConnection: close\r\n\r\n", s.Addr, len(body))
-			// The headers and the first byte of the body are in: the request is in
-			// progress when SIGTERM comes.
-			conn.Write([]byte(body[:1]))
+				"Content-Length: %d\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n", s.Addr, len(body))
+			r := bufio.NewReader(conn)
+			line, err := r.ReadString('\n')
+			if err == nil && strings.HasPrefix(line, "HTTP/1.1 100 ") {
+				_, err = r.ReadString('\n') // the blank line that ends it
+			} else if err == nil {
+				err = fmt.Errorf("answered %q before the body, want 100 Continue", strings.TrimSpace(line))
+			}
+			if err != nil {
+				results[i].err = err
+				started <- struct{}{}
+				return
+			}
 			started <- struct{}{}
-			rest := body[1:]
-			step := trickle / time.Duration(len(rest))
-			for j := 0; j < len(rest); j++ {
-				time.Sleep(step)
-				if _, err := conn.Write([]byte{rest[j]}); err != nil {
+			step := trickle / time.Duration(len(body))
+			for j := 0; j < len(body); j++ {
+				time.Sleep(step) // the slow client under test
+				if _, err := conn.Write([]byte{body[j]}); err != nil {
 					results[i].err = fmt.Errorf("writing the body: %w", err)
 					return
 				}
 			}
-			line, err := bufio.NewReader(conn).ReadString('\n')
+			line, err = r.ReadString('\n')
 			results[i] = result{strings.TrimSpace(line), err}
+			finished.Add(1)
 		}(i)
 	}
 	for i := 0; i < slow; i++ {
 		<-started
 	}
-	time.Sleep(200 * time.Millisecond)
 	sent := time.Now()
 	if err := s.cmd.Process.Signal(sigterm); err != nil {
 		t.Fatal(err)
 	}
 
-	// New connections are refused while the old requests finish.
-	time.Sleep(300 * time.Millisecond)
-	c := &http.Client{Timeout: 2 * time.Second}
-	if resp, err := c.Get(s.Base + "/healthz"); err == nil {
-		resp.Body.Close()
-		t.Errorf("a new request after SIGTERM was served (%s); the listener should be closed", resp.Status)
+	// New connections are refused while the old requests finish: the listener
+	// closes as the signal arrives, before any slow request is done.
+	c := &http.Client{Timeout: time.Minute}
+	waittest.For(t, "new connections to be refused after SIGTERM", func() bool {
+		resp, err := c.Get(s.Base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return errors.Is(err, syscall.ECONNREFUSED)
+	})
+	if n := finished.Load(); n > 0 {
+		t.Errorf("new connections were still served after %d of the %d slow requests had finished: the listener should close at SIGTERM", n, slow)
 	}
 
 	wg.Wait()

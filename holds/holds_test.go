@@ -20,20 +20,17 @@ import (
 	"github.com/stacks-ils/stacks/passwords"
 )
 
-// testNow is a Monday morning.
-var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-
 var today = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 
 var desk = stacks.Actor{Name: "desk", BranchID: 1}
 
-// mustOpenDB opens a copy of a small demo library created on testNow, in a file
-// under tb.TempDir(), with the clock at testNow, and adds a second copy of I00001's
+// mustOpenDB opens a copy of a small demo library created on dbtest.Monday, in a file
+// under tb.TempDir(), with the clock at dbtest.Monday, and adds a second copy of I00001's
 // title at Eastside (I00001B).
 func mustOpenDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	d := demotest.Demo(tb, demo.Options{Titles: 50, Patrons: 10}, testNow, db.Options{})
-	d.Now = func() time.Time { return testNow }
+	d := demotest.Demo(tb, demo.Options{Titles: 50, Patrons: 10}, dbtest.Monday, db.Options{})
+	d.Now = func() time.Time { return dbtest.Monday }
 	exec(tb, d, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, status, created_at, updated_at)
 		SELECT 'I00001B', record_id, 2, 2, item_type_id, 'available', created_at, updated_at FROM items WHERE barcode = 'I00001'`)
 	return d
@@ -137,7 +134,7 @@ func addHolds(tb testing.TB, d *db.DB, hs ...hold) []int64 {
 		err := d.Write(context.Background(), func(tx *db.Tx) error {
 			return tx.QueryRow(`INSERT INTO holds (record_id, item_id, patron_id, pickup_branch_id, placed_at, priority, status, suspended_until, trapped_item_id)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-				rec, itemID, patron(tb, d, h.card), h.pickup, db.FormatTime(testNow.Add(time.Duration(i-10)*time.Minute)), p, h.status, suspended, trapped).Scan(&hid)
+				rec, itemID, patron(tb, d, h.card), h.pickup, db.FormatTime(dbtest.Monday.Add(time.Duration(i-10)*time.Minute)), p, h.status, suspended, trapped).Scan(&hid)
 		})
 		if err != nil {
 			tb.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/holds"
 )
 
@@ -34,7 +35,7 @@ func otherHolds(tb testing.TB, d *db.DB, card string, n int) {
 	for i := 0; i < n; i++ {
 		exec(tb, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status)
 			SELECT record_id, ?, 1, ?, 1, 'queued' FROM items WHERE barcode = ?`,
-			patron(tb, d, card), db.FormatTime(testNow.Add(-time.Hour)), fmt.Sprintf("I%05d", i+2))
+			patron(tb, d, card), db.FormatTime(dbtest.Monday.Add(-time.Hour)), fmt.Sprintf("I%05d", i+2))
 	}
 }
 
@@ -90,7 +91,7 @@ func TestPlace(t *testing.T) {
 				exec(t, d, `UPDATE patron_categories SET max_holds = 1 WHERE id = 1`)
 				exec(t, d, `UPDATE items SET status = 'on_hold_shelf' WHERE barcode = 'I00002'`)
 				exec(t, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, trapped_item_id)
-					SELECT record_id, ?, 1, ?, 0, 'waiting', id FROM items WHERE barcode = 'I00002'`, patron(t, d, "P0003"), db.FormatTime(testNow))
+					SELECT record_id, ?, 1, ?, 0, 'waiting', id FROM items WHERE barcode = 'I00002'`, patron(t, d, "P0003"), db.FormatTime(dbtest.Monday))
 			}},
 		{name: "HoldLimitIgnoresClosedHolds", card: "P0003", position: 1,
 			setup: func(t *testing.T, d *db.DB) {
@@ -125,7 +126,7 @@ func TestPlace(t *testing.T) {
 		{name: "ReturnedCopyNoWarning", card: "P0003", position: 1,
 			setup: func(t *testing.T, d *db.DB) {
 				lend(t, d, "P0003", "I00001")
-				exec(t, d, `UPDATE loans SET returned_at = ? WHERE returned_at IS NULL`, db.FormatTime(testNow))
+				exec(t, d, `UPDATE loans SET returned_at = ? WHERE returned_at IS NULL`, db.FormatTime(dbtest.Monday))
 			}},
 		{name: "WarnBoth", card: "P0003", confirm: []string{holds.WarnHasCopy}, warn: []string{holds.WarnAlreadyHolds, holds.WarnHasCopy},
 			setup: func(t *testing.T, d *db.DB) {
@@ -281,7 +282,7 @@ func TestPlace(t *testing.T) {
 func lend(tb testing.TB, d *db.DB, card, barcode string) {
 	tb.Helper()
 	exec(tb, d, `INSERT INTO loans (item_id, patron_id, branch_id, issued_at, due_at) SELECT id, ?, 1, ?, ? FROM items WHERE barcode = ?`,
-		patron(tb, d, card), db.FormatTime(testNow.Add(-24*time.Hour)), db.FormatTime(testNow.AddDate(0, 0, 20)), barcode)
+		patron(tb, d, card), db.FormatTime(dbtest.Monday.Add(-24*time.Hour)), db.FormatTime(dbtest.Monday.AddDate(0, 0, 20)), barcode)
 	exec(tb, d, `UPDATE items SET status = 'on_loan' WHERE barcode = ?`, barcode)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/holds"
 )
 
@@ -77,7 +78,7 @@ func TestQueueOrder(t *testing.T) {
 	var ids []int64
 	for i, card := range cards {
 		// A minute apart, so that placed_at tells them apart.
-		d.Now = func() time.Time { return testNow.Add(time.Duration(i) * time.Minute) }
+		d.Now = func() time.Time { return dbtest.Monday.Add(time.Duration(i) * time.Minute) }
 		p, err := place(t, d, holds.PlaceRequest{Actor: desk, RecordID: rec, PatronCard: card, PickupBranchCode: "CEN"})
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +88,7 @@ func TestQueueOrder(t *testing.T) {
 		}
 		ids = append(ids, p.HoldID)
 	}
-	d.Now = func() time.Time { return testNow }
+	d.Now = func() time.Time { return dbtest.Monday }
 
 	t.Run("RecordQueue", func(t *testing.T) {
 		q := recordQueue(t, d)
@@ -96,7 +97,7 @@ func TestQueueOrder(t *testing.T) {
 		}
 		h := q[1]
 		if h.ID != ids[1] || h.RecordID != rec || h.Title == "" || h.PatronName != "Casey Waiting" || h.PickupBranchName != "Central" ||
-			h.PickupBranchID != 1 || !h.PlacedAt.Equal(testNow.Add(time.Minute)) || h.ItemID != 0 || h.SuspendedUntil != "" || !h.PickupBy.IsZero() {
+			h.PickupBranchID != 1 || !h.PlacedAt.Equal(dbtest.Monday.Add(time.Minute)) || h.ItemID != 0 || h.SuspendedUntil != "" || !h.PickupBy.IsZero() {
 			t.Errorf("hold %+v", h)
 		}
 	})
@@ -121,7 +122,7 @@ func TestQueueOrder(t *testing.T) {
 		exec(t, d, `UPDATE items SET status = 'on_hold_shelf' WHERE barcode = 'I00001'`)
 		addHolds(t, d, hold{card: "P0001"}, hold{card: "P0003", status: "waiting", trapped: "I00001"})
 		exec(t, d, `INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, closed_at)
-			SELECT record_id, ?, 1, ?, 0, 'fulfilled', ? FROM items WHERE barcode = 'I00003'`, patron(t, d, "P0003"), db.FormatTime(testNow), db.FormatTime(testNow))
+			SELECT record_id, ?, 1, ?, 0, 'fulfilled', ? FROM items WHERE barcode = 'I00003'`, patron(t, d, "P0003"), db.FormatTime(dbtest.Monday), db.FormatTime(dbtest.Monday))
 		hs := read(t, d, func(tx *db.Tx) ([]holds.Hold, error) { return holds.PatronHolds(tx, patron(t, d, "P0003")) })
 		var got []string
 		for _, h := range hs {
@@ -478,9 +479,9 @@ func TestHoldShelf(t *testing.T) {
 		hold{card: "P0004", status: "in_transit", trapped: "I00001F"},         // not there yet
 		hold{card: "P0005"}, // queued
 	)
-	exec(t, d, `UPDATE holds SET waiting_since = ?, pickup_by = '2026-12-09T20:00:00Z' WHERE id = ?`, db.FormatTime(testNow), ids[0])
-	exec(t, d, `UPDATE holds SET waiting_since = ?, pickup_by = '2026-12-07T20:00:00Z' WHERE id = ?`, db.FormatTime(testNow), ids[1])
-	exec(t, d, `UPDATE holds SET waiting_since = ?, pickup_by = '2026-12-01T20:00:00Z' WHERE id = ?`, db.FormatTime(testNow), ids[2])
+	exec(t, d, `UPDATE holds SET waiting_since = ?, pickup_by = '2026-12-09T20:00:00Z' WHERE id = ?`, db.FormatTime(dbtest.Monday), ids[0])
+	exec(t, d, `UPDATE holds SET waiting_since = ?, pickup_by = '2026-12-07T20:00:00Z' WHERE id = ?`, db.FormatTime(dbtest.Monday), ids[1])
+	exec(t, d, `UPDATE holds SET waiting_since = ?, pickup_by = '2026-12-01T20:00:00Z' WHERE id = ?`, db.FormatTime(dbtest.Monday), ids[2])
 
 	for _, tt := range []struct {
 		name   string
@@ -636,7 +637,7 @@ func TestPullList(t *testing.T) {
 // first, each for PullAskDays days, then the other; a copy staff mark missing
 // ("Not on shelf") leaves the next branch asked at once.
 func TestPullListOneBranchAtATime(t *testing.T) {
-	// The hold is placed on Monday 30 November (testNow), pickup at Central.
+	// The hold is placed on Monday 30 November (dbtest.Monday), pickup at Central.
 	tests := []struct {
 		name    string
 		today   time.Time
@@ -731,8 +732,8 @@ func TestServiceBranchHolds(t *testing.T) {
 		if want == "" {
 			want = bh.Branches[0].Code
 		}
-		if bh.Branch.Code != want || !bh.Now.Equal(testNow) {
-			t.Errorf("%q/%q: branch %q at %v, want %q at %v", tt.code, tt.home, bh.Branch.Code, bh.Now, want, testNow)
+		if bh.Branch.Code != want || !bh.Now.Equal(dbtest.Monday) {
+			t.Errorf("%q/%q: branch %q at %v, want %q at %v", tt.code, tt.home, bh.Branch.Code, bh.Now, want, dbtest.Monday)
 		}
 	}
 	if _, err := svc.BranchHolds(ctx, "NOPE", "CEN", time.UTC); stacks.ErrorCode(err) != stacks.ENOTFOUND {

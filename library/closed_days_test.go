@@ -20,9 +20,8 @@ func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 // mustOpenDB opens a migrated database with two branches: Central (1) and East (2).
 func mustOpenDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	d := dbtest.Open(tb, db.Options{})
+	d := dbtest.OpenAt(tb, dbtest.Monday, db.Options{})
 	ctx := context.Background()
-	d.Now = func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
 	err := d.Write(ctx, func(tx *db.Tx) error {
 		_, err := tx.Exec(`INSERT INTO branches (id, code, name) VALUES (1, 'CEN', 'Central'), (2, 'EAS', 'East')`)
 		return err

@@ -115,7 +115,7 @@ func (f *fakeDesk) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		http.Redirect(w, r, "/checkout", http.StatusSeeOther)
 	case r.Method == http.MethodPost && r.URL.Path == "/checkout":
-		time.Sleep(f.coDelay)
+		time.Sleep(f.coDelay) // the emulated server's latency
 		timing(w, coApp)
 		bc := r.PostFormValue("barcode")
 		f.mu.Lock()
@@ -135,7 +135,7 @@ func (f *fakeDesk) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "/checkout?last="+url.QueryEscape(bc), http.StatusSeeOther)
 		}
 	case r.Method == http.MethodPost && r.URL.Path == "/checkin":
-		time.Sleep(f.ciDelay)
+		time.Sleep(f.ciDelay) // the emulated server's latency
 		timing(w, ciApp)
 		bc := r.PostFormValue("barcode")
 		f.mu.Lock()
@@ -358,7 +358,8 @@ func TestRunPaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	if took > duration+2*time.Second || rep.Elapsed < duration-think || rep.Elapsed > duration+time.Second {
+	// Upper bounds loose enough for a loaded machine.
+	if took > duration+20*time.Second || rep.Elapsed < duration-think || rep.Elapsed > duration+10*time.Second {
 		t.Errorf("run took %v, measured %v, for a %v duration", took, rep.Elapsed, duration)
 	}
 	// Scans: patron, two check-outs, two check-ins per visit, one pause before

@@ -69,7 +69,7 @@ func TestWatchWrites(t *testing.T) {
 			write := func(d *db.DB, sleep time.Duration) {
 				t.Helper()
 				if err := d.Write(ctx, func(tx *db.Tx) error {
-					time.Sleep(sleep)
+					time.Sleep(sleep) // a slow write: the time the watch must report
 					_, err := tx.Exec(`UPDATE cache_versions SET version = version WHERE name = 'preferences'`)
 					return err
 				}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/notices"
 )
 
@@ -39,7 +40,7 @@ func newBenchLib(b *testing.B) (*lib, int64) {
 	if _, err := d.Migrate(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	c := &clock{t: testNow}
+	c := dbtest.NewClock(testNow)
 	d.Now = c.Now
 	l := &lib{tb: b, d: d, clock: c}
 	l.exec(`INSERT INTO branches (id, code, name, closed_weekdays, closes_at) VALUES (1, 'CEN', 'Central', '0', '20:00')`)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/notices"
 )
@@ -24,7 +25,7 @@ func TestDailyRunOnceAcrossServers(t *testing.T) {
 			var path string
 			if e == db.Postgres {
 				path = pgtest.URL(t)
-				l = &lib{tb: t, d: openServer(t, path), clock: &clock{t: testNow}}
+				l = &lib{tb: t, d: openServer(t, path), clock: dbtest.NewClock(testNow)}
 				if err := buildLib(l.d, "UTC"); err != nil {
 					t.Fatal(err)
 				}

@@ -26,26 +26,8 @@ import (
 	"github.com/stacks-ils/stacks/notices"
 )
 
-// testNow is Tuesday 1 December 2026, 10:00 UTC.
-var testNow = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-
-// clock is a clock tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
+// testNow is the day after dbtest.Monday: Tuesday 1 December 2026, 10:00 UTC.
+var testNow = dbtest.Monday.AddDate(0, 0, 1)
 
 func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 
@@ -54,7 +36,7 @@ func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 type lib struct {
 	tb    testing.TB
 	d     *db.DB
-	clock *clock
+	clock *dbtest.Clock
 	n     int
 }
 
@@ -62,7 +44,7 @@ func newLib(tb testing.TB, tz string) *lib {
 	tb.Helper()
 	// NORMAL: the tests need no power-cut safety, and fsyncs dominate their time.
 	d := dbtest.Copy(tb, "notices-lib-"+tz, func(d *db.DB) error { return buildLib(d, tz) }, db.Options{Synchronous: "NORMAL"})
-	c := &clock{t: testNow}
+	c := dbtest.NewClock(testNow)
 	d.Now = c.Now
 	return &lib{tb: tb, d: d, clock: c}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/opac"
@@ -44,7 +45,7 @@ func BenchmarkOAIHarvest(b *testing.B) {
 	if _, err := d.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	d.Now = func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
+	d.Now = func() time.Time { return dbtest.Monday }
 	start := time.Now()
 	if _, err := demo.Create(ctx, d, demo.Options{Titles: benchTitles, Patrons: 2000}); err != nil {
 		b.Fatal(err)

@@ -11,9 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
@@ -34,22 +32,9 @@ func TestMain(m *testing.M) {
 	os.Exit(dbtest.Main(m))
 }
 
-// clock is a settable clock for the tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type testEnv struct {
 	DB    *db.DB
-	Clock *clock
+	Clock *dbtest.Clock
 	Srv   *httptest.Server
 	OPAC  *opac.Server
 	Circ  *circulation.Service
@@ -61,7 +46,7 @@ type testEnv struct {
 // patrons; every patron's PIN is 1234).
 func newEnv(t testing.TB) *testEnv {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(dbtest.Monday)
 	d := demotest.Demo(t, demo.Options{Titles: 60, Patrons: 20}, c.Now(), db.Options{})
 	d.Now = c.Now
 	ctx := context.Background()

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 func TestKnownAddresses(t *testing.T) {
 	ctx := context.Background()
 	d := dbtest.Open(t, db.Options{})
-	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	now := dbtest.Monday
 	d.Now = func() time.Time { return now }
 	read := func(account, addr string) passwords.Locks {
 		t.Helper()
@@ -78,7 +78,7 @@ func TestKnownAddresses(t *testing.T) {
 func TestLimiter(t *testing.T) {
 	ctx := context.Background()
 	d := dbtest.Open(t, db.Options{})
-	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	now := dbtest.Monday
 	d.Now = func() time.Time { return now }
 	busy := stacks.Errorf(stacks.ETOOMANY, "busy")
 	l := &passwords.Limiter{Throttle: passwords.DefaultThrottle,

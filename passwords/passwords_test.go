@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 func mustHash(tb testing.TB, pw string) string {
@@ -80,9 +81,7 @@ func TestPool(t *testing.T) {
 		const slow = "$2a$11$vHp/haP95M.N3e6j1n.4NeucbnqQorSRic4j4IC.d1qy6wPwacwAa" // "secret"
 		done := make(chan struct{})
 		go func() { p.Compare(context.Background(), slow, "x"); close(done) }()
-		for p.Comparisons() == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		waittest.For(t, "the slow comparison to start", func() bool { return p.Comparisons() > 0 })
 		if _, err := p.Compare(context.Background(), hash, "secret"); !errors.Is(err, passwords.ErrBusy) {
 			t.Errorf("no slot within the wait: %v, want ErrBusy", err)
 		}
@@ -96,9 +95,7 @@ func TestPool(t *testing.T) {
 		const slow = "$2a$11$vHp/haP95M.N3e6j1n.4NeucbnqQorSRic4j4IC.d1qy6wPwacwAa" // "secret"
 		done := make(chan struct{})
 		go func() { p.Compare(context.Background(), slow, "x"); close(done) }()
-		for p.Comparisons() == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		waittest.For(t, "the slow comparison to start", func() bool { return p.Comparisons() > 0 })
 		ctx := passwords.WithWait(context.Background(), time.Minute)
 		if ok, err := p.Compare(ctx, hash, "secret"); !ok || err != nil {
 			t.Errorf("waited for the slot: %v %v, want a match", ok, err)
@@ -142,18 +139,20 @@ func TestGate(t *testing.T) {
 	// One may wait for the account; the next is refused at once.
 	entered := make(chan func())
 	go func() {
-		leave, ok := g.Enter(ctx, 5*time.Second, acct, addr)
+		leave, ok := g.Enter(ctx, time.Minute, acct, addr)
 		if !ok {
 			t.Error("the waiting attempt was refused")
 		}
 		entered <- leave
 	}()
-	time.Sleep(200 * time.Millisecond) // let it take the one waiting place
+	waittest.For(t, "the second attempt to wait", func() bool { return passwords.GateWaiting(&g, acct.Name) == 1 })
+	// Refused at once, not after its wait (a minute: far longer than a busy
+	// machine takes to refuse it).
 	start := time.Now()
-	if _, ok := g.Enter(ctx, 2*time.Second, acct, addr); ok {
+	if _, ok := g.Enter(ctx, time.Minute, acct, addr); ok {
 		t.Fatal("a third attempt for the account entered")
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("a third attempt for the account waited %v; want it refused at once", d)
 	}
 	leave1()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/privacy"
 )
 
@@ -72,12 +73,12 @@ func TestAnonymise(t *testing.T) {
 
 	before := totals(t, d)
 	wantOld := queryInt(t, d, `SELECT count(*) FROM loans l JOIN patrons p ON p.id = l.patron_id
-		WHERE l.returned_at < ? AND p.keep_history = 0 AND NOT (`+chargedOwing+`)`, db.FormatTime(privacy.AnonymiseCutoff(testNow, 30)))
+		WHERE l.returned_at < ? AND p.keep_history = 0 AND NOT (`+chargedOwing+`)`, db.FormatTime(privacy.AnonymiseCutoff(dbtest.Monday, 30)))
 	if n := queryInt(t, d, `SELECT count(*) FROM loans l WHERE l.id = ? AND `+chargedOwing, loanOf["UnpaidCharge"]); n != 1 {
 		t.Fatal("the unpaid charge's loan is not seen as charged and owing")
 	}
 
-	dry, err := privacy.Anonymise(ctx, d, privacy.AnonymiseCutoff(testNow, 30), privacy.Options{DryRun: true})
+	dry, err := privacy.Anonymise(ctx, d, privacy.AnonymiseCutoff(dbtest.Monday, 30), privacy.Options{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestAnonymise(t *testing.T) {
 	}
 
 	// A chunk of 7 makes the run take several write transactions.
-	res, err := privacy.Anonymise(ctx, d, privacy.AnonymiseCutoff(testNow, 30), privacy.Options{Chunk: 7})
+	res, err := privacy.Anonymise(ctx, d, privacy.AnonymiseCutoff(dbtest.Monday, 30), privacy.Options{Chunk: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestAnonymise(t *testing.T) {
 		})
 	}
 	if n := queryInt(t, d, `SELECT count(*) FROM loans l WHERE l.patron_id IS NOT NULL AND l.returned_at < ? AND l.patron_id <> ? AND NOT (`+chargedOwing+`)`,
-		db.FormatTime(privacy.AnonymiseCutoff(testNow, 30)), keeper); n != 0 {
+		db.FormatTime(privacy.AnonymiseCutoff(dbtest.Monday, 30)), keeper); n != 0 {
 		t.Errorf("%d old loans still name their patron", n)
 	}
 	if n := queryInt(t, d, `SELECT count(*) FROM ledger WHERE loan_id = ?`, loanOf["SettledCharge"]); n != 0 {
@@ -151,7 +152,7 @@ func TestAnonymise(t *testing.T) {
 
 	t.Run("Idempotent", func(t *testing.T) {
 		snapshot := queryText(t, d, `SELECT id || ':' || coalesce(CAST(patron_id AS TEXT), '-') || ':' || coalesce(CAST(patron_category_id AS TEXT), '-') FROM loans ORDER BY id`)
-		again, err := privacy.Anonymise(ctx, d, privacy.AnonymiseCutoff(testNow, 30), privacy.Options{})
+		again, err := privacy.Anonymise(ctx, d, privacy.AnonymiseCutoff(dbtest.Monday, 30), privacy.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +167,7 @@ func TestAnonymise(t *testing.T) {
 	t.Run("SettledLater", func(t *testing.T) {
 		exec(t, d, `INSERT INTO ledger (patron_id, kind, amount_cents, description, created_at) VALUES (?, 'payment', -250, 'Cash', ?)`,
 			owing, db.FormatTime(days(1)))
-		if _, err := privacy.Anonymise(ctx, d, privacy.AnonymiseCutoff(testNow, 30), privacy.Options{}); err != nil {
+		if _, err := privacy.Anonymise(ctx, d, privacy.AnonymiseCutoff(dbtest.Monday, 30), privacy.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if n := queryInt(t, d, `SELECT count(*) FROM loans WHERE id = ? AND patron_id IS NULL`, loanOf["UnpaidCharge"]); n != 1 {

@@ -74,7 +74,7 @@ func richPatron(tb testing.TB, d *db.DB, card, surname string) person {
 
 func TestPurgeInactive(t *testing.T) {
 	d := mustOpenDemo(t)
-	cutoff := privacy.PurgeCutoff(testNow, 3)
+	cutoff := privacy.PurgeCutoff(dbtest.Monday, 3)
 	eligible := richPatron(t, d, "X9100", "Zyxwvutsson")
 
 	// Each other patron is old and quiet like the eligible one, but for one
@@ -106,7 +106,7 @@ func TestPurgeInactive(t *testing.T) {
 				id, db.FormatTime(days(400)), db.FormatTime(days(390)))
 		}},
 		{"ValidCard", func(id int64) {
-			exec(t, d, `UPDATE patrons SET expires_on = ? WHERE id = ?`, testNow.AddDate(0, 1, 0).Format("2006-01-02"), id)
+			exec(t, d, `UPDATE patrons SET expires_on = ? WHERE id = ?`, dbtest.Monday.AddDate(0, 1, 0).Format("2006-01-02"), id)
 		}},
 		{"CardExpiredAfterCutoff", func(id int64) {
 			exec(t, d, `UPDATE patrons SET expires_on = ? WHERE id = ?`, cutoff.AddDate(0, 0, 10).Format("2006-01-02"), id)
@@ -360,7 +360,7 @@ func TestPurgeExportIsNotActivity(t *testing.T) {
 	loaded := newPatron(t, d, "X9402", "Loadedd", days(2000))
 	exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, 'desk', 'patron.export', 'patron', ?, 'export')`, db.FormatTime(days(3)), exported)
 	exec(t, d, `INSERT INTO audit_log (at, actor, action, object_type, object_id, detail) VALUES (?, 'system', 'patron.update', 'patron', ?, 'category (patron load)')`, db.FormatTime(days(3)), loaded)
-	n, err := privacy.PurgeInactive(ctx, d, privacy.PurgeCutoff(testNow, 3), privacy.Options{})
+	n, err := privacy.PurgeInactive(ctx, d, privacy.PurgeCutoff(dbtest.Monday, 3), privacy.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,16 +20,13 @@ import (
 	"github.com/stacks-ils/stacks/patrons"
 )
 
-// testNow is the day the tests run on.
-var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-
 var ctx = context.Background()
 
 // mustOpenDemo opens a copy of the small demo library (50 titles, 20 patrons)
-// created on testNow.
+// created on dbtest.Monday.
 func mustOpenDemo(tb testing.TB) *db.DB {
 	tb.Helper()
-	return demotest.Demo(tb, demo.Options{Titles: 50, Patrons: 20}, testNow, db.Options{Synchronous: "NORMAL"})
+	return demotest.Demo(tb, demo.Options{Titles: 50, Patrons: 20}, dbtest.Monday, db.Options{Synchronous: "NORMAL"})
 }
 
 func exec(tb testing.TB, d *db.DB, q string, args ...any) sql.Result {
@@ -159,7 +156,7 @@ func mustCheck(tb testing.TB, d *db.DB) {
 // instr, PostgreSQL's strpos.
 var instr = map[db.Engine]string{db.SQLite: "instr", db.Postgres: "strpos"}[dbtest.Engine()]
 
-func days(n int) time.Time { return testNow.AddDate(0, 0, -n) }
+func days(n int) time.Time { return dbtest.Monday.AddDate(0, 0, -n) }
 
 // TestMain removes the demo library templates after the tests.
 func TestMain(m *testing.M) {

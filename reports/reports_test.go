@@ -13,6 +13,7 @@ import (
 
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/holds"
 	"github.com/stacks-ils/stacks/patrons"
@@ -20,7 +21,7 @@ import (
 )
 
 // demoNow is the clock of the test library.
-var demoNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+var demoNow = dbtest.Monday
 
 // demoLib is the default demo library (the one `serve --demo` makes), built once
 // for the package's tests, which only read it.

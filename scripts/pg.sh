@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# pg.sh runs a throwaway PostgreSQL cluster for the tests, from
-# Debian's packages:
+# pg.sh runs a throwaway PostgreSQL cluster for the tests, from Debian's
+# packages:
 #
 #   scripts/pg.sh run CMD [ARG...]   start a cluster, run CMD with
 #                                    STACKS_TEST_POSTGRES set to its URL, stop
@@ -13,7 +13,9 @@
 #
 # `make test` runs the whole `go test ./...` under `pg.sh run`: one cluster for
 # the run, and each test that wants PostgreSQL gets a fresh database copied from
-# a migrated template (db/pgtest).
+# a migrated template (db/pgtest). A go test run without STACKS_TEST_POSTGRES
+# starts one per test process with `pg.sh start` and stops it with `pg.sh stop`
+# (db/pgtest), so their output lines are an interface.
 #
 # The cluster lives in a new temporary directory, listens on a Unix socket in
 # that directory only (no TCP port at all), trusts local connections, and runs

@@ -13,6 +13,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // BenchmarkCheckin times checkin round trips over loopback, as a sorter sees them:
@@ -142,9 +143,7 @@ func TestDebugLogOff(t *testing.T) {
 	c = e.client()
 	send(t, c, checkinMsg("I00001"))
 	// The record is written after the answer is sent.
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(h.last(), "request=09N") && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waittest.For(t, "the check-in's debug record", func() bool { return strings.Contains(h.last(), "request=09N") })
 	if n := h.debugRecords(); n < 2 {
 		t.Errorf("%d debug records with the level at debug; want one per message", n)
 	}

@@ -33,7 +33,7 @@ func TestCheckinExpiredHold(t *testing.T) {
 			e := newEnv(t)
 			e.settings(func(u *sip.AccountUpdate) { u.Settings.CheckedInOK = true })
 			// P0003's hold on I00010 has waited at Central since the 20th; it could
-			// be collected until closing on Sunday 29 November (testNow is the 30th).
+			// be collected until closing on Sunday 29 November (dbtest.Monday is the 30th).
 			err := e.d.Write(context.Background(), func(tx *db.Tx) error {
 				if _, err := tx.Exec(`INSERT INTO holds (record_id, patron_id, pickup_branch_id, placed_at, priority, status, trapped_item_id, waiting_since, pickup_by)
 					SELECT i.record_id, p.id, 1, '2026-11-19T10:00:00Z', 0, 'waiting', i.id, '2026-11-20T10:00:00Z', '2026-11-29T20:00:00Z'

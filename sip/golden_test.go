@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the responses of sip/testdata/*.txt (and fill in request checksums written AZ????)")
 
 // TestGolden replays each transcript in testdata against a server on a fresh copy
-// of the small demo library, with the clock standing at testNow, and compares every
+// of the small demo library, with the clock standing at dbtest.Monday, and compares every
 // response byte for byte, checksums included.
 //
 // A transcript has one exchange per pair of lines: "> request" then "< response".

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
@@ -47,9 +48,9 @@ func TestPINSessionPerPatron(t *testing.T) {
 	// Without a PIN, a message for another patron ends the session too.
 	send(t, c, "23001"+sipNow+"AOCEN|AAP0003|AC|")
 	compared(t, 1, "after a message for another patron without a PIN", func() { status("P0001") })
-	e.setClock(testNow.Add(4 * time.Minute))
+	e.setClock(dbtest.Monday.Add(4 * time.Minute))
 	compared(t, 0, "four minutes later", func() { status("P0001") })
-	e.setClock(testNow.Add(10 * time.Minute))
+	e.setClock(dbtest.Monday.Add(10 * time.Minute))
 	compared(t, 1, "six minutes after the last message", func() { status("P0001") })
 }
 

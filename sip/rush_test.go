@@ -360,7 +360,7 @@ func (r *rush) gap() time.Duration {
 
 func (r *rush) terminal(i int, end time.Time) {
 	if g := r.gap(); g > 0 {
-		time.Sleep(rand.N(g))
+		time.Sleep(rand.N(g)) // the emulated terminals start apart
 	}
 	c, err := sip.Dial(context.Background(), r.e.addr)
 	if err != nil {
@@ -397,7 +397,7 @@ func (r *rush) terminal(i int, end time.Time) {
 		if !ok {
 			return
 		}
-		time.Sleep(min(r.gap(), max(0, time.Until(end))))
+		time.Sleep(min(r.gap(), max(0, time.Until(end)))) // the emulated gap between patrons
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/sip"
 )
 
@@ -48,7 +49,7 @@ func TestCheckoutSameItem(t *testing.T) {
 			}
 			loan := `SELECT due_at, renewals FROM loans WHERE item_id = (SELECT id FROM items WHERE barcode = 'I00001') AND returned_at IS NULL`
 			before := queryRows(t, e.d, loan)
-			e.setClock(testNow.Add(tc.later))
+			e.setClock(dbtest.Monday.Add(tc.later))
 
 			resp := send(t, c, msg)
 			if got := resp[2:6]; got != tc.want {

@@ -15,8 +15,10 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // startServer starts another server on e's database (as a restart would) and
@@ -58,7 +60,7 @@ func lockouts(t *testing.T, d *db.DB) []sip.Lockout {
 func TestLockoutsPersist(t *testing.T) {
 	e := newEnv(t)
 	var now atomic.Int64
-	now.Store(testNow.UnixNano())
+	now.Store(dbtest.Monday.UnixNano())
 	e.d.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
 
 	for i := range 5 {
@@ -67,7 +69,7 @@ func TestLockoutsPersist(t *testing.T) {
 		}
 	}
 	ls := lockouts(t, e.d)
-	if len(ls) != 1 || ls[0].Kind != "login" || ls[0].Subject != "kiosk" || ls[0].Address != "127.0.0.1" || !ls[0].Locked(testNow) {
+	if len(ls) != 1 || ls[0].Kind != "login" || ls[0].Subject != "kiosk" || ls[0].Address != "127.0.0.1" || !ls[0].Locked(dbtest.Monday) {
 		t.Fatalf("lockouts after five failures: %+v", ls)
 	}
 
@@ -82,7 +84,7 @@ func TestLockoutsPersist(t *testing.T) {
 	}
 
 	// Sixteen minutes later the lockout is over.
-	now.Store(testNow.Add(16 * time.Minute).UnixNano())
+	now.Store(dbtest.Monday.Add(16 * time.Minute).UnixNano())
 	if err := dialAt(t, restarted).Login("kiosk", "kiosk", ""); err != nil {
 		t.Fatalf("after the lockout: %v", err)
 	}
@@ -176,8 +178,8 @@ func TestPINComparedOncePerSession(t *testing.T) {
 }
 
 // TestSettingsReachTerminal: a change an administrator makes to an account reaches
-// a terminal logged in with it within PrefsMaxAge, without a new login; a
-// deactivated account's connections close.
+// a terminal logged in with it (once PrefsMaxAge has passed), without a new
+// login; a deactivated account's connections close.
 func TestSettingsReachTerminal(t *testing.T) {
 	e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{PrefsMaxAge: 20 * time.Millisecond}})
 	c := e.client()
@@ -195,10 +197,7 @@ func TestSettingsReachTerminal(t *testing.T) {
 		t.Fatalf("language before: %s", got)
 	}
 	e.settings(func(u *sip.AccountUpdate) { u.Settings.Denied, u.Settings.Language = []string{"11"}, "003" })
-	time.Sleep(30 * time.Millisecond)
-	if got := bx(); got != "YNYYYYYYYYYYYYYY" {
-		t.Errorf("BX after checkout was denied: %s", got)
-	}
+	waittest.For(t, "the denied checkout to reach the terminal", func() bool { return bx() == "YNYYYYYYYYYYYYYY" })
 	if got := language(); got != "003" {
 		t.Errorf("language after it was set to 003: %s", got)
 	}
@@ -209,7 +208,7 @@ func TestSettingsReachTerminal(t *testing.T) {
 	err := e.d.Read(context.Background(), func(tx *db.Tx) error {
 		return tx.QueryRow(`SELECT last_seen_at, last_seen_addr FROM sip_accounts WHERE username = 'kiosk'`).Scan(&lastSeen, &addr)
 	})
-	if err != nil || lastSeen != db.FormatTime(testNow) || addr != "127.0.0.1" {
+	if err != nil || lastSeen != db.FormatTime(dbtest.Monday) || addr != "127.0.0.1" {
 		t.Errorf("last seen: %q from %q (%v)", lastSeen, addr, err)
 	}
 
@@ -223,10 +222,10 @@ func TestSettingsReachTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(30 * time.Millisecond)
-	if resp, err := c.Send("9900302.00"); err == nil {
-		t.Errorf("a deactivated account's terminal got an answer: %s", resp)
-	}
+	waittest.For(t, "the deactivated account's terminal to be cut off", func() bool {
+		_, err := c.Send("9900302.00")
+		return err != nil
+	})
 	if err := e.dial().Login("kiosk", "kiosk", ""); !errors.Is(err, sip.ErrLoginRefused) {
 		t.Errorf("login with a deactivated account: %v", err)
 	}
@@ -333,7 +332,7 @@ func bcryptHash(secret string, cost int) (string, error) {
 func TestLockoutWindow(t *testing.T) {
 	e := newEnv(t)
 	var now atomic.Int64
-	now.Store(testNow.UnixNano())
+	now.Store(dbtest.Monday.UnixNano())
 	e.d.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
 	for round := range 2 {
 		for i := range 4 {

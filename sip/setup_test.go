@@ -26,9 +26,6 @@ import (
 	"github.com/stacks-ils/stacks/sip"
 )
 
-// testNow is a Monday morning at Central: 21 days later is an open Monday.
-var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-
 // smallDemo is the library most tests use: the fixtures and a small generated part.
 var smallDemo = demo.Options{Titles: 50, Patrons: 30}
 
@@ -63,11 +60,11 @@ type envOptions struct {
 	db       db.Options
 	config   sip.Config // DB and Logger are filled in
 	logLevel slog.Level
-	// realClock keeps the database's real clock; by default it stands at testNow.
+	// realClock keeps the database's real clock; by default it stands at dbtest.Monday.
 	realClock bool
 }
 
-// newEnv copies a demo library created on testNow and starts a server on it.
+// newEnv copies a demo library created on dbtest.Monday and starts a server on it.
 func newEnv(tb testing.TB) *env {
 	return newEnvWith(tb, envOptions{demo: smallDemo})
 }
@@ -78,7 +75,7 @@ func newEnvWith(tb testing.TB, o envOptions) *env {
 	var clock *atomic.Int64
 	if !o.realClock {
 		clock = new(atomic.Int64)
-		clock.Store(testNow.UnixNano())
+		clock.Store(dbtest.Monday.UnixNano())
 		d.Now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	}
 	cfg := o.config
@@ -122,11 +119,11 @@ func startServer(t testing.TB, cfg sip.Config, addr string) (srv *sip.Server, bo
 	return srv, ln.Addr().String(), stop
 }
 
-// openDemoCopy opens a copy of the demo library of size opt created on testNow;
+// openDemoCopy opens a copy of the demo library of size opt created on dbtest.Monday;
 // its clock is the real one.
 func openDemoCopy(tb testing.TB, opt demo.Options, dopt db.Options) *db.DB {
 	tb.Helper()
-	d := demotest.Demo(tb, opt, testNow, dopt)
+	d := demotest.Demo(tb, opt, dbtest.Monday, dopt)
 	d.Now = time.Now
 	return d
 }
@@ -245,7 +242,7 @@ func responseFields(resp string, fixed int) map[string]string {
 	return out
 }
 
-// Request builders, with the transaction date at testNow.
+// Request builders, with the transaction date at dbtest.Monday.
 const sipNow = "20261130    100000"
 
 func checkoutMsg(card, barcode string) string {

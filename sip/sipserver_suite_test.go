@@ -144,6 +144,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/sip"
 )
 
@@ -631,7 +632,7 @@ func addDiacriticItem(t *testing.T, e *env) {
 }
 
 // aWeekLater moves the server's clock a week on, so that a renewal moves the due date.
-func aWeekLater(t *testing.T, e *env) { e.setClock(testNow.Add(7 * 24 * time.Hour)) }
+func aWeekLater(t *testing.T, e *env) { e.setClock(dbtest.Monday.Add(7 * 24 * time.Hour)) }
 
 // suiteResult counts a file's tests: passed as the suite has them, passed with
 // exceptions, failed.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/notices"
@@ -35,7 +35,7 @@ func (f *fakeSender) Send(_ context.Context, msgs []notices.Outgoing) []error {
 // newNoticesEnv is newDemoEnv with a mail relay (sender) configured.
 func newNoticesEnv(t *testing.T, sender notices.Sender) *testEnv {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(dbtest.Monday)
 	d := demotest.Demo(t, demo.Options{Titles: 50, Patrons: 20}, c.Now(), db.Options{Synchronous: "NORMAL"})
 	d.Now = c.Now
 	cfg := web.Config{DB: d, CachePreferences: true, NoticeSender: sender}
@@ -264,7 +264,7 @@ func idsIn(body string) []string {
 // for a branch that does not exist; a branch that cannot be read (here its
 // table is gone, as in an outage) is a 500, and the log says why.
 func TestNoticesPrintedBranchUnreadable(t *testing.T) {
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(dbtest.Monday)
 	d := demotest.Demo(t, demo.Options{Titles: 10, Patrons: 5}, c.Now(), db.Options{Synchronous: "NORMAL"})
 	d.Now = c.Now
 	var logs lockedBuffer

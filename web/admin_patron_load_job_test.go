@@ -15,6 +15,7 @@ import (
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/waittest"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -98,7 +99,7 @@ func TestAdminPatronLoadPINsInBackground(t *testing.T) {
 
 		// The progress page, until the PINs are hashed and the load waits to write.
 		var page response
-		waitFor(t, "the progress page to say the PINs are protected", func() bool {
+		waittest.For(t, "the progress page to say the PINs are protected", func() bool {
 			page = e.get(t, e.Admin, job)
 			return strings.Contains(page.Body, "All 40 PINs are protected; writing the patrons.")
 		})
@@ -121,7 +122,7 @@ func TestAdminPatronLoadPINsInBackground(t *testing.T) {
 		}
 
 		releaseOnce()
-		waitFor(t, "the progress page to show the result", func() bool {
+		waittest.For(t, "the progress page to show the result", func() bool {
 			page = e.get(t, e.Admin, job)
 			return strings.Contains(page.Body, "Imported pupils.csv")
 		})
@@ -170,18 +171,6 @@ func TestAdminPatronLoadPINsInBackground(t *testing.T) {
 	})
 }
 
-// waitFor polls cond until it holds, failing the test after a generous deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // backgroundPatronLoad runs a patron load with more PINs than one request
 // hashes, as admin, waits for its end, and returns its id.
 func backgroundPatronLoad(t *testing.T, e *testEnv) string {
@@ -200,7 +189,7 @@ func backgroundPatronLoad(t *testing.T, e *testEnv) string {
 	if r.Status != http.StatusSeeOther || !ok {
 		t.Fatalf("a load of %d PINs: %d to %q, want 303 to its progress page\n%s", web.DefaultLoadPINsPerRequest+1, r.Status, r.Location, r.Body)
 	}
-	waitFor(t, "the background patron load to end", func() bool {
+	waittest.For(t, "the background patron load to end", func() bool {
 		return strings.Contains(e.get(t, c, r.Location).Body, "Imported routes.csv")
 	})
 	return id

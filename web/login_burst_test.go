@@ -8,12 +8,12 @@ import (
 	"regexp"
 	"sync"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // burstClient sends many requests at once, each on its own connection.
@@ -67,21 +67,10 @@ func (e *testEnv) setPasswordCost(t *testing.T, user, password string, cost int)
 	}
 }
 
-// waitUntil polls cond until it holds or d has passed.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
-
-// TestLoginBurst reproduces issue 13, finding 1: guesses sent in parallel for one
-// account from one address used to be compared all at once (each checked the lock
-// before the earlier ones had counted their failure), so 442 of 500 were compared
-// and the right password, sent 451st, signed in. Now each guess is counted before
-// it is compared and one per account is checked at a time: at most MaxFailures
+// TestLoginBurst: guesses sent in parallel for one account from one address
+// are not compared all at once (each checking the lock before the earlier ones
+// counted their failure, 442 of 500 were, and the right password, sent 451st,
+// signed in): each guess is counted before it is compared and one per account is checked at a time: at most MaxFailures
 // passwords are compared, whatever the burst.
 func TestLoginBurst(t *testing.T) {
 	// Cost 7: about 8 ms a comparison here (the attack met 50 to 100 ms at cost 10),
@@ -150,7 +139,7 @@ func TestLoginBurst(t *testing.T) {
 			}
 			// The 451st is sent once a guess of the burst is being compared, while
 			// the others are still arriving.
-			if !waitUntil(10*time.Second, func() bool { return passwords.Comparisons() > base }) {
+			if !waittest.Eventually(func() bool { return passwords.Comparisons() > base }) {
 				t.Error("no guess of the burst was compared")
 			}
 			return "desk"
@@ -169,7 +158,7 @@ func TestLoginBurst(t *testing.T) {
 
 var sqlCountRE = regexp.MustCompile(`sql;desc="\d+", sel;desc="\d+"`)
 
-// TestLoginServerTimingSameForUnknownUser: issue 13, finding 5. A failed sign-in
+// TestLoginServerTimingSameForUnknownUser: a failed sign-in
 // for a real account ran one statement more than for an unknown name, and
 // Server-Timing told. Both now run the same statements.
 func TestLoginServerTimingSameForUnknownUser(t *testing.T) {

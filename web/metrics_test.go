@@ -23,7 +23,7 @@ import (
 
 func newMetricsEnv(t *testing.T, allow ...netip.Prefix) (*testEnv, *metrics.Metrics) {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(dbtest.Monday)
 	d := demotest.Demo(t, demo.Options{Titles: 50, Patrons: 10}, c.Now(), db.Options{})
 	d.Now = c.Now
 	m := metrics.New(d)

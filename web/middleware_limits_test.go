@@ -132,7 +132,7 @@ func TestUploadDeadlines(t *testing.T) {
 		go func() {
 			n := (len(body) + 4) / 5
 			for i := 0; i < len(body); i += n {
-				time.Sleep(500 * time.Millisecond)
+				time.Sleep(500 * time.Millisecond) // the slow client under test
 				if _, err := pw.Write(body[i:min(i+n, len(body))]); err != nil {
 					return
 				}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/patrons"
@@ -23,7 +24,7 @@ import (
 // among 20; desk/desk and admin/admin), created on the clock's day.
 func newDemoEnv(t *testing.T) *testEnv {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(dbtest.Monday)
 	d := demotest.Demo(t, demo.Options{Titles: 50, Patrons: 20}, c.Now(), db.Options{})
 	d.Now = c.Now
 	w := web.New(web.Config{DB: d, CachePreferences: true})

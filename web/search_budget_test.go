@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
+	"github.com/stacks-ils/stacks/waittest"
 	"github.com/stacks-ils/stacks/web"
 )
 
@@ -21,7 +23,7 @@ import (
 // search settings.
 func newSearchEnv(t *testing.T, titles int, opt db.Options, cfg web.Config) *testEnv {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(dbtest.Monday)
 	d := demotest.Demo(t, demo.Options{Titles: titles, Patrons: 20}, c.Now(), opt)
 	d.Now = c.Now
 	cfg.DB, cfg.CachePreferences = d, true
@@ -123,7 +125,11 @@ func TestSearchCannotStallTheDesk(t *testing.T) {
 		return r
 	}
 	c := e.deskClient(t)
-	time.Sleep(100 * time.Millisecond) // let the searches start
+	waittest.For(t, "the searches to start", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(statuses) > 0
+	})
 	for round := range 5 {
 		if r := timed(&health, func() response { return e.get(t, c, "/healthz") }); r.Status != http.StatusOK {
 			t.Fatalf("/healthz under the searches: %d", r.Status)

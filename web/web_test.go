@@ -11,7 +11,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,22 +23,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// clock is a settable clock for the tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type testEnv struct {
 	DB    *db.DB
-	Clock *clock
+	Clock *dbtest.Clock
 	Srv   *httptest.Server
 	Web   *web.Server
 }
@@ -48,7 +34,7 @@ type testEnv struct {
 // desk/desk (circulation) and admin/admin (administrator).
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(dbtest.Monday)
 	d := dbtest.Copy(t, fmt.Sprintf("web-newEnv-bcrypt%d", passwords.BcryptCost), func(d *db.DB) error {
 		d.Now = c.Now
 		return d.Write(context.Background(), func(tx *db.Tx) error {

@@ -1,21 +1,20 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 )
 
 // TestProductionBuild builds stacks with the Dockerfile's own build command (the
@@ -28,7 +27,7 @@ import (
 func TestProductionBuild(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "image", "root", "stacks")
-	root := moduleRoot(t)
+	root := stackstest.ModuleRoot(t)
 
 	cmdline := dockerfileBuildCommand(t, filepath.Join(root, "Dockerfile"))
 	// The build runs scripts/build.sh, which stamps VERSION: this test reads both
@@ -91,7 +90,7 @@ func TestProductionBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		var out syncBuffer
+		var out stackstest.Buffer
 		srv := exec.Command(bin, "serve", "--demo", "--db", db, "--addr", addr)
 		srv.Stdout = &out
 		srv.Stderr = &out
@@ -117,7 +116,7 @@ func TestProductionBuild(t *testing.T) {
 		})
 
 		healthz := "http://" + addr + "/healthz"
-		if err := waitHealthy(healthz, 60*time.Second, exited); err != nil {
+		if err := stackstest.WaitHealthy(healthz, 60*time.Second, exited); err != nil {
 			select {
 			case <-exited:
 				err = fmt.Errorf("%w: %v", err, waitErr)
@@ -192,19 +191,6 @@ func run(t *testing.T, bin string, args ...string) (string, error) {
 	return string(out), err
 }
 
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		t.Fatalf("go env GOMOD: not inside a module")
-	}
-	return filepath.Dir(gomod)
-}
-
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -215,59 +201,14 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// waitHealthy polls url until it answers 200, the process exits, or timeout
-// passes.
-func waitHealthy(url string, timeout time.Duration, exited <-chan struct{}) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(timeout)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return fmt.Errorf("exited before answering %s", url)
-		default:
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not 200 after %v (last: %s)", url, timeout, last)
-}
-
-// syncBuffer collects a process's output while the test may read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestBinaryDependencies: every CGI request starts this binary afresh, and every
 // package it links initialises itself first, whether the request needs it or
-// not (issue 20). The binary must not link the Prometheus client, protobuf or
+// not. The binary must not link the Prometheus client, protobuf or
 // procfs (package metrics writes the text format itself; they were a quarter of
 // the start-up's package initialisation), nor the browser-test driver.
 func TestBinaryDependencies(t *testing.T) {
 	cmd := exec.Command("go", "list", "-deps", "./cmd/stacks")
-	cmd.Dir = moduleRoot(t)
+	cmd.Dir = stackstest.ModuleRoot(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -deps ./cmd/stacks: %v", err)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 )
 
 // testContainer builds the Dockerfile's last stage with buildah (daemonless,
@@ -156,7 +158,7 @@ exec chroot --userspec="$user" "$root" "$@"`
 		}
 	})
 
-	var out syncBuffer
+	var out stackstest.Buffer
 	srv := start(env, slices.Concat(cfg.Entrypoint, cfg.Cmd)...)
 	srv.Stdout, srv.Stderr = &out, &out
 	if err := srv.Start(); err != nil {
@@ -176,7 +178,7 @@ exec chroot --userspec="$user" "$root" "$@"`
 			t.Logf("--- the container's output ---\n%s", out.String())
 		}
 	})
-	if err := waitHealthy("http://"+addr+"/healthz", 90*time.Second, exited); err != nil {
+	if err := stackstest.WaitHealthy("http://"+addr+"/healthz", 90*time.Second, exited); err != nil {
 		t.Fatalf("the image (%q %q as %s, root read-only, STACKS_ADDR=%s): %v (%v)", cfg.Entrypoint, cfg.Cmd, userspec, addr, err, waitErr)
 	}
 	if fi, err := os.Stat(filepath.Join(data, "stacks.db")); err != nil {
@@ -210,7 +212,7 @@ exec chroot --userspec="$user" "$root" "$@"`
 
 // runWithin runs cmd, killing it after timeout, and returns its output.
 func runWithin(cmd *exec.Cmd, timeout time.Duration) (string, error) {
-	var out syncBuffer
+	var out stackstest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		return "", err

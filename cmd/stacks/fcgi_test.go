@@ -19,6 +19,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestFCGI: stacks fcgi serves the staff site to a FastCGI client (the test speaks
@@ -200,7 +203,7 @@ func TestFCGI(t *testing.T) {
 func startFCGI(t *testing.T, network, addr string, args ...string) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs stackstest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"fcgi", "--log-level", "warn"}, args...), &logs, &logs) }()
 	stopped := false
@@ -223,23 +226,20 @@ func startFCGI(t *testing.T, network, addr string, args ...string) (stop func() 
 			t.Logf("--- stacks fcgi output ---\n%s", logs.String())
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waittest.For(t, fmt.Sprintf("stacks fcgi %q to listen on %s", args, addr), func() bool {
 		c, err := net.DialTimeout(network, addr, time.Second)
 		if err == nil {
 			c.Close()
-			return stop
+			return true
 		}
 		select {
 		case err := <-done:
 			t.Fatalf("stacks fcgi %q exited: %v\n%s", args, err, logs.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stacks fcgi %q not listening on %s after 30s", args, addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
+	return stop
 }
 
 // fcgiResponse is a FastCGI responder's answer, parsed as CGI output.
@@ -408,19 +408,12 @@ func TestFCGIStopWaits(t *testing.T) {
 	<-started
 	waited := make(chan bool)
 	go func() { waited <- f.wait(10 * time.Second) }()
-	// wait marks the stop before it polls; give it the moment to.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// wait marks the stop before it polls: a request answered 503 shows it has.
+	waittest.For(t, "a request during the stop to be answered 503", func() bool {
 		rec := httptest.NewRecorder()
 		f.ServeHTTP(rec, httptest.NewRequest("GET", "/late", nil))
-		if rec.Code == http.StatusServiceUnavailable {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a request during the stop: %d, want 503", rec.Code)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return rec.Code == http.StatusServiceUnavailable
+	})
 	select {
 	case <-waited:
 		t.Fatal("the stop did not wait for the request in progress")

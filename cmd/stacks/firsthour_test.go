@@ -15,9 +15,11 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/staff"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // TestNeedsExistingLibrary: a command that works on a library refuses a --db
@@ -143,7 +145,7 @@ func TestServeEmptyLibrary(t *testing.T) {
 		t.Fatalf("migrate: %v\n%s", err, out.String())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs stackstest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--db", path, "--addr", "127.0.0.1:0", "--notices=false", "--metrics=false"}, io.Discard, &logs)
@@ -158,19 +160,17 @@ func TestServeEmptyLibrary(t *testing.T) {
 	})
 	serving := regexp.MustCompile(`msg=serving addr=(http://[^ ]+/)`)
 	var base string
-	for deadline := time.Now().Add(30 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
+	waittest.For(t, "serve to start", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("serve stopped: %v\n%s", err, logs.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start within 30 s\n%s", logs.String())
-		}
 		if m := serving.FindStringSubmatch(logs.String()); m != nil {
 			base = m[1]
 		}
-	}
+		return base != ""
+	})
 	if l := logs.String(); !strings.Contains(l, "no staff account can sign in yet") || !strings.Contains(l, "stacks init --db "+path) || !strings.Contains(l, "stacks user add") {
 		t.Errorf("serve's log on a library with no staff account does not say to run stacks init or stacks user add:\n%s", l)
 	}

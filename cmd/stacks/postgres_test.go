@@ -11,6 +11,9 @@ import (
 	"github.com/stacks-ils/stacks/db/pgtest"
 )
 
+// TestMain stops the PostgreSQL cluster the tests started, if they started one.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 // TestPostgresCommands (PostgreSQL only; the SQLite counterparts are
 // TestCheckCommand and TestBackupCommand): --db takes a postgres:// URL for
 // migrate and backup, the output never shows the password, and a server that

@@ -15,10 +15,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/metrics"
@@ -26,7 +26,7 @@ import (
 )
 
 func TestNamedMessage(t *testing.T) {
-	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) // dbtest.Monday, without importing dbtest (make test runs its importers again on PostgreSQL)
 	d := "20261130    100000"
 	tests := []struct{ arg, want string }{
 		{"status", "9900302.00"},
@@ -253,7 +253,7 @@ func TestSIPAccountAdd(t *testing.T) {
 
 // sipMetricsEnv starts the SIP listener as serve does, with metrics, on a small
 // demo library; it returns the listener's address, the metrics and the log.
-func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *syncBuffer) {
+func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *stackstest.Buffer) {
 	t.Helper()
 	ctx := context.Background()
 	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{Synchronous: "NORMAL"})
@@ -267,7 +267,7 @@ func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *syncBuf
 	if _, err := demo.Create(ctx, d, demo.Options{Titles: 10, Patrons: 10}); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &stackstest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	m := metrics.New(d)
 	f.addr = "127.0.0.1:0"
@@ -289,25 +289,6 @@ func sipMetricsEnv(t *testing.T, f sipFlags) (string, *metrics.Metrics, *syncBuf
 	return addr[1], m, logs
 }
 
-// syncBuffer is a log destination that the connections' goroutines and the test
-// share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // exchangeRaw writes msg and a CR and returns the answer up to its CR, or fails.
 func exchangeRaw(t *testing.T, c net.Conn, r *bufio.Reader, msg string) string {
 	t.Helper()
@@ -322,7 +303,7 @@ func exchangeRaw(t *testing.T, c net.Conn, r *bufio.Reader, msg string) string {
 	return strings.TrimSuffix(resp, "\r")
 }
 
-// TestSIPInvalidUTF8 (issue 13, finding 8): a message whose identifier is not
+// TestSIPInvalidUTF8: a message whose identifier is not
 // text (9 and half a UTF-8 sequence) used to become a Prometheus label, which
 // panicked; the connection closed unanswered and the stack was logged. Each such
 // message is now answered with a request to resend (96), as any bytes that cannot
@@ -377,7 +358,7 @@ func TestSIPInvalidUTF8(t *testing.T) {
 var knownSIPMessages = map[string]bool{"93": true, "99": true, "23": true, "63": true, "11": true, "09": true,
 	"17": true, "29": true, "65": true, "15": true, "35": true, "37": true, "97": true, "01": true, "25": true, "19": true}
 
-// TestSIPMetricLabelsBounded (issue 13, finding 8): every two bytes a terminal
+// TestSIPMetricLabelsBounded: every two bytes a terminal
 // sends used to become a label of stacks_sip_message_duration_seconds, so that
 // unknown messages grew /metrics without bound. Labels are now the message codes
 // the server answers, and "other" for everything else.
@@ -400,8 +381,8 @@ func TestSIPMetricLabelsBounded(t *testing.T) {
 				continue
 			}
 			if code[0] >= '0' && code[0] <= '9' && code[1] >= '0' && code[1] <= '9' {
-				// A message the server does not support gets no answer (issue
-				// 14); the next status answer shows that none came.
+				// A message the server does not support gets no answer; the
+				// next status answer shows that none came.
 				if _, err := c.Write([]byte(code + "XYZ\r")); err != nil {
 					t.Fatal(err)
 				}
@@ -431,7 +412,7 @@ func TestSIPMetricLabelsBounded(t *testing.T) {
 	}
 }
 
-// TestSIPConnectionFlags (issue 13, finding 3): --sip-max-conns-per-addr and
+// TestSIPConnectionFlags: --sip-max-conns-per-addr and
 // --sip-login-timeout (and their environment variables) reach the SIP server: the
 // connection past the limit from one address is refused, and one that does not log
 // in is closed after the timeout. Negative values are usage errors.
@@ -476,9 +457,9 @@ func TestSIPConnectionFlags(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	if d := closedAfter(conns[2]); d > 200*time.Millisecond {
-		t.Errorf("the third connection from one address was closed after %v; want it refused at once", d)
-	}
+	// The third is refused as it arrives, not closed at the login timeout.
+	closedAfter(conns[2])
+	waitForLog(t, logs, "sip connection refused: too many connections from this address")
 	if d := closedAfter(conns[0]); d < 250*time.Millisecond {
 		t.Errorf("a connection without a login was closed after %v, before --sip-login-timeout", d)
 	}

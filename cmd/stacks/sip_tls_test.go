@@ -23,8 +23,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // writeTestCert writes a self-signed ECDSA certificate for 127.0.0.1 and
@@ -83,7 +85,7 @@ func tlsAddrIn(t *testing.T, logs string) string {
 	return m[1]
 }
 
-// TestSIPTLS (issue 14): with --sip-tls-addr, --sip-tls-cert and --sip-tls-key the
+// TestSIPTLS: with --sip-tls-addr, --sip-tls-cert and --sip-tls-key the
 // server also serves SIP2 over TLS, on its own address: a TLS client logs in and
 // is answered; a client offering less than TLS 1.2 is refused; a plain-TCP client
 // on the TLS port is closed without an answer and the server goes on serving; the
@@ -136,7 +138,6 @@ func TestSIPTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		start := time.Now()
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		if _, err := c.Write([]byte(sip.LoginMessage("kiosk", "kiosk", "") + "\r")); err != nil {
 			t.Fatal(err)
@@ -147,9 +148,6 @@ func TestSIPTLS(t *testing.T) {
 		}
 		if bytes.Contains(got, []byte("94")) {
 			t.Errorf("a plain-TCP client on the TLS port was answered %q", got)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("closed after %v, want at once", d)
 		}
 		// The server is not stuck: the next TLS terminal logs in.
 		login(t)
@@ -190,10 +188,11 @@ func TestSIPTLS(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "certificate") {
 			t.Errorf("sip-client --tls with an untrusted certificate: %v, want a certificate error", err)
 		}
-		// Plain sip-client on the TLS port fails, and does not wait for its timeout.
+		// Plain sip-client on the TLS port fails, and does not wait for its
+		// timeout (a minute).
 		start := time.Now()
-		err = run(ctx, []string{"sip-client", "--addr", tlsAddr, "--user", "kiosk", "--password", "kiosk", "--timeout", "5s", "status"}, &out, &out)
-		if err == nil || time.Since(start) > 3*time.Second {
+		err = run(ctx, []string{"sip-client", "--addr", tlsAddr, "--user", "kiosk", "--password", "kiosk", "--timeout", "60s", "status"}, &out, &out)
+		if err == nil || time.Since(start) > 30*time.Second {
 			t.Errorf("plain sip-client on the TLS port: %v after %v, want a failure at once", err, time.Since(start))
 		}
 		for _, args := range [][]string{
@@ -209,15 +208,11 @@ func TestSIPTLS(t *testing.T) {
 	})
 }
 
-// waitForLog waits up to 5 s for want to appear in the log.
-func waitForLog(t *testing.T, logs *syncBuffer, want string) {
+// waitForLog waits for want to appear in the log.
+func waitForLog(t *testing.T, logs *stackstest.Buffer, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), want); {
-		if time.Now().After(deadline) {
-			t.Errorf("no %q in the log:\n%s", want, logs.String())
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waittest.Eventually(func() bool { return strings.Contains(logs.String(), want) }) {
+		t.Errorf("no %q in the log:\n%s", want, logs.String())
 	}
 }
 
@@ -246,9 +241,9 @@ func TestSIPTLSLimits(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	if d := closedAfter(conns[2]); d > 200*time.Millisecond {
-		t.Errorf("the third TLS connection from one address was closed after %v; want it refused at once", d)
-	}
+	// The third is refused as it arrives, not closed at the login timeout.
+	closedAfter(conns[2])
+	waitForLog(t, logs, "sip connection refused: too many connections from this address")
 	if d := closedAfter(conns[0]); d < 250*time.Millisecond {
 		t.Errorf("a TLS connection without a handshake was closed after %v, before --sip-login-timeout", d)
 	}

@@ -50,14 +50,15 @@ var templates struct {
 	byName  map[string]*template
 }
 
-// Main runs the tests of m and then removes the template databases, returning the
-// exit code for os.Exit.
+// Main runs the tests of m and then removes the template databases (and stops the
+// PostgreSQL cluster the process started, if it started one: pgtest.Cleanup),
+// returning the exit code for os.Exit.
 func Main(m *testing.M) int {
 	templates.mu.Lock()
 	templates.running = true
 	templates.mu.Unlock()
 	code := m.Run()
-	if err := pgtest.DropTemplates(); err != nil {
+	if err := pgtest.Cleanup(); err != nil {
 		fmt.Fprintln(os.Stderr, "dbtest:", err)
 	}
 	templates.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
@@ -63,5 +64,26 @@ func TestOpen(t *testing.T) {
 	}
 	if n := count(t, d); n != 0 {
 		t.Errorf("%d branches, want none", n)
+	}
+}
+
+// TestClock: a Clock stands where it is set and moves by what it is advanced;
+// OpenAt's database reads the time it was given.
+func TestClock(t *testing.T) {
+	c := dbtest.NewClock(dbtest.Monday)
+	c.Advance(time.Hour)
+	if got, want := c.Now(), dbtest.Monday.Add(time.Hour); !got.Equal(want) {
+		t.Errorf("after Advance: %v, want %v", got, want)
+	}
+	c.Set(dbtest.Monday)
+	if got := c.Now(); !got.Equal(dbtest.Monday) {
+		t.Errorf("after Set: %v, want %v", got, dbtest.Monday)
+	}
+	if dbtest.Monday.Weekday() != time.Monday {
+		t.Errorf("Monday is a %v", dbtest.Monday.Weekday())
+	}
+	d := dbtest.OpenAt(t, dbtest.Monday, db.Options{})
+	if got := d.Now(); !got.Equal(dbtest.Monday) {
+		t.Errorf("OpenAt's clock: %v, want %v", got, dbtest.Monday)
 	}
 }

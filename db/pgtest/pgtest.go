@@ -1,13 +1,17 @@
 // Package pgtest hands a test its own PostgreSQL database: a fresh copy of a
-// migrated template database on the test cluster that scripts/pg.sh runs
-// (make test starts one for the whole go test run and exports its URL in
-// STACKS_TEST_POSTGRES). Copying a template (CREATE DATABASE ... TEMPLATE) takes
+// migrated template database on the test cluster that scripts/pg.sh runs.
+// make test starts one for the whole go test run and exports its URL in
+// STACKS_TEST_POSTGRES; a plain go test, with that unset, starts one per test
+// process when its first test asks for PostgreSQL (scripts/pg.sh start, a
+// second or two), and Main (or dbtest.Main) stops and deletes it when the tests
+// end. Copying a template (CREATE DATABASE ... TEMPLATE) takes
 // a few tens of milliseconds where migrating takes about a second, so every test
 // can have its own database and drop it at the end.
 //
 // Which engines a run tests is STACKS_TEST_ENGINES: "sqlite", "postgres" or
 // "sqlite,postgres" (the default). A test of PostgreSQL in a run that selects
-// it, with no server to reach, fails and says how to start one; it never skips.
+// it, with no server to reach and none to start (PostgreSQL not installed),
+// fails and says how to install it; it never skips.
 package pgtest
 
 import (
@@ -42,8 +46,8 @@ const Env = "STACKS_TEST_POSTGRES"
 const EnginesEnv = "STACKS_TEST_ENGINES"
 
 // howTo says how to give the tests a server.
-const howTo = "run the tests under a throwaway cluster: scripts/pg.sh run go test ./... " +
-	"(or eval \"$(scripts/pg.sh start)\" first), or set " + EnginesEnv + "=sqlite to test SQLite only"
+const howTo = "set " + Env + " to a cluster's URL (scripts/pg.sh run go test ./... runs the tests under a throwaway one), " +
+	"or set " + EnginesEnv + "=sqlite to test SQLite only"
 
 // Selected reports whether the run tests engine e (STACKS_TEST_ENGINES; both
 // when it is unset).
@@ -74,7 +78,8 @@ func Engines() []db.Engine {
 // URL creates a new database for tb, with the schema migrated and nothing else
 // (the same as a new SQLite file after Migrate), returns its URL and drops it
 // when tb ends. In a run that does not select PostgreSQL it skips tb, saying
-// so; in one that does, with no server, it fails tb and says how to start one.
+// so; in one that does, with no server to reach or start, it fails tb and says
+// why.
 func URL(tb testing.TB) string {
 	tb.Helper()
 	if !Selected(db.Postgres) {
@@ -317,24 +322,35 @@ func DropTemplates() error {
 	return errors.Join(errs...)
 }
 
-// clusterURL is the test cluster's URL (Env). It is read with syscall.Getenv, not
-// os.Getenv, on purpose: go test's cache keys a package's result on the values of
-// the variables its tests read through package os, and scripts/pg.sh starts each
-// run's cluster in a new temporary directory, so the URL differs on every run
-// and no PostgreSQL test would ever come from the cache. Where the throwaway
-// cluster listens is not an input of any test (each test gets a new database
-// copied from a template built from the migrations, which the cache does see);
-// STACKS_TEST_ENGINES, which does change what runs, is read through package os.
+// clusterURL is the URL of the test cluster: the one Env names, else the one
+// this process started (ownCluster), else "". It starts none.
+//
+// Env is read with syscall.Getenv, not os.Getenv, on purpose: go test's cache
+// keys a package's result on the values of the variables its tests read through
+// package os, and scripts/pg.sh starts each run's cluster in a new temporary
+// directory, so the URL differs on every run and no PostgreSQL test would ever
+// come from the cache. Where the throwaway cluster listens is not an input of
+// any test (each test gets a new database copied from a template built from the
+// migrations, which the cache does see); STACKS_TEST_ENGINES, which does change
+// what runs, is read through package os.
 func clusterURL() string {
-	v, _ := syscall.Getenv(Env)
-	return v
+	if v, _ := syscall.Getenv(Env); v != "" {
+		return v
+	}
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	return own.url
 }
 
-// admin returns the cluster's URL and the process's pool on it.
+// admin returns the cluster's URL and the process's pool on it, starting this
+// process's own cluster first when Env is unset.
 func admin() (string, *sql.DB, error) {
 	url := clusterURL()
 	if url == "" {
-		return "", nil, fmt.Errorf("this test needs PostgreSQL and %s is not set: %s", Env, howTo)
+		var err error
+		if url, err = ownCluster(); err != nil {
+			return "", nil, err
+		}
 	}
 	c, err := adminPool(url)
 	if err != nil {

@@ -1,21 +1,73 @@
 package pgtest_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/pgtest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := pgtest.DropTemplates(); err != nil {
-		println(err.Error())
-		code = 1
+	if os.Getenv(childEnv) == "1" {
+		ownClusterChild()
 	}
-	os.Exit(code)
+	os.Exit(pgtest.Main(m))
+}
+
+// childEnv makes the test binary the child process of
+// TestOwnClusterEndsWithTheProcess.
+const childEnv = "STACKS_PGTEST_CHILD"
+
+// ownClusterChild starts the process's own cluster (its URL unset) and exits
+// at once, without Main's cleanup, as a test process that panics or times out.
+func ownClusterChild() {
+	if _, err := pgtest.Template("", nil); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// TestOwnClusterEndsWithTheProcess: a test process given no cluster
+// (STACKS_TEST_POSTGRES unset) starts its own, and the cluster is stopped and
+// its directory deleted when the process ends, even without Main's cleanup.
+func TestOwnClusterEndsWithTheProcess(t *testing.T) {
+	if !pgtest.Selected(db.Postgres) {
+		t.Skip("PostgreSQL is not selected for this run")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, pgtest.Env+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, childEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// Output returns when the child has ended and closed its output: the
+	// cluster and the process that stops it must not hold it open.
+	if _, err := cmd.Output(); err != nil {
+		t.Fatalf("the child: %v\n%s", err, stderr.Bytes())
+	}
+	m := regexp.MustCompile(`started a throwaway PostgreSQL cluster in (\S+) `).FindSubmatch(stderr.Bytes())
+	if m == nil {
+		t.Fatalf("the child did not say where it started its cluster:\n%s", stderr.Bytes())
+	}
+	dir := string(m[1])
+	waittest.For(t, "the child's cluster in "+dir+" to be deleted", func() bool {
+		_, err := os.Stat(dir)
+		return errors.Is(err, fs.ErrNotExist)
+	})
 }
 
 // TestTemplateCopies: a named template is built once, with what build wrote, and

@@ -1,6 +1,7 @@
 // Package stackstest is for tests that build and run the stacks binary (the
-// browser tests, the hardening tests): RecordSources makes Go's test cache see
-// what such a binary is built from.
+// browser tests, the hardening tests): Build builds it the one way it is built
+// (scripts/build.sh), and RecordSources makes Go's test cache see what it is
+// built from.
 //
 // go test reuses a package's earlier result when the test binary, the files the
 // test opened and the environment variables it read are unchanged. A test that
@@ -18,14 +19,56 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
 
+// Root returns the module's directory (go env GOMOD's).
+func Root() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("go env GOMOD: not inside a module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// ModuleRoot is Root for a test: it fails tb if there is no module.
+func ModuleRoot(tb testing.TB) string {
+	tb.Helper()
+	root, err := Root()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
+// Build builds the stacks binary into dir/stacks with scripts/build.sh, the
+// command make build and the container image use (static, trimmed, the release
+// stamped in), and returns the binary's path and the module's directory, which
+// Record needs. It may run in TestMain.
+func Build(dir string) (bin, root string, err error) {
+	if root, err = Root(); err != nil {
+		return "", "", err
+	}
+	bin = filepath.Join(dir, "stacks")
+	cmd := exec.Command("sh", filepath.Join(root, "scripts", "build.sh"), bin)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("scripts/build.sh %s: %w\n%s", bin, err, out)
+	}
+	return bin, root, nil
+}
+
 // RecordSources opens every file of this module that ./cmd/stacks is built from
-// (the Go files and the embedded files of each package it links, and go.mod and
-// go.sum), so that go test runs the calling test package again when one of them
-// changes. root is the module's directory.
+// (the Go files and the embedded files of each package it links, go.mod and
+// go.sum, and scripts/build.sh and the VERSION it stamps in), so that go test
+// runs the calling test package again when one of them changes. root is the
+// module's directory.
 func RecordSources(root string) error {
 	cmd := exec.Command("go", "list", "-deps", "-json=Dir,Module,GoFiles,CgoFiles,EmbedFiles", "./cmd/stacks")
 	cmd.Dir = root
@@ -33,7 +76,8 @@ func RecordSources(root string) error {
 	if err != nil {
 		return fmt.Errorf("go list -deps ./cmd/stacks: %w", err)
 	}
-	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
+	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"),
+		filepath.Join(root, "scripts", "build.sh"), filepath.Join(root, "VERSION")}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var p struct {
