@@ -13,6 +13,7 @@ import (
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/patrons"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/sip/siptest"
 )
 
 // sipAccount reads a SIP account by username.
@@ -107,7 +108,7 @@ func TestAdminSIP(t *testing.T) {
 			t.Fatalf("add sorter1: %d %s", r.Status, r.Location)
 		}
 		mustContain(t, "after adding", e.get(t, admin, "/admin/sip").Body, "SIP account sorter1 created for institution CEN at Eastside.", ">sorter1</a>", "never")
-		if err := sipLogin(t, e.DB, "sorter1", "bins-please"); err != nil {
+		if err := siptest.Login(t, e.DB, "sorter1", "bins-please"); err != nil {
 			t.Errorf("the new account logs in: %v", err)
 		}
 		if e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'sip.account.create'`) != 2 {
@@ -194,7 +195,7 @@ func TestAdminSIP(t *testing.T) {
 		if e.sipAccount(t, "kiosk").Active {
 			t.Fatal("still active")
 		}
-		if err := sipLogin(t, e.DB, "kiosk", "kiosk"); err == nil {
+		if err := siptest.Login(t, e.DB, "kiosk", "kiosk"); err == nil {
 			t.Error("a deactivated account logs in")
 		}
 		mustContain(t, "the deactivated account", e.get(t, admin, kioskPath).Body, "The SIP account is deactivated", "Reactivate kiosk")
@@ -202,7 +203,7 @@ func TestAdminSIP(t *testing.T) {
 		if r := e.post(t, admin, kioskPath+"/active", url.Values{"active": {"1"}}); r.Status != http.StatusSeeOther {
 			t.Fatalf("reactivate: %d", r.Status)
 		}
-		if err := sipLogin(t, e.DB, "kiosk", "kiosk"); err != nil {
+		if err := siptest.Login(t, e.DB, "kiosk", "kiosk"); err != nil {
 			t.Errorf("the reactivated account: %v", err)
 		}
 		if e.count(t, `SELECT count(*) FROM audit_log WHERE action IN ('sip.account.deactivate', 'sip.account.activate')`) != 2 {
@@ -218,10 +219,10 @@ func TestAdminSIP(t *testing.T) {
 		if r := e.post(t, admin, kioskPath+"/password", url.Values{"password": {"new-kiosk-pass"}}); r.Status != http.StatusSeeOther || r.Location != kioskPath {
 			t.Fatalf("set the password: %d %s", r.Status, r.Location)
 		}
-		if err := sipLogin(t, e.DB, "kiosk", "new-kiosk-pass"); err != nil {
+		if err := siptest.Login(t, e.DB, "kiosk", "new-kiosk-pass"); err != nil {
 			t.Errorf("the new password: %v", err)
 		}
-		if err := sipLogin(t, e.DB, "kiosk", "kiosk"); err == nil {
+		if err := siptest.Login(t, e.DB, "kiosk", "kiosk"); err == nil {
 			t.Error("the old password still logs in")
 		}
 		if e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'sip.account.password'`) != 1 {

@@ -23,6 +23,7 @@ import (
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/sip/siptest"
 )
 
 func TestNamedMessage(t *testing.T) {
@@ -149,7 +150,7 @@ func TestSIPAccountAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sipLogin(t, d, "sorter1", "s0rter-pass"); err != nil {
+	if err := siptest.Login(t, d, "sorter1", "s0rter-pass"); err != nil {
 		t.Fatalf("log in as the new account: %v", err)
 	}
 	var accts []sip.Account
@@ -213,7 +214,7 @@ func TestSIPAccountAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := sipLogin(t, d, "sorter1", "s0rter-pass"); err == nil {
+	if err := siptest.Login(t, d, "sorter1", "s0rter-pass"); err == nil {
 		t.Errorf("a deactivated account logged in")
 	}
 
@@ -226,7 +227,7 @@ func TestSIPAccountAdd(t *testing.T) {
 	if err := run(ctx, []string{"sip-account", "password", "--db", path, "--username", "sorter1"}, &out, &out); err != nil {
 		t.Fatalf("password: %v\n%s", err, out.String())
 	}
-	if err := sipLogin(t, d, "sorter1", "new-s0rter"); err != nil {
+	if err := siptest.Login(t, d, "sorter1", "new-s0rter"); err != nil {
 		t.Errorf("the new password: %v", err)
 	}
 	err = d.Write(ctx, func(tx *db.Tx) error {

@@ -1,4 +1,6 @@
-package main
+// Package siptest helps tests check SIP2 settings where they take effect: at a
+// terminal's login.
+package siptest
 
 import (
 	"context"
@@ -11,10 +13,10 @@ import (
 	"github.com/stacks-ils/stacks/sip"
 )
 
-// sipLogin logs in to a SIP2 server on d as a terminal does (93), so that what
-// the sip-account command changes is checked where it takes effect. It returns
-// nil for a login the server accepts and sip.ErrLoginRefused for one it refuses.
-func sipLogin(t *testing.T, d *db.DB, username, password string) error {
+// Login starts a SIP2 server on d, logs in to it as a terminal does (93), and
+// stops it. It returns nil for a login the server accepts and
+// sip.ErrLoginRefused for one it refuses; anything else fails the test.
+func Login(t *testing.T, d *db.DB, username, password string) error {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
