@@ -1,38 +1,19 @@
 package opac_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/opac"
 )
-
-// lockedBuffer is a log the server writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestHoldFormErrors proves that only a record that is not there is "not
 // found" on the Place a hold form: a query that fails (here a column the
@@ -40,7 +21,7 @@ func (l *lockedBuffer) String() string {
 // that hides the outage.
 func TestHoldFormErrors(t *testing.T) {
 	e := newEnv(t)
-	var logs lockedBuffer
+	var logs stackstest.Buffer
 	o := opac.New(opac.Config{DB: e.DB, Preferences: library.NewPreferenceCache(true),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	srv := httptest.NewServer(o)

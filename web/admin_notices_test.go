@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
@@ -267,7 +268,7 @@ func TestNoticesPrintedBranchUnreadable(t *testing.T) {
 	c := dbtest.NewClock(dbtest.Monday)
 	d := demotest.Demo(t, demo.Options{Titles: 10, Patrons: 5}, c.Now(), db.Options{Synchronous: "NORMAL"})
 	d.Now = c.Now
-	var logs lockedBuffer
+	var logs stackstest.Buffer
 	w := web.New(web.Config{DB: d, CachePreferences: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	srv := httptest.NewServer(w)
 	t.Cleanup(srv.Close)

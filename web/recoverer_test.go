@@ -6,36 +6,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/web"
 )
-
-// lockedBuffer is a log destination safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRecoverer: a handler that panics is answered with a 500 page that gives
 // nothing away, the panic and its stack go to the log, and the server goes on
 // serving.
 func TestRecoverer(t *testing.T) {
 	e := newEnv(t)
-	var logs lockedBuffer
+	var logs stackstest.Buffer
 	s := web.New(web.Config{DB: e.DB, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	r := s.Router()
 	r.Get("/boom", func(http.ResponseWriter, *http.Request) { panic("secret internal detail") })
