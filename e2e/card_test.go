@@ -53,6 +53,14 @@ func TestDeskCardAndRenewals(t *testing.T) {
 		must(t, expect.Locator(page.Locator(`#scan-list tr[data-outcome="waiting"]`)).ToHaveCount(0), "no scan waiting")
 	}
 
+	// finish ends the visit and waits until it has ended (the card field is
+	// back): a page opened straight after the click would cancel its post.
+	finish := func() {
+		t.Helper()
+		a.click("Finish with this patron")
+		must(t, expect.Locator(a.field("Card number")).ToBeVisible(), "the visit ended")
+	}
+
 	t.Run("ExpiredCard", func(t *testing.T) {
 		a.scan("Card number", "P0004")
 		answered("P0004")
@@ -66,7 +74,7 @@ func TestDeskCardAndRenewals(t *testing.T) {
 			t.Errorf("loans of P0004 after a card scan: %v", got)
 		}
 		a.check("Check out: P0004's card scanned (expired)")
-		a.click("Finish with this patron")
+		finish()
 	})
 
 	t.Run("BlockedCard", func(t *testing.T) {
@@ -79,7 +87,7 @@ func TestDeskCardAndRenewals(t *testing.T) {
 			t.Errorf("sounds after scanning a blocked card: %q, want question,question", got)
 		}
 		a.check("Check out: P0005's card scanned (blocked)")
-		a.click("Finish with this patron")
+		finish()
 	})
 
 	// The item P0001 borrows today, scanned again: refused at once, as renewing
@@ -101,7 +109,7 @@ func TestDeskCardAndRenewals(t *testing.T) {
 			t.Errorf("I00001 renewed %d times by a refused renewal", got["I00001"])
 		}
 		a.check("Check out: a renewal refused (due date would not move)")
-		a.click("Finish with this patron")
+		finish()
 	})
 
 	t.Run("OverrideHold", func(t *testing.T) {
@@ -135,7 +143,7 @@ func TestDeskCardAndRenewals(t *testing.T) {
 			t.Errorf("audit of the override: %q by %q", detail, who)
 		}
 		a.check("Check out: a renewal by staff override")
-		a.click("Finish with this patron")
+		finish()
 	})
 
 	// "Card reported lost" ticked on the patron's form: the card's scan says so.
