@@ -49,7 +49,8 @@ all: check build
 # and stops it when the process ends. Its URL changes every run but is not an input of
 # any test (db/pgtest reads it out of Go's test cache's sight), so it does not
 # defeat the cache. The PostgreSQL pass sets STACKS_TEST_ENGINES=postgres, which
-# the tests read, so the cache keeps its results apart from the SQLite pass's.
+# the tests read, and a no-op flag (scripts/test-engines.sh's pgflags), so that
+# the cache keeps its results apart from the SQLite pass's.
 FRESH ?=
 test: test-deps check fuzz-short
 	GO=$(GO) bash scripts/pg.sh run bash scripts/test-engines.sh $(RACE) $(if $(FRESH),-count=1) -timeout 20m
