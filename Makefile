@@ -21,7 +21,7 @@ all: check build
 
 # test lets Go's test cache work: a package's tests run again when its code, the
 # code it imports, a file its tests opened (testdata, templates, the sources of the
-# stacks binary the browser and hardening tests build: cmd/stacks/stackstest) or
+# stacks binary the browser and hardening tests build: stackstest) or
 # an environment variable they read (STACKS_SOAK, STACKS_E2E_BIN, ...) changed;
 # otherwise go test prints "(cached)" and the earlier pass stands. CI starts from a
 # clean clone and runs everything. Go cannot see these, so after changing one run

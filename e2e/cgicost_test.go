@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 // TestCGICost times a CGI request side by side in one run (make

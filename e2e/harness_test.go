@@ -16,10 +16,10 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/db/pgtest"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 const (

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 // lighttpdPath is Debian's lighttpd, installed by scripts/test-deps.sh: the real web

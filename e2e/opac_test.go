@@ -12,9 +12,9 @@ import (
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/patrons"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 // opacServer starts `stacks serve --demo` with the patrons' catalogue on a free

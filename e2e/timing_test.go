@@ -13,8 +13,8 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/deskclient"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 // deskMode is one way of serving the desk session for timing.

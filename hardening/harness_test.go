@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/pgtest"
 	"github.com/stacks-ils/stacks/deskclient"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 const (

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/opac"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 // TestHoldFormErrors proves that only a record that is not there is "not

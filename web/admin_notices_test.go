@@ -11,12 +11,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/notices"
+	"github.com/stacks-ils/stacks/stackstest"
 	"github.com/stacks-ils/stacks/web"
 )
 

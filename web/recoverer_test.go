@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
+	"github.com/stacks-ils/stacks/stackstest"
 	"github.com/stacks-ils/stacks/web"
 )
 

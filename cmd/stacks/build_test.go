@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 // TestProductionBuild builds stacks with the Dockerfile's own build command (the

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 // testContainer builds the Dockerfile's last stage with buildah (daemonless,

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
+	"github.com/stacks-ils/stacks/stackstest"
 	"github.com/stacks-ils/stacks/waittest"
 )
 

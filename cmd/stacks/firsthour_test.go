@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/passwords"
+	"github.com/stacks-ils/stacks/stackstest"
 	"github.com/stacks-ils/stacks/staff"
 	"github.com/stacks-ils/stacks/waittest"
 )

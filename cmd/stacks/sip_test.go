@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/sip"
 	"github.com/stacks-ils/stacks/sip/siptest"
+	"github.com/stacks-ils/stacks/stackstest"
 )
 
 func TestNamedMessage(t *testing.T) {

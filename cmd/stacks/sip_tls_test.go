@@ -23,9 +23,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacks-ils/stacks/cmd/stacks/stackstest"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/stackstest"
 	"github.com/stacks-ils/stacks/waittest"
 )
 
