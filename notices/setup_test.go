@@ -26,7 +26,7 @@ import (
 	"github.com/stacks-ils/stacks/notices"
 )
 
-// testNow is the day after dbtest.Monday: Tuesday 1 December 2026, 10:00 UTC.
+// testNow is the day after dbtest.Monday, a Tuesday morning.
 var testNow = dbtest.Monday.AddDate(0, 0, 1)
 
 func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }

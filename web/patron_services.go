@@ -8,7 +8,6 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
-	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/patrons"
 	"github.com/stacks-ils/stacks/privacy"
 )
@@ -27,10 +26,10 @@ type patronServices struct {
 	privacy patronPrivacyService
 }
 
-// newPatronServices builds them on d; prefs is the server's preference cache.
-func newPatronServices(d *db.DB, prefs *library.PreferenceCache) patronServices {
+// newPatronServices builds them on d; circ is the server's circulation
+// service, which reads the patron page and the claims.
+func newPatronServices(d *db.DB, circ *circulation.Service) patronServices {
 	p := patrons.NewService(d)
-	circ := circulation.NewService(d, prefs)
 	return patronServices{page: circ, claims: circ, form: p, actions: p, money: p, load: p, privacy: privacy.NewService(d)}
 }
 

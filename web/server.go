@@ -132,11 +132,12 @@ func New(cfg Config) *Server {
 	if prefs == nil {
 		prefs = library.NewPreferenceCache(cfg.CachePreferences)
 	}
+	circ := circulation.NewService(cfg.DB, prefs).WithHeavyReadTimeout(cfg.HeavyReadTimeout)
 	return &Server{
 		DB:         cfg.DB,
 		Logger:     cfg.Logger,
 		Staff:      staff.NewService(cfg.DB),
-		Circ:       circulation.NewService(cfg.DB, prefs).WithHeavyReadTimeout(cfg.HeavyReadTimeout),
+		Circ:       circ,
 		Sessions:   sm,
 		cfg:        cfg,
 		staffCache: staff.NewCache(),
@@ -146,7 +147,7 @@ func New(cfg Config) *Server {
 		Labels:     newLabelsService(cfg),
 		Holds:      holds.NewService(cfg.DB),
 		reports:    newReportsService(cfg),
-		patrons:    newPatronServices(cfg.DB, prefs),
+		patrons:    newPatronServices(cfg.DB, circ),
 	}
 }
 

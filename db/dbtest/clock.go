@@ -8,9 +8,9 @@ import (
 	"github.com/stacks-ils/stacks/db"
 )
 
-// Monday is the tests' usual today: Monday 30 November 2026, 10:00 UTC, the
-// instant their demo libraries are created at and their clocks start from. A
-// loan period of 21 days later is a Monday too, a day the demo's branches open.
+// Monday is the tests' usual today, a Monday morning: the instant their demo
+// libraries are created at and their clocks start from. A loan period of 21
+// days later is a Monday too, a day the demo's branches open.
 var Monday = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 // Clock is a clock a test sets and moves, for a database (d.Now = c.Now) and
