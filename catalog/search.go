@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -34,6 +36,29 @@ type SearchQuery struct {
 	// ByBranch reads the page's availability by branch (SearchResult.Availability)
 	// in the statement that reads its records, for the patrons' catalogue.
 	ByBranch bool
+}
+
+// Values are the query as the search forms' parameters (q, sort, type, branch,
+// available, page), each left out where it has its default: the links of a
+// results page that keep every other choice.
+func (q SearchQuery) Values() url.Values {
+	vals := url.Values{"q": {q.Text}}
+	if q.Sort != "" && q.Sort != "relevance" {
+		vals.Set("sort", q.Sort)
+	}
+	if q.ItemType != "" {
+		vals.Set("type", q.ItemType)
+	}
+	if q.Branch != "" {
+		vals.Set("branch", q.Branch)
+	}
+	if q.Available {
+		vals.Set("available", "1")
+	}
+	if q.Page > 1 {
+		vals.Set("page", strconv.Itoa(q.Page))
+	}
+	return vals
 }
 
 // Facet is one value to narrow results by, with how many matching records have it.

@@ -484,3 +484,22 @@ func testSearchFilteredOrder(t *testing.T, e db.Engine) {
 		}
 	}
 }
+
+// TestSearchQueryValues: a results page's links carry every choice but those at
+// their default, and a query read back from them is the same query.
+func TestSearchQueryValues(t *testing.T) {
+	if got := (catalog.SearchQuery{Text: "moby dick", Sort: "relevance", Page: 1}).Values().Encode(); got != "q=moby+dick" {
+		t.Errorf("defaults: %q, want only q", got)
+	}
+	q := catalog.SearchQuery{Text: "whale", Sort: "year", ItemType: "BOOK", Branch: "MAIN", Available: true, Page: 3}
+	v := q.Values()
+	want := map[string]string{"q": "whale", "sort": "year", "type": "BOOK", "branch": "MAIN", "available": "1", "page": "3"}
+	for k, w := range want {
+		if got := v.Get(k); got != w {
+			t.Errorf("%s = %q, want %q", k, got, w)
+		}
+	}
+	if len(v) != len(want) {
+		t.Errorf("values %v: want exactly %v", v, want)
+	}
+}

@@ -91,7 +91,7 @@ func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
 		v.Loans = append(v.Loans, LoanRow{ID: l.ID, RecordID: l.RecordID, Title: l.Title, Author: l.Author,
 			Due: l.DueAt.In(prefs.Location).Format("Monday 2 January 2006"), Overdue: l.Overdue(a.Now), Renewals: l.Renewals})
 	}
-	s.render(w, r, http.StatusOK, AccountPage(s.page(r, "My account", "account"), v))
+	s.Render(w, r, http.StatusOK, AccountPage(s.page(r, "My account", "account"), v))
 }
 
 // renewMessage words a renewal's outcome for the patron.
@@ -149,7 +149,7 @@ func (s *Server) handleRenew(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, errNotYourLoan)
 		return
 	case stacks.ErrorCode(err) == stacks.EINVALID:
-		s.flash(r, "warn", "Choose a loan to renew.")
+		s.Flash(r, "warn", "Choose a loan to renew.")
 		redirect(w, r, "/account", http.StatusSeeOther)
 		return
 	default:
@@ -157,11 +157,11 @@ func (s *Server) handleRenew(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(results) == 0 {
-		s.flash(r, "info", "You have nothing on loan to renew.")
+		s.Flash(r, "info", "You have nothing on loan to renew.")
 	}
 	for _, res := range results {
 		kind, text := renewMessage(res, prefs.Location)
-		s.flash(r, kind, text)
+		s.Flash(r, kind, text)
 	}
 	redirect(w, r, "/account", http.StatusSeeOther)
 }
@@ -187,7 +187,7 @@ func (s *Server) handleFines(w http.ResponseWriter, r *http.Request) {
 		v.Entries = append(v.Entries, FineRow{Date: e.CreatedAt.In(prefs.Location).Format("2 Jan 2006"),
 			What: ledgerKind(e.Kind), Description: e.Description, Amount: stacks.FormatMoney(e.AmountCents)})
 	}
-	s.render(w, r, http.StatusOK, FinesPage(s.page(r, "Fines and payments", "account"), v))
+	s.Render(w, r, http.StatusOK, FinesPage(s.page(r, "Fines and payments", "account"), v))
 }
 
 func ledgerKind(kind string) string {
@@ -217,7 +217,7 @@ func ledgerKind(kind string) string {
 }
 
 func (s *Server) handlePINForm(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, PINPage(s.page(r, "Change your PIN", "account"), PINForm{Errors: FormErrors{}}))
+	s.Render(w, r, http.StatusOK, PINPage(s.page(r, "Change your PIN", "account"), PINForm{Errors: FormErrors{}}))
 }
 
 // handlePINChange checks the current PIN (throttled as a sign-in), then hashes
@@ -236,7 +236,7 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 			field = "new"
 		}
 		f.Errors[field] = stacks.ErrorMessage(err)
-		s.render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), PINPage(s.page(r, "Change your PIN", "account"), f))
+		s.Render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), PINPage(s.page(r, "Change your PIN", "account"), f))
 	}
 	switch {
 	case current == "":
@@ -286,7 +286,7 @@ func (s *Server) handlePINChange(w http.ResponseWriter, r *http.Request) {
 	s.Sessions.Put(r.Context(), sessPatronID, me.ID)
 	s.Sessions.Put(r.Context(), sessPINGen, gen)
 	s.Sessions.Put(r.Context(), sessSeen, s.DB.Now().Unix())
-	s.flash(r, "ok", "Your PIN is changed. Use the new PIN here and at the self-check machines.")
+	s.Flash(r, "ok", "Your PIN is changed. Use the new PIN here and at the self-check machines.")
 	redirect(w, r, "/account", http.StatusSeeOther)
 }
 
@@ -317,17 +317,17 @@ func (s *Server) holdDone(w http.ResponseWriter, r *http.Request, h holds.Hold, 
 	var own *patronError
 	switch {
 	case err == nil:
-		s.flash(r, "ok", ok)
+		s.Flash(r, "ok", ok)
 	case errors.As(err, &own):
-		s.flash(r, "warn", own.msg)
+		s.Flash(r, "warn", own.msg)
 	case stacks.ErrorCode(err) == stacks.EINVALID && stacks.ErrorField(err) == "pickup":
-		s.flash(r, "warn", "Choose the library where you will pick up "+h.Title+" from the list.")
+		s.Flash(r, "warn", "Choose the library where you will pick up "+h.Title+" from the list.")
 	case stacks.ErrorCode(err) == stacks.EINVALID:
-		s.flash(r, "warn", "Your hold on "+h.Title+" could not be changed: "+stacks.ErrorMessage(err))
+		s.Flash(r, "warn", "Your hold on "+h.Title+" could not be changed: "+stacks.ErrorMessage(err))
 	case stacks.ErrorCode(err) == stacks.ECONFLICT:
 		// The desk's conflicts name hold ids ("Hold 12 is no longer open."):
 		// the patron knows the hold by its title.
-		s.flash(r, "warn", "Your hold on "+h.Title+" could not be changed: it was filled, moved or cancelled meanwhile. My account shows it as it is now.")
+		s.Flash(r, "warn", "Your hold on "+h.Title+" could not be changed: it was filled, moved or cancelled meanwhile. My account shows it as it is now.")
 	default:
 		s.Error(w, r, err)
 		return
@@ -351,7 +351,7 @@ func (s *Server) handleHoldCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost || r.PostForm.Get("confirm") != holdCancelConfirm {
-		s.render(w, r, http.StatusOK, HoldCancelPage(s.page(r, "Cancel your hold?", "account"), h))
+		s.Render(w, r, http.StatusOK, HoldCancelPage(s.page(r, "Cancel your hold?", "account"), h))
 		return
 	}
 	_, err = s.Circ.CancelHold(r.Context(), actor(patronFrom(r.Context())), h.ID, "cancelled by the patron online")
@@ -454,7 +454,7 @@ func (s *Server) handlePlaceHoldForm(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place a hold", "search"), f))
+	s.Render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place a hold", "search"), f))
 }
 
 // handlePlaceHold places a record-level hold for the signed-in patron with the
@@ -468,7 +468,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(status int, msg string) {
 		f.Error = msg
-		s.render(w, r, status, PlaceHoldPage(s.page(r, "Place a hold", "search"), f))
+		s.Render(w, r, status, PlaceHoldPage(s.page(r, "Place a hold", "search"), f))
 	}
 	prefs, err := s.preferences(r.Context())
 	if err != nil {
@@ -484,7 +484,7 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	var refusal *holds.RefusalError
 	switch {
 	case err == nil:
-		s.flash(r, "ok", fmt.Sprintf("Hold placed: %s, to pick up at %s. You are number %d in the queue.", placed.Title, placed.PickupBranchName, placed.Position))
+		s.Flash(r, "ok", fmt.Sprintf("Hold placed: %s, to pick up at %s. You are number %d in the queue.", placed.Title, placed.PickupBranchName, placed.Position))
 		redirect(w, r, "/account", http.StatusSeeOther)
 	case errors.As(err, &warn):
 		msg := "You already have a hold on this title."
@@ -533,9 +533,9 @@ func (s *Server) handleHistorySave(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if keep {
-		s.flash(r, "ok", "The library will keep the list of what you borrow.")
+		s.Flash(r, "ok", "The library will keep the list of what you borrow.")
 	} else {
-		s.flash(r, "ok", "The library will forget who borrowed an item some time after its return.")
+		s.Flash(r, "ok", "The library will forget who borrowed an item some time after its return.")
 	}
 	redirect(w, r, "/account", http.StatusSeeOther)
 }

@@ -1,12 +1,11 @@
 package opac_test
 
 import (
-	"bufio"
 	"net/http"
-	"os"
 	"regexp"
-	"strings"
 	"testing"
+
+	"github.com/stacks-ils/stacks/kit/kittest"
 )
 
 // TestEveryGetDecided: every GET of the patrons' router has a row in
@@ -14,28 +13,9 @@ import (
 // does heavy work and what guards it; a GET added without a row fails here, and a
 // row whose route is gone too.
 func TestEveryGetDecided(t *testing.T) {
-	f, err := os.Open("../docs/security.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	row := regexp.MustCompile("^\\| `GET ([^`]+)` \\|")
 	listed := map[string]bool{}
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "#"):
-			in = strings.Contains(line, "Every GET of the patrons' site")
-		case in:
-			if m := row.FindStringSubmatch(line); m != nil {
-				listed[m[1]] = true
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, m := range kittest.DocTable(t, "../docs/security.md", "Every GET of the patrons' site", regexp.MustCompile("^\\| `GET ([^`]+)` \\|")) {
+		listed[m[1]] = true
 	}
 	e := newEnv(t)
 	have := map[string]bool{}

@@ -40,7 +40,7 @@ func (s *Server) handleNoticesForm(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, NoticesPage(s.page(r, "Notices", "account"), f))
+	s.Render(w, r, http.StatusOK, NoticesPage(s.page(r, "Notices", "account"), f))
 }
 
 // handleNoticesSave stores the patron's choices with notices.SetPatronPreferences
@@ -61,12 +61,12 @@ func (s *Server) handleNoticesSave(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.Error = "Choose, for each kind of notice, by email, by post or do not send. Email needs an address: give yours at the desk."
-		s.render(w, r, http.StatusUnprocessableEntity, NoticesPage(s.page(r, "Notices", "account"), f))
+		s.Render(w, r, http.StatusUnprocessableEntity, NoticesPage(s.page(r, "Notices", "account"), f))
 		return
 	} else if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Your notice choices are saved.")
+	s.Flash(r, "ok", "Your notice choices are saved.")
 	redirect(w, r, "/account", http.StatusSeeOther)
 }

@@ -97,5 +97,5 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	v.Permalink = s.baseURL(r) + recordURL(id)
 	p := s.page(r, v.Record.Title, "search")
 	p.Canonical = v.Permalink
-	s.render(w, r, http.StatusOK, RecordPage(p, v))
+	s.Render(w, r, http.StatusOK, RecordPage(p, v))
 }

@@ -67,24 +67,10 @@ func (v *SearchView) url(change func(q *catalog.SearchQuery)) string {
 	q := v.Query
 	q.Page = 1
 	change(&q)
-	vals := url.Values{"q": {v.Text}}
+	vals := q.Values()
+	vals.Set("q", v.Text)
 	if v.In != "" {
 		vals.Set("in", v.In)
-	}
-	if q.Sort != "" {
-		vals.Set("sort", q.Sort)
-	}
-	if q.ItemType != "" {
-		vals.Set("type", q.ItemType)
-	}
-	if q.Branch != "" {
-		vals.Set("branch", q.Branch)
-	}
-	if q.Available {
-		vals.Set("available", "1")
-	}
-	if q.Page > 1 {
-		vals.Set("page", strconv.Itoa(q.Page))
 	}
 	return "/search?" + vals.Encode()
 }
@@ -147,7 +133,7 @@ func newCatalogService(cfg Config) catalogService {
 }
 
 func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, HomePage(s.page(r, "Catalogue", "search"), &SearchView{}))
+	s.Render(w, r, http.StatusOK, HomePage(s.page(r, "Catalogue", "search"), &SearchView{}))
 }
 
 // handleSearch runs the staff search's engine (catalog.Search, bounded in time
@@ -156,12 +142,12 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	v := searchView(r.URL.Query())
 	if v.Text == "" {
-		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
+		s.Render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
 		return
 	}
 	fail := func(status int, msg string) {
 		v.Error = msg
-		s.render(w, r, status, SearchPage(s.page(r, "Search", "search"), v))
+		s.Render(w, r, status, SearchPage(s.page(r, "Search", "search"), v))
 	}
 	if err := v.Query.Check(); err != nil {
 		fail(http.StatusUnprocessableEntity, patronSearchMessage(err))
@@ -175,7 +161,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusServiceUnavailable, "Many people are searching at once: please search again in a moment.")
 	case err == nil:
 		v.Result = &res
-		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search: "+v.Text, "search"), v))
+		s.Render(w, r, http.StatusOK, SearchPage(s.page(r, "Search: "+v.Text, "search"), v))
 	case stacks.ErrorCode(err) == stacks.EINVALID:
 		fail(http.StatusUnprocessableEntity, patronSearchMessage(err))
 	default:

@@ -17,11 +17,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"sync"
 	"time"
 
-	"github.com/a-h/templ"
-	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
@@ -80,20 +77,17 @@ type Config struct {
 
 // Server is the patrons' web application.
 type Server struct {
-	DB       *db.DB
-	Logger   *slog.Logger
-	Circ     *circulation.Service
-	SignIn   *patrons.SignIn
-	Sessions *scs.SessionManager
+	kit.Site
+	DB     *db.DB
+	Circ   *circulation.Service
+	SignIn *patrons.SignIn
 
 	cfg   Config
 	prefs *library.PreferenceCache
 
-	handlerOnce sync.Once
-	handler     http.Handler
-	notices     noticeChoicesService
-	Catalog     catalogService
-	my          accountServices
+	notices noticeChoicesService
+	Catalog catalogService
+	my      accountServices
 }
 
 // Defaults of Config.
@@ -140,24 +134,19 @@ func New(cfg Config) *Server {
 		Cookie: CookieName, Secure: cfg.SecureCookies, BrowserSession: true, Logger: cfg.Logger,
 	}.New()
 	circ := circulation.NewService(cfg.DB, prefs)
-	return &Server{
-		DB:       cfg.DB,
-		Logger:   cfg.Logger,
-		Circ:     circ,
-		my:       newAccountServices(cfg.DB, circ),
-		SignIn:   patrons.NewSignIn(cfg.DB),
-		Sessions: sm,
-		cfg:      cfg,
-		prefs:    prefs,
-		notices:  newNoticeChoices(cfg.DB, prefs),
-		Catalog:  newCatalogService(cfg),
+	s := &Server{
+		Site:    kit.Site{Logger: cfg.Logger, Sessions: sm},
+		DB:      cfg.DB,
+		Circ:    circ,
+		my:      newAccountServices(cfg.DB, circ),
+		SignIn:  patrons.NewSignIn(cfg.DB),
+		cfg:     cfg,
+		prefs:   prefs,
+		notices: newNoticeChoices(cfg.DB, prefs),
+		Catalog: newCatalogService(cfg),
 	}
-}
-
-// ServeHTTP serves a request through the full middleware stack.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.handlerOnce.Do(func() { s.handler = s.Handler() })
-	s.handler.ServeHTTP(w, r)
+	s.SetHandler(s.Handler)
+	return s
 }
 
 // Handler builds the router with every route and middleware. Cross-origin form
@@ -275,7 +264,7 @@ func (s *Server) loadPatron(next http.Handler) http.Handler {
 				return
 			}
 			if !(r.Method == http.MethodPost && r.URL.Path == "/signin") {
-				s.flash(r, "info", "You were signed out after a while without activity. Please sign in again.")
+				s.Flash(r, "info", "You were signed out after a while without activity. Please sign in again.")
 			}
 			next.ServeHTTP(w, r)
 			return
@@ -291,7 +280,7 @@ func (s *Server) loadPatron(next http.Handler) http.Handler {
 				return
 			}
 			if stale {
-				s.flash(r, "info", "Your PIN was changed, so you were signed out. Please sign in again with the new PIN.")
+				s.Flash(r, "info", "Your PIN was changed, so you were signed out. Please sign in again with the new PIN.")
 			}
 			next.ServeHTTP(w, r)
 			return
@@ -329,11 +318,6 @@ func actor(p *patrons.Patron) stacks.Actor {
 	return stacks.Actor{Name: "opac:" + p.Card, BranchID: p.HomeBranchID}
 }
 
-// flash queues a message for the next page this session sees.
-func (s *Server) flash(r *http.Request, kind, text string) {
-	kit.AddFlash(r.Context(), s.Sessions, kind, text)
-}
-
 // page returns the layout model for the request, taking any queued flashes.
 func (s *Server) page(r *http.Request, title, nav string) *Page {
 	p := &Page{Title: title, Nav: nav, Patron: patronFrom(r.Context()), LibraryName: "Stacks", Location: time.UTC}
@@ -350,11 +334,6 @@ func (s *Server) preferences(ctx context.Context) (library.Preferences, error) {
 	return s.prefs.Get(ctx, s.DB)
 }
 
-// render writes component c with the given status (kit.Render).
-func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
-	kit.Render(w, r, s.Logger, status, c)
-}
-
 // Error shows err as a page: its message for our own errors, a generic one (and
 // a log line) for anything else (kit.Failure). Never a stack trace.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
@@ -362,7 +341,7 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusInternalServerError {
 		msg = "Something went wrong on our side; the problem has been logged. Please try again in a moment."
 	}
-	s.render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), msg))
+	s.Render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), msg))
 }
 
 // errNoSuchPage is the 404 for a path the site does not have.

@@ -2,7 +2,6 @@ package opac_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 	"github.com/stacks-ils/stacks/db/dbtest"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/demo/demotest"
+	"github.com/stacks-ils/stacks/kit/kittest"
 	"github.com/stacks-ils/stacks/library"
 	"github.com/stacks-ils/stacks/opac"
 	"github.com/stacks-ils/stacks/passwords"
@@ -73,23 +73,9 @@ func (e *testEnv) client() *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-type response struct {
-	Status   int
-	Location string
-	Body     string
-	Header   http.Header
-}
+type response = kittest.Response
 
-func do(t testing.TB, c *http.Client, req *http.Request) response {
-	t.Helper()
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return response{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(b), Header: resp.Header}
-}
+func do(t testing.TB, c *http.Client, req *http.Request) response { return kittest.Do(t, c, req) }
 
 func (e *testEnv) get(t testing.TB, c *http.Client, path string) response {
 	t.Helper()

@@ -83,7 +83,7 @@ func (s *Server) handleSignInForm(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	s.render(w, r, http.StatusOK, SignInPage(s.page(r, "Sign in", "signin"), SignInForm{Next: next}))
+	s.Render(w, r, http.StatusOK, SignInPage(s.page(r, "Sign in", "signin"), SignInForm{Next: next}))
 }
 
 // handleSignIn checks the card and PIN (patrons.SignIn: counted, throttled, the
@@ -102,7 +102,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.Error = stacks.ErrorMessage(err)
-		s.render(w, r, kit.CodeStatus(code), SignInPage(s.page(r, "Sign in", "signin"), f))
+		s.Render(w, r, kit.CodeStatus(code), SignInPage(s.page(r, "Sign in", "signin"), f))
 		return
 	}
 	// A new token at sign-in defeats session fixation.
@@ -125,6 +125,6 @@ func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "You have signed out. On a shared computer, close the browser too.")
+	s.Flash(r, "ok", "You have signed out. On a shared computer, close the browser too.")
 	redirect(w, r, "/", http.StatusSeeOther)
 }

@@ -15,7 +15,7 @@ type AccountView struct {
 }
 
 func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, AccountPage(s.page(r, "My account", ""), &AccountView{Errors: FormErrors{}}))
+	s.Render(w, r, http.StatusOK, AccountPage(s.page(r, "My account", ""), &AccountView{Errors: FormErrors{}}))
 }
 
 // accountService changes the signed-in user's own password (staff.Service).
@@ -33,7 +33,7 @@ func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) {
 	v := &AccountView{Errors: FormErrors{}}
 	refuse := func(status int, field, msg string) {
 		v.Errors[field] = msg
-		s.render(w, r, status, AccountPage(s.page(r, "My account", ""), v))
+		s.Render(w, r, status, AccountPage(s.page(r, "My account", ""), v))
 	}
 	password := r.PostFormValue("password")
 	if password != r.PostFormValue("confirm") {
@@ -58,6 +58,6 @@ func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Your password is changed. You are signed out everywhere else; use the new password the next time you sign in.")
+	s.Flash(r, "ok", "Your password is changed. You are signed out everywhere else; use the new password the next time you sign in.")
 	redirect(w, r, "/account", http.StatusSeeOther)
 }

@@ -78,7 +78,7 @@ func (s *Server) handleAdminCalendar(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, AdminCalendarPage(s.page(r, "Calendar", "admin"), &v))
+	s.Render(w, r, http.StatusOK, AdminCalendarPage(s.page(r, "Calendar", "admin"), &v))
 }
 
 // renderAdminCalendar shows the calendar page again after a refused form; change
@@ -93,7 +93,7 @@ func (s *Server) renderAdminCalendar(w http.ResponseWriter, r *http.Request, sta
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, status, AdminCalendarPage(s.page(r, "Calendar", "admin"), &v))
+	s.Render(w, r, status, AdminCalendarPage(s.page(r, "Calendar", "admin"), &v))
 }
 
 func (s *Server) handleAdminBranchHoursSave(w http.ResponseWriter, r *http.Request) {
@@ -119,7 +119,7 @@ func (s *Server) handleAdminBranchHoursSave(w http.ResponseWriter, r *http.Reque
 	if len(form.Errors) == 0 {
 		branch, err := s.lib.calendar.SetBranchHours(r.Context(), userFrom(r.Context()).Actor(), id, days, form.ClosesAt)
 		if err == nil {
-			s.flash(r, "ok", branch.Name+": weekly closed days and closing time saved.")
+			s.Flash(r, "ok", branch.Name+": weekly closed days and closing time saved.")
 			redirect(w, r, "/admin/calendar", http.StatusSeeOther)
 			return
 		}
@@ -169,7 +169,7 @@ func (s *Server) handleAdminClosedDayAdd(w http.ResponseWriter, r *http.Request)
 			if added.Description != "" {
 				msg += " (" + added.Description + ")"
 			}
-			s.flash(r, "ok", msg+".")
+			s.Flash(r, "ok", msg+".")
 			redirect(w, r, "/admin/calendar", http.StatusSeeOther)
 			return
 		}
@@ -202,6 +202,6 @@ func (s *Server) handleAdminClosedDayDelete(w http.ResponseWriter, r *http.Reque
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "The closed day has been deleted.")
+	s.Flash(r, "ok", "The closed day has been deleted.")
 	redirect(w, r, "/admin/calendar", http.StatusSeeOther)
 }

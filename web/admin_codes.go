@@ -48,7 +48,7 @@ func (s *Server) renderAdminCodes(w http.ResponseWriter, r *http.Request, status
 	if change != nil {
 		change(&v)
 	}
-	s.render(w, r, status, AdminCodesPage(s.page(r, "Branches and types", "admin"), &v))
+	s.Render(w, r, status, AdminCodesPage(s.page(r, "Branches and types", "admin"), &v))
 }
 
 func (s *Server) handleAdminCodes(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +76,7 @@ func (s *Server) adminCodeAdd(w http.ResponseWriter, r *http.Request, kind strin
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", map[string]string{
+	s.Flash(r, "ok", map[string]string{
 		"branch":    "Branch added. Set its opening days and closing time in the Calendar.",
 		"category":  "Patron category added. Circulation rules may now be set for it.",
 		"item-type": "Item type added. Circulation rules may now be set for it.",
@@ -138,6 +138,6 @@ func (s *Server) adminCodesWrite(w http.ResponseWriter, r *http.Request, typed m
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", ok)
+	s.Flash(r, "ok", ok)
 	redirect(w, r, "/admin/codes", http.StatusSeeOther)
 }

@@ -35,7 +35,7 @@ func (s *Server) handleAdminImportForm(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
+	s.Render(w, r, http.StatusOK, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
 }
 
 func (s *Server) handleAdminImport(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +47,7 @@ func (s *Server) handleAdminImport(w http.ResponseWriter, r *http.Request) {
 	}
 	fail := func(status int, msg string) {
 		f.Error = msg
-		s.render(w, r, status, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
+		s.Render(w, r, status, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
 	}
 	file, header, err := r.FormFile("file")
 	if err != nil {
@@ -101,5 +101,5 @@ func (s *Server) handleAdminImport(w http.ResponseWriter, r *http.Request) {
 		fail(kit.CodeStatus(stacks.ErrorCode(err)), "The import stopped: "+stacks.ErrorMessage(err)+" What is listed above was imported.")
 		return
 	}
-	s.render(w, r, http.StatusOK, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
+	s.Render(w, r, http.StatusOK, AdminImportPage(s.page(r, "Import MARC records", "admin"), f))
 }

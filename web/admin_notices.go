@@ -86,7 +86,7 @@ func (s *Server) handleAdminNotices(w http.ResponseWriter, r *http.Request) {
 	if len(v.Messages) == adminNoticesPage {
 		v.Older = v.Messages[len(v.Messages)-1].ID
 	}
-	s.render(w, r, http.StatusOK, AdminNoticesPage(s.page(r, "Notices", "admin"), &v))
+	s.Render(w, r, http.StatusOK, AdminNoticesPage(s.page(r, "Notices", "admin"), &v))
 }
 
 // AdminNoticeView is one message.
@@ -111,7 +111,7 @@ func (s *Server) handleAdminNotice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := AdminNoticeView{Message: m, Prefs: prefs}
-	s.render(w, r, http.StatusOK, AdminNoticePage(s.page(r, "Notice "+adminID(id), "admin"), &v))
+	s.Render(w, r, http.StatusOK, AdminNoticePage(s.page(r, "Notice "+adminID(id), "admin"), &v))
 }
 
 // handleAdminNoticeResend queues a message again, at once.
@@ -129,7 +129,7 @@ func (s *Server) handleAdminNoticeResend(w http.ResponseWriter, r *http.Request)
 	if s.cfg.NoticeSender == nil {
 		msg = "Notice " + adminID(id) + " is queued again; no mail relay is configured, so email waits in the queue (printed notices are in the print batch)."
 	}
-	s.flash(r, "ok", msg)
+	s.Flash(r, "ok", msg)
 	redirect(w, r, safeReturn(r, "/admin/notices"), http.StatusSeeOther)
 }
 
@@ -150,7 +150,7 @@ func (s *Server) handleAdminNoticeResendFailed(w http.ResponseWriter, r *http.Re
 	default:
 		msg = strconv.Itoa(n) + " failed notices are queued again: they go out within a few minutes."
 	}
-	s.flash(r, "ok", msg)
+	s.Flash(r, "ok", msg)
 	redirect(w, r, "/admin/notices?status=pending", http.StatusSeeOther)
 }
 
@@ -166,7 +166,7 @@ func (s *Server) handleAdminNoticeTemplates(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	v := AdminNoticeTemplatesView{Templates: ts}
-	s.render(w, r, http.StatusOK, AdminNoticeTemplatesPage(s.page(r, "Notice templates", "admin"), &v))
+	s.Render(w, r, http.StatusOK, AdminNoticeTemplatesPage(s.page(r, "Notice templates", "admin"), &v))
 }
 
 // AdminNoticeTemplateView is the template editor: the template as typed, and
@@ -201,7 +201,7 @@ func (s *Server) renderNoticeTemplate(w http.ResponseWriter, r *http.Request, st
 			v.Errors[cmpOr(stacks.ErrorField(err), "subject")] = stacks.ErrorMessage(err)
 		}
 	}
-	s.render(w, r, status, AdminNoticeTemplatePage(s.page(r, notices.TemplateLabel(v.Template.Key)+": notice template", "admin"), v))
+	s.Render(w, r, status, AdminNoticeTemplatePage(s.page(r, notices.TemplateLabel(v.Template.Key)+": notice template", "admin"), v))
 }
 
 func cmpOr(a, b string) string {
@@ -251,7 +251,7 @@ func (s *Server) handleAdminNoticeTemplateSave(w http.ResponseWriter, r *http.Re
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Template "+notices.TemplateLabel(key)+" saved: notices queued from now on use it.")
+	s.Flash(r, "ok", "Template "+notices.TemplateLabel(key)+" saved: notices queued from now on use it.")
 	redirect(w, r, "/admin/notices/templates/"+key, http.StatusSeeOther)
 }
 
@@ -277,10 +277,10 @@ func (s *Server) handleAdminNoticeTemplatePreview(w http.ResponseWriter, r *http
 	}
 	out, err := notices.Preview(t, prefs.LibraryName)
 	if err != nil {
-		s.render(w, r, http.StatusOK, noticeTemplatePreview(nil, "The template does not work yet: "+stacks.ErrorMessage(err)))
+		s.Render(w, r, http.StatusOK, noticeTemplatePreview(nil, "The template does not work yet: "+stacks.ErrorMessage(err)))
 		return
 	}
-	s.render(w, r, http.StatusOK, noticeTemplatePreview(&out, ""))
+	s.Render(w, r, http.StatusOK, noticeTemplatePreview(&out, ""))
 }
 
 func (s *Server) handleAdminNoticeTemplateReset(w http.ResponseWriter, r *http.Request) {
@@ -290,7 +290,7 @@ func (s *Server) handleAdminNoticeTemplateReset(w http.ResponseWriter, r *http.R
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Template "+notices.TemplateLabel(key)+" is the built-in one again.")
+	s.Flash(r, "ok", "Template "+notices.TemplateLabel(key)+" is the built-in one again.")
 	redirect(w, r, "/admin/notices/templates/"+key, http.StatusSeeOther)
 }
 
@@ -330,7 +330,7 @@ func (s *Server) renderNoticeSettings(w http.ResponseWriter, r *http.Request, st
 	if change != nil {
 		change(&v)
 	}
-	s.render(w, r, status, AdminNoticeSettingsPage(s.page(r, "Notice settings", "admin"), &v))
+	s.Render(w, r, status, AdminNoticeSettingsPage(s.page(r, "Notice settings", "admin"), &v))
 }
 
 func (s *Server) handleAdminNoticeSettings(w http.ResponseWriter, r *http.Request) {
@@ -365,7 +365,7 @@ func (s *Server) handleAdminNoticeSettingsSave(w http.ResponseWriter, r *http.Re
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Notice settings saved. A --notices-at given to the server wins over the time set here.")
+	s.Flash(r, "ok", "Notice settings saved. A --notices-at given to the server wins over the time set here.")
 	redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
 }
 
@@ -388,7 +388,7 @@ func (s *Server) handleAdminNoticeTest(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "The relay took the test message to "+to+".")
+	s.Flash(r, "ok", "The relay took the test message to "+to+".")
 	redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
 }
 
@@ -434,7 +434,7 @@ func (s *Server) handleAdminNoticeRuleSave(w http.ResponseWriter, r *http.Reques
 		})
 		return
 	}
-	s.flash(r, "ok", "Notice rule saved.")
+	s.Flash(r, "ok", "Notice rule saved.")
 	redirect(w, r, "/admin/notices/settings", http.StatusSeeOther)
 }
 

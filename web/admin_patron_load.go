@@ -56,7 +56,7 @@ func (s *Server) handleAdminPatronLoadForm(w http.ResponseWriter, r *http.Reques
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, AdminPatronLoadPage(s.page(r, "Import patrons", "admin"), f))
+	s.Render(w, r, http.StatusOK, AdminPatronLoadPage(s.page(r, "Import patrons", "admin"), f))
 }
 
 func (s *Server) handleAdminPatronLoad(w http.ResponseWriter, r *http.Request) {
@@ -72,7 +72,7 @@ func (s *Server) handleAdminPatronLoad(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	render := func(status int) {
-		s.render(w, r, status, AdminPatronLoadPage(s.page(r, "Import patrons", "admin"), f))
+		s.Render(w, r, status, AdminPatronLoadPage(s.page(r, "Import patrons", "admin"), f))
 	}
 	file, header, err := r.FormFile("file")
 	if err != nil {

@@ -167,14 +167,14 @@ func (s *Server) handleAdminPatronLoadJob(w http.ResponseWriter, r *http.Request
 		if err != nil {
 			f.Error = stacks.ErrorMessage(err)
 		}
-		s.render(w, r, http.StatusOK, AdminPatronLoadPage(s.page(r, "Import patrons", "admin"), &f))
+		s.Render(w, r, http.StatusOK, AdminPatronLoadPage(s.page(r, "Import patrons", "admin"), &f))
 		return
 	default:
 	}
 	hashed := int(job.hashed.Load())
 	// The page again in a few seconds.
 	refresh(w, r, patronLoadRefresh, patronLoadJobPath(job))
-	s.render(w, r, http.StatusOK, AdminPatronLoadProgressPage(s.page(r, "Importing patrons", "admin"), PatronLoadProgress{
+	s.Render(w, r, http.StatusOK, AdminPatronLoadProgressPage(s.page(r, "Importing patrons", "admin"), PatronLoadProgress{
 		FileName: job.form.FileName, Hashed: hashed, Total: job.total, Writing: hashed >= job.total,
 		Elapsed: int(time.Since(job.started) / time.Second), Path: patronLoadJobPath(job),
 	}))

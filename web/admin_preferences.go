@@ -51,7 +51,7 @@ func (s *Server) handleAdminPreferences(w http.ResponseWriter, r *http.Request) 
 		PurgeYears:    strconv.Itoa(p.PurgeInactiveAfterYears),
 		Errors:        FormErrors{},
 	}
-	s.render(w, r, http.StatusOK, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
+	s.Render(w, r, http.StatusOK, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
 }
 
 // parse checks the posted preferences, filing a message beside each field in
@@ -100,7 +100,7 @@ func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Reque
 	}
 	limit, idle, anon, purge := f.parse()
 	if len(f.Errors) > 0 {
-		s.render(w, r, http.StatusUnprocessableEntity, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
+		s.Render(w, r, http.StatusUnprocessableEntity, AdminPreferencesPage(s.page(r, "Preferences", "admin"), &f))
 		return
 	}
 	err := s.lib.preferences.SavePreferences(r.Context(), userFrom(r.Context()).Actor(), library.PreferencesUpdate{
@@ -111,6 +111,6 @@ func (s *Server) handleAdminPreferencesSave(w http.ResponseWriter, r *http.Reque
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Preferences saved.")
+	s.Flash(r, "ok", "Preferences saved.")
 	redirect(w, r, "/admin/preferences", http.StatusSeeOther)
 }

@@ -66,7 +66,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 }
 
 func (s *Server) handleAdminIndex(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, AdminIndexPage(s.page(r, "Administration", "admin")))
+	s.Render(w, r, http.StatusOK, AdminIndexPage(s.page(r, "Administration", "admin")))
 }
 
 // adminPathID reads the {id} of an admin URL. A malformed id is a page that does

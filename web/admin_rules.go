@@ -216,7 +216,7 @@ func (s *Server) handleAdminRuleList(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, AdminRulesPage(s.page(r, "Circulation rules", "admin"), rules))
+	s.Render(w, r, http.StatusOK, AdminRulesPage(s.page(r, "Circulation rules", "admin"), rules))
 }
 
 func (s *Server) handleAdminRuleNew(w http.ResponseWriter, r *http.Request) {
@@ -227,7 +227,7 @@ func (s *Server) handleAdminRuleNew(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.setChoices(sc)
-	s.render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "New circulation rule", "admin"), &f))
+	s.Render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "New circulation rule", "admin"), &f))
 }
 
 func (s *Server) handleAdminRuleEdit(w http.ResponseWriter, r *http.Request) {
@@ -242,7 +242,7 @@ func (s *Server) handleAdminRuleEdit(w http.ResponseWriter, r *http.Request) {
 	}
 	f := newAdminRuleForm(rule)
 	f.setChoices(sc)
-	s.render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "Edit circulation rule", "admin"), &f))
+	s.Render(w, r, http.StatusOK, AdminRuleFormPage(s.page(r, "Edit circulation rule", "admin"), &f))
 }
 
 func (s *Server) handleAdminRuleCreate(w http.ResponseWriter, r *http.Request) {
@@ -274,13 +274,13 @@ func (s *Server) saveAdminRule(w http.ResponseWriter, r *http.Request, id int64)
 		if stacks.ErrorCode(err) == stacks.ECONFLICT {
 			f.ConflictID = s.adminRuleWithScope(r, rule)
 		}
-		s.render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), AdminRuleFormPage(s.page(r, title, "admin"), &f))
+		s.Render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), AdminRuleFormPage(s.page(r, title, "admin"), &f))
 	case err != nil:
 		s.Error(w, r, err)
 	case len(f.Errors) > 0:
-		s.render(w, r, http.StatusUnprocessableEntity, AdminRuleFormPage(s.page(r, title, "admin"), &f))
+		s.Render(w, r, http.StatusUnprocessableEntity, AdminRuleFormPage(s.page(r, title, "admin"), &f))
 	default:
-		s.flash(r, "ok", "Rule saved: "+adminRuleScope(saved)+".")
+		s.Flash(r, "ok", "Rule saved: "+adminRuleScope(saved)+".")
 		redirect(w, r, "/admin/rules", http.StatusSeeOther)
 	}
 }
@@ -305,6 +305,6 @@ func (s *Server) handleAdminRuleDelete(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Rule deleted: "+adminRuleScope(rule)+".")
+	s.Flash(r, "ok", "Rule deleted: "+adminRuleScope(rule)+".")
 	redirect(w, r, "/admin/rules", http.StatusSeeOther)
 }

@@ -56,7 +56,7 @@ func (s *Server) renderAdminSIP(w http.ResponseWriter, r *http.Request, status i
 	if change != nil {
 		change(&v)
 	}
-	s.render(w, r, status, AdminSIPPage(s.page(r, "SIP accounts", "admin"), &v))
+	s.Render(w, r, status, AdminSIPPage(s.page(r, "SIP accounts", "admin"), &v))
 }
 
 func (s *Server) handleAdminSIP(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +84,7 @@ func (s *Server) handleAdminSIPCreate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "SIP account "+a.Username+" created for institution "+a.Institution+" at "+a.BranchName+". Open it in the list to change its settings.")
+	s.Flash(r, "ok", "SIP account "+a.Username+" created for institution "+a.Institution+" at "+a.BranchName+". Open it in the list to change its settings.")
 	redirect(w, r, "/admin/sip", http.StatusSeeOther)
 }
 
@@ -184,7 +184,7 @@ func (s *Server) readAdminSIPForm(r *http.Request, id int64) (AdminSIPForm, erro
 }
 
 func (s *Server) renderAdminSIPForm(w http.ResponseWriter, r *http.Request, status int, f *AdminSIPForm) {
-	s.render(w, r, status, AdminSIPAccountPage(s.page(r, "SIP account "+f.Account.Username, "admin"), f))
+	s.Render(w, r, status, AdminSIPAccountPage(s.page(r, "SIP account "+f.Account.Username, "admin"), f))
 }
 
 func (s *Server) handleAdminSIPEdit(w http.ResponseWriter, r *http.Request) {
@@ -226,7 +226,7 @@ func (s *Server) handleAdminSIPUpdate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Settings of "+a.Username+" saved. Its terminals use them within seconds, without logging in again.")
+	s.Flash(r, "ok", "Settings of "+a.Username+" saved. Its terminals use them within seconds, without logging in again.")
 	redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
 }
 
@@ -247,7 +247,7 @@ func (s *Server) handleAdminSIPActive(w http.ResponseWriter, r *http.Request) {
 	if active {
 		msg = "The SIP account is active again: its terminals can log in."
 	}
-	s.flash(r, "ok", msg)
+	s.Flash(r, "ok", msg)
 	redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
 }
 
@@ -272,7 +272,7 @@ func (s *Server) handleAdminSIPPassword(w http.ResponseWriter, r *http.Request) 
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "The password is changed. Enter it in the machine's SIP settings: terminals logged in now keep working until they log in again.")
+	s.Flash(r, "ok", "The password is changed. Enter it in the machine's SIP settings: terminals logged in now keep working until they log in again.")
 	redirect(w, r, adminSIPPath(id), http.StatusSeeOther)
 }
 
@@ -283,9 +283,9 @@ func (s *Server) handleAdminSIPLockoutClear(w http.ResponseWriter, r *http.Reque
 	err := s.lib.sip.ClearLockout(r.Context(), userFrom(r.Context()).Actor(), key)
 	switch stacks.ErrorCode(err) {
 	case "":
-		s.flash(r, "ok", "Lockout lifted: the next attempt is compared again, and its failures count from zero.")
+		s.Flash(r, "ok", "Lockout lifted: the next attempt is compared again, and its failures count from zero.")
 	case stacks.ENOTFOUND:
-		s.flash(r, "info", stacks.ErrorMessage(err))
+		s.Flash(r, "info", stacks.ErrorMessage(err))
 	default:
 		s.Error(w, r, err)
 		return

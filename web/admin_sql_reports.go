@@ -74,7 +74,7 @@ func (s *Server) renderSQLReportList(w http.ResponseWriter, r *http.Request, sta
 	if v.Errors == nil {
 		v.Errors = FormErrors{}
 	}
-	s.render(w, r, status, SQLReportListPage(s.page(r, "SQL reports", "admin"), v))
+	s.Render(w, r, status, SQLReportListPage(s.page(r, "SQL reports", "admin"), v))
 }
 
 func (s *Server) handleSQLReportList(w http.ResponseWriter, r *http.Request) {
@@ -93,7 +93,7 @@ func (s *Server) handleSQLReportCreate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Report “"+in.Name+"” saved.")
+	s.Flash(r, "ok", "Report “"+in.Name+"” saved.")
 	redirect(w, r, sqlReportURL(id), http.StatusSeeOther)
 }
 
@@ -169,7 +169,7 @@ func (s *Server) sqlReportPage(w http.ResponseWriter, r *http.Request, run bool)
 			return
 		}
 	}
-	s.render(w, r, status, SQLReportPage(s.page(r, v.Report.Name, "admin"), v))
+	s.Render(w, r, status, SQLReportPage(s.page(r, v.Report.Name, "admin"), v))
 }
 
 func (s *Server) handleSQLReportUpdate(w http.ResponseWriter, r *http.Request) {
@@ -181,13 +181,13 @@ func (s *Server) handleSQLReportUpdate(w http.ResponseWriter, r *http.Request) {
 	_, err := s.reports.SaveReport(r.Context(), userFrom(r.Context()).Actor(), v.Report.ID, v.Input)
 	if isAdminFormError(err) {
 		v.RunError = adminFormError(v.Errors, err)
-		s.render(w, r, http.StatusUnprocessableEntity, SQLReportPage(s.page(r, v.Report.Name, "admin"), v))
+		s.Render(w, r, http.StatusUnprocessableEntity, SQLReportPage(s.page(r, v.Report.Name, "admin"), v))
 		return
 	} else if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Report “"+v.Input.Name+"” saved.")
+	s.Flash(r, "ok", "Report “"+v.Input.Name+"” saved.")
 	redirect(w, r, sqlReportURL(v.Report.ID), http.StatusSeeOther)
 }
 
@@ -200,7 +200,7 @@ func (s *Server) handleSQLReportDelete(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Report deleted.")
+	s.Flash(r, "ok", "Report deleted.")
 	redirect(w, r, "/admin/sql-reports", http.StatusSeeOther)
 }
 

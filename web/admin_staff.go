@@ -48,7 +48,7 @@ func (s *Server) renderAdminStaff(w http.ResponseWriter, r *http.Request, status
 	if change != nil {
 		change(&v)
 	}
-	s.render(w, r, status, AdminStaffPage(s.page(r, "Staff accounts", "admin"), &v))
+	s.Render(w, r, status, AdminStaffPage(s.page(r, "Staff accounts", "admin"), &v))
 }
 
 func (s *Server) handleAdminStaff(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +77,7 @@ func (s *Server) handleAdminStaffCreate(w http.ResponseWriter, r *http.Request) 
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "Account "+u.Username+" created for "+u.DisplayName+" at "+u.BranchName+".")
+	s.Flash(r, "ok", "Account "+u.Username+" created for "+u.DisplayName+" at "+u.BranchName+".")
 	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 
@@ -94,7 +94,7 @@ func (s *Server) handleAdminStaffActive(w http.ResponseWriter, r *http.Request) 
 	switch stacks.ErrorCode(err) {
 	case "":
 	case stacks.EFORBIDDEN, stacks.ECONFLICT:
-		s.flash(r, "error", stacks.ErrorMessage(err))
+		s.Flash(r, "error", stacks.ErrorMessage(err))
 		redirect(w, r, "/admin/staff", http.StatusSeeOther)
 		return
 	default:
@@ -105,7 +105,7 @@ func (s *Server) handleAdminStaffActive(w http.ResponseWriter, r *http.Request) 
 	if active {
 		msg = "The account is active again."
 	}
-	s.flash(r, "ok", msg)
+	s.Flash(r, "ok", msg)
 	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 
@@ -127,7 +127,7 @@ func (s *Server) handleAdminStaffWaive(w http.ResponseWriter, r *http.Request) {
 	if can {
 		msg = u.Username + " may waive fines now."
 	}
-	s.flash(r, "ok", msg)
+	s.Flash(r, "ok", msg)
 	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 
@@ -158,7 +158,7 @@ func (s *Server) handleAdminStaffPassword(w http.ResponseWriter, r *http.Request
 			return
 		}
 	}
-	s.flash(r, "ok", "The password is changed and the account is signed out everywhere; give the password to its owner in person.")
+	s.Flash(r, "ok", "The password is changed and the account is signed out everywhere; give the password to its owner in person.")
 	redirect(w, r, "/admin/staff", http.StatusSeeOther)
 }
 

@@ -87,7 +87,7 @@ func (s *Server) handleBranchForm(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, BranchPage(s.page(r, "Change branch", ""), v))
+	s.Render(w, r, http.StatusOK, BranchPage(s.page(r, "Change branch", ""), v))
 }
 
 // handleBranch moves the signed-in user's desk to another branch, for the rest
@@ -106,11 +106,11 @@ func (s *Server) handleBranch(w http.ResponseWriter, r *http.Request) {
 			s.Error(w, r, err)
 			return
 		}
-		s.render(w, r, http.StatusUnprocessableEntity, BranchPage(s.page(r, "Change branch", ""), v))
+		s.Render(w, r, http.StatusUnprocessableEntity, BranchPage(s.page(r, "Change branch", ""), v))
 		return
 	}
 	s.workAt(r, u, b.ID)
 	s.rememberBranch(w, r, b.Code)
-	s.flash(r, "ok", "You are working at "+b.Name+" now: check-ins, checkouts and transfers happen there.")
+	s.Flash(r, "ok", "You are working at "+b.Name+" now: check-ins, checkouts and transfers happen there.")
 	redirect(w, r, "/", http.StatusSeeOther)
 }

@@ -35,7 +35,7 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int,
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, status, LoginPage(s.page(r, "Log in", ""), form))
+	s.Render(w, r, status, LoginPage(s.page(r, "Log in", ""), form))
 }
 
 func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
@@ -116,6 +116,6 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", "You have logged out.")
+	s.Flash(r, "ok", "You have logged out.")
 	redirect(w, r, "/login", http.StatusSeeOther)
 }

@@ -88,7 +88,7 @@ func (s *Server) handleCheckinPage(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, CheckinPage(s.page(r, "Check in", "checkin"), v))
+	s.Render(w, r, http.StatusOK, CheckinPage(s.page(r, "Check in", "checkin"), v))
 }
 
 func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
@@ -117,7 +117,7 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		s.render(w, r, http.StatusOK, CheckinFragment(v))
+		s.Render(w, r, http.StatusOK, CheckinFragment(v))
 		return
 	}
 	if stacks.ErrorCode(err) == stacks.EINTERNAL {
@@ -151,14 +151,14 @@ func (s *Server) handleCheckinItem(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Loc = prefs.Location
-		s.render(w, r, status, CheckinFragment(v))
+		s.Render(w, r, status, CheckinFragment(v))
 		return
 	}
 	if err := s.checkinView(r, v, 0); err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, status, CheckinPage(s.page(r, "Check in", "checkin"), v))
+	s.Render(w, r, status, CheckinPage(s.page(r, "Check in", "checkin"), v))
 }
 
 // handleCheckinClear starts a new list; the messages of the old one are
@@ -198,14 +198,14 @@ func (s *Server) handleCheckinAcknowledge(w http.ResponseWriter, r *http.Request
 			s.Error(w, r, err)
 			return
 		}
-		s.render(w, r, status, CheckinAcknowledged(v))
+		s.Render(w, r, status, CheckinAcknowledged(v))
 		return
 	}
 	if err := s.checkinView(r, v, 0); err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, status, CheckinPage(s.page(r, "Check in", "checkin"), v))
+	s.Render(w, r, status, CheckinPage(s.page(r, "Check in", "checkin"), v))
 }
 
 // handleCheckinReceipt prints one patron's returns on this desk's list, newest
@@ -230,7 +230,7 @@ func (s *Server) handleCheckinReceipt(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, CheckinReceiptPage(s.page(r, "Checkin receipt", "checkin"), v))
+	s.Render(w, r, http.StatusOK, CheckinReceiptPage(s.page(r, "Checkin receipt", "checkin"), v))
 }
 
 // checkinReceiptURL is the receipt of one patron's returns on this desk's list.

@@ -61,7 +61,7 @@ func (s *Server) handleCheckoutPage(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, CheckoutPage(s.page(r, "Check out", "checkout"), v))
+	s.Render(w, r, http.StatusOK, CheckoutPage(s.page(r, "Check out", "checkout"), v))
 }
 
 // loadCheckoutView fills the view for the visit, if any, in one read transaction:
@@ -110,7 +110,7 @@ func (s *Server) checkoutReply(w http.ResponseWriter, r *http.Request, prefs lib
 			// The page after the redirect lists the visit's loans, not this row:
 			// what the checkout did beyond lending (a lost bill reversed) goes
 			// in the flash.
-			s.flash(r, "info", row.Message)
+			s.Flash(r, "info", row.Message)
 		}
 		redirect(w, r, "/checkout", http.StatusSeeOther)
 		return
@@ -130,13 +130,13 @@ func (s *Server) checkoutReply(w http.ResponseWriter, r *http.Request, prefs lib
 		row.Sound = soundQuestion
 	}
 	if isDeskScript(r) {
-		s.render(w, r, status, CheckoutFragment(v, row))
+		s.Render(w, r, status, CheckoutFragment(v, row))
 		return
 	}
 	if row.Kind != rowInfo {
 		v.Row = &row
 	}
-	s.render(w, r, status, CheckoutPage(s.page(r, "Check out", "checkout"), v))
+	s.Render(w, r, status, CheckoutPage(s.page(r, "Check out", "checkout"), v))
 }
 
 // handleCheckoutScan takes one scan from the desk script: a patron's card when no
@@ -200,11 +200,11 @@ func (s *Server) openPatron(w http.ResponseWriter, r *http.Request, prefs librar
 			return
 		}
 		if isDeskScript(r) {
-			s.render(w, r, http.StatusOK, CheckoutFragment(v, ScanRow{Kind: rowInfo, Scanned: input,
+			s.Render(w, r, http.StatusOK, CheckoutFragment(v, ScanRow{Kind: rowInfo, Scanned: input,
 				Message: fmt.Sprintf("%d patrons match “%s”: choose one above.", len(id.Matches), input)}))
 			return
 		}
-		s.render(w, r, http.StatusOK, CheckoutPage(s.page(r, "Check out", "checkout"), v))
+		s.Render(w, r, http.StatusOK, CheckoutPage(s.page(r, "Check out", "checkout"), v))
 	}
 }
 
@@ -342,7 +342,7 @@ func (s *Server) visitAction(w http.ResponseWriter, r *http.Request, what string
 		status, row = kit.CodeStatus(stacks.ErrorCode(err)), ScanRow{Kind: rowRefused, Scanned: what, Message: stacks.ErrorMessage(err), Sound: soundError}
 	}
 	if !isDeskScript(r) && row.Kind != rowRefused {
-		s.flash(r, "ok", row.Message)
+		s.Flash(r, "ok", row.Message)
 	}
 	s.checkoutReply(w, r, prefs, status, row, row.Kind != rowRefused)
 }
@@ -477,5 +477,5 @@ func (s *Server) handleCheckoutSlip(w http.ResponseWriter, r *http.Request) {
 	u := userFrom(r.Context())
 	slip := &SlipView{Loc: prefs.Location, Now: s.DB.Now(), Library: prefs.LibraryName, Branch: u.BranchName,
 		Patron: v.Patron, Loans: v.Visit, Renewed: v.Renewed}
-	s.render(w, r, http.StatusOK, DueSlipPage(s.page(r, "Due-date slip", "checkout"), slip))
+	s.Render(w, r, http.StatusOK, DueSlipPage(s.page(r, "Due-date slip", "checkout"), slip))
 }

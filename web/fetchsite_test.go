@@ -1,13 +1,13 @@
 package web_test
 
 import (
-	"bufio"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stacks-ils/stacks/kit/kittest"
 )
 
 // getDecisions reads the table of every staff GET route in docs/security.md
@@ -15,28 +15,10 @@ import (
 // requests from this site's own pages ("same-origin only").
 func getDecisions(t *testing.T) map[string]bool {
 	t.Helper()
-	f, err := os.Open("../docs/security.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	row := regexp.MustCompile("^\\| `GET ([^`]+)` \\|.*\\| ([^|]+) \\|$")
 	out := map[string]bool{}
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "#"):
-			in = strings.Contains(line, "Every GET of the staff site")
-		case in:
-			if m := row.FindStringSubmatch(line); m != nil {
-				out["GET "+m[1]] = strings.HasPrefix(m[2], "same-origin only")
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	row := regexp.MustCompile("^\\| `GET ([^`]+)` \\|.*\\| ([^|]+) \\|$")
+	for _, m := range kittest.DocTable(t, "../docs/security.md", "Every GET of the staff site", row) {
+		out["GET "+m[1]] = strings.HasPrefix(m[2], "same-origin only")
 	}
 	if len(out) < 30 {
 		t.Fatalf("docs/security.md: only %d rows in the table of GET routes", len(out))

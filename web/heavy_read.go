@@ -22,5 +22,5 @@ func (s *Server) heavyError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	status := kit.Busy(w)
-	s.render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), status, stacks.ErrorMessage(err)))
+	s.Render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), status, stacks.ErrorMessage(err)))
 }

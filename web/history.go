@@ -76,7 +76,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, notFound string
 		s.heavyError(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, page(v))
+	s.Render(w, r, http.StatusOK, page(v))
 }
 
 // returned shows when a loan ended, "on loan" while it has not.

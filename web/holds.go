@@ -123,7 +123,7 @@ func (s *Server) handleHoldsPage(w http.ResponseWriter, r *http.Request) {
 			v.Expired = append(v.Expired, h)
 		}
 	}
-	s.render(w, r, http.StatusOK, HoldsPage(s.page(r, "Holds", "holds"), v))
+	s.Render(w, r, http.StatusOK, HoldsPage(s.page(r, "Holds", "holds"), v))
 }
 
 // holdAction runs one of the small forms on a hold: do makes the change and returns
@@ -138,12 +138,12 @@ func (s *Server) holdAction(w http.ResponseWriter, r *http.Request, do func(ctx 
 	}
 	switch {
 	case err == nil:
-		s.flash(r, "ok", msg)
+		s.Flash(r, "ok", msg)
 	case stacks.ErrorCode(err) == stacks.EINTERNAL:
 		s.Error(w, r, err)
 		return
 	default:
-		s.flash(r, "error", stacks.ErrorMessage(err))
+		s.Flash(r, "error", stacks.ErrorMessage(err))
 	}
 	redirect(w, r, back, http.StatusSeeOther)
 }
@@ -215,12 +215,12 @@ func (s *Server) handlePullNotOnShelf(w http.ResponseWriter, r *http.Request) {
 	err := s.Circ.MarkMissing(r.Context(), userFrom(r.Context()).Actor(), barcode)
 	switch {
 	case err == nil:
-		s.flash(r, "ok", fmt.Sprintf("%s is marked missing; its hold is asked of the next copy on a shelf, here or at another branch. Check it in if it turns up.", barcode))
+		s.Flash(r, "ok", fmt.Sprintf("%s is marked missing; its hold is asked of the next copy on a shelf, here or at another branch. Check it in if it turns up.", barcode))
 	case stacks.ErrorCode(err) == stacks.EINTERNAL:
 		s.Error(w, r, err)
 		return
 	default:
-		s.flash(r, "error", stacks.ErrorMessage(err))
+		s.Flash(r, "error", stacks.ErrorMessage(err))
 	}
 	redirect(w, r, back, http.StatusSeeOther)
 }
@@ -277,7 +277,7 @@ func (s *Server) handleHoldSlip(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, HoldSlipPage(s.page(r, "Hold slip", "holds"), v))
+	s.Render(w, r, http.StatusOK, HoldSlipPage(s.page(r, "Hold slip", "holds"), v))
 }
 
 // PatronHoldsView is the patron page's Holds section: the patron's open holds with
@@ -348,7 +348,7 @@ func (s *Server) handlePatronPlaceHold(w http.ResponseWriter, r *http.Request) {
 	var warn *holds.WarningError
 	switch {
 	case err == nil:
-		s.flash(r, "ok", fmt.Sprintf("Hold placed for %s: %s, position %d, pickup at %s.",
+		s.Flash(r, "ok", fmt.Sprintf("Hold placed for %s: %s, position %d, pickup at %s.",
 			placed.PatronName, placed.Title, placed.Position, placed.PickupBranchName))
 		redirect(w, r, patronURL(id), http.StatusSeeOther)
 	case errors.As(err, &warn):

@@ -18,5 +18,5 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, HomePage(s.page(r, "Start", ""), HomeStats(st)))
+	s.Render(w, r, http.StatusOK, HomePage(s.page(r, "Start", ""), HomeStats(st)))
 }

@@ -117,7 +117,7 @@ func (s *Server) labelsError(w http.ResponseWriter, r *http.Request, v LabelsVie
 	} else {
 		v.Error = stacks.ErrorMessage(err)
 	}
-	s.render(w, r, status, LabelsPage(s.page(r, "Labels", "reports"), v))
+	s.Render(w, r, status, LabelsPage(s.page(r, "Labels", "reports"), v))
 }
 
 func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request) {
@@ -126,7 +126,7 @@ func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, LabelsPage(s.page(r, "Labels", "reports"), v))
+	s.Render(w, r, http.StatusOK, LabelsPage(s.page(r, "Labels", "reports"), v))
 }
 
 // handleLabelsPreview shows the sheets as they will print (SVG pages at the
@@ -152,7 +152,7 @@ func (s *Server) handleLabelsPreview(w http.ResponseWriter, r *http.Request) {
 		v.Pages = append(v.Pages, p)
 	}
 	v.PDFURL = "/reports/labels/pdf?" + r.URL.RawQuery
-	s.render(w, r, http.StatusOK, LabelsPreviewPage(s.page(r, "Label preview", "reports"), v))
+	s.Render(w, r, http.StatusOK, LabelsPreviewPage(s.page(r, "Label preview", "reports"), v))
 }
 
 func (s *Server) handleLabelsPDF(w http.ResponseWriter, r *http.Request) {

@@ -22,6 +22,6 @@ func (s *Server) sameOrigin(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.render(w, r, http.StatusForbidden, CrossSitePage(s.page(r, "Opened from another site", ""), r.URL.RequestURI()))
+		s.Render(w, r, http.StatusForbidden, CrossSitePage(s.page(r, "Opened from another site", ""), r.URL.RequestURI()))
 	})
 }

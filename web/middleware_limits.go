@@ -104,7 +104,7 @@ func (s *Server) limitError(w http.ResponseWriter, r *http.Request, status int, 
 	if prefs, err := s.preferences(r.Context()); err == nil {
 		p.LibraryName = prefs.LibraryName
 	}
-	s.render(w, r, status, ErrorPage(p, status, message))
+	s.Render(w, r, status, ErrorPage(p, status, message))
 }
 
 // uploadBody is the body of a MARC upload: at its first read, that is once the

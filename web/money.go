@@ -86,9 +86,9 @@ func (s *Server) loanDone(w http.ResponseWriter, r *http.Request, patronID int64
 		s.Error(w, r, err)
 		return
 	case err != nil:
-		s.flash(r, "error", stacks.ErrorMessage(err))
+		s.Flash(r, "error", stacks.ErrorMessage(err))
 	default:
-		s.flash(r, "ok", msg)
+		s.Flash(r, "ok", msg)
 	}
 	redirect(w, r, patronURL(patronID), http.StatusSeeOther)
 }
@@ -177,7 +177,7 @@ func (s *Server) confirmLost(w http.ResponseWriter, r *http.Request, status int,
 		return
 	}
 	v.PatronName = p.Name()
-	s.render(w, r, status, LostConfirmPage(s.page(r, "Declare "+bill.Barcode+" lost?", "patrons"), v))
+	s.Render(w, r, status, LostConfirmPage(s.page(r, "Declare "+bill.Barcode+" lost?", "patrons"), v))
 }
 
 // handlePatronClaimReturned records that the patron says a loan was returned.
@@ -207,7 +207,7 @@ func (s *Server) handleReceipt(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, ReceiptPage(s.page(r, "Receipt "+i64toa(id), "patrons"), prefs.LibraryName, rc, prefs.Location))
+	s.Render(w, r, http.StatusOK, ReceiptPage(s.page(r, "Receipt "+i64toa(id), "patrons"), prefs.LibraryName, rc, prefs.Location))
 }
 
 // CashUpView is one desk's day.
@@ -235,7 +235,7 @@ func (s *Server) handleCashUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := CashUpView{Library: prefs.LibraryName, Branches: page.Branches, Branch: page.Branch, CashUp: page.CashUp}
-	s.render(w, r, http.StatusOK, CashUpPage(s.page(r, "Cash-up", "patrons"), v, prefs.Location))
+	s.Render(w, r, http.StatusOK, CashUpPage(s.page(r, "Cash-up", "patrons"), v, prefs.Location))
 }
 
 // ClaimsView lists claims returned: open ones, or all (status=all), a page at a time.
@@ -295,7 +295,7 @@ func (s *Server) handleClaimsReturned(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Branches, v.Claims, v.More = c.Branches, c.Claims, c.More
-	s.render(w, r, http.StatusOK, ClaimsReturnedPage(s.page(r, "Claims returned", "patrons"), v, prefs.Location))
+	s.Render(w, r, http.StatusOK, ClaimsReturnedPage(s.page(r, "Claims returned", "patrons"), v, prefs.Location))
 }
 
 // sortedKeys lists a form's error keys in order, for the error summary.

@@ -48,7 +48,7 @@ func (s *Server) handleNoticePrint(w http.ResponseWriter, r *http.Request) {
 	}
 	v := NoticePrintView{Branch: b.Branch, Branches: b.Branches, Messages: b.Messages, Addresses: b.Addresses,
 		Library: prefs.LibraryName, Location: prefs.Location}
-	s.render(w, r, http.StatusOK, NoticePrintPage(s.page(r, "Notices to print: "+v.Branch.Name, ""), &v))
+	s.Render(w, r, http.StatusOK, NoticePrintPage(s.page(r, "Notices to print: "+v.Branch.Name, ""), &v))
 }
 
 // handleNoticePrinted marks the batch printed: its notices leave the batch and
@@ -70,6 +70,6 @@ func (s *Server) handleNoticePrinted(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", strconv.Itoa(n)+" notices marked printed.")
+	s.Flash(r, "ok", strconv.Itoa(n)+" notices marked printed.")
 	redirect(w, r, "/notices/print?branch="+code, http.StatusSeeOther)
 }

@@ -73,7 +73,7 @@ func (s *Server) renderPatronPurge(w http.ResponseWriter, r *http.Request, id in
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, status, PatronPurgePage(s.page(r, "Delete "+v.Patron.Name(), "patrons"), v))
+	s.Render(w, r, status, PatronPurgePage(s.page(r, "Delete "+v.Patron.Name(), "patrons"), v))
 }
 
 // handleAdminPatronPurge deletes the patron and every row about them
@@ -86,7 +86,7 @@ func (s *Server) handleAdminPatronPurge(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if r.PostFormValue("confirm") != "yes" {
-		s.flash(r, "error", "Nothing was deleted: tick the box to confirm, then press Delete patron.")
+		s.Flash(r, "error", "Nothing was deleted: tick the box to confirm, then press Delete patron.")
 		redirect(w, r, "/admin/patrons/"+fmt.Sprint(id)+"/purge", http.StatusSeeOther)
 		return
 	}
@@ -94,6 +94,6 @@ func (s *Server) handleAdminPatronPurge(w http.ResponseWriter, r *http.Request) 
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", fmt.Sprintf("Patron %d was deleted, with their notices and holds; their past loans stay in the statistics without their name.", id))
+	s.Flash(r, "ok", fmt.Sprintf("Patron %d was deleted, with their notices and holds; their past loans stay in the statistics without their name.", id))
 	redirect(w, r, "/patrons", http.StatusSeeOther)
 }

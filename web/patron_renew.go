@@ -35,7 +35,7 @@ func (s *Server) handlePatronRenewLoans(w http.ResponseWriter, r *http.Request) 
 			s.Error(w, r, err)
 			return
 		}
-		s.flash(r, "error", stacks.ErrorMessage(err))
+		s.Flash(r, "error", stacks.ErrorMessage(err))
 	}
 	for _, res := range results {
 		kind := "ok"
@@ -51,7 +51,7 @@ func (s *Server) handlePatronRenewLoans(w http.ResponseWriter, r *http.Request) 
 		if res.FineCents > 0 {
 			msg += " An overdue fine of " + formatMoney(res.FineCents) + " was charged."
 		}
-		s.flash(r, kind, msg)
+		s.Flash(r, kind, msg)
 	}
 	redirect(w, r, patronURL(id), http.StatusSeeOther)
 }

@@ -75,7 +75,7 @@ func (s *Server) renderPatronForm(w http.ResponseWriter, r *http.Request, status
 	if v.ID != 0 {
 		title = "Edit " + v.Name
 	}
-	s.render(w, r, status, PatronFormPage(s.page(r, title, "patrons"), v))
+	s.Render(w, r, status, PatronFormPage(s.page(r, title, "patrons"), v))
 }
 
 // patronFormFailed shows the form again if err is about one of its fields, and reports
@@ -119,7 +119,7 @@ func (s *Server) handlePatronCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	s.flash(r, "ok", fmt.Sprintf("%s is registered with card %s, valid until %s.", p.Name(), p.Card, patronDay(p.ExpiresOn)))
+	s.Flash(r, "ok", fmt.Sprintf("%s is registered with card %s, valid until %s.", p.Name(), p.Card, patronDay(p.ExpiresOn)))
 	redirect(w, r, patronURL(p.ID), http.StatusSeeOther)
 }
 
@@ -158,6 +158,6 @@ func (s *Server) handlePatronUpdate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	s.flash(r, "ok", "The changes to "+p.Name()+" are saved.")
+	s.Flash(r, "ok", "The changes to "+p.Name()+" are saved.")
 	redirect(w, r, patronURL(p.ID), http.StatusSeeOther)
 }

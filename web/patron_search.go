@@ -52,5 +52,5 @@ func (s *Server) handlePatronSearch(w http.ResponseWriter, r *http.Request) {
 			v.Results, v.More = v.Results[:patronSearchLimit], true
 		}
 	}
-	s.render(w, r, http.StatusOK, PatronSearchPage(s.page(r, "Patrons", "patrons"), v))
+	s.Render(w, r, http.StatusOK, PatronSearchPage(s.page(r, "Patrons", "patrons"), v))
 }

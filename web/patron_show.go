@@ -132,7 +132,7 @@ func (s *Server) showPatron(w http.ResponseWriter, r *http.Request, id int64, st
 	if keep != nil {
 		keep(&v)
 	}
-	s.render(w, r, status, PatronPage(s.page(r, v.Patron.Name(), "patrons"), v))
+	s.Render(w, r, status, PatronPage(s.page(r, v.Patron.Name(), "patrons"), v))
 }
 
 // patronAction runs one of the patron page's forms: do makes the change (one
@@ -174,7 +174,7 @@ func (s *Server) patronAction(w http.ResponseWriter, r *http.Request, form strin
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", msg)
+	s.Flash(r, "ok", msg)
 	redirect(w, r, safeReturn(r, patronURL(id)), http.StatusSeeOther)
 }
 

@@ -47,7 +47,7 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	v := &RecordView{Loc: prefs.Location, Record: rh.Record, Items: rh.Copies, Queue: rh.Queue,
 		Today: rh.Now.In(prefs.Location).Format(db.DayFormat)}
-	s.render(w, r, http.StatusOK, RecordPage(s.page(r, v.Record.Title, "search"), v))
+	s.Render(w, r, http.StatusOK, RecordPage(s.page(r, v.Record.Title, "search"), v))
 }
 
 // loadPlaceHoldForm reads the record, the branches and the chosen copy.
@@ -80,7 +80,7 @@ func (s *Server) handlePlaceHoldForm(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+	s.Render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
 }
 
 // maxHoldMatches is how many patrons a name typed for the card may list.
@@ -104,14 +104,14 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err != nil && stacks.ErrorCode(err) != stacks.EINTERNAL:
 		f.Errors["card"] = stacks.ErrorMessage(err)
-		s.render(w, r, http.StatusUnprocessableEntity, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+		s.Render(w, r, http.StatusUnprocessableEntity, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
 		return
 	case err != nil:
 		s.Error(w, r, err)
 		return
 	case found.Patron == nil:
 		f.Matches, f.MoreMatches = found.Matches, found.More
-		s.render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+		s.Render(w, r, http.StatusOK, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
 		return
 	}
 	f.Card = found.Patron.Card
@@ -126,19 +126,19 @@ func (s *Server) handlePlaceHold(w http.ResponseWriter, r *http.Request) {
 	var warn *holds.WarningError
 	switch {
 	case err == nil:
-		s.flash(r, "ok", "Hold placed for "+placed.PatronName+" ("+placed.PatronCard+"): "+placed.Title+
+		s.Flash(r, "ok", "Hold placed for "+placed.PatronName+" ("+placed.PatronCard+"): "+placed.Title+
 			", pickup at "+placed.PickupBranchName+", position "+strconv.Itoa(placed.Position)+" in the queue.")
 		redirect(w, r, recordURL(f.Record.ID), http.StatusSeeOther)
 	case errors.As(err, &warn):
 		f.Warnings = warn.Warnings
-		s.render(w, r, http.StatusConflict, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+		s.Render(w, r, http.StatusConflict, PlaceHoldPage(s.page(r, "Place hold", "search"), f))
 	case stacks.ErrorCode(err) != stacks.EINTERNAL:
 		field := stacks.ErrorField(err)
 		if field == "" && stacks.ErrorCode(err) == stacks.ENOTFOUND {
 			field = "card"
 		}
 		f.Errors[field] = stacks.ErrorMessage(err)
-		s.render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), PlaceHoldPage(s.page(r, "Place hold", "search"), f))
+		s.Render(w, r, kit.CodeStatus(stacks.ErrorCode(err)), PlaceHoldPage(s.page(r, "Place hold", "search"), f))
 	default:
 		s.Error(w, r, err)
 	}

@@ -115,7 +115,7 @@ func recordInputFrom(r *http.Request) catalog.RecordInput {
 }
 
 func (s *Server) renderRecordForm(w http.ResponseWriter, r *http.Request, status int, v RecordFormView) {
-	s.render(w, r, status, RecordFormPage(s.page(r, v.title(), "search"), v))
+	s.Render(w, r, status, RecordFormPage(s.page(r, v.title(), "search"), v))
 }
 
 // recordFormFailed shows the form again, with status 422, if err is about one of its
@@ -142,7 +142,7 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	s.flash(r, "ok", fmt.Sprintf("The record %q is in the catalogue. Add its items (copies) so that they can be lent.", recordEditShortTitle(v.In.Title)))
+	s.Flash(r, "ok", fmt.Sprintf("The record %q is in the catalogue. Add its items (copies) so that they can be lent.", recordEditShortTitle(v.In.Title)))
 	redirect(w, r, recordURL(id), http.StatusSeeOther)
 }
 
@@ -175,7 +175,7 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	s.flash(r, "ok", fmt.Sprintf("The changes to %q are saved.", recordEditShortTitle(v.In.Title)))
+	s.Flash(r, "ok", fmt.Sprintf("The changes to %q are saved.", recordEditShortTitle(v.In.Title)))
 	redirect(w, r, recordURL(id), http.StatusSeeOther)
 }
 
@@ -275,7 +275,7 @@ func (s *Server) loadItemForm(ctx context.Context, v *ItemFormView, saved bool) 
 }
 
 func (s *Server) renderItemForm(w http.ResponseWriter, r *http.Request, status int, v ItemFormView) {
-	s.render(w, r, status, ItemFormPage(s.page(r, v.title(), "search"), v))
+	s.Render(w, r, status, ItemFormPage(s.page(r, v.title(), "search"), v))
 }
 
 // itemFormFailed shows the form again, with status 422, if err is about one of its
@@ -382,11 +382,11 @@ func (s *Server) handleItemCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.PostFormValue(itemThenField) == itemThenAnother {
-		s.flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s. Scan the next copy's barcode.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))
+		s.Flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s. Scan the next copy's barcode.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))
 		redirect(w, r, itemNewURL(recID)+"?home_branch="+url.QueryEscape(it.HomeBranchCode), http.StatusSeeOther)
 		return
 	}
-	s.flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))
+	s.Flash(r, "ok", fmt.Sprintf("Item %s is added to %q, available at %s.", it.Barcode, recordEditShortTitle(it.Title), it.HomeBranchName))
 	redirect(w, r, recordURL(recID), http.StatusSeeOther)
 }
 
@@ -419,6 +419,6 @@ func (s *Server) handleItemUpdate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	s.flash(r, "ok", fmt.Sprintf("The changes to item %s are saved; it is %s.", it.Barcode, strings.ToLower(catalog.StatusLabel(it.Status))))
+	s.Flash(r, "ok", fmt.Sprintf("The changes to item %s are saved; it is %s.", it.Barcode, strings.ToLower(catalog.StatusLabel(it.Status))))
 	redirect(w, r, recordURL(it.RecordID), http.StatusSeeOther)
 }

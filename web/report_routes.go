@@ -49,7 +49,7 @@ type ReportsIndexView struct {
 
 func (s *Server) handleReportsIndex(w http.ResponseWriter, r *http.Request) {
 	v := ReportsIndexView{Reports: reports.Definitions, IsAdmin: userFrom(r.Context()).IsAdmin()}
-	s.render(w, r, http.StatusOK, ReportsIndexPage(s.page(r, "Reports", "reports"), v))
+	s.Render(w, r, http.StatusOK, ReportsIndexPage(s.page(r, "Reports", "reports"), v))
 }
 
 // ReportView is one standard report: its form, and its result once run.
@@ -119,12 +119,12 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
 	page := s.page(r, def.Title, "reports")
 	switch stacks.ErrorCode(err) {
 	case "":
-		s.render(w, r, http.StatusOK, ReportPage(page, v))
+		s.Render(w, r, http.StatusOK, ReportPage(page, v))
 	case stacks.ETOOMANY:
 		// Every slot taken: try again in a moment.
 		v.Error = stacks.ErrorMessage(err)
 		w.Header().Set("Retry-After", "1")
-		s.render(w, r, http.StatusServiceUnavailable, ReportPage(page, v))
+		s.Render(w, r, http.StatusServiceUnavailable, ReportPage(page, v))
 	case stacks.EINVALID:
 		// A filter not understood (beside its field), or past the deadline:
 		// narrow it, not the same again at once.
@@ -133,7 +133,7 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
 		} else {
 			v.Error = stacks.ErrorMessage(err)
 		}
-		s.render(w, r, http.StatusUnprocessableEntity, ReportPage(page, v))
+		s.Render(w, r, http.StatusUnprocessableEntity, ReportPage(page, v))
 	default:
 		s.Error(w, r, err)
 	}

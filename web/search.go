@@ -51,7 +51,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		Page:      page,
 	}}
 	if strings.TrimSpace(v.Query.Text) == "" {
-		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
+		s.Render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
 		return
 	}
 	// A search over the budget is refused before it waits for a connection,
@@ -59,7 +59,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	text := strings.TrimSpace(v.Query.Text)
 	if err := v.Query.Check(); err != nil && (strings.ContainsAny(text, " \t") || len(text) > 64) {
 		v.Error = stacks.ErrorMessage(err)
-		s.render(w, r, http.StatusUnprocessableEntity, SearchPage(s.page(r, "Search", "search"), v))
+		s.Render(w, r, http.StatusUnprocessableEntity, SearchPage(s.page(r, "Search", "search"), v))
 		return
 	}
 	res, err := s.Catalog.Search(r.Context(), v.Query)
@@ -67,16 +67,16 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, db.ErrBusy):
 		v.Error = "Many searches are running at once: search again in a moment."
 		w.Header().Set("Retry-After", "1")
-		s.render(w, r, http.StatusServiceUnavailable, SearchPage(s.page(r, "Search", "search"), v))
+		s.Render(w, r, http.StatusServiceUnavailable, SearchPage(s.page(r, "Search", "search"), v))
 	case err == nil && res.BarcodeRecordID != 0:
 		redirect(w, r, recordURL(res.BarcodeRecordID), http.StatusSeeOther)
 		return
 	case err == nil:
 		v.Result = &res
-		s.render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
+		s.Render(w, r, http.StatusOK, SearchPage(s.page(r, "Search", "search"), v))
 	case stacks.ErrorCode(err) == stacks.EINVALID:
 		v.Error = stacks.ErrorMessage(err)
-		s.render(w, r, http.StatusUnprocessableEntity, SearchPage(s.page(r, "Search", "search"), v))
+		s.Render(w, r, http.StatusUnprocessableEntity, SearchPage(s.page(r, "Search", "search"), v))
 	default:
 		s.Error(w, r, err)
 	}

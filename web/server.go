@@ -8,11 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"sync"
 	"time"
 
-	"github.com/a-h/templ"
-	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
@@ -85,18 +82,14 @@ const DefaultSearchTimeout = 2 * time.Second
 
 // Server is the staff web application.
 type Server struct {
-	DB       *db.DB
-	Logger   *slog.Logger
-	Staff    *staff.Service
-	Circ     circulationService
-	Sessions *scs.SessionManager
+	kit.Site
+	DB    *db.DB
+	Staff *staff.Service
+	Circ  circulationService
 
 	cfg        Config
 	prefs      *library.PreferenceCache
 	staffCache *staff.Cache
-
-	handlerOnce sync.Once
-	handler     http.Handler
 
 	loadJobs patronLoadJobs
 	lib      libraryServices
@@ -133,12 +126,11 @@ func New(cfg Config) *Server {
 		prefs = library.NewPreferenceCache(cfg.CachePreferences)
 	}
 	circ := circulation.NewService(cfg.DB, prefs).WithHeavyReadTimeout(cfg.HeavyReadTimeout)
-	return &Server{
+	s := &Server{
+		Site:       kit.Site{Logger: cfg.Logger, Sessions: sm},
 		DB:         cfg.DB,
-		Logger:     cfg.Logger,
 		Staff:      staff.NewService(cfg.DB),
 		Circ:       circ,
-		Sessions:   sm,
 		cfg:        cfg,
 		staffCache: staff.NewCache(),
 		prefs:      prefs,
@@ -149,12 +141,8 @@ func New(cfg Config) *Server {
 		reports:    newReportsService(cfg),
 		patrons:    newPatronServices(cfg.DB, circ),
 	}
-}
-
-// ServeHTTP serves a request through the full middleware stack.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.handlerOnce.Do(func() { s.handler = s.Handler() })
-	s.handler.ServeHTTP(w, r)
+	s.SetHandler(s.Handler)
+	return s
 }
 
 // Handler builds the router with every route and middleware.
@@ -308,18 +296,13 @@ func (s *Server) redirectToLogin(w http.ResponseWriter, r *http.Request, reason 
 		return
 	}
 	if reason != "" {
-		s.flash(r, "info", reason)
+		s.Flash(r, "info", reason)
 	}
 	target := "/login"
 	if r.Method == http.MethodGet && r.URL.Path != "/" {
 		target += "?next=" + urlQueryEscape(r.URL.RequestURI())
 	}
 	redirect(w, r, target, http.StatusSeeOther)
-}
-
-// flash queues a message for the next page this session sees.
-func (s *Server) flash(r *http.Request, kind, text string) {
-	kit.AddFlash(r.Context(), s.Sessions, kind, text)
 }
 
 // preferences returns the library's preferences, from the cache shared with the
@@ -343,16 +326,11 @@ func (s *Server) page(r *http.Request, title, nav string) *Page {
 	return p
 }
 
-// render writes component c with the given status (kit.Render).
-func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
-	kit.Render(w, r, s.Logger, status, c)
-}
-
 // Error shows err as a page: its message for our own errors, a generic one (and a
 // log line) for anything else (kit.Failure).
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := kit.Failure(s.Logger, r, err)
-	s.render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), status, msg))
+	s.Render(w, r, status, ErrorPage(s.page(r, http.StatusText(status), ""), status, msg))
 }
 
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {

@@ -49,7 +49,7 @@ func (s *Server) renderStocktakeStart(w http.ResponseWriter, r *http.Request, st
 	if v.Input == nil {
 		v.Input = url.Values{"branch": {strconv.FormatInt(userFrom(r.Context()).BranchID, 10)}}
 	}
-	s.render(w, r, status, StocktakeStartPage(s.page(r, "Stocktake", "reports"), v))
+	s.Render(w, r, status, StocktakeStartPage(s.page(r, "Stocktake", "reports"), v))
 }
 
 func (s *Server) handleStocktakeStart(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +107,7 @@ func (s *Server) handleStocktakeScanPage(w http.ResponseWriter, r *http.Request)
 	if len(v.Scans) > stocktakeShown {
 		v.Scans = v.Scans[:stocktakeShown]
 	}
-	s.render(w, r, http.StatusOK, StocktakeScanPage(s.page(r, "Stocktake", "reports"), v))
+	s.Render(w, r, http.StatusOK, StocktakeScanPage(s.page(r, "Stocktake", "reports"), v))
 }
 
 func (s *Server) handleStocktakeResults(w http.ResponseWriter, r *http.Request) {
@@ -115,7 +115,7 @@ func (s *Server) handleStocktakeResults(w http.ResponseWriter, r *http.Request) 
 	if !ok {
 		return
 	}
-	s.render(w, r, http.StatusOK, StocktakeResultsPage(s.page(r, "Stocktake results", "reports"), v))
+	s.Render(w, r, http.StatusOK, StocktakeResultsPage(s.page(r, "Stocktake results", "reports"), v))
 }
 
 // handleStocktakeScan records one scan: the desk script gets the scan's row, a
@@ -132,11 +132,11 @@ func (s *Server) handleStocktakeScan(w http.ResponseWriter, r *http.Request) {
 		// An empty or malformed barcode: say so in the list, as the desk does.
 		sc = reports.StocktakeScan{Barcode: barcode, Outcome: reports.ScanUnknown}
 		if !isDeskScript(r) {
-			s.flash(r, "error", stacks.ErrorMessage(err))
+			s.Flash(r, "error", stacks.ErrorMessage(err))
 			redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
 			return
 		}
-		s.render(w, r, http.StatusOK, stocktakeRow(sc, stacks.ErrorMessage(err)))
+		s.Render(w, r, http.StatusOK, stocktakeRow(sc, stacks.ErrorMessage(err)))
 		return
 	} else if err != nil {
 		s.Error(w, r, err)
@@ -146,7 +146,7 @@ func (s *Server) handleStocktakeScan(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, stocktakeURL(id), http.StatusSeeOther)
 		return
 	}
-	s.render(w, r, http.StatusOK, stocktakeRow(sc, sc.Message()))
+	s.Render(w, r, http.StatusOK, stocktakeRow(sc, sc.Message()))
 }
 
 // handleStocktakeCheckin checks in an item found on the shelf while on loan (or
@@ -169,7 +169,7 @@ func (s *Server) handleStocktakeCheckin(w http.ResponseWriter, r *http.Request) 
 			s.Error(w, r, err)
 			return
 		}
-		s.flash(r, "error", stacks.ErrorMessage(err))
+		s.Flash(r, "error", stacks.ErrorMessage(err))
 	} else {
 		msg := "Checked in " + res.Barcode + " (" + res.Title + ")."
 		switch {
@@ -178,7 +178,7 @@ func (s *Server) handleStocktakeCheckin(w http.ResponseWriter, r *http.Request) 
 		case res.TransferTo != nil:
 			msg += " It belongs at " + res.TransferTo.Name + ": send it there."
 		}
-		s.flash(r, "ok", msg)
+		s.Flash(r, "ok", msg)
 	}
 	redirect(w, r, stocktakeURL(id)+"/results", http.StatusSeeOther)
 }

@@ -62,7 +62,7 @@ func (s *Server) handleTransfersPage(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, TransfersPage(s.page(r, "Transfers", "transfers"), v))
+	s.Render(w, r, http.StatusOK, TransfersPage(s.page(r, "Transfers", "transfers"), v))
 }
 
 // TransferSlipView is the printable slip that travels with an item to its
@@ -102,5 +102,5 @@ func (s *Server) transferSlip(w http.ResponseWriter, r *http.Request, find func(
 		s.Error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, TransferSlipPage(s.page(r, "Transit slip", "transfers"), v))
+	s.Render(w, r, http.StatusOK, TransferSlipPage(s.page(r, "Transit slip", "transfers"), v))
 }

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 	"github.com/stacks-ils/stacks/staff"
 	"github.com/stacks-ils/stacks/web"
 
+	"github.com/stacks-ils/stacks/kit/kittest"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -66,23 +66,9 @@ func (e *testEnv) client(t testing.TB) *http.Client {
 	}
 }
 
-type response struct {
-	Status   int
-	Location string
-	Body     string
-	Header   http.Header
-}
+type response = kittest.Response
 
-func do(t *testing.T, c *http.Client, req *http.Request) response {
-	t.Helper()
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return response{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(b), Header: resp.Header}
-}
+func do(t testing.TB, c *http.Client, req *http.Request) response { return kittest.Do(t, c, req) }
 
 func (e *testEnv) get(t *testing.T, c *http.Client, path string) response {
 	t.Helper()

@@ -151,7 +151,7 @@ func (s *Server) handleWorkstation(w http.ResponseWriter, r *http.Request) {
 	if p.ReceiptPaper {
 		v.Paper = paperReceipt
 	}
-	s.render(w, r, http.StatusOK, WorkstationPage(p, v))
+	s.Render(w, r, http.StatusOK, WorkstationPage(p, v))
 }
 
 // handleWorkstationSave stores the settings in this browser's cookie.
@@ -181,11 +181,11 @@ func (s *Server) handleWorkstationSave(w http.ResponseWriter, r *http.Request) {
 		ws.ScanGap = gap
 	}
 	if len(v.Errors) > 0 {
-		s.render(w, r, http.StatusUnprocessableEntity, WorkstationPage(s.page(r, "Workstation", ""), v))
+		s.Render(w, r, http.StatusUnprocessableEntity, WorkstationPage(s.page(r, "Workstation", ""), v))
 		return
 	}
 	s.setWorkstation(w, r, ws)
-	s.flash(r, "ok", "Workstation settings saved")
+	s.Flash(r, "ok", "Workstation settings saved")
 	redirect(w, r, "/workstation", http.StatusSeeOther)
 }
 
