@@ -15,7 +15,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: bench-import bench-db bench-demo test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-search-engines bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: page-statements bench-import bench-db bench-demo test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-search-engines bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -175,6 +175,17 @@ screenshots: test-deps
 	mkdir -p docs/screenshots
 	STACKS_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run TestDeskSession ./e2e/
 	cp docs/screenshots/5-checkout-B.png docs/screenshot.png
+
+# page-statements asks a demo server for every GET route of both sites (the
+# tables of docs/security.md) and writes each page's SQL statement count to
+# docs/page-statements.md; with BASE=<revision>, that revision's counts beside
+# the working tree's (scripts/page-statements.sh). Not part of make test, whose
+# tests assert the counts of the pages that matter.
+BASE ?=
+page-statements:
+	bash scripts/page-statements.sh $(BASE) WORKTREE > docs/page-statements.md.new
+	mv docs/page-statements.md.new docs/page-statements.md
+	@cat docs/page-statements.md
 
 # bench runs the desk benchmarks: checkout and checkin as service calls and through
 # the HTTP handlers, with SQLite synchronous=FULL (durable) and NORMAL (no fsync).
