@@ -1,7 +1,7 @@
 // Package yaztest hands tests a real Z39.50 and SRU server: yaz-ztest, the test
 // server of Debian's yaz package, started by the test process on a free
-// loopback port the first time a test asks for it, and stopped by Cleanup (call
-// it from TestMain after m.Run). yaz-ztest answers every search with made-up
+// loopback port the first time a test asks for it (Start), and stopped by
+// Cleanup (call it from TestMain after m.Run); or one per test (New). yaz-ztest answers every search with made-up
 // hits and serves the same few sample MARC records, in USMARC over Z39.50 and in
 // MARCXML over SRU, from its database "Default".
 //
@@ -64,6 +64,24 @@ func Start(tb testing.TB) *Server {
 	return shared.srv
 }
 
+// New starts a yaz-ztest of tb's own, stopped when tb ends: for test packages
+// whose TestMain does not call Cleanup.
+func New(tb testing.TB) *Server {
+	tb.Helper()
+	s, err := start()
+	if err != nil {
+		tb.Fatalf("yaztest: %v", err)
+	}
+	tb.Cleanup(func() { s.stop() })
+	return s
+}
+
+func (s *Server) stop() error {
+	s.cmd.Process.Kill()
+	<-s.done
+	return os.RemoveAll(s.dir)
+}
+
 // Cleanup stops the yaz-ztest Start started, if any.
 func Cleanup() error {
 	shared.mu.Lock()
@@ -73,9 +91,7 @@ func Cleanup() error {
 	if s == nil {
 		return nil
 	}
-	s.cmd.Process.Kill()
-	<-s.done
-	return os.RemoveAll(s.dir)
+	return s.stop()
 }
 
 func start() (*Server, error) {
