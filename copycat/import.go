@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
@@ -51,6 +52,10 @@ type ImportResult struct {
 // writing happen in one transaction.
 func (s *Service) Import(ctx context.Context, actor stacks.Actor, rec *marc.Record, origin string, mode ImportMode, overlay int64) (ImportResult, error) {
 	var res ImportResult
+	origin = strings.TrimSpace(origin)
+	if !utf8.ValidString(origin) || strings.ContainsFunc(origin, isControl) || len(origin) > 100 {
+		return res, stacks.Errorf(stacks.EINVALID, "The name of the target the record came from is not readable text. Search again and choose a result.")
+	}
 	from := "copy cataloguing"
 	if origin != "" {
 		from += " (" + origin + ")"

@@ -147,6 +147,9 @@ func TestImportMatchRules(t *testing.T) {
 	if m, err := s.Matches(ctx, book("777", "9781234567897", "Unrelated")); err != nil || len(m) != 0 {
 		t.Errorf("unrelated record matched %+v, %v", m, err)
 	}
+	if _, err := s.Import(ctx, admin, book("2", "", "Fine"), "a\x00b", copycat.ImportAdd, 0); stacks.ErrorCode(err) != stacks.EINVALID {
+		t.Errorf("an origin with a NUL: %v", err)
+	}
 	if _, err := s.Import(ctx, admin, book("1", "", ""), "", copycat.ImportAdd, 0); stacks.ErrorCode(err) != stacks.EINVALID {
 		t.Errorf("a record without a title: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
@@ -225,8 +226,10 @@ func Normalize(t Target) (Target, error) {
 		return t, stacks.FieldErrorf("name", stacks.EINVALID, "Give the target a name, the one cataloguers will see beside its results.")
 	case len(t.Name) > 100:
 		return t, stacks.FieldErrorf("name", stacks.EINVALID, "The name is longer than 100 characters; shorten it.")
-	case strings.ContainsFunc(t.Name, isControl):
-		return t, stacks.FieldErrorf("name", stacks.EINVALID, "The name contains control characters; retype it.")
+	case !utf8.ValidString(t.Name) || strings.ContainsFunc(t.Name, isControl):
+		return t, stacks.FieldErrorf("name", stacks.EINVALID, "The name contains control characters or bytes that are not text; retype it.")
+	case !utf8.ValidString(t.Address) || len(t.Address) > 500:
+		return t, stacks.FieldErrorf("address", stacks.EINVALID, "The address must be text of at most 500 characters; retype it.")
 	}
 	if t.Timeout == 0 {
 		t.Timeout = DefaultTimeout

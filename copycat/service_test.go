@@ -104,6 +104,8 @@ func TestTargetValidation(t *testing.T) {
 		field, words string
 	}{
 		{copycat.Target{Kind: copycat.SRU, Address: "http://h/"}, "name", "Give the target a name"},
+		{copycat.Target{Name: "abc\xff", Kind: copycat.SRU, Address: "http://h/"}, "name", "not text"},
+		{copycat.Target{Name: "a\tb", Kind: copycat.SRU, Address: "http://h/"}, "name", "control characters"},
 		{copycat.Target{Name: "x", Kind: "ftp", Address: "http://h/"}, "kind", "SRU or Z39.50"},
 		{copycat.Target{Name: "x", Kind: copycat.SRU, Address: "h:210/db"}, "address", "starting http:// or https://"},
 		{copycat.Target{Name: "x", Kind: copycat.SRU, Address: "http://h/", Syntax: copycat.MARC21}, "syntax", "choose MARCXML"},

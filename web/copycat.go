@@ -175,9 +175,6 @@ func (s *Server) handleCopycatImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	origin := strings.TrimSpace(r.PostFormValue("target"))
-	if len(origin) > 100 {
-		origin = origin[:100]
-	}
 	mode := copycat.ImportIfNew
 	var overlay int64
 	switch r.PostFormValue("mode") {

@@ -165,3 +165,12 @@ func TestCopycatNoTargets(t *testing.T) {
 		t.Errorf("no targets: %d", r.Status)
 	}
 }
+
+// copycatTargetForm is the targets form as an administrator fills it.
+func copycatTargetForm() url.Values {
+	return url.Values{"name": {"Union catalogue"}, "kind": {"z3950"}, "address": {"127.0.0.1:9/Books"}, "syntax": {"MARC21"}, "charset": {"MARC-8"}, "timeout": {"5"}}
+}
+
+// copycatHostileRecord is a record as the results page's import form carries it.
+const copycatHostileRecord = `<record xmlns="http://www.loc.gov/MARC21/slim"><leader>00000nam a2200000 a 4500</leader>` +
+	`<controlfield tag="001">hostile1</controlfield><datafield tag="245" ind1="0" ind2="0"><subfield code="a">Hostile</subfield></datafield></record>`
