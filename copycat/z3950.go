@@ -268,6 +268,12 @@ func searchZ3950(ctx context.Context, t Target, q Query, max int) (Result, error
 		return res, err
 	}
 	defer conn.Close()
+	return searchZConn(ctx, conn, t, database, q, max)
+}
+
+// searchZConn runs q in database over conn, an open connection to the target.
+func searchZConn(ctx context.Context, conn net.Conn, t Target, database string, q Query, max int) (Result, error) {
+	res := Result{Target: t}
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
@@ -275,7 +281,6 @@ func searchZ3950(ctx context.Context, t Target, q Query, max int) (Result, error
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	z := &zConn{conn: conn, in: conn}
-
 	resp, err := z.exchange(initRequest(), tagInitResponse)
 	if err != nil {
 		return res, ctxErr(ctx, err)
