@@ -94,10 +94,12 @@ func Cleanup() error {
 	return s.stop()
 }
 
-func start() (*Server, error) {
-	bin, err := exec.LookPath(Binary)
+func start() (*Server, error) { return startBinary(Binary) }
+
+func startBinary(path string) (*Server, error) {
+	bin, err := exec.LookPath(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not installed; the copy cataloguing tests search a real Z39.50/SRU server: run `apt-get install yaz` (scripts/test-deps.sh does)", Binary)
+		return nil, fmt.Errorf("%s is not installed; the copy cataloguing tests search a real Z39.50/SRU server: run `apt-get install yaz` (scripts/test-deps.sh does)", path)
 	}
 	dir, err := os.MkdirTemp("", "yaztest-")
 	if err != nil {
