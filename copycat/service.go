@@ -25,10 +25,11 @@ type Service struct {
 // NewService returns a Service on d.
 func NewService(d *db.DB) *Service { return &Service{DB: d} }
 
-// The bounds of a target's timeout.
+// The bounds of a target's timeout. The staff server gives a page 60 s to be
+// written; a cataloguer waits far less for one catalogue.
 const (
 	MinTimeout = time.Second
-	MaxTimeout = 2 * time.Minute
+	MaxTimeout = 30 * time.Second
 )
 
 const targetColumns = `id, name, kind, address, syntax, charset, enabled, timeout_ms, isbn_index, title_index, author_index`

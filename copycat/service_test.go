@@ -115,8 +115,8 @@ func TestTargetValidation(t *testing.T) {
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:99999/db"}, "address", "not a number from 1 to 65535"},
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", Charset: "latin1"}, "charset", "MARC-8 or UTF-8"},
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", TitleIndex: "dc.title"}, "isbn_index", "Bib-1"},
-		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", Timeout: 500 * time.Millisecond}, "timeout", "from 1 s to 120 s"},
-		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", Timeout: time.Hour}, "timeout", "from 1 s to 120 s"},
+		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", Timeout: 500 * time.Millisecond}, "timeout", "from 1 s to 30 s"},
+		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", Timeout: time.Hour}, "timeout", "from 1 s to 30 s"},
 	} {
 		_, err := copycat.Normalize(c.t)
 		if stacks.ErrorCode(err) != stacks.EINVALID || stacks.ErrorField(err) != c.field || !strings.Contains(stacks.ErrorMessage(err), c.words) {

@@ -20,7 +20,7 @@ CREATE TABLE copycat_targets (
     syntax       TEXT NOT NULL CHECK (syntax IN ('MARC21', 'MARCXML')),
     charset      TEXT NOT NULL CHECK (charset IN ('UTF-8', 'MARC-8')),
     enabled      INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
-    timeout_ms   INTEGER NOT NULL CHECK (timeout_ms BETWEEN 1000 AND 120000),
+    timeout_ms   INTEGER NOT NULL CHECK (timeout_ms BETWEEN 1000 AND 30000),
     isbn_index   TEXT NOT NULL DEFAULT '',
     title_index  TEXT NOT NULL DEFAULT '',
     author_index TEXT NOT NULL DEFAULT '',

@@ -7,7 +7,7 @@ CREATE TABLE copycat_targets (
     syntax       text NOT NULL CHECK (syntax IN ('MARC21', 'MARCXML')),
     charset      text NOT NULL CHECK (charset IN ('UTF-8', 'MARC-8')),
     enabled      bigint NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
-    timeout_ms   bigint NOT NULL CHECK (timeout_ms BETWEEN 1000 AND 120000),
+    timeout_ms   bigint NOT NULL CHECK (timeout_ms BETWEEN 1000 AND 30000),
     isbn_index   text NOT NULL DEFAULT '',
     title_index  text NOT NULL DEFAULT '',
     author_index text NOT NULL DEFAULT '',
