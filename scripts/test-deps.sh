@@ -3,7 +3,8 @@
 # driver download from a CDN:
 #
 #   - Debian's Chromium at /usr/bin/chromium, yaz (yaz-marcdump, the second
-#     opinion the MARC tests compare with) and libxml2-utils (xmllint, which
+#     opinion the MARC tests compare with, and yaz-ztest, the Z39.50 and SRU
+#     server the copy cataloguing tests search) and libxml2-utils (xmllint, which
 #     validates the OAI-PMH answers against the schema in opac/testdata) and
 #     lighttpd (the real web server e2e/lighttpd_test.go runs Stacks behind, as
 #     CGI and as FastCGI) and buildah (cmd/stacks/build_test.go builds the
@@ -41,12 +42,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # cmd/stacks/build_test.go.
 
 need=()
-for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/xmllint:libxml2-utils" "/usr/sbin/lighttpd:lighttpd" "/usr/bin/buildah:buildah"; do
+for pair in "$CHROMIUM:chromium" "/usr/bin/yaz-marcdump:yaz" "/usr/bin/yaz-ztest:yaz" "/usr/bin/xmllint:libxml2-utils" "/usr/sbin/lighttpd:lighttpd" "/usr/bin/buildah:buildah"; do
 	file=${pair%%:*} pkg=${pair##*:}
 	if [[ -x $file ]]; then
 		log "$pkg: $file present"
 	else
-		need+=("$pkg")
+		[[ " ${need[*]} " == *" $pkg "* ]] || need+=("$pkg")
 	fi
 done
 if ((${#need[@]} > 0)); then

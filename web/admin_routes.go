@@ -62,6 +62,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Post("/preferences", s.handleAdminPreferencesSave)
 
 	s.adminSQLReportRoutes(r)
+	s.adminCopycatRoutes(r)
 	s.adminNoticeRoutes(r)
 }
 

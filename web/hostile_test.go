@@ -25,6 +25,10 @@ import (
 var formFields = map[string]url.Values{
 	"POST /login":                           {"username": {"nobody"}, "password": {"wrong"}, "next": {"/patrons"}, "branch": {"CEN"}},
 	"POST /logout":                          {},
+	"POST /admin/copycat":                   copycatTargetForm(),
+	"POST /admin/copycat/{id}":              copycatTargetForm(),
+	"POST /admin/copycat/{id}/delete":       {},
+	"POST /cataloguing/copy/import":         {"marc": {copycatHostileRecord}, "target": {"Union catalogue"}, "mode": {"add"}},
 	"POST /account/password":                {"current": {"wrong"}, "password": {"new-pass"}, "confirm": {"new-pass"}},
 	"POST /workstation":                     {"sounds": {"off"}, "paper": {"receipt"}},
 	"POST /branch":                          {"branch": {"CEN"}},

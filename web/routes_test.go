@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/copycat"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/reports"
 	"github.com/stacks-ils/stacks/web"
@@ -113,6 +114,12 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	// Notice templates are named, not numbered.
 	ids["/admin/notices/templates/{id}"] = "predue"
 	ids["/admin/notices/templates/{id}/reset"] = "predue"
+	// A copy cataloguing target (disabled: no test searches it).
+	target, err := copycat.NewService(e.DB).AddTarget(context.Background(), stacks.System, copycat.Target{Name: "Union catalogue", Kind: copycat.Z3950, Address: "127.0.0.1:9/Books"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids["/admin/copycat/"] = fmt.Sprint(target.ID)
 	// A patron load's progress page: one run in the background, to its end.
 	ids["/admin/patrons/import/{id}"] = backgroundPatronLoad(t, e)
 	return ids

@@ -37,6 +37,7 @@ func (s *Server) catalogRoutes(r chi.Router) {
 	r.Get("/records/{id}", s.handleRecord)
 	r.Get("/records/{id}/hold", s.handlePlaceHoldForm)
 	r.Post("/records/{id}/hold", s.handlePlaceHold)
+	s.copycatRoutes(r)
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,156 @@
+package copycat_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/copycat"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
+)
+
+func recordRow(t *testing.T, d *db.DB, id int64) (title, isbn, control, source string) {
+	t.Helper()
+	err := d.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT title, isbn, control_number, marc FROM records WHERE id = ?`, id).Scan(&title, &isbn, &control, &source)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return
+}
+
+func recordCount(t *testing.T, d *db.DB) int {
+	t.Helper()
+	var n int
+	if err := d.Read(context.Background(), func(tx *db.Tx) error { return tx.QueryRow(`SELECT count(*) FROM records`).Scan(&n) }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func book(control, isbn, title string, f035 ...string) *marc.Record {
+	r := &marc.Record{Leader: "00000nam a2200000 a 4500"}
+	if control != "" {
+		r.Fields = append(r.Fields, marc.Field{Tag: "001", Value: control})
+	}
+	if isbn != "" {
+		r.Fields = append(r.Fields, marc.Field{Tag: "020", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: isbn + " (pbk.)"}}})
+	}
+	for _, v := range f035 {
+		r.Fields = append(r.Fields, marc.Field{Tag: "035", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: v}}})
+	}
+	r.Fields = append(r.Fields, marc.Field{Tag: "245", Ind1: '1', Ind2: '0', Subfields: []marc.Subfield{{Code: 'a', Value: title + " /"}, {Code: 'c', Value: "someone."}}})
+	return r
+}
+
+// A record found at yaz-ztest is imported, found again as a match by its 001,
+// added anyway, and overlaid; each step audited.
+func TestImportFromYaz(t *testing.T) {
+	d := dbtest.Open(t, db.Options{})
+	s := copycat.NewService(d)
+	ctx := context.Background()
+	sru, _ := yazTargets(t)
+	res := s.Searcher.Search(ctx, []copycat.Target{sru}, query(t, copycat.Title, "computer"), 1)
+	if res[0].Err != nil || len(res[0].Records) != 1 {
+		t.Fatalf("search: %+v", res[0])
+	}
+	// The record travels through the results page's form as MARCXML.
+	xml, err := marc.ToXML(res[0].Records[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := copycat.RecordFromXML(xml)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	first, err := s.Import(ctx, admin, rec, sru.Name, copycat.ImportIfNew, 0)
+	if err != nil || !first.Created || first.RecordID == 0 || len(first.Matches) != 0 {
+		t.Fatalf("first import: %+v, %v", first, err)
+	}
+	title, _, control, source := recordRow(t, d, first.RecordID)
+	if title != "How to program a computer" || control != "11224466" || source == "" {
+		t.Errorf("record: title %q, control number %q, %d bytes of MARC", title, control, len(source))
+	}
+	kept, err := copycat.RecordFromXML(source)
+	if err != nil || len(kept.Fields) != len(rec.Fields) {
+		t.Errorf("kept MARC: %d fields (want %d), %v", len(kept.Fields), len(rec.Fields), err)
+	}
+
+	again, err := s.Import(ctx, admin, rec, sru.Name, copycat.ImportIfNew, 0)
+	if err != nil || again.RecordID != 0 || len(again.Matches) != 1 || again.Matches[0].RecordID != first.RecordID || again.Matches[0].Reason != "001 11224466" {
+		t.Fatalf("second import: %+v, %v; want it stopped by the match on 001", again, err)
+	}
+	if n := recordCount(t, d); n != 1 {
+		t.Fatalf("%d records after a stopped import", n)
+	}
+
+	added, err := s.Import(ctx, admin, rec, sru.Name, copycat.ImportAdd, 0)
+	if err != nil || !added.Created || added.RecordID == first.RecordID {
+		t.Fatalf("add anyway: %+v, %v", added, err)
+	}
+	if m, err := s.Matches(ctx, rec); err != nil || len(m) != 2 {
+		t.Errorf("matches after adding anyway: %+v, %v", m, err)
+	}
+
+	changed := book("11224466", "", "How to program a computer, second edition")
+	over, err := s.Import(ctx, admin, changed, sru.Name, copycat.ImportOverlay, first.RecordID)
+	if err != nil || over.RecordID != first.RecordID || over.Created {
+		t.Fatalf("overlay: %+v, %v", over, err)
+	}
+	if title, _, _, _ := recordRow(t, d, first.RecordID); title != "How to program a computer, second edition" {
+		t.Errorf("overlaid title %q", title)
+	}
+	if n := recordCount(t, d); n != 2 {
+		t.Errorf("%d records after the overlay, want 2", n)
+	}
+	if _, err := s.Import(ctx, admin, changed, sru.Name, copycat.ImportOverlay, 999); stacks.ErrorCode(err) != stacks.ENOTFOUND {
+		t.Errorf("overlaying a record that does not exist: %v", err)
+	}
+	for action, want := range map[string]int{"record.create": 2, "record.overlay": 1} {
+		if n := auditCount(t, d, action); n != want {
+			t.Errorf("%d %s entries, want %d", n, action, want)
+		}
+	}
+}
+
+// Matching by ISBN finds the other form of the same ISBN; by 035 finds the
+// control number with or without its prefix.
+func TestImportMatchRules(t *testing.T) {
+	d := dbtest.Open(t, db.Options{})
+	s := copycat.NewService(d)
+	ctx := context.Background()
+	byISBN, err := s.Import(ctx, admin, book("", "978-0-201-89683-1", "Art"), "", copycat.ImportIfNew, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOCLC, err := s.Import(ctx, admin, book("12345", "", "Other"), "", copycat.ImportIfNew, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rec    *marc.Record
+		id     int64
+		reason string
+	}{
+		{book("", "0201896834", "Art, ISBN-10"), byISBN.RecordID, "ISBN 0201896834"},
+		{book("ocm999", "", "Other, via OCLC", "(OCoLC)12345"), byOCLC.RecordID, "035 (OCoLC)12345"},
+	} {
+		m, err := s.Matches(ctx, c.rec)
+		if err != nil || len(m) != 1 || m[0].RecordID != c.id || m[0].Reason != c.reason {
+			t.Errorf("matches of %v: %+v, %v; want record %d by %q", c.rec.Fields, m, err, c.id, c.reason)
+		}
+	}
+	if m, err := s.Matches(ctx, book("777", "9781234567897", "Unrelated")); err != nil || len(m) != 0 {
+		t.Errorf("unrelated record matched %+v, %v", m, err)
+	}
+	if _, err := s.Import(ctx, admin, book("2", "", "Fine"), "a\x00b", copycat.ImportAdd, 0); stacks.ErrorCode(err) != stacks.EINVALID {
+		t.Errorf("an origin with a NUL: %v", err)
+	}
+	if _, err := s.Import(ctx, admin, book("1", "", ""), "", copycat.ImportAdd, 0); stacks.ErrorCode(err) != stacks.EINVALID {
+		t.Errorf("a record without a title: %v", err)
+	}
+}
