@@ -94,7 +94,7 @@ func (s *Server) renderAdminCopycat(w http.ResponseWriter, r *http.Request, stat
 		return
 	}
 	v := &AdminCopycatView{Targets: targets, Form: form}
-	s.render(w, r, status, AdminCopycatPage(s.page(r, "Copy cataloguing targets", "admin"), v))
+	s.Render(w, r, status, AdminCopycatPage(s.page(r, "Copy cataloguing targets", "admin"), v))
 }
 
 func (s *Server) handleAdminCopycat(w http.ResponseWriter, r *http.Request) {
@@ -124,7 +124,7 @@ func (s *Server) handleAdminCopycatAdd(w http.ResponseWriter, r *http.Request) {
 		s.renderAdminCopycat(w, r, http.StatusUnprocessableEntity, f)
 		return
 	}
-	s.flash(r, "ok", "Target "+t.Name+" is added"+adminCopycatState(t)+".")
+	s.Flash(r, "ok", "Target "+t.Name+" is added"+adminCopycatState(t)+".")
 	redirect(w, r, adminCopycatPath, http.StatusSeeOther)
 }
 
@@ -136,7 +136,7 @@ func adminCopycatState(t copycat.Target) string {
 }
 
 func (s *Server) renderAdminCopycatForm(w http.ResponseWriter, r *http.Request, status int, f AdminCopycatForm) {
-	s.render(w, r, status, AdminCopycatTargetPage(s.page(r, "Copy cataloguing target "+f.Name, "admin"), &f))
+	s.Render(w, r, status, AdminCopycatTargetPage(s.page(r, "Copy cataloguing target "+f.Name, "admin"), &f))
 }
 
 func (s *Server) handleAdminCopycatEdit(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +170,7 @@ func (s *Server) handleAdminCopycatUpdate(w http.ResponseWriter, r *http.Request
 		s.renderAdminCopycatForm(w, r, http.StatusUnprocessableEntity, f)
 		return
 	}
-	s.flash(r, "ok", "Target "+t.Name+" is saved"+adminCopycatState(t)+".")
+	s.Flash(r, "ok", "Target "+t.Name+" is saved"+adminCopycatState(t)+".")
 	redirect(w, r, adminCopycatPath, http.StatusSeeOther)
 }
 
@@ -183,7 +183,7 @@ func (s *Server) handleAdminCopycatDelete(w http.ResponseWriter, r *http.Request
 		s.Error(w, r, adminCopycatNotFound(err))
 		return
 	}
-	s.flash(r, "ok", "The target is deleted; copy cataloguing no longer searches it.")
+	s.Flash(r, "ok", "The target is deleted; copy cataloguing no longer searches it.")
 	redirect(w, r, adminCopycatPath, http.StatusSeeOther)
 }
 

@@ -124,13 +124,13 @@ func (s *Server) handleCopycatSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	page := s.page(r, "Copy cataloguing", "search")
 	if strings.TrimSpace(v.Term) == "" {
-		s.render(w, r, http.StatusOK, CopycatPage(page, v))
+		s.Render(w, r, http.StatusOK, CopycatPage(page, v))
 		return
 	}
 	q, err := copycat.NewQuery(v.Field, v.Term)
 	if err != nil {
 		v.Error = stacks.ErrorMessage(err)
-		s.render(w, r, http.StatusUnprocessableEntity, CopycatPage(page, v))
+		s.Render(w, r, http.StatusUnprocessableEntity, CopycatPage(page, v))
 		return
 	}
 	v.Term = q.Term
@@ -141,7 +141,7 @@ func (s *Server) handleCopycatSearch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Error = stacks.ErrorMessage(err)
-		s.render(w, r, http.StatusConflict, CopycatPage(page, v))
+		s.Render(w, r, http.StatusConflict, CopycatPage(page, v))
 		return
 	}
 	v.Searched = true
@@ -154,7 +154,7 @@ func (s *Server) handleCopycatSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Results = append(v.Results, cr)
 	}
-	s.render(w, r, http.StatusOK, CopycatPage(page, v))
+	s.Render(w, r, http.StatusOK, CopycatPage(page, v))
 }
 
 // CopycatMatchView asks what to do with a record that matches existing ones.
@@ -195,14 +195,14 @@ func (s *Server) handleCopycatImport(w http.ResponseWriter, r *http.Request) {
 	if len(res.Matches) > 0 {
 		c, _ := newCopycatRecord(rec)
 		v := &CopycatMatchView{Record: c, Origin: origin, Matches: res.Matches}
-		s.render(w, r, http.StatusOK, CopycatMatchPage(s.page(r, "Record already in the catalogue?", "search"), v))
+		s.Render(w, r, http.StatusOK, CopycatMatchPage(s.page(r, "Record already in the catalogue?", "search"), v))
 		return
 	}
 	title := recordEditShortTitle(catalog.BibOf(rec).Title)
 	if res.Created {
-		s.flash(r, "ok", fmt.Sprintf("%q is imported from %s as a new record. Scan the barcode of its first copy.", title, copycatOrigin(origin)))
+		s.Flash(r, "ok", fmt.Sprintf("%q is imported from %s as a new record. Scan the barcode of its first copy.", title, copycatOrigin(origin)))
 	} else {
-		s.flash(r, "ok", fmt.Sprintf("Record %d is overlaid with %q from %s; its copies and holds are kept. Scan the barcode of a new copy, or leave.", res.RecordID, title, copycatOrigin(origin)))
+		s.Flash(r, "ok", fmt.Sprintf("Record %d is overlaid with %q from %s; its copies and holds are kept. Scan the barcode of a new copy, or leave.", res.RecordID, title, copycatOrigin(origin)))
 	}
 	redirect(w, r, itemNewURL(res.RecordID), http.StatusSeeOther)
 }
