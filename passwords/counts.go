@@ -92,8 +92,8 @@ func CountFailure(tx *db.Tx, keys []Counted) (map[string]time.Time, error) {
 // failures; every other key loses this attempt, with the lock it may have set.
 // An attempt that was never compared (the comparison pool was full) is given
 // back with succeeded false: it loses only itself, so that an innocent patron
-// is not locked out by the server being busy. A count back at nothing is
-// deleted, as before the attempt.
+// is not locked out by the server being busy, and a count it brings back to
+// nothing is deleted, as before the attempt.
 func GiveBack(tx *db.Tx, keys []Counted, succeeded bool) error {
 	for _, k := range keys {
 		if succeeded && k.Forget {
@@ -107,6 +107,11 @@ func GiveBack(tx *db.Tx, keys []Counted, succeeded bool) error {
 			WHERE key = ?`, k.Budget.Max, k.Key)
 		if err != nil {
 			return fmt.Errorf("give back sign-in attempt: %w", err)
+		}
+		if succeeded {
+			// A row left at nothing counts on as no row would: a
+			// sign-in runs no statement more than it needs.
+			continue
 		}
 		_, err = tx.Exec(`DELETE FROM login_throttle WHERE key = ? AND failures = 0 AND locked_until IS NULL`, k.Key)
 		if err != nil {
