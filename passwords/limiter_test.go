@@ -81,6 +81,17 @@ func TestLimiterOwnKeys(t *testing.T) {
 	if stacks.ErrorCode(err) != stacks.ETOOMANY || third == nil || third.Refused() != "t:a" {
 		t.Fatalf("the third attempt: %v, want ETOOMANY refused by t:a", err)
 	}
+	// Another process's Limiter notes the lockout its attempt is refused by.
+	other := &passwords.Limiter{Words: l.Words}
+	write(func(tx *db.Tx) error {
+		if _, err := other.BeginWith(tx, "", "10.0.0.2", keys); stacks.ErrorCode(err) != stacks.ETOOMANY {
+			t.Errorf("another process's attempt: %v, want ETOOMANY", err)
+		}
+		return nil
+	})
+	if !other.MayBeLocked(now, "t:a") {
+		t.Error("a lockout another process was refused by is not noted there")
+	}
 	if a, b := failures("t:a"), failures("t:b"); a != 2 || b != 2 {
 		t.Errorf("after a refusal: %d and %d failures, want 2 and 2 (the refused attempt uncounted)", a, b)
 	}

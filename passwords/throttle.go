@@ -89,9 +89,10 @@ type Limiter struct {
 	inFlight Gate
 	sweptAt  atomic.Int64
 
-	// noted holds the lockouts this Limiter's attempts set, until when, so
-	// that a check that skips the database (a PIN remembered on a SIP2
-	// connection) can tell whether one may run: MayBeLocked.
+	// noted holds the lockouts this Limiter's attempts set or were refused
+	// by, until when, so that a check that skips the database (a PIN
+	// remembered on a SIP2 connection) can tell whether one may run:
+	// MayBeLocked.
 	mu    sync.Mutex
 	noted map[string]time.Time
 }
@@ -273,10 +274,10 @@ func (l *Limiter) note(now time.Time, set map[string]time.Time) {
 	maps.Copy(l.noted, set)
 }
 
-// MayBeLocked reports whether an attempt of this Limiter locked key and the
-// lockout may still run at now: a check without the database, for a hot path
-// that compares nothing. A lockout staff lifted, or one another process set,
-// is not seen here: IsLocked reads it.
+// MayBeLocked reports whether an attempt of this Limiter locked key, or was
+// refused by its lockout, and the lockout may still run at now: a check without the database, for a hot path
+// that compares nothing. A lockout staff lifted, or one another process set
+// that no attempt here was refused by yet, is not seen here: IsLocked reads it.
 func (l *Limiter) MayBeLocked(now time.Time, key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -321,7 +322,10 @@ func (a *Attempt) lockedError(now time.Time, until map[string]time.Time) error {
 	w := a.l.Words
 	for _, k := range a.keys {
 		if wait := until[k.Key].Sub(now); wait > 0 {
+			// Noted too, whoever set it: the checks without the database in
+			// this process then read it.
 			a.refused = k.Key
+			a.l.note(now, map[string]time.Time{k.Key: until[k.Key]})
 			mins := max(int(wait.Round(time.Minute)/time.Minute), 1)
 			what := w.Account
 			if w.AddrPrefix != "" && strings.HasPrefix(k.Key, w.AddrPrefix) {
