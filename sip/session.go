@@ -315,8 +315,8 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 	now := c.now()
 	if v := c.pin; v.patronID == patronID && v.hash == hash && v.sum == sum && now.Sub(v.at) < pinSessionIdle {
 		// Remembered: no comparison, and no database unless this process locked
-		// the patron's PIN since (ten wrong PINs at another terminal): a lockout
-		// holds on every terminal, this one included.
+		// the patron's PIN since (ten wrong PINs at another terminal), or met
+		// its lockout: a lockout holds on every terminal, this one included.
 		if c.s.limiter.MayBeLocked(now, pinKey(key)) {
 			isLocked, err := c.isLocked(ctx, pinKey(key))
 			switch {
