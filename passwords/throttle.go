@@ -2,8 +2,11 @@ package passwords
 
 import (
 	"context"
-	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stacks-ils/stacks"
@@ -70,27 +73,47 @@ type Words struct {
 
 // Limiter counts the sign-in attempts of one site under Throttle, in
 // login_throttle, and admits a few at a time per account and per address.
-// Staff sign-in and patrons' sign-in each have one.
+// Staff sign-in and patrons' sign-in each have one; SIP2 has one for its logins
+// and PINs, whose keys and budgets it chooses itself (BeginWith).
 type Limiter struct {
 	Throttle Throttle
 	Words    Words
+	// Sweep, when it is set, lists the key prefixes whose rows Count deletes,
+	// at most once a minute, when their window and lockout are over
+	// (SweepAfter is the longest window under them): keys that hold any name
+	// tried (SIP2's) then cannot fill the table.
+	Sweep      []string
+	SweepAfter time.Duration
 
 	// inFlight holds the attempts being checked, per account and per address.
 	inFlight Gate
+	sweptAt  atomic.Int64
+
+	// noted holds the lockouts this Limiter's attempts set or were refused
+	// by, until when, so that a check that skips the database (a PIN
+	// remembered on a SIP2 connection) can tell whether one may run:
+	// MayBeLocked.
+	mu    sync.Mutex
+	noted map[string]time.Time
 }
 
 // Attempt is one sign-in going through a Limiter: Begin reads its locks, Wait
 // takes its turn, Count counts it before its password is compared, Succeeded
-// takes the count back, and Done ends its turn.
+// takes the count back (NotCompared when it was never compared), and Done ends
+// its turn.
 type Attempt struct {
 	l *Limiter
-	// keys[0] is the account's key (at the address when the address is known,
-	// else the budget its unknown addresses share), keys[1] the address's.
-	keys    []string
-	known   bool
+	// keys are what the attempt is counted under. For Begin, keys[0] is the
+	// account's key (at the address when the address is known, else the budget
+	// its unknown addresses share), keys[1] the address's.
+	keys    []Counted
 	account string
 	addr    string
 	leave   func()
+	// refused is the key whose lockout refused the attempt; set, the keys
+	// this attempt locked.
+	refused string
+	set     map[string]time.Time
 }
 
 // Begin starts an attempt for the account whose login_throttle key is key
@@ -100,22 +123,47 @@ type Attempt struct {
 // the name tried) signed in from addr before. A locked account or address is
 // refused (ETOOMANY) before the attempt waits for a turn.
 func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) {
+	t := l.Throttle
 	addrKey := AddrKey(addr)
-	a := &Attempt{l: l, keys: []string{key, l.Words.AddrPrefix + addrKey}, account: account, addr: addrKey}
 	// A space, which no possible name has, parts name and address: no name can
 	// make its key another account's key at an address.
 	perAddr := key + " " + addrKey
-	locks, err := ReadLocks(tx, account, addrKey, key, perAddr, a.keys[1])
+	budget := Budget{Max: t.MaxFailures, Window: t.Window, Lockout: t.Lockout}
+	addrCount := Counted{Key: l.Words.AddrPrefix + addrKey, Budget: Budget{Max: t.MaxAddrFailures, Window: t.Window, Lockout: t.Lockout}}
+	return l.BeginWith(tx, account, addr, func(known bool) []Counted {
+		if known {
+			// Its failures count for this address alone, and its turn is
+			// taken under that key too: guesses from elsewhere, which share
+			// the account's key, can neither lock it out nor hold its turn.
+			return []Counted{{Key: perAddr, Budget: budget, Forget: true}, addrCount}
+		}
+		return []Counted{{Key: key, Budget: budget}, addrCount}
+	})
+}
+
+// BeginWith starts an attempt counted under the keys that keys returns, told
+// whether account (a name of signin_addresses; "" for none, and then known is
+// false) signed in from addr before, inside tx: one statement reads that and
+// the locks of the keys either answer gives. A locked key refuses the attempt
+// (ETOOMANY; Refused says which). SIP2 chooses its keys so: a login counts
+// under the account at the address, and from an unknown address under the
+// account's budget too; a PIN under the patron.
+func (l *Limiter) BeginWith(tx *db.Tx, account, addr string, keys func(known bool) []Counted) (*Attempt, error) {
+	addrKey := AddrKey(addr)
+	var names []string
+	for _, known := range []bool{true, false} {
+		for _, k := range keys(known) {
+			if !slices.Contains(names, k.Key) {
+				names = append(names, k.Key)
+			}
+		}
+	}
+	locks, err := ReadLocks(tx, account, addrKey, names...)
 	if err != nil {
 		return nil, err
 	}
-	if locks.Known {
-		// Its failures count for this address alone, and its turn is taken
-		// under that key too: guesses from elsewhere, which share the
-		// account's key, can neither lock it out nor hold its turn.
-		a.keys[0], a.known = perAddr, true
-	}
-	return a, l.lockedError(tx.Now(), locks.Until, a.keys)
+	a := &Attempt{l: l, keys: keys(locks.Known), account: account, addr: addrKey}
+	return a, a.lockedError(tx.Now(), locks.Until)
 }
 
 // Wait takes the attempt's turn: one attempt per account and a few per address
@@ -124,8 +172,8 @@ func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) 
 func (a *Attempt) Wait(ctx context.Context) error {
 	t := a.l.Throttle
 	leave, ok := a.l.inFlight.Enter(ctx, t.InFlightWait,
-		Key{Name: a.keys[0], Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
-		Key{Name: a.keys[1], Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
+		Key{Name: a.keys[0].Key, Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
+		Key{Name: a.keys[1].Key, Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
 	if !ok {
 		return a.l.Words.Busy
 	}
@@ -140,31 +188,49 @@ func (a *Attempt) Done() {
 	}
 }
 
-// Count checks the locks again and counts the attempt under both its keys,
+// Count checks the locks again and counts the attempt under all its keys,
 // inside the write transaction that reads the password's hash: no other
 // attempt can come between the check and the count. The attempt that reaches a
-// limit is still compared, the ones after it are refused.
+// limit is still compared (Locked tells that it did), the ones after it are
+// refused.
 func (a *Attempt) Count(tx *db.Tx) error {
-	locks, err := ReadLocks(tx, "", "", a.keys...)
+	names := make([]string, len(a.keys))
+	for i, k := range a.keys {
+		names[i] = k.Key
+	}
+	locks, err := ReadLocks(tx, "", "", names...)
 	if err != nil {
 		return err
 	}
-	if err := a.l.lockedError(tx.Now(), locks.Until, a.keys); err != nil {
+	if err := a.lockedError(tx.Now(), locks.Until); err != nil {
 		return err
 	}
-	t := a.l.Throttle
-	if err := CountFailure(tx, a.keys, t.Window, t.Lockout, t.MaxFailures, t.MaxAddrFailures); err != nil {
-		return fmt.Errorf("count sign-in attempt: %w", err)
+	if err := a.l.sweep(tx); err != nil {
+		return err
 	}
+	set, err := CountFailure(tx, a.keys)
+	if err != nil {
+		return err
+	}
+	a.set = set
+	a.l.note(tx.Now(), set)
 	return nil
 }
+
+// Locked reports whether this attempt's count locked key.
+func (a *Attempt) Locked(key string) bool {
+	_, ok := a.set[key]
+	return ok
+}
+
+// Refused is the key whose lockout refused the attempt ("" when none did).
+func (a *Attempt) Refused() string { return a.refused }
 
 // Succeeded takes back the count of an attempt whose password was right
 // (GiveBack), and remembers its address as known for its account, inside the
 // transaction that records the sign-in.
 func (a *Attempt) Succeeded(tx *db.Tx) error {
-	t := a.l.Throttle
-	if err := GiveBack(tx, a.keys, a.known, t.MaxFailures, t.MaxAddrFailures); err != nil {
+	if err := GiveBack(tx, a.keys, true); err != nil {
 		return err
 	}
 	if a.account == "" {
@@ -173,15 +239,96 @@ func (a *Attempt) Succeeded(tx *db.Tx) error {
 	return RememberAddress(tx, a.account, a.addr)
 }
 
+// NotCompared gives back an attempt that was counted but never compared (the
+// comparison pool had no room in time), with any lockout it set: an innocent
+// patron is never locked out by the server being busy.
+func (a *Attempt) NotCompared(tx *db.Tx) error {
+	if err := GiveBack(tx, a.keys, false); err != nil {
+		return err
+	}
+	a.l.mu.Lock()
+	defer a.l.mu.Unlock()
+	for key := range a.set {
+		delete(a.l.noted, key)
+	}
+	return nil
+}
+
+// note remembers the lockouts set, for MayBeLocked.
+func (l *Limiter) note(now time.Time, set map[string]time.Time) {
+	if len(set) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.noted == nil {
+		l.noted = map[string]time.Time{}
+	}
+	if len(l.noted) > 10000 {
+		for k, u := range l.noted {
+			if !now.Before(u) {
+				delete(l.noted, k)
+			}
+		}
+	}
+	maps.Copy(l.noted, set)
+}
+
+// MayBeLocked reports whether an attempt of this Limiter locked key, or was
+// refused by its lockout, and the lockout may still run at now: a check without the database, for a hot path
+// that compares nothing. A lockout staff lifted, or one another process set
+// that no attempt here was refused by yet, is not seen here: IsLocked reads it.
+func (l *Limiter) MayBeLocked(now time.Time, key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	until, ok := l.noted[key]
+	return ok && now.Before(until)
+}
+
+// IsLocked reads whether key is locked now, inside tx; it forgets a lockout
+// noted for MayBeLocked that the database no longer has (lifted by staff).
+func (l *Limiter) IsLocked(tx *db.Tx, key string) (bool, error) {
+	locks, err := ReadLocks(tx, "", "", key)
+	if err != nil {
+		return false, err
+	}
+	locked := tx.Now().Before(locks.Until[key])
+	if !locked {
+		l.mu.Lock()
+		delete(l.noted, key)
+		l.mu.Unlock()
+	}
+	return locked, nil
+}
+
+// sweep deletes, at most once a minute, the rows under l.Sweep that count
+// nothing any more.
+func (l *Limiter) sweep(tx *db.Tx) error {
+	if len(l.Sweep) == 0 {
+		return nil
+	}
+	now := tx.Now().UnixNano()
+	last := l.sweptAt.Load()
+	if now-last < int64(time.Minute) && now >= last {
+		return nil
+	}
+	l.sweptAt.Store(now)
+	return Sweep(tx, tx.Now().Add(-l.SweepAfter), l.Sweep...)
+}
+
 // lockedError refuses a sign-in while one of its keys is locked at now, saying
 // which and for how long.
-func (l *Limiter) lockedError(now time.Time, until map[string]time.Time, keys []string) error {
-	w := l.Words
-	for _, key := range keys {
-		if wait := until[key].Sub(now); wait > 0 {
+func (a *Attempt) lockedError(now time.Time, until map[string]time.Time) error {
+	w := a.l.Words
+	for _, k := range a.keys {
+		if wait := until[k.Key].Sub(now); wait > 0 {
+			// Noted too, whoever set it: the checks without the database in
+			// this process then read it.
+			a.refused = k.Key
+			a.l.note(now, map[string]time.Time{k.Key: until[k.Key]})
 			mins := max(int(wait.Round(time.Minute)/time.Minute), 1)
 			what := w.Account
-			if strings.HasPrefix(key, w.AddrPrefix) {
+			if w.AddrPrefix != "" && strings.HasPrefix(k.Key, w.AddrPrefix) {
 				what = "this computer"
 			}
 			return stacks.Errorf(stacks.ETOOMANY, "Too many %s for %s. Wait %d minute(s) and try again, or %s.", w.Failures, what, mins, w.Ask)

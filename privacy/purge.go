@@ -210,7 +210,8 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 		// opac's session data is JSON with the patron's id under i.pid
 		// (opac.sessPatronID).
 		{`DELETE FROM opac_sessions WHERE ` + db.SessionValue(tx, "pid") + ` = ?`, id},
-		{`DELETE FROM sip_lockouts WHERE kind = 'pin' AND subject = ?`, strconv.FormatInt(id, 10)},
+		// Its wrong PINs over SIP2.
+		{`DELETE FROM login_throttle WHERE key = 'pin:' || ?`, strconv.FormatInt(id, 10)},
 		{`DELETE FROM login_throttle WHERE key = 'card:' || ?`, card},
 		// Its wrong PINs counted per address it had signed in from.
 		{`DELETE FROM login_throttle WHERE substr(key, 1, length(CAST(?1 AS TEXT))) = ?1`, "card:" + card + " "},

@@ -53,7 +53,7 @@ func richPatron(tb testing.TB, d *db.DB, card, surname string) person {
 	exec(tb, d, `INSERT INTO notice_preferences (patron_id, kind, delivery) VALUES (?, 'predue', 'print')`, id)
 	exec(tb, d, `INSERT INTO opac_sessions (token_hash, data, expiry) VALUES (?, ?, '2099-01-01T00:00:00Z')`,
 		"hash-"+card, fmt.Sprintf(`{"d":"2099-01-01T00:00:00Z","i":{"pid":%d}}`, id))
-	exec(tb, d, `INSERT INTO sip_lockouts (key, kind, subject, failures, window_start) VALUES (?, 'pin', ?, 2, ?)`, fmt.Sprintf("pin:%d", id), fmt.Sprint(id), ts)
+	exec(tb, d, `INSERT INTO login_throttle (key, failures, first_at) VALUES (?, 2, ?)`, fmt.Sprintf("pin:%d", id), ts)
 	exec(tb, d, `INSERT INTO login_throttle (key, failures, first_at) VALUES (?, 1, ?)`, "card:"+card, ts)
 	for _, a := range [][4]any{
 		{"desk", "patron.create", "patron", fmt.Sprintf("%s Quintessa %s, %s", card, surname, p.email)},

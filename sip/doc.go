@@ -43,8 +43,9 @@
 // status (99) first that it must log in; nothing is read or changed for it. Five such
 // messages, or three failed logins, close the connection; five failed logins for an
 // account from one address within 15 minutes lock that account there for 15
-// minutes. Failures and lockouts are rows of sip_lockouts (throttle), so a restart
-// lifts none, and staff see and may lift them. The account's branch is where its
+// minutes. Failures and lockouts are counted by the one sign-in throttle
+// (passwords.Limiter) in login_throttle, under SIP2's own keys (throttle.go), so a
+// restart lifts none, and staff see and may lift them. The account's branch is where its
 // checkouts and checkins happen; its institution is the AO of every answer (the AO
 // a terminal sends is not checked).
 //

@@ -82,7 +82,7 @@ func TestPINBusyIsNotWrong(t *testing.T) {
 		if strings.Contains(busy, "|CQ") || !strings.Contains(busy, "|AFYour PIN could not be checked just now") || !strings.Contains(busy, "|BLY|") {
 			t.Errorf("a PIN not checked in time: %s, want BLY, no CQ, and a screen message saying it could not be checked", busy)
 		}
-		if n := e.queryString(`SELECT COUNT(*) FROM sip_lockouts WHERE kind = 'pin'`); n != "0" {
+		if n := e.queryString(`SELECT COUNT(*) FROM login_throttle WHERE key LIKE 'pin:%'`); n != "0" {
 			t.Errorf("%s PIN attempts counted after a right PIN and one not checked, want 0", n)
 		}
 		// Checked once the other check is over: it was not held against the patron.
@@ -116,7 +116,7 @@ func TestLoginComparedOncePerConnection(t *testing.T) {
 		send(t, e.dial(), sip.LoginMessage("kiosk", "nope", "CEN"))
 	}
 	compared(t, 0, "the remembered login while the account is locked", func() { login("kiosk", "940") })
-	e.exec(`DELETE FROM sip_lockouts`)
+	e.exec(`DELETE FROM login_throttle`)
 	e.rehash(`UPDATE sip_accounts SET password_hash = ? WHERE username = 'kiosk'`, "changed")
 	compared(t, 1, "the old password after a change", func() { login("kiosk", "940") })
 	compared(t, 1, "the new one", func() { login("changed", "941") })
@@ -156,7 +156,7 @@ func TestLoginNotCheckedNotAnswered(t *testing.T) {
 		if r != "940" {
 			t.Errorf("the second terminal read %q, want 940 (its login not checked in time unanswered)", r)
 		}
-		if n := e.queryString(`SELECT COALESCE(SUM(failures), 0) FROM sip_lockouts`); n != "1" {
+		if n := e.queryString(`SELECT COALESCE(SUM(failures), 0) FROM login_throttle WHERE key LIKE 'login:%'`); n != "1" {
 			t.Errorf("%s failed logins counted, want 1 (the wrong password; not the login not checked)", n)
 		}
 		return

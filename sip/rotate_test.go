@@ -1,6 +1,7 @@
 package sip_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -66,9 +67,26 @@ func TestLoginGuessesRotatingAddresses(t *testing.T) {
 	}
 	// What staff see on the SIP accounts page: the account's budget locked, for
 	// the addresses it has not logged in from.
-	if got := e.queryString(`SELECT address || ',' || CASE WHEN locked_until > ? THEN 'locked' ELSE 'open' END FROM sip_lockouts WHERE key = 'login:kiosk'`,
-		db.FormatTime(dbtest.Monday)); got != ",locked" {
-		t.Errorf("the account's budget row: %q, want locked with no address", got)
+	if got := e.queryString(`SELECT CASE WHEN locked_until > ? THEN 'locked' ELSE 'open' END FROM login_throttle WHERE key = 'login:kiosk'`,
+		db.FormatTime(dbtest.Monday)); got != "locked" {
+		t.Errorf("the account's budget row: %q, want locked", got)
+	}
+	var budget []sip.Lockout
+	err := e.d.Read(context.Background(), func(tx *db.Tx) (err error) {
+		budget, err = sip.ListLockouts(tx)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := false
+	for _, l := range budget {
+		if l.Key == "login:kiosk" {
+			listed = l.Kind == "login" && l.Subject == "kiosk" && l.Address == "" && l.Locked(dbtest.Monday)
+		}
+	}
+	if !listed {
+		t.Errorf("the account's budget as listed: %+v, want login:kiosk locked with no address", budget)
 	}
 	if got := e.queryString(`SELECT count(*) FROM signin_addresses WHERE key = 'sip:kiosk|127.0.0.1'`); got != "1" {
 		t.Errorf("the terminal's address known: %s rows, want 1", got)

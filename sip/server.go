@@ -105,10 +105,9 @@ type Server struct {
 	circ  *circulation.Service
 	prefs *library.PreferenceCache
 
-	// logins throttles failed logins per account and address; pins, wrong PINs per
-	// patron.
-	logins *throttle
-	pins   *throttle
+	// limiter counts logins per account and address (and the account's budget
+	// its unknown addresses share) and PINs per patron: see throttle.go.
+	limiter *passwords.Limiter
 	// attempts bounds the logins and PIN checks in flight (see maxLoginsInFlight).
 	attempts passwords.Gate
 
@@ -162,8 +161,7 @@ func New(cfg Config) *Server {
 		cfg.Currency = "USD"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, perAddr: map[string]int{}, done: make(chan struct{}),
-		logins: newLoginThrottle(cfg.DB),
-		pins:   newThrottle(cfg.DB, "pin", PINLimit, AttemptWindow, LockoutFor),
+		limiter: newLimiter(),
 	}
 	if s.prefs == nil {
 		s.prefs = library.NewPreferenceCache(true)

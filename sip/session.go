@@ -106,7 +106,7 @@ func (c *conn) relogin(ctx context.Context, m *Message) *Account {
 	if err != nil || acct == nil || !acct.Active || hash != c.verified.hash {
 		return nil
 	}
-	if locked, err := c.s.logins.isLocked(ctx, strings.ToLower(m.Get("CN")), c.addr); err != nil || locked {
+	if locked, err := c.isLocked(ctx, loginKey(strings.ToLower(m.Get("CN")), c.addr)); err != nil || locked {
 		return nil
 	}
 	return acct
@@ -127,13 +127,14 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		return nil, passwords.ErrBusy
 	}
 	defer leave()
-	res, err := c.s.logins.reserve(ctx, strings.ToLower(user), c.addr)
+	lower := strings.ToLower(user)
+	attempt, err := c.count(ctx, knownAccount(lower), loginKeys(lower, c.addr))
 	if err != nil {
 		return nil, err
 	}
-	if !res.ok {
+	if attempt.Refused() != "" {
 		why := "too many failures for this account from this address"
-		if res.byAccount {
+		if attempt.Refused() == accountKey(lower) {
 			why = "too many failures for this account from addresses it has not logged in from"
 		}
 		c.s.log.Warn("sip login refused: "+why, "conn", c.id, "remote", c.remote, "user", user)
@@ -149,7 +150,7 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		// One write: the failures forgotten, and the account seen.
 		c.seenAt = time.Now()
 		err = c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
-			if err := c.s.logins.succeed(tx, strings.ToLower(user), c.addr, res); err != nil {
+			if err := attempt.Succeeded(tx); err != nil {
 				return err
 			}
 			return touchAccount(tx, acct.ID, host)
@@ -160,15 +161,44 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		c.verified = verifiedLogin{sum: loginSum(m), hash: hash}
 	case stacks.ErrorCode(err) == stacks.ETOOMANY:
 		// Not compared: the attempt does not count.
-		if uerr := c.s.logins.unreserve(ctx, strings.ToLower(user), c.addr, res); uerr != nil {
+		if uerr := c.s.cfg.DB.Write(ctx, attempt.NotCompared); uerr != nil {
 			c.internalError(ctx, "give back a login attempt", uerr)
 		}
-	case res.locks:
+	case attempt.Locked(loginKey(lower, c.addr)):
 		c.s.log.Warn("sip logins locked for 15 minutes at this address: too many failures", "remote", c.remote, "user", user)
-	case res.acctLocks:
+	case attempt.Locked(accountKey(lower)):
 		c.s.log.Warn("sip logins locked for an hour at every address the account has not logged in from: too many failures from such addresses", "remote", c.remote, "user", user)
 	}
 	return acct, err
+}
+
+// count counts an attempt under the keys keys chooses (told whether the
+// connection's address is known for account, "" for none), before it is
+// compared: one write transaction checks the locks and counts. An attempt
+// refused by a lockout is returned with Refused set, uncounted, and no error.
+func (c *conn) count(ctx context.Context, account string, keys func(known bool) []passwords.Counted) (*passwords.Attempt, error) {
+	var attempt *passwords.Attempt
+	err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
+		var err error
+		if attempt, err = c.s.limiter.BeginWith(tx, account, c.addr, keys); err != nil {
+			return err
+		}
+		return attempt.Count(tx)
+	})
+	if attempt != nil && attempt.Refused() != "" {
+		return attempt, nil
+	}
+	return attempt, err
+}
+
+// isLocked reads whether key is locked out now.
+func (c *conn) isLocked(ctx context.Context, key string) (bool, error) {
+	var locked bool
+	err := c.s.cfg.DB.Read(ctx, func(tx *db.Tx) (err error) {
+		locked, err = c.s.limiter.IsLocked(tx, key)
+		return err
+	})
+	return locked, err
 }
 
 // turn waits for a login's or PIN's turn to be checked under keys (one at a time
@@ -274,7 +304,7 @@ func (c *conn) forgetPIN(patronID int64) {
 //
 // Ten PINs compared for a patron within 15 minutes, from any terminal, lock the
 // patron's PIN for 15 minutes (locked is then true) unless one was right: four
-// digits are quickly guessed otherwise. Each is counted (in sip_lockouts) before
+// digits are quickly guessed otherwise. Each is counted (in login_throttle) before
 // it is compared, and one PIN per patron is compared at a time: others wait their
 // turn, as a check waits for a slot of the comparison pool, for up to
 // Config.CheckWait in all. One that got no turn by then is not compared and not counted (busy):
@@ -285,10 +315,10 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 	now := c.now()
 	if v := c.pin; v.patronID == patronID && v.hash == hash && v.sum == sum && now.Sub(v.at) < pinSessionIdle {
 		// Remembered: no comparison, and no database unless this process locked
-		// the patron's PIN since (ten wrong PINs at another terminal): a lockout
-		// holds on every terminal, this one included.
-		if c.s.pins.mayBeLocked(key, "") {
-			isLocked, err := c.s.pins.isLocked(ctx, key, "")
+		// the patron's PIN since (ten wrong PINs at another terminal), or met
+		// its lockout: a lockout holds on every terminal, this one included.
+		if c.s.limiter.MayBeLocked(now, pinKey(key)) {
+			isLocked, err := c.isLocked(ctx, pinKey(key))
 			switch {
 			case err != nil:
 				c.internalError(ctx, "read PIN lockout", err)
@@ -307,29 +337,29 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		return false, false, true
 	}
 	defer leave()
-	res, err := c.s.pins.reserve(ctx, key, "")
+	attempt, err := c.count(ctx, "", pinKeys(key))
 	if err != nil {
 		c.internalError(ctx, "count PIN attempt", err)
 		return false, false, true
 	}
-	if !res.ok {
+	if attempt.Refused() != "" {
 		return false, true, false
 	}
 	match, err := patrons.CheckPIN(cmpCtx, hash, pin)
 	if err != nil {
 		c.s.log.Warn("sip: PIN not compared: the comparison pool had no room in time", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
-		if uerr := c.s.pins.unreserve(ctx, key, "", res); uerr != nil {
+		if uerr := c.s.cfg.DB.Write(ctx, attempt.NotCompared); uerr != nil {
 			c.internalError(ctx, "give back a PIN attempt", uerr)
 		}
 		return false, false, true
 	}
 	if !match {
-		if res.locks {
+		if attempt.Locked(pinKey(key)) {
 			c.s.log.Warn("sip: PIN locked for 15 minutes after too many wrong PINs", "conn", c.id, "remote", c.remote, "patron_id", patronID)
 		}
 		return false, false, false
 	}
-	if err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error { return c.s.pins.succeed(tx, key, "", res) }); err != nil {
+	if err := c.s.cfg.DB.Write(ctx, attempt.Succeeded); err != nil {
 		c.internalError(ctx, "forget PIN failures", err)
 	}
 	c.pin = verifiedPIN{patronID: patronID, hash: hash, sum: sum, at: now}

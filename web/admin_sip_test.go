@@ -240,11 +240,11 @@ func TestAdminSIP(t *testing.T) {
 		}
 		now := e.Clock.Now()
 		loginKey := "login:kiosk|10.0.0.9"
-		e.exec(t, `INSERT INTO sip_lockouts (key, kind, subject, address, failures, window_start, locked_until) VALUES (?, 'login', 'kiosk', '10.0.0.9', 0, ?, ?)`,
+		e.exec(t, `INSERT INTO login_throttle (key, failures, first_at, locked_until) VALUES (?, 5, ?, ?)`,
 			loginKey, db.FormatTime(now), db.FormatTime(now.Add(15*time.Minute)))
 		pinKey := "pin:" + strconv.FormatInt(p.ID, 10)
-		e.exec(t, `INSERT INTO sip_lockouts (key, kind, subject, address, failures, window_start, locked_until) VALUES (?, 'pin', ?, '', 3, ?, NULL)`,
-			pinKey, strconv.FormatInt(p.ID, 10), db.FormatTime(now.Add(-time.Minute)))
+		e.exec(t, `INSERT INTO login_throttle (key, failures, first_at, locked_until) VALUES (?, 3, ?, NULL)`,
+			pinKey, db.FormatTime(now.Add(-time.Minute)))
 		r := e.get(t, admin, "/admin/sip")
 		mustContain(t, "the lockouts", r.Body, "Failed logins", "<td>kiosk</td>", "<td>10.0.0.9</td>",
 			"Wrong PINs", "<td>P0001 "+p.FirstName+" "+p.Surname+"</td>", "counting failures",
@@ -253,10 +253,10 @@ func TestAdminSIP(t *testing.T) {
 		if r := e.post(t, admin, "/admin/sip/lockouts/clear", url.Values{"key": {loginKey}}); r.Status != http.StatusSeeOther || r.Location != "/admin/sip" {
 			t.Fatalf("lift: %d %s", r.Status, r.Location)
 		}
-		if e.count(t, `SELECT count(*) FROM sip_lockouts WHERE key = ?`, loginKey) != 0 {
+		if e.count(t, `SELECT count(*) FROM login_throttle WHERE key = ?`, loginKey) != 0 {
 			t.Error("the lockout is still there")
 		}
-		if e.count(t, `SELECT count(*) FROM sip_lockouts WHERE key = ?`, pinKey) != 1 {
+		if e.count(t, `SELECT count(*) FROM login_throttle WHERE key = ?`, pinKey) != 1 {
 			t.Error("lifting one lockout lifted another")
 		}
 		if e.count(t, `SELECT count(*) FROM audit_log WHERE action = 'sip.lockout.clear' AND detail = ?`, loginKey) != 1 {
@@ -267,6 +267,16 @@ func TestAdminSIP(t *testing.T) {
 			t.Fatalf("lift again: %d", r.Status)
 		}
 		mustContain(t, "after lifting again", e.get(t, admin, "/admin/sip").Body, "That lockout has ended already.")
+		// The page lifts SIP2's keys only: staff sign-in's throttle shares the table.
+		e.exec(t, `INSERT INTO login_throttle (key, failures, first_at, locked_until) VALUES ('user:desk', 5, ?, ?)`,
+			db.FormatTime(now), db.FormatTime(now.Add(15*time.Minute)))
+		if r := e.post(t, admin, "/admin/sip/lockouts/clear", url.Values{"key": {"user:desk"}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("lift a staff key: %d", r.Status)
+		}
+		if e.count(t, `SELECT count(*) FROM login_throttle WHERE key = 'user:desk'`) != 1 {
+			t.Error("the SIP page lifted a staff sign-in lockout")
+		}
+		e.exec(t, `DELETE FROM login_throttle WHERE key = 'user:desk'`)
 	})
 
 	t.Run("ForbiddenToCirculationStaff", func(t *testing.T) {

@@ -231,8 +231,8 @@ func TestSIPAccountAdd(t *testing.T) {
 		t.Errorf("the new password: %v", err)
 	}
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		_, err := tx.Exec(`INSERT INTO sip_lockouts (key, kind, subject, address, failures, window_start, locked_until)
-			VALUES ('login:sorter1|10.0.0.5', 'login', 'sorter1', '10.0.0.5', 0, ?, ?)`,
+		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
+			VALUES ('login:sorter1|10.0.0.5', 5, ?, ?)`,
 			db.FormatTime(d.Now()), db.FormatTime(d.Now().Add(10*time.Minute)))
 		return err
 	})

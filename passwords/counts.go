@@ -1,0 +1,201 @@
+package passwords
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Budget is a limit of failures within a window, and the lockout that reaching
+// it sets.
+type Budget struct {
+	Max     int
+	Window  time.Duration
+	Lockout time.Duration
+}
+
+// Counted is a key of login_throttle an attempt is counted under, with its
+// budget. Forget says what a success does: forget the key's failures (an
+// account at an address it signed in from, a patron's PIN), or take back this
+// attempt only (a budget that other addresses share, which a success must not
+// renew for guesses from elsewhere).
+type Counted struct {
+	Key    string
+	Budget Budget
+	Forget bool
+}
+
+// CountFailure counts, in login_throttle, an attempt under each of keys before
+// its password or PIN is compared, and locks for its lockout a key whose count
+// within its window reaches its limit. One statement: the count and the lock of
+// every key (a failure outside the window starts a new count). It returns the
+// keys this attempt locked, with until when: the caller refuses attempts on a
+// locked key before counting them, so a lockout the statement returns is one it
+// set. GiveBack takes the attempt back.
+func CountFailure(tx *db.Tx, keys []Counted) (map[string]time.Time, error) {
+	now := tx.Now()
+	var args []any
+	param := func(v any) string {
+		args = append(args, v)
+		return "?" + strconv.Itoa(len(args))
+	}
+	at := param(db.FormatTime(now))
+	var values []string
+	var cut, limit, until strings.Builder
+	for _, k := range keys {
+		key, lockedTo := param(k.Key), param(db.FormatTime(now.Add(k.Budget.Lockout)))
+		first := "NULL"
+		if k.Budget.Max <= 1 {
+			first = lockedTo
+		}
+		values = append(values, "("+key+", 1, "+at+", "+first+")")
+		cut.WriteString(" WHEN " + key + " THEN " + param(db.FormatTime(now.Add(-k.Budget.Window))))
+		limit.WriteString(" WHEN " + key + " THEN CAST(" + param(k.Budget.Max) + " AS INTEGER)")
+		until.WriteString(" WHEN " + key + " THEN " + lockedTo)
+	}
+	// Each key's window, limit and lockout, chosen by the row's key.
+	windowOver := `login_throttle.first_at < CASE login_throttle.key` + cut.String() + ` END`
+	rows, err := tx.Query(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
+		VALUES `+strings.Join(values, ", ")+`
+		ON CONFLICT (key) DO UPDATE SET
+			failures = CASE WHEN `+windowOver+` THEN 1 ELSE login_throttle.failures + 1 END,
+			first_at = CASE WHEN `+windowOver+` THEN excluded.first_at ELSE login_throttle.first_at END,
+			locked_until = CASE WHEN (CASE WHEN `+windowOver+` THEN 1 ELSE login_throttle.failures + 1 END) >=
+				CASE login_throttle.key`+limit.String()+` END THEN CASE login_throttle.key`+until.String()+` END END
+		RETURNING key, locked_until`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("count sign-in attempt: %w", err)
+	}
+	defer rows.Close()
+	locked := map[string]time.Time{}
+	for rows.Next() {
+		var (
+			key string
+			to  db.NullTime
+		)
+		if err := rows.Scan(&key, &to); err != nil {
+			return nil, fmt.Errorf("count sign-in attempt: %w", err)
+		}
+		if to.Valid {
+			locked[key] = to.Time
+		}
+	}
+	return locked, rows.Err()
+}
+
+// GiveBack takes back, in login_throttle, the count of an attempt under keys.
+// After a success (succeeded) a key that forgets (Counted.Forget) loses all its
+// failures; every other key loses this attempt, with the lock it may have set.
+// An attempt that was never compared (the comparison pool was full) is given
+// back with succeeded false: it loses only itself, so that an innocent patron
+// is not locked out by the server being busy, and a count it brings back to
+// nothing is deleted, as before the attempt.
+func GiveBack(tx *db.Tx, keys []Counted, succeeded bool) error {
+	for _, k := range keys {
+		if succeeded && k.Forget {
+			if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, k.Key); err != nil {
+				return fmt.Errorf("forget sign-in failures: %w", err)
+			}
+			continue
+		}
+		_, err := tx.Exec(`UPDATE login_throttle SET failures = CASE WHEN failures > 1 THEN failures - 1 ELSE 0 END,
+				locked_until = CASE WHEN failures - 1 >= ? THEN locked_until END
+			WHERE key = ?`, k.Budget.Max, k.Key)
+		if err != nil {
+			return fmt.Errorf("give back sign-in attempt: %w", err)
+		}
+		if succeeded {
+			// A row left at nothing counts on as no row would: a
+			// sign-in runs no statement more than it needs.
+			continue
+		}
+		_, err = tx.Exec(`DELETE FROM login_throttle WHERE key = ? AND failures = 0 AND locked_until IS NULL`, k.Key)
+		if err != nil {
+			return fmt.Errorf("give back sign-in attempt: %w", err)
+		}
+	}
+	return nil
+}
+
+// Lock is a row of login_throttle as staff see it: failures being counted
+// since FirstAt, or a lockout running until LockedUntil.
+type Lock struct {
+	Key         string
+	Failures    int
+	FirstAt     time.Time
+	LockedUntil time.Time // zero when not locked
+}
+
+// Locked reports whether the lockout runs at now.
+func (l *Lock) Locked(now time.Time) bool { return now.Before(l.LockedUntil) }
+
+// prefixed is the condition that a key of login_throttle starts with one of
+// prefixes, and its arguments.
+func prefixed(prefixes []string) (string, []any) {
+	var (
+		cond []string
+		args []any
+	)
+	for _, p := range prefixes {
+		cond = append(cond, `substr(key, 1, ?) = ?`)
+		args = append(args, utf8.RuneCountInString(p), p)
+	}
+	return "(" + strings.Join(cond, " OR ") + ")", args
+}
+
+// ListLocks returns the rows of login_throttle under prefixes that are locked
+// at now or count failures since since, newest first, at most limit: what a
+// staff page lists for one protocol's keys (SIP2's "login:" and "pin:").
+func ListLocks(tx *db.Tx, since time.Time, limit int, prefixes ...string) ([]Lock, error) {
+	cond, args := prefixed(prefixes)
+	args = append(args, db.FormatTime(tx.Now()), db.FormatTime(since), limit)
+	rows, err := tx.Query(`SELECT key, failures, first_at, locked_until FROM login_throttle
+		WHERE `+cond+` AND (locked_until > ? OR first_at >= ?)
+		ORDER BY first_at DESC, key LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sign-in lockouts: %w", err)
+	}
+	defer rows.Close()
+	var out []Lock
+	for rows.Next() {
+		var (
+			l     Lock
+			first db.Time
+			until db.NullTime
+		)
+		if err := rows.Scan(&l.Key, &l.Failures, &first, &until); err != nil {
+			return nil, fmt.Errorf("list sign-in lockouts: %w", err)
+		}
+		l.FirstAt, l.LockedUntil = first.Time, until.Time
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// Lift deletes key's row of login_throttle, its lockout and its failures:
+// false when there was none.
+func Lift(tx *db.Tx, key string) (bool, error) {
+	res, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, key)
+	if err != nil {
+		return false, fmt.Errorf("lift sign-in lockout: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// Sweep deletes the rows of login_throttle under prefixes whose count began
+// before before and whose lockout, if any, is over at now: rows that count
+// nothing any more.
+func Sweep(tx *db.Tx, before time.Time, prefixes ...string) error {
+	cond, args := prefixed(prefixes)
+	args = append(args, db.FormatTime(before), db.FormatTime(tx.Now()))
+	_, err := tx.Exec(`DELETE FROM login_throttle WHERE `+cond+` AND first_at < ? AND (locked_until IS NULL OR locked_until < ?)`, args...)
+	if err != nil {
+		return fmt.Errorf("sweep sign-in counts: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package passwords_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/db/dbtest"
+	"github.com/stacks-ils/stacks/passwords"
+)
+
+// TestLimiterOwnKeys: an attempt counted under keys of its caller's choosing
+// (SIP2's), each with its own budget. The attempt that reaches a key's limit
+// locks it, says so, and notes it for the check without the database; the next
+// is refused, uncounted, naming the key. An attempt never compared gives back
+// its count and the lockout it set; a success forgets the keys that forget and
+// takes one attempt off the others. Staff list and lift rows by prefix, and the
+// rows whose window and lockout are over are swept, under the Limiter's
+// prefixes only.
+func TestLimiterOwnKeys(t *testing.T) {
+	ctx := context.Background()
+	d := dbtest.Open(t, db.Options{})
+	now := dbtest.Monday
+	d.Now = func() time.Time { return now }
+	l := &passwords.Limiter{Words: passwords.Words{Account: "this account", Failures: "failures", Ask: "ask"},
+		Sweep: []string{"t:"}, SweepAfter: time.Hour}
+	perAddr := passwords.Budget{Max: 2, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	shared := passwords.Budget{Max: 3, Window: time.Hour, Lockout: time.Hour}
+	keys := func(bool) []passwords.Counted {
+		return []passwords.Counted{{Key: "t:a", Budget: perAddr, Forget: true}, {Key: "t:b", Budget: shared}}
+	}
+	count := func() (*passwords.Attempt, error) {
+		t.Helper()
+		var a *passwords.Attempt
+		err := d.Write(ctx, func(tx *db.Tx) (err error) {
+			if a, err = l.BeginWith(tx, "", "10.0.0.1", keys); err != nil {
+				return err
+			}
+			return a.Count(tx)
+		})
+		return a, err
+	}
+	failures := func(key string) int {
+		t.Helper()
+		n := -1
+		err := d.Read(ctx, func(tx *db.Tx) error {
+			rows, err := passwords.ListLocks(tx, now.Add(-time.Hour), 10, "t:", "u:")
+			for _, r := range rows {
+				if r.Key == key {
+					n = r.Failures
+				}
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	write := func(f func(tx *db.Tx) error) {
+		t.Helper()
+		if err := d.Write(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	first, err := count()
+	if err != nil || first.Locked("t:a") || first.Locked("t:b") {
+		t.Fatalf("the first attempt: %v, locked a %v, b %v", err, first.Locked("t:a"), first.Locked("t:b"))
+	}
+	second, err := count()
+	if err != nil || !second.Locked("t:a") || second.Locked("t:b") {
+		t.Fatalf("the second attempt: %v, locked a %v, b %v; want a locked", err, second.Locked("t:a"), second.Locked("t:b"))
+	}
+	if !l.MayBeLocked(now, "t:a") || l.MayBeLocked(now.Add(16*time.Minute), "t:a") || l.MayBeLocked(now, "t:b") {
+		t.Error("the lockout set is not noted for 15 minutes on t:a alone")
+	}
+	third, err := count()
+	if stacks.ErrorCode(err) != stacks.ETOOMANY || third == nil || third.Refused() != "t:a" {
+		t.Fatalf("the third attempt: %v, want ETOOMANY refused by t:a", err)
+	}
+	// Another process's Limiter notes the lockout its attempt is refused by.
+	other := &passwords.Limiter{Words: l.Words}
+	write(func(tx *db.Tx) error {
+		if _, err := other.BeginWith(tx, "", "10.0.0.2", keys); stacks.ErrorCode(err) != stacks.ETOOMANY {
+			t.Errorf("another process's attempt: %v, want ETOOMANY", err)
+		}
+		return nil
+	})
+	if !other.MayBeLocked(now, "t:a") {
+		t.Error("a lockout another process was refused by is not noted there")
+	}
+	if a, b := failures("t:a"), failures("t:b"); a != 2 || b != 2 {
+		t.Errorf("after a refusal: %d and %d failures, want 2 and 2 (the refused attempt uncounted)", a, b)
+	}
+
+	// The second was never compared: its count and its lockout go.
+	write(second.NotCompared)
+	if a, b := failures("t:a"), failures("t:b"); a != 1 || b != 1 {
+		t.Errorf("after giving one back: %d and %d failures, want 1 and 1", a, b)
+	}
+	if l.MayBeLocked(now, "t:a") {
+		t.Error("the lockout given back is still noted")
+	}
+	again, err := count()
+	if err != nil || !again.Locked("t:a") {
+		t.Fatalf("counted again: %v, locked %v; want t:a locked", err, again.Locked("t:a"))
+	}
+	// A success forgets t:a and takes itself off t:b only.
+	write(again.Succeeded)
+	if a, b := failures("t:a"), failures("t:b"); a != -1 || b != 1 {
+		t.Errorf("after a success: %d and %d failures, want no row and 1", a, b)
+	}
+	// Given back to nothing, a count is no row.
+	write(first.NotCompared)
+	if b := failures("t:b"); b != -1 {
+		t.Errorf("t:b given back to nothing: %d failures, want no row", b)
+	}
+
+	// Lift and IsLocked: a lockout lifted is no longer noted.
+	for range 2 {
+		if _, err := count(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var locked bool
+	write(func(tx *db.Tx) (err error) {
+		if locked, err = l.IsLocked(tx, "t:a"); err != nil || !locked {
+			return err
+		}
+		if ok, err := passwords.Lift(tx, "t:a"); err != nil || !ok {
+			t.Errorf("lift: %v, %v", ok, err)
+		}
+		if ok, _ := passwords.Lift(tx, "t:a"); ok {
+			t.Error("lifted twice")
+		}
+		locked, err = l.IsLocked(tx, "t:a")
+		return err
+	})
+	if locked || l.MayBeLocked(now, "t:a") {
+		t.Errorf("after lifting: locked %v, noted %v", locked, l.MayBeLocked(now, "t:a"))
+	}
+
+	// Two hours on, the next count sweeps t:b (over) but not u:x (not the
+	// Limiter's prefix).
+	write(func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at) VALUES ('u:x', 1, ?)`, db.FormatTime(now))
+		return err
+	})
+	now = now.Add(2 * time.Hour)
+	keys = func(bool) []passwords.Counted { return []passwords.Counted{{Key: "t:z", Budget: perAddr}} }
+	if _, err := count(); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	write(func(tx *db.Tx) error {
+		rows, err := tx.Query(`SELECT key FROM login_throttle ORDER BY key`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				return err
+			}
+			left = append(left, k)
+		}
+		return rows.Err()
+	})
+	if len(left) != 2 || left[0] != "t:z" || left[1] != "u:x" {
+		t.Errorf("after the sweep: %v, want [t:z u:x]", left)
+	}
+}
