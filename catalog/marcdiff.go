@@ -20,10 +20,15 @@ type FieldChange struct {
 type MARCDiff []FieldChange
 
 // DiffMARC compares two versions of a record line by line (the leader, then a
-// line a field): the longest common run of unchanged lines is kept, and a
+// line a field; the leader's lengths are not compared): the longest common run of unchanged lines is kept, and a
 // removed line followed by an added one with the same tag is a change.
 func DiffMARC(old, new *marc.Record) MARCDiff {
 	a, b := marcLines(old), marcLines(new)
+	// The leader's lengths (record length, base address) follow the fields:
+	// a leader that differs only there is the same.
+	if old != nil && new != nil && sameLeader(old.Leader, new.Leader) {
+		a[0] = b[0]
+	}
 	// lcs[i][j] is the length of the longest common subsequence of a[i:], b[j:].
 	lcs := make([][]int, len(a)+1)
 	for i := range lcs {
@@ -59,6 +64,10 @@ func DiffMARC(old, new *marc.Record) MARCDiff {
 		}
 	}
 	return d
+}
+
+func sameLeader(a, b string) bool {
+	return len(a) == 24 && len(b) == 24 && a[5:12] == b[5:12] && a[17:] == b[17:]
 }
 
 func marcLines(r *marc.Record) []string {

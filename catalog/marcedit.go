@@ -347,7 +347,7 @@ func RecordMARC(tx *db.Tx, id int64) (*marc.Record, error) {
 }
 
 // checkMARC refuses a record that cannot be kept: one that does not validate,
-// or has no title (245 $a, or 130, 240, 246) to derive.
+// or has no title (245 $a or $b, or 130, 240, 246) to derive.
 func checkMARC(rec *marc.Record) error {
 	if err := rec.Validate(); err != nil {
 		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %s.", strings.TrimPrefix(err.Error(), "marc: "))
@@ -358,13 +358,32 @@ func checkMARC(rec *marc.Record) error {
 	return nil
 }
 
+// normalMARC checks rec (checkMARC) and returns it in the readers' normal form
+// (a leader whose lengths are the record's), as it will be read back: so that
+// a save followed by a read changes nothing.
+func normalMARC(rec *marc.Record) (*marc.Record, error) {
+	if err := checkMARC(rec); err != nil {
+		return nil, err
+	}
+	source, err := marc.ToXML(rec)
+	if err != nil {
+		return nil, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
+	}
+	out, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	if err != nil {
+		return nil, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
+	}
+	return out, nil
+}
+
 // saveMARC replaces record id's MARC with rec and derives its fields from it,
 // keeping the previous MARC as a version (versions are numbered from 1; a
 // record's first save also keeps the MARC it had before as version 1), and
 // audits the save as action, saying which fields of the catalogue and of the
 // MARC changed.
 func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action string) error {
-	if err := checkMARC(rec); err != nil {
+	rec, err := normalMARC(rec)
+	if err != nil {
 		return err
 	}
 	row, err := readRecordRow(tx, id)
@@ -387,9 +406,9 @@ func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action 
 	if err != nil {
 		return fmt.Errorf("update record %d: %w", id, err)
 	}
-	var last int
-	if err := tx.QueryRow(`SELECT coalesce(max(version), 0) FROM record_versions WHERE record_id = ?`, id).Scan(&last); err != nil {
-		return fmt.Errorf("record %d versions: %w", id, err)
+	last, err := latestVersion(tx, id)
+	if err != nil {
+		return err
 	}
 	if last == 0 {
 		prev, err := marc.ToXML(before)
@@ -411,6 +430,9 @@ func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action 
 		{"publisher", old.Publisher, in.Publisher}, {"year", old.Year, in.Year}, {"subjects", old.Subjects, in.Subjects},
 		{"control number", row.bib.ControlNumber, b.ControlNumber},
 	})
+	if detail == "no changes" {
+		detail = "fields unchanged"
+	}
 	detail += fmt.Sprintf("; MARC version %d: %s", last+1, DiffMARC(before, rec).Summary())
 	return tx.Audit(actor, action, "record", id, detail)
 }
@@ -436,7 +458,8 @@ func SaveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record) error {
 // CreateRecordMARC adds a record from its MARC (a template, or typed in the
 // MARC editor) and returns its id.
 func CreateRecordMARC(tx *db.Tx, actor stacks.Actor, rec *marc.Record) (int64, error) {
-	if err := checkMARC(rec); err != nil {
+	rec, err := normalMARC(rec)
+	if err != nil {
 		return 0, err
 	}
 	source, err := marc.ToXML(rec)
@@ -459,4 +482,66 @@ func CreateRecordMARC(tx *db.Tx, actor stacks.Actor, rec *marc.Record) (int64, e
 		return 0, err
 	}
 	return id, nil
+}
+
+// RecordVersion is one saved version of a record's MARC.
+type RecordVersion struct {
+	Version int
+	// Actor is who saved it ("" for the MARC a record had before its first
+	// save kept versions).
+	Actor   string
+	SavedAt string
+}
+
+// RecordVersions lists a record's saved versions, newest first.
+func RecordVersions(tx *db.Tx, id int64) ([]RecordVersion, error) {
+	rows, err := tx.Query(`SELECT version, actor, saved_at FROM record_versions WHERE record_id = ? ORDER BY version DESC`, id)
+	if err != nil {
+		return nil, fmt.Errorf("record %d versions: %w", id, err)
+	}
+	defer rows.Close()
+	var out []RecordVersion
+	for rows.Next() {
+		var v RecordVersion
+		if err := rows.Scan(&v.Version, &v.Actor, &v.SavedAt); err != nil {
+			return nil, fmt.Errorf("record %d versions: %w", id, err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// latestVersion is the number of a record's newest version, 0 if none was kept.
+func latestVersion(tx *db.Tx, id int64) (int, error) {
+	var last int
+	if err := tx.QueryRow(`SELECT coalesce(max(version), 0) FROM record_versions WHERE record_id = ?`, id).Scan(&last); err != nil {
+		return 0, fmt.Errorf("record %d versions: %w", id, err)
+	}
+	return last, nil
+}
+
+// RecordVersionMARC returns version v of a record's MARC.
+func RecordVersionMARC(tx *db.Tx, id int64, v int) (*marc.Record, error) {
+	var source string
+	err := tx.QueryRow(`SELECT marc FROM record_versions WHERE record_id = ? AND version = ?`, id, v).Scan(&source)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, stacks.Errorf(stacks.ENOTFOUND, "Record %d has no version %d; choose one from its list of versions.", id, v)
+	} else if err != nil {
+		return nil, fmt.Errorf("record %d version %d: %w", id, v, err)
+	}
+	rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	if err != nil {
+		return nil, fmt.Errorf("record %d version %d: %w", id, v, err)
+	}
+	return rec, nil
+}
+
+// RestoreVersion makes version v of record id its MARC again: a new save (and
+// version) of the old MARC, audited as record.restore.
+func RestoreVersion(tx *db.Tx, actor stacks.Actor, id int64, v int) error {
+	rec, err := RecordVersionMARC(tx, id, v)
+	if err != nil {
+		return err
+	}
+	return saveMARC(tx, actor, id, rec, "record.restore")
 }
