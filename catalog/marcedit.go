@@ -377,8 +377,9 @@ func normalMARC(rec *marc.Record) (*marc.Record, error) {
 }
 
 // saveMARC replaces record id's MARC with rec and derives its fields from it,
-// keeping the previous MARC as a version (versions are numbered from 1; a
-// record's first save also keeps the MARC it had before as version 1), and
+// keeping it as a version (versions are numbered from 1; the MARC the record
+// had before is kept first when no version holds it: before its first save,
+// or after an import overlaid it), and
 // audits the save as action, saying which fields of the catalogue and of the
 // MARC changed.
 func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action string) error {
@@ -410,15 +411,23 @@ func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action 
 	if err != nil {
 		return err
 	}
-	if last == 0 {
-		prev, err := marc.ToXML(before)
-		if err != nil {
-			return fmt.Errorf("record %d: keep the previous MARC: %w", id, err)
+	// The MARC the record had before this save is kept too when no version
+	// holds it: a record's first save, or one after an import overlaid it.
+	prev, err := marc.ToXML(before)
+	if err != nil {
+		return fmt.Errorf("record %d: keep the previous MARC: %w", id, err)
+	}
+	var lastSource string
+	if last > 0 {
+		if err := tx.QueryRow(`SELECT marc FROM record_versions WHERE record_id = ? AND version = ?`, id, last).Scan(&lastSource); err != nil {
+			return fmt.Errorf("record %d version %d: %w", id, last, err)
 		}
-		if err := insertVersion(tx, id, 1, prev, stacks.Actor{}, row.updatedAt); err != nil {
+	}
+	if last == 0 || (lastSource != prev && lastSource != row.source) {
+		last++
+		if err := insertVersion(tx, id, last, prev, stacks.Actor{}, row.updatedAt); err != nil {
 			return err
 		}
-		last = 1
 	}
 	if err := insertVersion(tx, id, last+1, source, actor, now); err != nil {
 		return err

@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -162,4 +163,55 @@ func TestLegacyRecordExport(t *testing.T) {
 	if !strings.Contains(text, "=245  14$aThe left hand of light :$ba novel /$cUrsula K. Le Guin.\n") || !strings.Contains(text, "=700  1\\$aSomeone, Else.") {
 		t.Errorf("legacy record's MARC:\n%s", text)
 	}
+}
+
+// TestVersionAfterImport: MARC that changed outside the editor (an import
+// overlaying the record) is kept as a version before the next save replaces it.
+func TestVersionAfterImport(t *testing.T) {
+	d := mustDemoDB(t)
+	svc := catalog.NewService(d, catalog.Timeouts{})
+	ctx := context.Background()
+	id, err := svc.CreateRecordText(ctx, editor, leGuin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay, errs := marc.ParseText(strings.Replace(leGuin, "=700  1\\$aSomeone, Else.\n", "=700  1\\$aImported, Overlay.\n", 1))
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	if _, err := catalog.Import(ctx, d, &sliceReader{recs: []*marc.Record{overlay}}, catalog.ImportOptions{Actor: editor, Branch: "CEN", ItemType: "BOOK"}); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := svc.MARCEdit(ctx, id)
+	if !strings.Contains(e.Text, "Imported, Overlay.") {
+		t.Fatalf("the import did not overlay record %d:\n%s", id, e.Text)
+	}
+	in, _ := svc.RecordInput(ctx, id)
+	in.Title = "The left hand of darkness: a novel, again"
+	if err := svc.UpdateRecord(ctx, editor, id, in); err != nil {
+		t.Fatal(err)
+	}
+	e, _ = svc.MARCEdit(ctx, id)
+	if e.Version != 3 {
+		t.Fatalf("version %d, want 3 (created, imported, edited)", e.Version)
+	}
+	var v2 *marc.Record
+	mustWriteTx(t, d, func(tx *db.Tx) (err error) {
+		v2, err = catalog.RecordVersionMARC(tx, id, 2)
+		return err
+	})
+	if !strings.Contains(marc.FormatText(v2), "Imported, Overlay.") || strings.Contains(marc.FormatText(v2), "again") {
+		t.Errorf("version 2 is not the imported MARC:\n%s", marc.FormatText(v2))
+	}
+}
+
+type sliceReader struct{ recs []*marc.Record }
+
+func (r *sliceReader) Next() (*marc.Record, error) {
+	if len(r.recs) == 0 {
+		return nil, io.EOF
+	}
+	rec := r.recs[0]
+	r.recs = r.recs[1:]
+	return rec, nil
 }

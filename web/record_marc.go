@@ -32,8 +32,8 @@ func (s *Server) recordMARCRoutes(r chi.Router) {
 	r.Post("/records/new/marc", s.handleMARCCreate)
 	r.Get("/records/{id}/marc", s.handleMARCEdit)
 	r.Post("/records/{id}/marc", s.handleMARCUpdate)
-	r.Get("/records/{id}/marc/versions/{version}", s.handleMARCVersion)
-	r.Post("/records/{id}/marc/versions/{version}", s.handleMARCRestore)
+	r.Get("/records/{id}/marc/versions", s.handleMARCVersion)
+	r.Post("/records/{id}/marc/versions", s.handleMARCRestore)
 }
 
 func recordMARCURL(id int64) string {
@@ -43,8 +43,12 @@ func recordMARCURL(id int64) string {
 	return recordURL(id) + "/marc"
 }
 
+// recordVersionsURL lists a record's versions; with v, it compares version v
+// with the record as it is, and restores it (POST, the version in the form).
+func recordVersionsURL(id int64) string { return recordMARCURL(id) + "/versions" }
+
 func recordVersionURL(id int64, v int) string {
-	return recordMARCURL(id) + "/versions/" + strconv.Itoa(v)
+	return recordVersionsURL(id) + "?v=" + strconv.Itoa(v)
 }
 
 // The MARC editor's submit buttons (name marcStepField): preview the changes,
@@ -88,12 +92,14 @@ type MARCPreviewView struct {
 	Diff  catalog.MARCDiff
 }
 
-// MARCVersionView shows what restoring a version will change.
+// MARCVersionView lists a record's versions or, with Version, shows what
+// restoring one will change.
 type MARCVersionView struct {
-	ID      int64
-	Title   string
-	Version int
-	Diff    catalog.MARCDiff
+	ID       int64
+	Title    string
+	Version  int
+	Diff     catalog.MARCDiff
+	Versions []catalog.RecordVersion
 }
 
 func (s *Server) renderMARCEditor(w http.ResponseWriter, r *http.Request, status int, v MARCEditorView) {
@@ -220,15 +226,22 @@ func (s *Server) handleMARCCreate(w http.ResponseWriter, r *http.Request) {
 	s.marcPost(w, r, 0)
 }
 
+// versionParam reads the version a request names (v in the query or the
+// form); 0 if it names none.
 func versionParam(r *http.Request) (int, error) {
-	v, err := strconv.Atoi(chi.URLParam(r, "version"))
+	s := r.FormValue("v")
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.Atoi(s)
 	if err != nil || v <= 0 {
-		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no version at %s; choose one from the record's list of versions.", r.URL.Path)
+		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no version %q; choose one from the record's list of versions.", s)
 	}
 	return v, nil
 }
 
-// handleMARCVersion shows what restoring a version would change.
+// handleMARCVersion lists the record's versions, or shows what restoring
+// version ?v= would change.
 func (s *Server) handleMARCVersion(w http.ResponseWriter, r *http.Request) {
 	id, err := recordID(r)
 	if err != nil {
@@ -245,13 +258,16 @@ func (s *Server) handleMARCVersion(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	d, err := s.Catalog.VersionPreview(r.Context(), id, ver)
-	if err != nil {
-		s.Error(w, r, err)
-		return
+	v := MARCVersionView{ID: id, Title: e.Title, Version: ver, Versions: e.Versions}
+	title := "Versions"
+	if ver != 0 {
+		if v.Diff, err = s.Catalog.VersionPreview(r.Context(), id, ver); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		title = fmt.Sprintf("Version %d", ver)
 	}
-	v := MARCVersionView{ID: id, Title: e.Title, Version: ver, Diff: d}
-	s.render(w, r, http.StatusOK, MARCVersionPage(s.page(r, fmt.Sprintf("Version %d", ver), "search"), v))
+	s.render(w, r, http.StatusOK, MARCVersionPage(s.page(r, title, "search"), v))
 }
 
 func (s *Server) handleMARCRestore(w http.ResponseWriter, r *http.Request) {
@@ -261,6 +277,9 @@ func (s *Server) handleMARCRestore(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ver, err := versionParam(r)
+	if err == nil && ver == 0 {
+		err = stacks.Errorf(stacks.EINVALID, "Choose the version to restore from the record's list of versions.")
+	}
 	if err != nil {
 		s.Error(w, r, err)
 		return

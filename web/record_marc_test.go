@@ -85,10 +85,12 @@ func TestRecordMARCEditor(t *testing.T) {
 	mustContain(t, "the refused save", squashed(r.Body), "saved by someone else", `name="base" value="2"`)
 
 	r = e.get(t, c, record+"/marc")
-	mustContain(t, "the versions", r.Body, "Compare and restore", record+"/marc/versions/1")
-	r = e.get(t, c, record+"/marc/versions/1")
+	mustContain(t, "the versions", r.Body, "Compare and restore", record+"/marc/versions?v=1")
+	r = e.get(t, c, record+"/marc/versions")
+	mustContain(t, "the versions page", r.Body, "Compare and restore", record+"/marc/versions?v=1")
+	r = e.get(t, c, record+"/marc/versions?v=1")
 	mustContain(t, "the restore preview", squashed(r.Body), "Removed", "Signed by the author.", "Restore version 1")
-	r = e.post(t, c, record+"/marc/versions/1", url.Values{})
+	r = e.post(t, c, record+"/marc/versions", url.Values{"v": {"1"}})
 	if r.Status != http.StatusSeeOther || r.Location != record {
 		t.Fatalf("restore: %d to %q", r.Status, r.Location)
 	}
@@ -96,7 +98,7 @@ func TestRecordMARCEditor(t *testing.T) {
 	if got := textareaText(t, r.Body); strings.Contains(got, "Signed by the author") {
 		t.Errorf("after restoring version 1:\n%s", got)
 	}
-	if r := e.get(t, c, record+"/marc/versions/9"); r.Status != http.StatusNotFound {
+	if r := e.get(t, c, record+"/marc/versions?v=9"); r.Status != http.StatusNotFound {
 		t.Errorf("version 9: %d", r.Status)
 	}
 }
