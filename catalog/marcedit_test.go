@@ -111,10 +111,12 @@ func roundTripEdit(t *testing.T, d *db.DB, id int64) *marc.Record {
 // the quick form and the MARC editor, exports the catalogue, and checks that
 // each exported record differs from the imported one by exactly the edits (and
 // that yaz-marcdump reads the export).
-func TestMARCRoundTrip(t *testing.T) {
+func TestMARCRoundTrip(t *testing.T) { forEngines(t, testMARCRoundTrip) }
+
+func testMARCRoundTrip(t *testing.T, eng db.Engine) {
 	for _, tc := range marcFiles {
 		t.Run(tc.name, func(t *testing.T) {
-			d := mustDemoDB(t)
+			d := marcDB(t, eng)
 			ctx := context.Background()
 			var before int64
 			mustWriteTx(t, d, func(tx *db.Tx) error {

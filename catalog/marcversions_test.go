@@ -10,6 +10,7 @@ import (
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/catalog/marc"
 	"github.com/stacks-ils/stacks/db"
+	"github.com/stacks-ils/stacks/demo"
 )
 
 const leGuin = `=LDR  00000nam\a2200000\a\4500
@@ -24,10 +25,17 @@ const leGuin = `=LDR  00000nam\a2200000\a\4500
 =700  1\$aSomeone, Else.
 `
 
+// marcDB is a small demo library on engine e.
+func marcDB(t *testing.T, e db.Engine) *db.DB {
+	return demoDBOn(t, e, demo.Options{Titles: 100, Patrons: 10}, db.Options{})
+}
+
 // TestQuickFormWritesThrough: each field of the quick form changes only its
 // own subfields of the MARC.
-func TestQuickFormWritesThrough(t *testing.T) {
-	d := mustDemoDB(t)
+func TestQuickFormWritesThrough(t *testing.T) { forEngines(t, testQuickFormWritesThrough) }
+
+func testQuickFormWritesThrough(t *testing.T, eng db.Engine) {
+	d := marcDB(t, eng)
 	svc := catalog.NewService(d, catalog.Timeouts{})
 	ctx := context.Background()
 	id, err := svc.CreateRecordText(ctx, editor, leGuin)
@@ -84,8 +92,10 @@ func TestQuickFormWritesThrough(t *testing.T) {
 // TestMARCEditorVersions: the editor saves over the version it read, refuses a
 // save over a newer one, and restores an old version as a new one; each save
 // is audited.
-func TestMARCEditorVersions(t *testing.T) {
-	d := mustDemoDB(t)
+func TestMARCEditorVersions(t *testing.T) { forEngines(t, testMARCEditorVersions) }
+
+func testMARCEditorVersions(t *testing.T, eng db.Engine) {
+	d := marcDB(t, eng)
 	svc := catalog.NewService(d, catalog.Timeouts{})
 	ctx := context.Background()
 	id, err := svc.CreateRecordText(ctx, editor, leGuin)
@@ -142,8 +152,10 @@ func TestMARCEditorVersions(t *testing.T) {
 // TestLegacyRecordExport: a record whose fields were edited while its MARC was
 // kept as imported is exported with the edits written through, its other
 // fields kept.
-func TestLegacyRecordExport(t *testing.T) {
-	d := mustDemoDB(t)
+func TestLegacyRecordExport(t *testing.T) { forEngines(t, testLegacyRecordExport) }
+
+func testLegacyRecordExport(t *testing.T, eng db.Engine) {
+	d := marcDB(t, eng)
 	svc := catalog.NewService(d, catalog.Timeouts{})
 	ctx := context.Background()
 	id, err := svc.CreateRecordText(ctx, editor, leGuin)
@@ -167,8 +179,10 @@ func TestLegacyRecordExport(t *testing.T) {
 
 // TestVersionAfterImport: MARC that changed outside the editor (an import
 // overlaying the record) is kept as a version before the next save replaces it.
-func TestVersionAfterImport(t *testing.T) {
-	d := mustDemoDB(t)
+func TestVersionAfterImport(t *testing.T) { forEngines(t, testVersionAfterImport) }
+
+func testVersionAfterImport(t *testing.T, eng db.Engine) {
+	d := marcDB(t, eng)
 	svc := catalog.NewService(d, catalog.Timeouts{})
 	ctx := context.Background()
 	id, err := svc.CreateRecordText(ctx, editor, leGuin)

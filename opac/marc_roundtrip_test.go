@@ -3,6 +3,7 @@ package opac_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -29,6 +30,24 @@ func publicLines(r *marc.Record) []string {
 		}
 	}
 	return out
+}
+
+// yazReads checks that yaz-marcdump, when installed, reads a MARCXML record
+// with its edits.
+func yazReads(t *testing.T, record string) {
+	t.Helper()
+	yaz, err := exec.LookPath("yaz-marcdump")
+	if err != nil {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "record.xml")
+	if err := os.WriteFile(path, []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(yaz, "-i", "marcxml", "-o", "line", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Harvested after editing.") || !strings.Contains(string(out), "Corrected ") {
+		t.Errorf("yaz-marcdump: %v\n%s", err, out)
+	}
 }
 
 // TestOAIMARCRoundTrip imports the real MARC files, edits each record through
@@ -156,6 +175,7 @@ func TestOAIMARCRoundTrip(t *testing.T) {
 				if !slices.ContainsFunc(got.Fields, func(f marc.Field) bool { return f.Tag == "852" }) {
 					t.Errorf("record %d harvested without its copies", id)
 				}
+				yazReads(t, r.Body[start:end])
 			}
 		})
 	}
