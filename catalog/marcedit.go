@@ -64,8 +64,8 @@ func sameBib(a, b Bib) bool {
 // writeThrough changes rec so that it says what the quick form in says where it
 // differs from old (the form as rec read before the edit), changing only the
 // subfields the form edits: the title is 245 $a (a title that still ends with
-// the subtitle and part the form showed replaces $a alone; $b, $c and the
-// indicators stay), the author the main entry's $a, the ISBN the first 020 $a
+// the subtitle and part the form showed replaces $a alone, one whose subtitle
+// was edited too replaces $a and $b; $c and the indicators stay), the author the main entry's $a, the ISBN the first 020 $a
 // with an ISBN, the publisher and year the publication field's $b and $c (264
 // or 260, whichever BibOf reads), the subjects the 6XX fields that read as the
 // headings removed (gone) and a 650 for each heading added. A field the form
@@ -164,13 +164,22 @@ func setTitle(rec *marc.Record, oldTitle, title string) {
 	f := &rec.Fields[i]
 	// The form showed "$a: $b. $n, $p"; what follows $a there, still at the
 	// end of the new title, stays in its subfields.
-	core := title
 	if a := trimPunct(f.Sub('a')); a != "" && strings.HasPrefix(oldTitle, a) {
 		if rest := oldTitle[len(a):]; rest != "" && strings.HasSuffix(title, rest) && len(title) > len(rest) {
-			core = strings.TrimSpace(title[:len(title)-len(rest)])
+			replaceSub(f, 'a', strings.TrimSpace(title[:len(title)-len(rest)]))
+			return
 		}
 	}
-	replaceSub(f, 'a', core)
+	// A title and subtitle ("$a: $b", no part) edited together: each goes to
+	// its subfield.
+	if f.Sub('b') != "" && len(f.Subs('n'))+len(f.Subs('p')) == 0 {
+		if main, sub, ok := strings.Cut(title, ": "); ok && strings.TrimSpace(main) != "" && strings.TrimSpace(sub) != "" {
+			replaceSub(f, 'a', strings.TrimSpace(main))
+			replaceSub(f, 'b', strings.TrimSpace(sub))
+			return
+		}
+	}
+	replaceSub(f, 'a', title)
 }
 
 func setAuthor(rec *marc.Record, author string) {

@@ -57,3 +57,28 @@ func FuzzWriteThrough(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteThroughTitle(t *testing.T) {
+	const start = "=LDR  00000nam\\a2200000\\a\\4500\n=245  14$aThe left hand of darkness :$ba novell /$cUrsula K. Le Guin.\n"
+	for _, tc := range []struct{ title, want string }{
+		{"The left hand of darkness: a novell", "=245  14$aThe left hand of darkness :$ba novell /$cUrsula K. Le Guin."},
+		{"The Left Hand of Darkness: a novell", "=245  14$aThe Left Hand of Darkness :$ba novell /$cUrsula K. Le Guin."},
+		{"The left hand of darkness: a novel", "=245  14$aThe left hand of darkness :$ba novel /$cUrsula K. Le Guin."},
+		{"The left hand of light", "=245  14$aThe left hand of light :$ba novell /$cUrsula K. Le Guin."},
+	} {
+		rec, errs := marc.ParseText(start)
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		old := bibInput(BibOf(rec))
+		in := old
+		in.Title = tc.title
+		writeThrough(rec, old, in)
+		if got := marc.FormatField(rec.Fields[0]); got != tc.want {
+			t.Errorf("title %q: %s, want %s", tc.title, got, tc.want)
+		}
+		if tc.title != "The left hand of light" && BibOf(rec).Title != tc.title {
+			t.Errorf("title %q reads %q", tc.title, BibOf(rec).Title)
+		}
+	}
+}
