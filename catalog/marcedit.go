@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -356,10 +357,14 @@ func RecordMARC(tx *db.Tx, id int64) (*marc.Record, error) {
 }
 
 // checkMARC refuses a record that cannot be kept: one that does not validate,
-// or has no title (245 $a or $b, or 130, 240, 246) to derive.
+// is too long to export as ISO 2709, or has no title (245 $a or $b, or 130, 240, 246) to derive.
 func checkMARC(rec *marc.Record) error {
 	if err := rec.Validate(); err != nil {
 		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %s.", strings.TrimPrefix(err.Error(), "marc: "))
+	}
+	// Export writes ISO 2709, whose record and field lengths are bounded.
+	if err := marc.WriteISO2709(io.Discard, rec); err != nil {
+		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record is too long for MARC 21 (ISO 2709): %s. Shorten or split its longest fields.", strings.TrimPrefix(err.Error(), "marc: "))
 	}
 	if BibOf(rec).Title == "" {
 		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record has no title: add a 245 field with $a, such as =245  00$aTitle.")

@@ -130,6 +130,10 @@ func testMARCEditorVersions(t *testing.T, eng db.Engine) {
 	if err := svc.SaveMARCText(ctx, editor, id, strings.Replace(edited, "=245  14$aThe left hand of darkness :$ba novel /$cUrsula K. Le Guin.\n=246  3\\$aLeft hand\n", "", 1), 2); stacks.ErrorCode(err) != stacks.EINVALID {
 		t.Fatalf("a record without a title: %v", err)
 	}
+	long := strings.Replace(edited, "=500  \\\\$aFirst", "=500  \\\\$a"+strings.Repeat("x", 10_000)+" First", 1)
+	if err := svc.SaveMARCText(ctx, editor, id, long, 2); stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "too long") {
+		t.Fatalf("a field over ISO 2709's limit: %v", err)
+	}
 	diff, err = svc.VersionPreview(ctx, id, 1)
 	if err != nil || diff.Summary() != "added 700; removed 500" {
 		t.Fatalf("restore preview %q %v", diff.Summary(), err)

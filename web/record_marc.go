@@ -146,7 +146,7 @@ func (s *Server) handleMARCEdit(w http.ResponseWriter, r *http.Request) {
 
 // marcPost runs the editor's steps for record id (0: a new record).
 func (s *Server) marcPost(w http.ResponseWriter, r *http.Request, id int64) {
-	v := MARCEditorView{ID: id, Text: r.PostFormValue("marc"), Title: r.PostFormValue("title")}
+	v := MARCEditorView{ID: id, Text: r.PostFormValue("marc")}
 	v.Base, _ = strconv.Atoi(r.PostFormValue("base"))
 	if id != 0 {
 		e, err := s.Catalog.MARCEdit(r.Context(), id)
