@@ -57,23 +57,33 @@ func parseEdit(text string) (*marc.Record, error) {
 	return rec, checkMARC(rec)
 }
 
+// MARCPreview is what saving the editor's text would change in a record.
+type MARCPreview struct {
+	// Title is the record's as it is ("" for a new record).
+	Title string
+	Diff  MARCDiff
+}
+
 // PreviewMARC compares the editor's text with record id's MARC (with an empty
 // record when id is 0, a new record): the diff a save would make.
-func (s *Service) PreviewMARC(ctx context.Context, id int64, text string) (MARCDiff, error) {
+func (s *Service) PreviewMARC(ctx context.Context, id int64, text string) (MARCPreview, error) {
 	rec, err := parseEdit(text)
 	if err != nil {
-		return nil, err
+		return MARCPreview{}, err
 	}
 	if id == 0 {
-		return DiffMARC(nil, dropEmpty(rec)), nil
+		return MARCPreview{Diff: DiffMARC(nil, dropEmpty(rec))}, nil
 	}
-	var d MARCDiff
+	var p MARCPreview
 	err = s.DB.Read(ctx, func(tx *db.Tx) error {
 		old, err := RecordMARC(tx, id)
-		d = DiffMARC(old, rec)
-		return err
+		if err != nil {
+			return err
+		}
+		p = MARCPreview{Title: BibOf(old).Title, Diff: DiffMARC(old, rec)}
+		return nil
 	})
-	return d, err
+	return p, err
 }
 
 // SaveMARCText saves the editor's text as record id's MARC, provided the
@@ -127,19 +137,32 @@ func (s *Service) CreateRecordText(ctx context.Context, actor stacks.Actor, text
 	return id, err
 }
 
-// VersionPreview is a version of a record compared with its current MARC: what
-// restoring it would change.
-func (s *Service) VersionPreview(ctx context.Context, id int64, v int) (d MARCDiff, err error) {
+// MARCVersions is a record's list of versions and, when one is chosen,
+// what restoring it would change.
+type MARCVersions struct {
+	Title    string
+	Versions []RecordVersion
+	// Diff compares the record as it is with the version chosen (nil if none).
+	Diff MARCDiff
+}
+
+// VersionPreview reads record id's versions and, if v is not 0, compares
+// version v with the record's MARC: what restoring it would change.
+func (s *Service) VersionPreview(ctx context.Context, id int64, v int) (out MARCVersions, err error) {
 	err = s.DB.Read(ctx, func(tx *db.Tx) error {
 		cur, err := RecordMARC(tx, id)
 		if err != nil {
 			return err
 		}
+		out.Title = BibOf(cur).Title
+		if out.Versions, err = RecordVersions(tx, id); err != nil || v == 0 {
+			return err
+		}
 		old, err := RecordVersionMARC(tx, id, v)
-		d = DiffMARC(cur, old)
+		out.Diff = DiffMARC(cur, old)
 		return err
 	})
-	return d, err
+	return out, err
 }
 
 // RestoreVersion saves version v of record id as its MARC.

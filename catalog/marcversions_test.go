@@ -107,12 +107,12 @@ func testMARCEditorVersions(t *testing.T, eng db.Engine) {
 		t.Fatalf("a new record is version %d", e.Version)
 	}
 	edited := strings.Replace(e.Text, "=700  1\\$aSomeone, Else.\n", "=500  \\\\$aFirst published 1969.\n", 1)
-	diff, err := svc.PreviewMARC(ctx, id, edited)
+	p, err := svc.PreviewMARC(ctx, id, edited)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := diff.Summary(); got != "added 500; removed 700" {
-		t.Errorf("preview %q", got)
+	if got := p.Diff.Summary(); got != "added 500; removed 700" || p.Title != "The left hand of darkness: a novel" {
+		t.Errorf("preview %q of %q", got, p.Title)
 	}
 	if err := svc.SaveMARCText(ctx, editor, id, edited, e.Version); err != nil {
 		t.Fatal(err)
@@ -134,9 +134,9 @@ func testMARCEditorVersions(t *testing.T, eng db.Engine) {
 	if err := svc.SaveMARCText(ctx, editor, id, long, 2); stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "too long") {
 		t.Fatalf("a field over ISO 2709's limit: %v", err)
 	}
-	diff, err = svc.VersionPreview(ctx, id, 1)
-	if err != nil || diff.Summary() != "added 700; removed 500" {
-		t.Fatalf("restore preview %q %v", diff.Summary(), err)
+	vs, err := svc.VersionPreview(ctx, id, 1)
+	if err != nil || vs.Diff.Summary() != "added 700; removed 500" || len(vs.Versions) != 2 {
+		t.Fatalf("restore preview %q of %d versions: %v", vs.Diff.Summary(), len(vs.Versions), err)
 	}
 	if err := svc.RestoreVersion(ctx, editor, id, 1); err != nil {
 		t.Fatal(err)

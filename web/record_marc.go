@@ -17,10 +17,10 @@ import (
 // recordMARCService is what the MARC editor needs of the catalogue.
 type recordMARCService interface {
 	MARCEdit(ctx context.Context, id int64) (catalog.MARCEdit, error)
-	PreviewMARC(ctx context.Context, id int64, text string) (catalog.MARCDiff, error)
+	PreviewMARC(ctx context.Context, id int64, text string) (catalog.MARCPreview, error)
 	SaveMARCText(ctx context.Context, actor stacks.Actor, id int64, text string, base int) error
 	CreateRecordText(ctx context.Context, actor stacks.Actor, text string) (int64, error)
-	VersionPreview(ctx context.Context, id int64, v int) (catalog.MARCDiff, error)
+	VersionPreview(ctx context.Context, id int64, v int) (catalog.MARCVersions, error)
 	RestoreVersion(ctx context.Context, actor stacks.Actor, id int64, v int) error
 }
 
@@ -121,13 +121,27 @@ func (s *Server) marcFailed(w http.ResponseWriter, r *http.Request, v MARCEditor
 	status := http.StatusUnprocessableEntity
 	if stacks.ErrorCode(err) == stacks.ECONFLICT {
 		status = http.StatusConflict
-		// The text is kept; the next preview compares it with the newest version.
-		if e, rerr := s.Catalog.MARCEdit(r.Context(), v.ID); rerr == nil {
-			v.Base, v.Versions = e.Version, e.Versions
+	}
+	s.renderMARCEditorAgain(w, r, status, v, status == http.StatusConflict)
+	return true
+}
+
+// renderMARCEditorAgain shows the editor with the text as sent, the record's
+// title and versions read anew; with rebase, the text is to be saved over the
+// newest version (the next preview compares it with that one).
+func (s *Server) renderMARCEditorAgain(w http.ResponseWriter, r *http.Request, status int, v MARCEditorView, rebase bool) {
+	if v.ID != 0 {
+		e, err := s.Catalog.MARCEdit(r.Context(), v.ID)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		v.Title, v.Versions = e.Title, e.Versions
+		if rebase {
+			v.Base = e.Version
 		}
 	}
 	s.renderMARCEditor(w, r, status, v)
-	return true
 }
 
 func (s *Server) handleMARCEdit(w http.ResponseWriter, r *http.Request) {
@@ -148,18 +162,10 @@ func (s *Server) handleMARCEdit(w http.ResponseWriter, r *http.Request) {
 func (s *Server) marcPost(w http.ResponseWriter, r *http.Request, id int64) {
 	v := MARCEditorView{ID: id, Text: r.PostFormValue("marc")}
 	v.Base, _ = strconv.Atoi(r.PostFormValue("base"))
-	if id != 0 {
-		e, err := s.Catalog.MARCEdit(r.Context(), id)
-		if err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		v.Title, v.Versions = e.Title, e.Versions
-	}
 	actor := userFrom(r.Context()).Actor()
 	switch r.PostFormValue(marcStepField) {
 	case marcStepEdit:
-		s.renderMARCEditor(w, r, http.StatusOK, v)
+		s.renderMARCEditorAgain(w, r, http.StatusOK, v, false)
 	case marcStepSave:
 		if id == 0 {
 			newID, err := s.Catalog.CreateRecordText(r.Context(), actor, v.Text)
@@ -179,17 +185,17 @@ func (s *Server) marcPost(w http.ResponseWriter, r *http.Request, id int64) {
 			}
 			return
 		}
-		s.flash(r, "ok", fmt.Sprintf("The MARC of %q is saved.", recordEditShortTitle(v.Title)))
+		s.flash(r, "ok", "The record's MARC is saved; its previous version is kept.")
 		redirect(w, r, recordURL(id), http.StatusSeeOther)
 	default:
-		d, err := s.Catalog.PreviewMARC(r.Context(), id, v.Text)
+		p, err := s.Catalog.PreviewMARC(r.Context(), id, v.Text)
 		if err != nil {
 			if !s.marcFailed(w, r, v, err) {
 				s.Error(w, r, err)
 			}
 			return
 		}
-		pv := MARCPreviewView{ID: id, Title: v.Title, Text: v.Text, Base: v.Base, Diff: d}
+		pv := MARCPreviewView{ID: id, Title: p.Title, Text: v.Text, Base: v.Base, Diff: p.Diff}
 		s.render(w, r, http.StatusOK, MARCPreviewPage(s.page(r, "Check the changes", "search"), pv))
 	}
 }
@@ -253,18 +259,14 @@ func (s *Server) handleMARCVersion(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	e, err := s.Catalog.MARCEdit(r.Context(), id)
+	vs, err := s.Catalog.VersionPreview(r.Context(), id, ver)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	v := MARCVersionView{ID: id, Title: e.Title, Version: ver, Versions: e.Versions}
+	v := MARCVersionView{ID: id, Title: vs.Title, Version: ver, Versions: vs.Versions, Diff: vs.Diff}
 	title := "Versions"
 	if ver != 0 {
-		if v.Diff, err = s.Catalog.VersionPreview(r.Context(), id, ver); err != nil {
-			s.Error(w, r, err)
-			return
-		}
 		title = fmt.Sprintf("Version %d", ver)
 	}
 	s.render(w, r, http.StatusOK, MARCVersionPage(s.page(r, title, "search"), v))
