@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -25,10 +24,9 @@ type exportCopy struct {
 
 // Export writes every record of the catalogue as MARC 21, with its copies as Koha
 // 952 fields ($a home branch, $b current branch, $c shelving location, $o call
-// number, $p barcode, $y item type, $g price), reading in batches. An imported record is written from its
-// kept source record (its own holdings fields replaced by the current copies); a
-// record made or edited by hand gets its title, author, ISBN, publication and
-// subject fields from the catalogue. Importing the export gives the same records.
+// number, $p barcode, $y item type, $g price), reading in batches. Each record is
+// written from its kept MARC, as imported and edited, its own holdings fields
+// replaced by the current copies. Importing the export gives the same records.
 func Export(ctx context.Context, d *db.DB, w io.Writer, format string) (int, error) {
 	var write func(*marc.Record) error
 	var xw *marc.XMLWriter
@@ -123,38 +121,10 @@ func Export(ctx context.Context, d *db.DB, w io.Writer, format string) (int, err
 	return n, nil
 }
 
-// sameBib reports whether a MARC record maps to the catalogue's fields.
-func sameBib(a, b Bib) bool {
-	return a.Title == b.Title && a.Author == b.Author && a.ISBN == b.ISBN && a.Publisher == b.Publisher &&
-		a.Year == b.Year && slices.Equal(a.Subjects, b.Subjects) && a.ControlNumber == b.ControlNumber
-}
-
-// mappedTags are the fields BibOf reads; a hand-edited record gets them anew.
-var mappedTags = map[string]bool{"001": true, "020": true, "100": true, "110": true, "111": true, "130": true, "240": true,
-	"245": true, "246": true, "260": true, "264": true, "600": true, "610": true, "611": true, "630": true, "650": true,
-	"651": true, "655": true, "700": true, "710": true}
-
+// exportRecord is a record as Export writes it: its kept MARC (keptMARC), its
+// own holdings fields replaced by its current copies.
 func exportRecord(b Bib, source string, copies []exportCopy) (*marc.Record, error) {
-	var rec *marc.Record
-	if source != "" {
-		r, err := marc.NewXMLReader(strings.NewReader(source)).Next()
-		if err == nil {
-			rec = r
-		}
-	}
-	if rec == nil || !sameBib(BibOf(rec), b) {
-		if rec == nil {
-			rec = &marc.Record{Leader: "00000nam a2200000 a 4500"}
-		}
-		kept := rec.Fields[:0:0]
-		for _, f := range rec.Fields {
-			if !mappedTags[f.Tag] {
-				kept = append(kept, f)
-			}
-		}
-		rec.Fields = append(bibFields(b), kept...)
-		sortFields(rec)
-	}
+	rec := keptMARC(b, source)
 	fields := rec.Fields[:0:0]
 	for _, f := range rec.Fields {
 		if f.Tag != "952" && f.Tag != "852" && f.Tag != "949" {
@@ -211,9 +181,4 @@ func bibFields(b Bib) []marc.Field {
 		fs = append(fs, marc.Field{Tag: "650", Ind1: ' ', Ind2: '0', Subfields: sf})
 	}
 	return fs
-}
-
-// sortFields orders fields by tag, keeping the order within a tag.
-func sortFields(r *marc.Record) {
-	slices.SortStableFunc(r.Fields, func(a, b marc.Field) int { return strings.Compare(a.Tag, b.Tag) })
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog/marc"
 	"github.com/stacks-ils/stacks/db"
 )
 
@@ -170,50 +171,33 @@ func parseYear(s string) (sql.NullInt64, bool) {
 	return sql.NullInt64{Int64: int64(y), Valid: true}, true
 }
 
-// CreateRecord adds a record typed by hand (it has no MARC source) and returns its
-// id. The search index follows by trigger, in the same transaction.
+// CreateRecord adds a record typed in the quick form and returns its id: its
+// MARC is made from the form (a book's leader; 020, 100, 245, 264, 650) and its
+// fields derived from that. The search index follows by trigger, in the same
+// transaction.
 func CreateRecord(tx *db.Tx, actor stacks.Actor, in RecordInput) (int64, error) {
 	if err := in.Validate(); err != nil {
 		return 0, err
 	}
 	year, _ := parseYear(in.Year)
-	now := db.FormatTime(tx.Now())
-	var id int64
-	err := tx.QueryRow(`INSERT INTO records (id, title, author, isbn, publisher, year, subjects, created_at, updated_at)
-		VALUES (`+nextRecordID+`, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, in.Title, in.Author, in.ISBN, in.Publisher, year, in.Subjects, now, now).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("insert record: %w", err)
-	}
-	if err := tx.Audit(actor, "record.create", "record", id, fmt.Sprintf("%q by %q", in.Title, in.Author)); err != nil {
-		return 0, err
-	}
-	return id, nil
+	b := Bib{Title: in.Title, Author: in.Author, ISBN: in.ISBN, Publisher: in.Publisher, Year: int(year.Int64), Subjects: lines(in.Subjects)}
+	return CreateRecordMARC(tx, actor, &marc.Record{Leader: defaultLeader, Fields: bibFields(b)})
 }
 
-// UpdateRecord changes a record's descriptive fields; the audit entry lists what
-// changed. The search index follows by trigger.
-//
-// A record imported from MARC keeps its MARC source (records.marc) and control number
-// as they were: the source is not regenerated from the edited fields, so after an
-// edit the two may disagree, and the fields are the catalogue's truth.
+// UpdateRecord saves the quick form: what it changed is written through to the
+// record's MARC (writeThrough), which is saved as a new version, and the
+// catalogue's fields are derived from it; the audit entry lists what changed.
+// The search index follows by trigger.
 func UpdateRecord(tx *db.Tx, actor stacks.Actor, id int64, in RecordInput) error {
 	if err := in.Validate(); err != nil {
 		return err
 	}
-	old, err := RecordInputOf(tx, id)
+	rec, err := RecordMARC(tx, id)
 	if err != nil {
 		return err
 	}
-	year, _ := parseYear(in.Year)
-	_, err = tx.Exec(`UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, updated_at = ?
-		WHERE id = ?`, in.Title, in.Author, in.ISBN, in.Publisher, year, in.Subjects, db.FormatTime(tx.Now()), id)
-	if err != nil {
-		return fmt.Errorf("update record %d: %w", id, err)
-	}
-	return tx.Audit(actor, "record.update", "record", id, changes([]change{
-		{"title", old.Title, in.Title}, {"author", old.Author, in.Author}, {"isbn", old.ISBN, in.ISBN},
-		{"publisher", old.Publisher, in.Publisher}, {"year", old.Year, in.Year}, {"subjects", old.Subjects, in.Subjects},
-	}))
+	writeThrough(rec, bibInput(BibOf(rec)), in)
+	return saveMARC(tx, actor, id, rec, "record.update")
 }
 
 // RecordInputOf returns a record's fields as the edit form shows them (subjects one

@@ -25,6 +25,7 @@ type recordEditService interface {
 	CheckNewBarcode(ctx context.Context, barcode string) (string, error)
 	AddItem(ctx context.Context, actor stacks.Actor, recordID int64, in catalog.ItemInput) (*catalog.Item, error)
 	UpdateItem(ctx context.Context, actor stacks.Actor, id int64, in catalog.ItemInput, status string) (*catalog.Item, error)
+	recordMARCService
 }
 
 // recordEditRoutes mounts the forms that add and edit records and their items by
@@ -39,6 +40,7 @@ func (s *Server) recordEditRoutes(r chi.Router) {
 	r.Post("/records/{id}/items", s.handleItemCreate)
 	r.Get("/items/{id}/edit", s.handleItemEdit)
 	r.Post("/items/{id}", s.handleItemUpdate)
+	s.recordMARCRoutes(r)
 }
 
 // pathID reads the {id} of a URL. A malformed id names nothing, so it is "not

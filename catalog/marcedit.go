@@ -1,0 +1,570 @@
+package catalog
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// A record's kept MARC (records.marc, MARCXML) is the source of truth: its
+// title, author, ISBN, publisher, year, subjects and control number columns are
+// derived from it (BibOf) on every save, so the two never disagree. The quick
+// form writes through to the MARC (writeThrough), the MARC editor replaces it.
+
+// defaultLeader is the leader of a record made from the quick form: a book
+// (language material, monograph), Unicode.
+const defaultLeader = "00000nam a2200000 a 4500"
+
+// bibInput is a Bib as the quick form shows it.
+func bibInput(b Bib) RecordInput {
+	in := RecordInput{Title: b.Title, Author: b.Author, ISBN: b.ISBN, Publisher: b.Publisher, Subjects: strings.Join(b.Subjects, "\n")}
+	if b.Year > 0 {
+		in.Year = strconv.Itoa(b.Year)
+	}
+	return in
+}
+
+// keptMARC returns the record a row keeps: its MARC source, or, for a record
+// typed before records kept MARC, one made from its fields (bibFields). A
+// record whose fields were edited while its MARC was left as imported gets the
+// edits written through to its MARC (writeThrough), so that nothing of either
+// is lost.
+func keptMARC(b Bib, source string) *marc.Record {
+	var rec *marc.Record
+	if source != "" {
+		if r, err := marc.NewXMLReader(strings.NewReader(source)).Next(); err == nil {
+			rec = r
+		}
+	}
+	if rec == nil {
+		return &marc.Record{Leader: defaultLeader, Fields: bibFields(b)}
+	}
+	if derived := BibOf(rec); !sameBib(derived, b) {
+		writeThrough(rec, bibInput(derived), bibInput(b))
+		if b.ControlNumber != derived.ControlNumber {
+			setControl(rec, "001", b.ControlNumber)
+		}
+	}
+	return rec
+}
+
+// sameBib reports whether a MARC record maps to the catalogue's fields.
+func sameBib(a, b Bib) bool {
+	return a.Title == b.Title && a.Author == b.Author && a.ISBN == b.ISBN && a.Publisher == b.Publisher &&
+		a.Year == b.Year && slices.Equal(a.Subjects, b.Subjects) && a.ControlNumber == b.ControlNumber
+}
+
+// writeThrough changes rec so that it says what the quick form in says where it
+// differs from old (the form as rec read before the edit), changing only the
+// subfields the form edits: the title is 245 $a (a title that still ends with
+// the subtitle and part the form showed replaces $a alone, one whose subtitle
+// was edited too replaces $a and $b; $c and the indicators stay), the author the main entry's $a, the ISBN the first 020 $a
+// with an ISBN, the publisher and year the publication field's $b and $c (264
+// or 260, whichever BibOf reads), the subjects the 6XX fields that read as the
+// headings removed (gone) and a 650 for each heading added. A field the form
+// did not change is left as it was.
+func writeThrough(rec *marc.Record, old, in RecordInput) {
+	if in.Title != old.Title {
+		setTitle(rec, old.Title, in.Title)
+	}
+	if in.Author != old.Author {
+		setAuthor(rec, in.Author)
+	}
+	if in.ISBN != old.ISBN {
+		setISBN(rec, in.ISBN)
+	}
+	if in.Publisher != old.Publisher || in.Year != old.Year {
+		setPublication(rec, in.Publisher != old.Publisher, in.Publisher, in.Year != old.Year, old.Year, in.Year)
+	}
+	if in.Subjects != old.Subjects {
+		setSubjects(rec, lines(old.Subjects), lines(in.Subjects))
+	}
+}
+
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// punctSuffix returns the ISBD punctuation that ends v (" /", " :", ",", "."):
+// what trimPunct removes, kept when a value is replaced.
+func punctSuffix(v string) string {
+	core := trimPunct(v)
+	v = strings.TrimLeft(v, " ")
+	if core == "" || !strings.HasPrefix(v, core) {
+		return ""
+	}
+	return v[len(core):]
+}
+
+// replaceSub sets the first subfield code of f to value, keeping the old
+// value's final punctuation, or adds it first if f has none.
+func replaceSub(f *marc.Field, code byte, value string) {
+	for i, s := range f.Subfields {
+		if s.Code == code {
+			f.Subfields[i].Value = value + punctSuffix(s.Value)
+			return
+		}
+	}
+	f.Subfields = append([]marc.Subfield{{Code: code, Value: value}}, f.Subfields...)
+}
+
+// removeSub removes every subfield code of f.
+func removeSub(f *marc.Field, code byte) {
+	f.Subfields = slices.DeleteFunc(f.Subfields, func(s marc.Subfield) bool { return s.Code == code })
+}
+
+// fieldIndex returns the index of the first field with the tag, or -1.
+func fieldIndex(rec *marc.Record, tag string) int {
+	return slices.IndexFunc(rec.Fields, func(f marc.Field) bool { return f.Tag == tag })
+}
+
+// insertField adds f after the last field whose tag sorts before or with its own.
+func insertField(rec *marc.Record, f marc.Field) {
+	at := 0
+	for i := len(rec.Fields) - 1; i >= 0; i-- {
+		if rec.Fields[i].Tag <= f.Tag {
+			at = i + 1
+			break
+		}
+	}
+	rec.Fields = slices.Insert(rec.Fields, at, f)
+}
+
+func setControl(rec *marc.Record, tag, value string) {
+	i := fieldIndex(rec, tag)
+	switch {
+	case i >= 0 && value == "":
+		rec.Fields = slices.Delete(rec.Fields, i, i+1)
+	case i >= 0:
+		rec.Fields[i].Value = value
+	case value != "":
+		insertField(rec, marc.Field{Tag: tag, Value: value})
+	}
+}
+
+func setTitle(rec *marc.Record, oldTitle, title string) {
+	i := fieldIndex(rec, "245")
+	if i < 0 {
+		insertField(rec, marc.Field{Tag: "245", Ind1: '0', Ind2: '0', Subfields: []marc.Subfield{{Code: 'a', Value: title}}})
+		return
+	}
+	f := &rec.Fields[i]
+	// The form showed "$a: $b. $n, $p"; what follows $a there, still at the
+	// end of the new title, stays in its subfields.
+	if a := trimPunct(f.Sub('a')); a != "" && strings.HasPrefix(oldTitle, a) {
+		if rest := oldTitle[len(a):]; rest != "" && strings.HasSuffix(title, rest) && len(title) > len(rest) {
+			replaceSub(f, 'a', strings.TrimSpace(title[:len(title)-len(rest)]))
+			return
+		}
+	}
+	// A title and subtitle ("$a: $b", no part) edited together: each goes to
+	// its subfield.
+	if f.Sub('b') != "" && len(f.Subs('n'))+len(f.Subs('p')) == 0 {
+		if main, sub, ok := strings.Cut(title, ": "); ok && strings.TrimSpace(main) != "" && strings.TrimSpace(sub) != "" {
+			replaceSub(f, 'a', strings.TrimSpace(main))
+			replaceSub(f, 'b', strings.TrimSpace(sub))
+			return
+		}
+	}
+	replaceSub(f, 'a', title)
+}
+
+func setAuthor(rec *marc.Record, author string) {
+	for _, tag := range []string{"100", "110", "111"} {
+		if i := fieldIndex(rec, tag); i >= 0 {
+			if author == "" {
+				rec.Fields = slices.Delete(rec.Fields, i, i+1)
+				return
+			}
+			f := &rec.Fields[i]
+			// The form showed "$a $b" of a corporate name.
+			if b := trimPunct(f.Sub('b')); tag != "100" && b != "" && strings.HasSuffix(author, " "+b) {
+				author = strings.TrimSuffix(author, " "+b)
+			}
+			replaceSub(f, 'a', author)
+			return
+		}
+	}
+	if author != "" {
+		insertField(rec, marc.Field{Tag: "100", Ind1: '1', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: author}}})
+	}
+}
+
+func setISBN(rec *marc.Record, isbn string) {
+	for i := range rec.Fields {
+		f := &rec.Fields[i]
+		if f.Tag != "020" || NormalizeISBN(f.Sub('a')) == "" {
+			continue
+		}
+		if isbn == "" {
+			removeSub(f, 'a')
+			if len(f.Subfields) == 0 {
+				rec.Fields = slices.Delete(rec.Fields, i, i+1)
+			}
+			return
+		}
+		// Keep a qualifier typed after the number: "0441478123 (pbk.)".
+		old := strings.TrimSpace(f.Sub('a'))
+		qualifier := ""
+		if j := strings.IndexAny(old, " ("); j >= 0 {
+			qualifier = old[j:]
+		}
+		for k, s := range f.Subfields {
+			if s.Code == 'a' {
+				f.Subfields[k].Value = isbn + qualifier
+				break
+			}
+		}
+		return
+	}
+	if isbn != "" {
+		insertField(rec, marc.Field{Tag: "020", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: isbn}}})
+	}
+}
+
+// publicationIndex returns the field BibOf reads the publisher and year from.
+func publicationIndex(rec *marc.Record) int {
+	for i, f := range rec.Fields {
+		if f.Tag == "264" && f.Ind2 == '1' {
+			return i
+		}
+	}
+	return slices.IndexFunc(rec.Fields, func(f marc.Field) bool { return f.Tag == "260" || f.Tag == "264" })
+}
+
+func setPublication(rec *marc.Record, setPublisher bool, publisher string, setYear bool, oldYear, year string) {
+	i := publicationIndex(rec)
+	if i < 0 {
+		if publisher == "" && year == "" {
+			return
+		}
+		f := marc.Field{Tag: "264", Ind1: ' ', Ind2: '1'}
+		if publisher != "" {
+			f.Subfields = append(f.Subfields, marc.Subfield{Code: 'b', Value: publisher})
+		}
+		if year != "" {
+			f.Subfields = append(f.Subfields, marc.Subfield{Code: 'c', Value: year})
+		}
+		insertField(rec, f)
+		return
+	}
+	f := &rec.Fields[i]
+	if setPublisher {
+		if publisher == "" {
+			removeSub(f, 'b')
+		} else {
+			replaceSub(f, 'b', publisher)
+		}
+	}
+	if setYear {
+		c := slices.IndexFunc(f.Subfields, func(s marc.Subfield) bool { return s.Code == 'c' })
+		switch {
+		case year == "":
+			removeSub(f, 'c')
+		case c >= 0 && oldYear != "" && strings.Contains(f.Subfields[c].Value, oldYear):
+			// "c1969." becomes "c1970.".
+			f.Subfields[c].Value = strings.Replace(f.Subfields[c].Value, oldYear, year, 1)
+		case c >= 0:
+			f.Subfields[c].Value = year + punctSuffix(f.Subfields[c].Value)
+		default:
+			f.Subfields = append(f.Subfields, marc.Subfield{Code: 'c', Value: year})
+		}
+	}
+	if len(f.Subfields) == 0 {
+		rec.Fields = slices.Delete(rec.Fields, i, i+1)
+	}
+}
+
+// subjectTags are the fields BibOf reads subjects from.
+var subjectTags = []string{"600", "610", "611", "630", "650", "651", "655"}
+
+// subjectOf is the heading BibOf reads from a subject field.
+func subjectOf(f marc.Field) string {
+	return BibOf(&marc.Record{Fields: []marc.Field{f}}).firstSubject()
+}
+
+func (b Bib) firstSubject() string {
+	if len(b.Subjects) == 0 {
+		return ""
+	}
+	return b.Subjects[0]
+}
+
+func setSubjects(rec *marc.Record, old, headings []string) {
+	keep := map[string]bool{}
+	for _, h := range headings {
+		keep[h] = true
+	}
+	rec.Fields = slices.DeleteFunc(rec.Fields, func(f marc.Field) bool {
+		return slices.Contains(subjectTags, f.Tag) && !keep[subjectOf(f)] && slices.Contains(old, subjectOf(f))
+	})
+	for _, h := range headings {
+		if !slices.Contains(old, h) {
+			parts := strings.Split(h, " -- ")
+			sf := []marc.Subfield{{Code: 'a', Value: parts[0]}}
+			for _, p := range parts[1:] {
+				sf = append(sf, marc.Subfield{Code: 'x', Value: p})
+			}
+			insertField(rec, marc.Field{Tag: "650", Ind1: ' ', Ind2: '0', Subfields: sf})
+		}
+	}
+}
+
+// recordRow is a record's row as a save reads it.
+type recordRow struct {
+	bib       Bib
+	source    string
+	updatedAt string
+}
+
+func readRecordRow(tx *db.Tx, id int64) (recordRow, error) {
+	var r recordRow
+	var subjects string
+	err := tx.QueryRow(`SELECT title, author, isbn, publisher, coalesce(year, 0), subjects, control_number, marc, updated_at
+		FROM records WHERE id = ?`, id).Scan(&r.bib.Title, &r.bib.Author, &r.bib.ISBN, &r.bib.Publisher, &r.bib.Year, &subjects,
+		&r.bib.ControlNumber, &r.source, &r.updatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, errNoRecord(id)
+	} else if err != nil {
+		return r, fmt.Errorf("find record %d: %w", id, err)
+	}
+	r.bib.Subjects = lines(subjects)
+	return r, nil
+}
+
+// RecordMARC returns the record's MARC as it is kept (for a record typed
+// before records kept MARC, as it would be made on its next save).
+func RecordMARC(tx *db.Tx, id int64) (*marc.Record, error) {
+	r, err := readRecordRow(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return keptMARC(r.bib, r.source), nil
+}
+
+// checkMARC refuses a record that cannot be kept: one that does not validate,
+// is too long to export as ISO 2709, or has no title (245 $a or $b, or 130, 240, 246) to derive.
+func checkMARC(rec *marc.Record) error {
+	if err := rec.Validate(); err != nil {
+		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %s.", strings.TrimPrefix(err.Error(), "marc: "))
+	}
+	// Export writes ISO 2709, whose record and field lengths are bounded.
+	if err := marc.WriteISO2709(io.Discard, rec); err != nil {
+		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record is too long for MARC 21 (ISO 2709): %s. Shorten or split its longest fields.", strings.TrimPrefix(err.Error(), "marc: "))
+	}
+	if BibOf(rec).Title == "" {
+		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record has no title: add a 245 field with $a, such as =245  00$aTitle.")
+	}
+	return nil
+}
+
+// normalMARC checks rec (checkMARC) and returns it in the readers' normal form
+// (a leader whose lengths are the record's), as it will be read back: so that
+// a save followed by a read changes nothing.
+func normalMARC(rec *marc.Record) (*marc.Record, error) {
+	if err := checkMARC(rec); err != nil {
+		return nil, err
+	}
+	source, err := marc.ToXML(rec)
+	if err != nil {
+		return nil, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
+	}
+	out, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	if err != nil {
+		return nil, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
+	}
+	return out, nil
+}
+
+// saveMARC replaces record id's MARC with rec and derives its fields from it,
+// keeping it as a version (versions are numbered from 1; the MARC the record
+// had before is kept first when no version holds it: before its first save,
+// or after an import overlaid it), and
+// audits the save as action, saying which fields of the catalogue and of the
+// MARC changed.
+func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action string) error {
+	rec, err := normalMARC(rec)
+	if err != nil {
+		return err
+	}
+	row, err := readRecordRow(tx, id)
+	if err != nil {
+		return err
+	}
+	before := keptMARC(row.bib, row.source)
+	source, err := marc.ToXML(rec)
+	if err != nil {
+		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
+	}
+	b := BibOf(rec)
+	if prev, err := marc.ToXML(before); err == nil && prev == source && row.source != "" && sameBib(row.bib, b) {
+		return tx.Audit(actor, action, "record", id, "no changes")
+	}
+	now := db.FormatTime(tx.Now())
+	_, err = tx.Exec(`UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?,
+		marc = ?, updated_at = ? WHERE id = ?`, b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), strings.Join(b.Subjects, "\n"),
+		b.ControlNumber, source, now, id)
+	if err != nil {
+		return fmt.Errorf("update record %d: %w", id, err)
+	}
+	last, err := latestVersion(tx, id)
+	if err != nil {
+		return err
+	}
+	// The MARC the record had before this save is kept too when no version
+	// holds it: a record's first save, or one after an import overlaid it.
+	prev, err := marc.ToXML(before)
+	if err != nil {
+		return fmt.Errorf("record %d: keep the previous MARC: %w", id, err)
+	}
+	var lastSource string
+	if last > 0 {
+		if err := tx.QueryRow(`SELECT marc FROM record_versions WHERE record_id = ? AND version = ?`, id, last).Scan(&lastSource); err != nil {
+			return fmt.Errorf("record %d version %d: %w", id, last, err)
+		}
+	}
+	if last == 0 || (lastSource != prev && lastSource != row.source) {
+		last++
+		if err := insertVersion(tx, id, last, prev, stacks.Actor{}, row.updatedAt); err != nil {
+			return err
+		}
+	}
+	if err := insertVersion(tx, id, last+1, source, actor, now); err != nil {
+		return err
+	}
+	old := bibInput(row.bib)
+	in := bibInput(b)
+	detail := changes([]change{
+		{"title", old.Title, in.Title}, {"author", old.Author, in.Author}, {"isbn", old.ISBN, in.ISBN},
+		{"publisher", old.Publisher, in.Publisher}, {"year", old.Year, in.Year}, {"subjects", old.Subjects, in.Subjects},
+		{"control number", row.bib.ControlNumber, b.ControlNumber},
+	})
+	if detail == "no changes" {
+		detail = "fields unchanged"
+	}
+	detail += fmt.Sprintf("; MARC version %d: %s", last+1, DiffMARC(before, rec).Summary())
+	return tx.Audit(actor, action, "record", id, detail)
+}
+
+func insertVersion(tx *db.Tx, id int64, version int, source string, actor stacks.Actor, at string) error {
+	var staff sql.NullInt64
+	if actor.StaffID != 0 {
+		staff = sql.NullInt64{Int64: actor.StaffID, Valid: true}
+	}
+	if _, err := tx.Exec(`INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, version, source, staff, actor.Name, at); err != nil {
+		return fmt.Errorf("record %d: keep version %d: %w", id, version, err)
+	}
+	return nil
+}
+
+// SaveMARC replaces record id's MARC with rec (the MARC editor's save); the
+// catalogue's fields are derived from it.
+func SaveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record) error {
+	return saveMARC(tx, actor, id, rec, "record.update")
+}
+
+// CreateRecordMARC adds a record from its MARC (a template, or typed in the
+// MARC editor) and returns its id.
+func CreateRecordMARC(tx *db.Tx, actor stacks.Actor, rec *marc.Record) (int64, error) {
+	rec, err := normalMARC(rec)
+	if err != nil {
+		return 0, err
+	}
+	source, err := marc.ToXML(rec)
+	if err != nil {
+		return 0, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
+	}
+	b := BibOf(rec)
+	now := db.FormatTime(tx.Now())
+	var id int64
+	err = tx.QueryRow(`INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
+		VALUES (`+nextRecordID+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year),
+		strings.Join(b.Subjects, "\n"), b.ControlNumber, source, now, now).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("insert record: %w", err)
+	}
+	if err := insertVersion(tx, id, 1, source, actor, now); err != nil {
+		return 0, err
+	}
+	if err := tx.Audit(actor, "record.create", "record", id, fmt.Sprintf("%q by %q", b.Title, b.Author)); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// RecordVersion is one saved version of a record's MARC.
+type RecordVersion struct {
+	Version int
+	// Actor is who saved it ("" for the MARC a record had before its first
+	// save kept versions).
+	Actor   string
+	SavedAt string
+}
+
+// RecordVersions lists a record's saved versions, newest first.
+func RecordVersions(tx *db.Tx, id int64) ([]RecordVersion, error) {
+	rows, err := tx.Query(`SELECT version, actor, saved_at FROM record_versions WHERE record_id = ? ORDER BY version DESC`, id)
+	if err != nil {
+		return nil, fmt.Errorf("record %d versions: %w", id, err)
+	}
+	defer rows.Close()
+	var out []RecordVersion
+	for rows.Next() {
+		var v RecordVersion
+		if err := rows.Scan(&v.Version, &v.Actor, &v.SavedAt); err != nil {
+			return nil, fmt.Errorf("record %d versions: %w", id, err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// latestVersion is the number of a record's newest version, 0 if none was kept.
+func latestVersion(tx *db.Tx, id int64) (int, error) {
+	var last int
+	if err := tx.QueryRow(`SELECT coalesce(max(version), 0) FROM record_versions WHERE record_id = ?`, id).Scan(&last); err != nil {
+		return 0, fmt.Errorf("record %d versions: %w", id, err)
+	}
+	return last, nil
+}
+
+// RecordVersionMARC returns version v of a record's MARC.
+func RecordVersionMARC(tx *db.Tx, id int64, v int) (*marc.Record, error) {
+	var source string
+	err := tx.QueryRow(`SELECT marc FROM record_versions WHERE record_id = ? AND version = ?`, id, v).Scan(&source)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, stacks.Errorf(stacks.ENOTFOUND, "Record %d has no version %d; choose one from its list of versions.", id, v)
+	} else if err != nil {
+		return nil, fmt.Errorf("record %d version %d: %w", id, v, err)
+	}
+	rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	if err != nil {
+		return nil, fmt.Errorf("record %d version %d: %w", id, v, err)
+	}
+	return rec, nil
+}
+
+// RestoreVersion makes version v of record id its MARC again: a new save (and
+// version) of the old MARC, audited as record.restore.
+func RestoreVersion(tx *db.Tx, actor stacks.Actor, id int64, v int) error {
+	rec, err := RecordVersionMARC(tx, id, v)
+	if err != nil {
+		return err
+	}
+	return saveMARC(tx, actor, id, rec, "record.restore")
+}
