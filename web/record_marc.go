@@ -103,7 +103,7 @@ type MARCVersionView struct {
 }
 
 func (s *Server) renderMARCEditor(w http.ResponseWriter, r *http.Request, status int, v MARCEditorView) {
-	s.render(w, r, status, MARCEditorPage(s.page(r, v.pageTitle(), "search"), v))
+	s.Render(w, r, status, MARCEditorPage(s.page(r, v.pageTitle(), "search"), v))
 }
 
 // marcFailed shows the editor again with err's faults, with status 422 (409
@@ -175,7 +175,7 @@ func (s *Server) marcPost(w http.ResponseWriter, r *http.Request, id int64) {
 				}
 				return
 			}
-			s.flash(r, "ok", "The record is in the catalogue. Add its items (copies) so that they can be lent.")
+			s.Flash(r, "ok", "The record is in the catalogue. Add its items (copies) so that they can be lent.")
 			redirect(w, r, recordURL(newID), http.StatusSeeOther)
 			return
 		}
@@ -185,7 +185,7 @@ func (s *Server) marcPost(w http.ResponseWriter, r *http.Request, id int64) {
 			}
 			return
 		}
-		s.flash(r, "ok", "The record's MARC is saved; its previous version is kept.")
+		s.Flash(r, "ok", "The record's MARC is saved; its previous version is kept.")
 		redirect(w, r, recordURL(id), http.StatusSeeOther)
 	default:
 		p, err := s.Catalog.PreviewMARC(r.Context(), id, v.Text)
@@ -196,7 +196,7 @@ func (s *Server) marcPost(w http.ResponseWriter, r *http.Request, id int64) {
 			return
 		}
 		pv := MARCPreviewView{ID: id, Title: p.Title, Text: v.Text, Base: v.Base, Diff: p.Diff}
-		s.render(w, r, http.StatusOK, MARCPreviewPage(s.page(r, "Check the changes", "search"), pv))
+		s.Render(w, r, http.StatusOK, MARCPreviewPage(s.page(r, "Check the changes", "search"), pv))
 	}
 }
 
@@ -216,7 +216,7 @@ func (s *Server) handleMARCNew(w http.ResponseWriter, r *http.Request) {
 	code := r.URL.Query().Get("template")
 	if code == "" {
 		v.Templates = catalog.Templates()
-		s.render(w, r, http.StatusOK, MARCTemplatesPage(s.page(r, "New record from a template", "search"), v))
+		s.Render(w, r, http.StatusOK, MARCTemplatesPage(s.page(r, "New record from a template", "search"), v))
 		return
 	}
 	text, ok := catalog.TemplateText(code, s.DB.Now())
@@ -269,7 +269,7 @@ func (s *Server) handleMARCVersion(w http.ResponseWriter, r *http.Request) {
 	if ver != 0 {
 		title = fmt.Sprintf("Version %d", ver)
 	}
-	s.render(w, r, http.StatusOK, MARCVersionPage(s.page(r, title, "search"), v))
+	s.Render(w, r, http.StatusOK, MARCVersionPage(s.page(r, title, "search"), v))
 }
 
 func (s *Server) handleMARCRestore(w http.ResponseWriter, r *http.Request) {
@@ -290,7 +290,7 @@ func (s *Server) handleMARCRestore(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	s.flash(r, "ok", fmt.Sprintf("Version %d is restored: it is saved as the record's newest version.", ver))
+	s.Flash(r, "ok", fmt.Sprintf("Version %d is restored: it is saved as the record's newest version.", ver))
 	redirect(w, r, recordURL(id), http.StatusSeeOther)
 }
 
