@@ -22,13 +22,13 @@ import (
 // built by hand rather than copied from the demo so that `stacks check` holds
 // on it on both engines (the demo's copy to PostgreSQL has no loans).
 type lib struct {
-	t   *testing.T
+	t   testing.TB
 	d   *db.DB
 	svc *catalog.Service
 	now time.Time
 }
 
-func newLib(t *testing.T, e db.Engine) *lib {
+func newLib(t testing.TB, e db.Engine) *lib {
 	t.Helper()
 	var d *db.DB
 	if e == db.Postgres {
