@@ -398,3 +398,33 @@ func testDeleteRecord(t *testing.T, e db.Engine) {
 		l.checkClean()
 	})
 }
+
+// TestWithdrawalFollowsStatus: an item put back into circulation by the item
+// form forgets its withdrawal; one withdrawn there, without a reason, still
+// says when.
+func TestWithdrawalFollowsStatus(t *testing.T) { forEngines(t, testWithdrawalFollowsStatus) }
+
+func testWithdrawalFollowsStatus(t *testing.T, e db.Engine) {
+	l := newLib(t, e)
+	ctx := context.Background()
+	_, items := l.record("Returning Zeppelins", "RZ1")
+	in := catalog.ItemInput{Barcode: "RZ1", ItemTypeCode: "BOOK", HomeBranchCode: "CEN", CallNumber: "823 RZ1"}
+	if _, err := l.svc.WithdrawItem(ctx, editor, items[0], "Weeded"); err != nil {
+		t.Fatal(err)
+	}
+	l.now = l.now.Add(time.Hour)
+	if _, err := l.svc.UpdateItem(ctx, editor, items[0], in, catalog.StatusAvailable); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.str(`SELECT status || '|' || withdrawn_reason || '|' || coalesce(withdrawn_at, '-') FROM items WHERE id = ?`, items[0]); got != "available||-" {
+		t.Errorf("item back in circulation: %s", got)
+	}
+	l.now = l.now.Add(time.Hour)
+	if _, err := l.svc.UpdateItem(ctx, editor, items[0], in, catalog.StatusWithdrawn); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.str(`SELECT status || '|' || coalesce(withdrawn_at, '-') FROM items WHERE id = ?`, items[0]); got != "withdrawn|"+db.FormatTime(l.now) {
+		t.Errorf("item withdrawn by the form: %s", got)
+	}
+	l.checkClean()
+}

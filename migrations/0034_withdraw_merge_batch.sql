@@ -52,3 +52,18 @@ CREATE TABLE item_batch_items (
     PRIMARY KEY (batch_id, item_id)
 );
 CREATE INDEX item_batch_items_item ON item_batch_items (item_id);
+
+-- However the status changes (the item form, a check-in, a batch), an item
+-- put back into circulation forgets its withdrawal, and an item withdrawn
+-- without a reason (the item form) still says when.
+CREATE TRIGGER items_withdrawal_cleared AFTER UPDATE OF status ON items
+WHEN old.status = 'withdrawn' AND new.status <> 'withdrawn'
+BEGIN
+    UPDATE items SET withdrawn_at = NULL, withdrawn_reason = '' WHERE id = new.id;
+END;
+
+CREATE TRIGGER items_withdrawal_dated AFTER UPDATE OF status ON items
+WHEN new.status = 'withdrawn' AND old.status <> 'withdrawn' AND new.withdrawn_at IS NULL
+BEGIN
+    UPDATE items SET withdrawn_at = new.updated_at WHERE id = new.id;
+END;

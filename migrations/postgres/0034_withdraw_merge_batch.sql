@@ -36,3 +36,20 @@ CREATE TABLE item_batch_items (
     PRIMARY KEY (batch_id, item_id)
 );
 CREATE INDEX item_batch_items_item ON item_batch_items (item_id);
+
+-- An item put back into circulation forgets its withdrawal; one withdrawn
+-- without a reason still says when (SQLite's two AFTER triggers, as one BEFORE
+-- trigger here).
+CREATE FUNCTION items_withdrawal() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.status = 'withdrawn' AND NEW.status <> 'withdrawn' THEN
+        NEW.withdrawn_at := NULL;
+        NEW.withdrawn_reason := '';
+    ELSIF NEW.status = 'withdrawn' AND OLD.status <> 'withdrawn' AND NEW.withdrawn_at IS NULL THEN
+        NEW.withdrawn_at := NEW.updated_at;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER items_withdrawal BEFORE UPDATE OF status ON items
+    FOR EACH ROW EXECUTE FUNCTION items_withdrawal();
