@@ -158,7 +158,7 @@ func (l *lib) queue(recordID int64) []int64 {
 func (l *lib) checkClean() {
 	l.t.Helper()
 	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
-		for _, check := range []func(*db.Tx) ([]stacks.Violation, error){db.Check, circulation.Check, holds.Check, patrons.Check} {
+		for _, check := range []func(*db.Tx) ([]stacks.Violation, error){db.Check, circulation.Check, holds.Check, patrons.Check, catalog.CheckMaintenance} {
 			vs, err := check(tx)
 			if err != nil {
 				return err
@@ -427,4 +427,37 @@ func testWithdrawalFollowsStatus(t *testing.T, e db.Engine) {
 		t.Errorf("item withdrawn by the form: %s", got)
 	}
 	l.checkClean()
+}
+
+// TestCheckMaintenance: the invariants of withdrawals and merges find what a
+// hand-run statement breaks.
+func TestCheckMaintenance(t *testing.T) { forEngines(t, testCheckMaintenance) }
+
+func testCheckMaintenance(t *testing.T, e db.Engine) {
+	l := newLib(t, e)
+	keep, items := l.record("Checked Zeppelins", "CK1", "CK2")
+	l.exec(`UPDATE items SET withdrawn_reason = 'stale' WHERE id = ?`, items[0])
+	l.exec(`UPDATE items SET status = 'withdrawn' WHERE id = ?`, items[1])
+	l.exec(`UPDATE items SET withdrawn_at = NULL WHERE id = ?`, items[1])
+	l.exec(`INSERT INTO record_redirects (from_id, to_id, merged_at) VALUES (?, ?, ?)`, keep, keep, db.FormatTime(l.now))
+	var got []string
+	if err := l.d.Read(context.Background(), func(tx *db.Tx) error {
+		vs, err := catalog.CheckMaintenance(tx)
+		for _, v := range vs {
+			got = append(got, v.String())
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"CK1 (id " + fmt.Sprint(items[0]) + ") is available but has a withdrawal", "CK2 (id " + fmt.Sprint(items[1]) + ") is withdrawn without the date",
+		fmt.Sprintf("record %d was merged into record %d, but is in the catalogue itself", keep, keep)}
+	if len(got) != len(want) {
+		t.Fatalf("violations %q, want %d", got, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("violation %q does not say %q", got[i], w)
+		}
+	}
 }

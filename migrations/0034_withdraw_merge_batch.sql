@@ -6,6 +6,8 @@
 -- when the item is put back into circulation.
 ALTER TABLE items ADD COLUMN withdrawn_at TEXT;
 ALTER TABLE items ADD COLUMN withdrawn_reason TEXT NOT NULL DEFAULT '';
+-- Items withdrawn before: when they last changed is the best date known.
+UPDATE items SET withdrawn_at = updated_at WHERE status = 'withdrawn';
 
 -- A record merged into another: its permanent link (/records/<from_id> on the
 -- staff site and the patrons' catalogue) leads to the record kept. The merged

@@ -2,6 +2,7 @@
 -- see SQLite's 0034_withdraw_merge_batch.sql.
 ALTER TABLE items ADD COLUMN withdrawn_at text;
 ALTER TABLE items ADD COLUMN withdrawn_reason text NOT NULL DEFAULT '';
+UPDATE items SET withdrawn_at = updated_at WHERE status = 'withdrawn';
 
 CREATE TABLE record_redirects (
     from_id   bigint PRIMARY KEY,
