@@ -157,20 +157,22 @@ func (l *lib) queue(recordID int64) []int64 {
 // on any violation.
 func (l *lib) checkClean() {
 	l.t.Helper()
+	var all []stacks.Violation
 	err := l.d.Read(context.Background(), func(tx *db.Tx) error {
 		for _, check := range []func(*db.Tx) ([]stacks.Violation, error){db.Check, circulation.Check, holds.Check, patrons.Check, catalog.CheckMaintenance} {
 			vs, err := check(tx)
 			if err != nil {
 				return err
 			}
-			for _, v := range vs {
-				l.t.Errorf("stacks check: %v", v)
-			}
+			all = append(all, vs...)
 		}
 		return nil
 	})
 	if err != nil {
 		l.t.Fatal(err)
+	}
+	for _, v := range all {
+		l.t.Errorf("stacks check: %v", v)
 	}
 }
 
