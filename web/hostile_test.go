@@ -127,17 +127,19 @@ var formFields = map[string]url.Values{
 // queryParams are the query parameters each page reads. Every GET route is also
 // sent an unknown parameter.
 var queryParams = map[string][]string{
-	"GET /login":              {"next"},
-	"GET /patrons":            {"q"},
-	"GET /patrons/new":        {"card"},
-	"GET /search":             {"q", "sort", "type", "branch", "available", "page"},
-	"GET /holds":              {"branch"},
-	"GET /records/{id}/hold":  {"item"},
+	"GET /login":             {"next"},
+	"GET /patrons":           {"q"},
+	"GET /patrons/new":       {"card"},
+	"GET /search":            {"q", "sort", "type", "branch", "available", "page"},
+	"GET /holds":             {"branch"},
+	"GET /records/{id}/hold": {"item"},
+	"GET /admin/notices":     {"status", "before"},
+	"GET /notices/print":     {"branch"},
+	"GET /cashup":            {"day", "branch"},
+	"GET /claims-returned":   {"branch", "status", "page"},
+
+	// The merge form reads the other record's number.
 	"GET /records/{id}/merge": {"other"},
-	"GET /admin/notices":      {"status", "before"},
-	"GET /notices/print":      {"branch"},
-	"GET /cashup":             {"day", "branch"},
-	"GET /claims-returned":    {"branch", "status", "page"},
 }
 
 func patronForm() url.Values {
