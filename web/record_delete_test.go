@@ -66,6 +66,32 @@ func TestCatalogMaintenancePages(t *testing.T) {
 		}
 	})
 
+	t.Run("DeleteItem", func(t *testing.T) {
+		rec, item := e.newTitle(t, "Mistaken Zeppelins", "WEB-X1")
+		path := fmt.Sprintf("/items/%d/delete", item)
+		r := e.get(t, c, path)
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, "Delete WEB-X1</button>") {
+			t.Fatalf("GET %s: %d", path, r.Status)
+		}
+		if n := e.count(t, `SELECT count(*) FROM items WHERE id = ?`, item); n != 1 {
+			t.Fatal("a GET deleted the item")
+		}
+		r = e.post(t, c, path, nil)
+		if r.Status != http.StatusSeeOther || r.Location != fmt.Sprintf("/records/%d", rec) {
+			t.Fatalf("delete: %d to %q", r.Status, r.Location)
+		}
+		if n := e.count(t, `SELECT count(*) FROM items WHERE id = ?`, item); n != 0 {
+			t.Fatal("the item is still there")
+		}
+		// A copy once lent: refused, with what to do instead.
+		lent := queryString(t, e, `SELECT CAST(min(l.item_id) AS TEXT) FROM loans l JOIN items i ON i.id = l.item_id
+			WHERE l.returned_at IS NOT NULL AND i.status = 'available'`)
+		r = e.post(t, c, "/items/"+lent+"/delete", nil)
+		if r.Status != http.StatusConflict || !strings.Contains(squashed(r.Body), "Withdraw it instead") {
+			t.Errorf("deleting a copy once lent: %d\n%s", r.Status, squashed(r.Body))
+		}
+	})
+
 	t.Run("DeleteRecord", func(t *testing.T) {
 		rec, _ := e.newTitle(t, "Deleted Zeppelins", "WEB-D1", "WEB-D2")
 		path := fmt.Sprintf("/records/%d/delete", rec)
