@@ -346,33 +346,10 @@ func applyBatch(tx *db.Tx, actor stacks.Actor, barcodes []string, ch BatchChange
 			FROM items WHERE id IN (`+in+`)`, append([]any{res.BatchID}, args...)...); err != nil {
 			return res, fmt.Errorf("record the batch's items: %w", err)
 		}
-		var stmts []string
-		var sets [][]any
-		switch t.Field {
-		case BatchLocation:
-			stmts, sets = []string{`location = ?`}, [][]any{{t.Value}}
-		case BatchCallNumberPrefix:
-			stmts, sets = []string{`call_number = trim(CAST(? AS TEXT) || ' ' || call_number)`}, [][]any{{t.Value}}
-		case BatchItemType:
-			stmts, sets = []string{`item_type_id = ?`}, [][]any{{t.id}}
-		case BatchHomeBranch:
-			// Copies on the shelf move with their home: they are on the new
-			// branch's shelves. Others keep where they are.
-			stmts = []string{`home_branch_id = ?, current_branch_id = CASE WHEN status = 'available' THEN ? ELSE current_branch_id END`}
-			sets = [][]any{{t.id, t.id}}
-		case BatchStatus:
-			stmts = []string{`status = ?, withdrawn_at = NULL, withdrawn_reason = ''`}
-			sets = [][]any{{t.Value}}
-		case BatchWithdraw:
-			stmts = []string{`status = 'withdrawn', transit_to_id = NULL, withdrawn_at = ?, withdrawn_reason = ?`}
-			sets = [][]any{{now, t.Value}}
-		}
-		for i, set := range stmts {
-			q := `UPDATE items SET ` + set + `, updated_at = ? WHERE id IN (` + in + `)`
-			a := append(append(append([]any{}, sets[i]...), now), args...)
-			if _, err := tx.Exec(q, a...); err != nil {
-				return res, fmt.Errorf("apply the batch: %w", err)
-			}
+		set, setArgs := batchSet(t, now)
+		if _, err := tx.Exec(`UPDATE items SET `+set+`, updated_at = ? WHERE id IN (`+in+`)`,
+			append(append(setArgs, now), args...)...); err != nil {
+			return res, fmt.Errorf("apply the batch: %w", err)
 		}
 		if t.Field == BatchWithdraw {
 			holdIDs, err := tx.IDs(`SELECT id FROM holds WHERE item_id IN (`+in+`) AND status = 'queued' ORDER BY id`, args...)
@@ -387,6 +364,25 @@ func applyBatch(tx *db.Tx, actor stacks.Actor, barcodes []string, ch BatchChange
 	}
 	return res, tx.Audit(actor, "item.batch", "item_batch", res.BatchID, fmt.Sprintf("%s set to %q on %s (%d unknown, %d refused, %d unchanged)",
 		BatchFieldLabel(t.Field), p.ValueLabel, plural(len(ids), "item", "items"), p.NotFound, p.Refused, p.Unchanged))
+}
+
+// batchSet is the SET clause that applies change t at now, and its arguments.
+func batchSet(t batchTarget, now string) (string, []any) {
+	switch t.Field {
+	case BatchLocation:
+		return `location = ?`, []any{t.Value}
+	case BatchCallNumberPrefix:
+		return `call_number = trim(CAST(? AS TEXT) || ' ' || call_number)`, []any{t.Value}
+	case BatchItemType:
+		return `item_type_id = ?`, []any{t.id}
+	case BatchHomeBranch:
+		// Copies on the shelf move with their home: they are on the new
+		// branch's shelves. Others keep where they are.
+		return `home_branch_id = ?, current_branch_id = CASE WHEN status = 'available' THEN ? ELSE current_branch_id END`, []any{t.id, t.id}
+	case BatchStatus:
+		return `status = ?, withdrawn_at = NULL, withdrawn_reason = ''`, []any{t.Value}
+	}
+	return `status = 'withdrawn', transit_to_id = NULL, withdrawn_at = ?, withdrawn_reason = ?`, []any{now, t.Value}
 }
 
 // Batch is a batch edit as the list of recent ones shows it.
