@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/basepath"
 	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/kit"
 )
 
 // RecordView is a record page.
@@ -82,6 +83,11 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	v.Record, copies, v.Queue, err = s.Circ.RecordWithQueueLength(r.Context(), id)
 	if err != nil {
 		if stacks.ErrorCode(err) == stacks.ENOTFOUND {
+			// A record merged into another: its permanent link leads there.
+			if to, rerr := s.Catalog.RecordRedirect(r.Context(), id); rerr == nil && to != 0 {
+				kit.Redirect(w, r, recordURL(to), http.StatusMovedPermanently)
+				return
+			}
 			err = stacks.Errorf(stacks.ENOTFOUND, "The catalogue has no record %d. It may have been removed: search for the title instead.", id)
 		}
 		s.Error(w, r, err)

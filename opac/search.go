@@ -125,6 +125,8 @@ type catalogService interface {
 	// Search runs a search bounded in time (Config.SearchTimeout) and in
 	// searches at once (db.ErrBusy).
 	Search(ctx context.Context, q catalog.SearchQuery) (catalog.SearchResult, error)
+	// RecordRedirect names the record a merged one was merged into (0 if none).
+	RecordRedirect(ctx context.Context, id int64) (int64, error)
 }
 
 // newCatalogService is the catalogue's service for a Server with cfg.

@@ -117,6 +117,16 @@ var formFields = map[string]url.Values{
 	"POST /admin/notices/rules":                  {"category": {"0"}, "item_type": {"0"}, "predue_days": {"2"}, "overdue1_days": {"1"}, "overdue2_days": {"7"}, "overdue3_days": {"14"}},
 	"POST /notices/print":                        {"branch_id": {"1"}, "id": {"1"}},
 
+	// Withdrawing, deleting, merging, batch item edits. The merge names a
+	// record that does not exist, so that no request merges.
+	"POST /items/{id}/withdraw":   {"reason": {"Weeded"}},
+	"POST /items/{id}/delete":     {},
+	"POST /records/{id}/delete":   {"holds": {"move"}, "move_holds_to": {"99999999"}},
+	"POST /records/{id}/merge":    {"other": {"99999999"}, "take": {"245"}},
+	"POST /items/batch/preview":   {"barcodes": {"I00001\nNOSUCH"}, "field": {"location"}, "value": {"Reading room"}},
+	"POST /items/batch":           {"barcodes": {"I00001\nNOSUCH"}, "field": {"location"}, "value": {"Reading room"}},
+	"POST /items/batch/{id}/undo": {},
+
 	// The patron page posts this, with a "return" path.
 	"POST /patrons/{id}/desk-message/dismiss": {"return": {"/checkout"}},
 }
@@ -134,6 +144,9 @@ var queryParams = map[string][]string{
 	"GET /notices/print":     {"branch"},
 	"GET /cashup":            {"day", "branch"},
 	"GET /claims-returned":   {"branch", "status", "page"},
+
+	// The merge form reads the other record's number.
+	"GET /records/{id}/merge": {"other"},
 }
 
 func patronForm() url.Values {

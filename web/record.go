@@ -42,6 +42,9 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	rh, err := s.Circ.RecordWithHolds(r.Context(), id)
 	if err != nil {
+		if stacks.ErrorCode(err) == stacks.ENOTFOUND && s.redirectMerged(w, r, id) {
+			return
+		}
 		s.Error(w, r, err)
 		return
 	}

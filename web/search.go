@@ -20,6 +20,7 @@ import (
 type catalogService interface {
 	searchService
 	recordEditService
+	catalogMaintenanceService
 	importService
 	codesService
 	RecordWithBranches(ctx context.Context, id int64) (*catalog.Record, []catalog.CopyStatus, []library.Branch, error)

@@ -190,6 +190,7 @@ func (s *Server) Router() chi.Router {
 			s.holdRoutes(r)
 			s.transferRoutes(r)
 			s.recordEditRoutes(r)
+			s.catalogMaintenanceRoutes(r)
 			s.reportRoutes(r)
 			s.noticeRoutes(r)
 			s.moneyRoutes(r)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/circulation"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/holds"
@@ -32,6 +33,7 @@ func checkGroups(e db.Engine) []checkGroup {
 		{"loans and items", circulation.Check},
 		{"holds and the hold shelf", holds.Check},
 		{"fines ledger", patrons.Check},
+		{"withdrawals and merged records", catalog.CheckMaintenance},
 	}
 }
 
@@ -53,8 +55,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"loan per item on loan, no loan without its item or patron unless anonymised (and\n"+
 			"then returned, with its patron category kept), hold queues numbered 1..n, trapped\n"+
 			"copies on the hold shelf or in transit to the pickup branch, no payment or waiver\n"+
-			"taking more than was owed, no charge naming an anonymised loan). Every violation is listed, with\n"+
-			"the ids, barcodes and cards concerned; the exit status is 1 if there is any.\n"+
+			"taking more than was owed, no charge naming an anonymised loan, a withdrawal date\n"+
+			"on withdrawn items only, merged records leading to a record in the catalogue).\n"+
+			"Every violation is listed, with the ids, barcodes and cards concerned; the exit\n"+
+			"status is 1 if there is any.\n"+
 			"Run it on a live database (it only reads), after a crash, or on a backup.", stderr)
 	path := fs.String("db", env("STACKS_DB", "stacks.db"), "the library database: a SQLite file, or a postgres:// URL for PostgreSQL (STACKS_DB)")
 	if err := parseFlags(fs, args); err != nil {
