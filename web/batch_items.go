@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/library"
 )
@@ -87,13 +86,9 @@ func (s *Server) renderBatch(w http.ResponseWriter, r *http.Request, status int,
 // batchFailed shows the form again with err beside its field (or above the
 // form), and reports whether err was for people.
 func (s *Server) batchFailed(w http.ResponseWriter, r *http.Request, v *BatchView, err error) bool {
-	if stacks.ErrorCode(err) == stacks.EINTERNAL {
+	var internal bool
+	if v.Refused, internal = placeRefusal(err, v.Errors); internal {
 		return false
-	}
-	if f := stacks.ErrorField(err); f != "" {
-		v.Errors[f] = stacks.ErrorMessage(err)
-	} else {
-		v.Refused = stacks.ErrorMessage(err)
 	}
 	s.renderBatch(w, r, http.StatusUnprocessableEntity, v)
 	return true

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/gob"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/kit"
 	"github.com/stacks-ils/stacks/staff"
 )
@@ -62,4 +63,19 @@ type FormErrors = kit.FormErrors
 func init() {
 	// Sessions that scs's gob codec wrote hold the flashes under this name.
 	gob.RegisterName("[]web.Flash", []Flash{})
+}
+
+// placeRefusal puts a refusal staff can act on where its form shows it: beside
+// its field in errs, or, for one without a field, as the form's message, which
+// it returns. internal reports an error that is no refusal (show it with
+// s.Error).
+func placeRefusal(err error, errs FormErrors) (message string, internal bool) {
+	if stacks.ErrorCode(err) == stacks.EINTERNAL {
+		return "", true
+	}
+	if f := stacks.ErrorField(err); f != "" {
+		errs[f] = stacks.ErrorMessage(err)
+		return "", false
+	}
+	return stacks.ErrorMessage(err), false
 }

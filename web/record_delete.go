@@ -105,14 +105,10 @@ func (s *Server) handleItemWithdraw(w http.ResponseWriter, r *http.Request) {
 	v.Reason = r.PostFormValue("reason")
 	res, err := s.Catalog.WithdrawItem(r.Context(), userFrom(r.Context()).Actor(), v.Item.ID, v.Reason)
 	if err != nil {
-		if stacks.ErrorCode(err) == stacks.EINTERNAL {
+		var internal bool
+		if v.Refused, internal = placeRefusal(err, v.Errors); internal {
 			s.Error(w, r, err)
 			return
-		}
-		if f := stacks.ErrorField(err); f != "" {
-			v.Errors[f] = stacks.ErrorMessage(err)
-		} else {
-			v.Refused = stacks.ErrorMessage(err)
 		}
 		s.Render(w, r, http.StatusUnprocessableEntity, ItemWithdrawPage(s.page(r, "Withdraw item "+v.Item.Barcode, "search"), v))
 		return
