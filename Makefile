@@ -15,7 +15,7 @@ SHELL := /bin/bash
 
 GO ?= go
 
-.PHONY: page-statements bench-import bench-db bench-demo test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-search-engines bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
+.PHONY: bench-cataloguing page-statements bench-import bench-db bench-demo test-fresh cgi-bench load load-quick desk-timing fuzz fuzz-short staticcheck bench bench-search bench-search-engines bench-reports bench-notices bench-oai bench-patron-import screenshots all test check fmt-check vet templ-check build run e2e generate test-deps clean
 
 all: check build
 
@@ -178,6 +178,15 @@ screenshots: test-deps
 	mkdir -p docs/screenshots
 	STACKS_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run TestDeskSession ./e2e/
 	cp docs/screenshots/5-checkout-B.png docs/screenshot.png
+
+# bench-cataloguing times a batch edit of 10,000 items in one transaction (a
+# shelving location, a withdrawal, its undo) on both engines under a throwaway
+# PostgreSQL cluster, and one copy cataloguing search per protocol against
+# yaz-ztest (docs/performance.md, "Cataloguing"). Not part of make test.
+bench-cataloguing:
+	$(GO) test -run '^$$' -bench BatchEdit10000 -benchtime 3x -count 1 -timeout 20m ./catalog/
+	GO=$(GO) bash scripts/pg.sh run env STACKS_TEST_ENGINES=postgres $(GO) test -run '^$$' -bench BatchEdit10000 -benchtime 3x -count 1 -timeout 20m ./catalog/
+	$(GO) test -run '^$$' -bench SearchYaz -benchtime 1x -count 20 ./copycat/
 
 # page-statements asks a demo server for every GET route of both sites (the
 # tables of docs/security.md) and writes each page's SQL statement count to
