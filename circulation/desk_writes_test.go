@@ -11,9 +11,9 @@ import (
 	"github.com/stacks-ils/stacks/db/dbtest"
 )
 
-// TestDeskWritesUnchangedByReports proves that the reports (issue 19) add nothing
-// to the desk's write path: a checkout and a checkin run the same statements as on
-// main before issue 19, and the tables they write carry the same triggers and
+// TestDeskWritesUnchangedByReports proves that the reports add nothing
+// to the desk's write path: a checkout and a checkin run the same statements as before
+// the reports came, and the tables they write carry the same triggers and
 // indexes (a trigger or an index is work inside the same statement, which
 // db.Stats does not count). The report statistics are rolled up from the loans in
 // the background instead (reports.Rollup, migration 0012).
@@ -50,7 +50,7 @@ func TestDeskWritesUnchangedByReports(t *testing.T) {
 	if !r.WasOnLoan || r.Hold != nil || r.TransferTo != nil {
 		t.Fatalf("checkin: %+v", r)
 	}
-	// The counts on main at f48f379 and 4dbc45a (the commits merged in, without issue 19), from this same
+	// The counts on main at f48f379 and 4dbc45a (before the reports), from this same
 	// test run there: a checkout 9 statements (7 SELECT, 1 INSERT, 1 UPDATE), a
 	// checkin 6 (3 SELECT, 1 INSERT, 2 UPDATE).
 	if got, want := count(out), (kinds{9, 7, 1, 1, 0}); got != want {
@@ -61,7 +61,7 @@ func TestDeskWritesUnchangedByReports(t *testing.T) {
 	}
 
 	// The triggers and indexes on the tables a checkout or checkin writes: main's
-	// (listed from this query there), and issue 19's on items and patrons, none of
+	// (listed from this query there), and the reports' on items and patrons, none of
 	// which a checkout or checkin writes. The desk changes an item's status,
 	// current_branch_id, transit_to_id and updated_at only; items_gone is partial
 	// on lost, missing and withdrawn, which neither a checkout nor a checkin's
@@ -72,32 +72,32 @@ func TestDeskWritesUnchangedByReports(t *testing.T) {
 		// acknowledged: written by such a checkin only (a plain return writes none).
 		"index checkins checkins_unacknowledged",
 		"index holds holds_open_record", "index holds holds_patron", "index holds holds_trapped_item",
-		"index items items_gone", // issue 19: partial, lost/missing/withdrawn
+		"index items items_gone", // reports: partial, lost/missing/withdrawn
 		"index items items_in_transit",
-		"index items items_last_borrowed", // issue 19: written by reports.Rollup only
-		// issue 19 (stocktake by location, 0016): partial on a location, keyed on
+		"index items items_last_borrowed", // reports: written by reports.Rollup only
+		// Stocktake by location (0016): partial on a location, keyed on
 		// home branch, location and call number, which only the item form and an
 		// import change: a checkout or checkin writes none of them.
 		"index items items_location",
-		// issue 17 (search at 100,000 titles, 0021): replaces items_record
+		// Search at 100,000 titles (0021): replaces items_record
 		// (record_id alone) with record_id, status, item type and home branch,
 		// so a checkout and a checkin, which change the status, rewrite the
 		// item's entry in it: the one index entry the search's availability
 		// costs the desk (docs/performance.md).
 		"index items items_record_status",
-		"index items items_shelf", // issue 19: home branch, call number
-		// issue 16 (money): ledger_loan is written by a checkin's overdue fine, as
+		"index items items_shelf", // reports: home branch, call number
+		// Money: ledger_loan is written by a checkin's overdue fine, as
 		// ledger_patron is; the other two are partial on payments and reversals.
 		"index ledger ledger_desk_day", "index ledger ledger_loan", "index ledger ledger_patron", "index ledger ledger_reverses",
-		"index loans loans_claimed_returned", // issue 16: partial, claims returned only
+		"index loans loans_claimed_returned", // partial, claims returned only
 		"index loans loans_current_item", "index loans loans_current_patron", "index loans loans_patron_history",
-		// issue 16 (privacy): the history not yet anonymised; a checkin adds its
+		// Privacy: the history not yet anonymised; a checkin adds its
 		// loan (returned_at set), the daily anonymisation takes it out.
 		"index loans loans_returned_named",
-		"index patrons patrons_created",     // issue 19: patrons are not written at the desk
-		"index patrons patrons_external_id", // issue 16: patron loads; not written at the desk
+		"index patrons patrons_created",     // reports: patrons are not written at the desk
+		"index patrons patrons_external_id", // patron loads; not written at the desk
 		"index patrons patrons_name",
-		// main's since 4dbc45a (migration 0011, the OPAC's record dates), not issue 19's.
+		// Since migration 0011 (the OPAC's record dates).
 		"trigger items items_deleted_redate", "trigger items items_inserted_redate", "trigger items items_updated_redate",
 	}
 	// The automatic indexes: the unique barcode and card on both engines, and on
@@ -115,11 +115,19 @@ func TestDeskWritesUnchangedByReports(t *testing.T) {
 		want = append(want[:len(want)-2], "index items items_barcode_key", "index patrons patrons_card_key",
 			"index checkins checkins_pkey", "index holds holds_pkey", "index items items_pkey",
 			"index ledger ledger_pkey", "index loans loans_pkey", "index patrons patrons_pkey",
-			// issue 17 (a search filtered to the shelf, migration 0024, on
+			// A search filtered to the shelf (migration 0024, on
 			// PostgreSQL only): partial on the available copies, so a
 			// checkin, which puts its copy back on the shelf, writes one
 			// entry in it; a checkout writes none.
-			"index items items_available")
+			"index items items_available",
+			// A withdrawal's date and reason follow the item's status, whatever
+			// changes it (migration 0034): a checkout's or a checkin's status
+			// change is neither to nor from withdrawn, so it dates or clears
+			// nothing: the triggers' WHEN is false, and PostgreSQL's
+			// function is not called.
+			"trigger items items_withdrawal")
+	} else {
+		want = append(want, "trigger items items_withdrawal_cleared", "trigger items items_withdrawal_dated")
 	}
 	got := e.queryStrings(catalogue)
 	sort.Strings(got)

@@ -12,7 +12,7 @@ import (
 
 // TestReadHeavy: heavy reads (catalogue searches) hold at most HeavyReadConns read
 // connections; one more waits HeavyReadWait and gets ErrBusy, while an ordinary
-// read (the desk, /healthz) still gets a connection (issue 13).
+// read (the desk, /healthz) still gets a connection.
 func TestReadHeavy(t *testing.T) {
 	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{ReadConns: 2, HeavyReadWait: 50 * time.Millisecond})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 // BenchmarkTxStatements times what every desk request does many times on
 // SQLite, without an fsync in the way: a read transaction with three short
 // statements, and the same through ReadOne. It guards SQLite's hot path against
-// work added for other engines (issue 17: the placeholder rewrite is PostgreSQL's
+// work added for other engines (the placeholder rewrite is PostgreSQL's
 // only).
 func BenchmarkTxStatements(b *testing.B) {
 	d := mustOpenDB(b)

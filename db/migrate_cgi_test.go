@@ -11,7 +11,7 @@ import (
 // TestMigrateUpToDateCGI: the way a CGI request opens the database (an existing
 // file, one read connection, no group commit), an up-to-date schema is checked
 // without any write: no write connection is ever opened, and one read connection
-// is (issue 20: no schema work when the schema version matches).
+// is (no schema work when the schema version matches).
 func TestMigrateUpToDateCGI(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "stacks.db")

@@ -18,7 +18,7 @@ import (
 // (one `stacks fcgi` that lighttpd starts, mod_fastcgi), each at its mount: the
 // redirect to sign in, the sign-in form post, the session cookie, a stylesheet and a
 // script with their types and cache headers, the Server-Timing header, and the whole
-// browser desk session of docs/desk-session.md (issue 20's acceptance).
+// browser desk session of docs/desk-session.md.
 func TestLighttpd(t *testing.T) {
 	t.Parallel()
 	browser := launchBrowser(t)

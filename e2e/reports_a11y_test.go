@@ -7,7 +7,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 )
 
-// TestReportsAccessibility runs axe-core on the pages of issue 19, as staff reach
+// TestReportsAccessibility runs axe-core on the reports' pages, as staff reach
 // them: the reports (a chart and a table), the stocktake, labels and their
 // preview, the history pages, and an administrator's SQL reports.
 func TestReportsAccessibility(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 // TestObserveSIPLabels: a SIP label that is not a two-digit code, invalid UTF-8
 // included, is counted as "other": Prometheus panics on a label that is not text,
-// and arbitrary labels would grow the metrics without bound (issue 13, finding 8).
+// and arbitrary labels would grow the metrics without bound.
 func TestObserveSIPLabels(t *testing.T) {
 	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})
 	if err != nil {
@@ -41,7 +41,7 @@ func TestObserveSIPLabels(t *testing.T) {
 
 // TestExposition: /metrics is the Prometheus text format as Prometheus's own
 // parser reads it (the parser is a test dependency only: the binary does not link
-// the Prometheus libraries, issue 20), with cumulative histogram buckets, escaped
+// the Prometheus libraries), with cumulative histogram buckets, escaped
 // label values and the runtime, process and pool families.
 func TestExposition(t *testing.T) {
 	d, err := db.Open(filepath.Join(t.TempDir(), "stacks.db"), db.Options{})

@@ -45,7 +45,7 @@ func orphanLoan(t *testing.T, d *db.DB, id int64) {
 	}
 }
 
-// TestAnonymisedLoanCounted: a loan without its patron (anonymised, issue 16) is
+// TestAnonymisedLoanCounted: a loan without its patron (anonymised) is
 // still counted by the circulation report, by month and by patron category alike
 // (the category is unknown: "Unknown"), and the item's history keeps it without a
 // patron.

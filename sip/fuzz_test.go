@@ -15,7 +15,7 @@ import (
 
 // FuzzParse feeds the parser arbitrary bytes, seeded with every request of the
 // golden transcripts (real messages, with and without error detection) and with
-// invalid UTF-8 (issue 13). It must never panic, and what it accepts must be
+// invalid UTF-8. It must never panic, and what it accepts must be
 // consistent: a two-digit identifier, a verified checksum, field values without the
 // "|" that ends them. Redact must cope with the same input, and MessageLabel must
 // give a label that is text and one of the messages Parse knows, or "other". The

@@ -55,7 +55,7 @@ func TestParse(t *testing.T) {
 		{"AYInsideAValue", "1720261130    100000ABBAY1",
 			sip.Message{ID: "17", Fixed: "20261130    100000", Seq: -1, Fields: []sip.Field{{"AB", "BAY1"}}}, nil},
 		// "AZ" and four characters at the end of a value are data, not a checksum
-		// (issue 14: this message, sent without error detection, was answered 96).
+		// (this message, sent without error detection, was once answered 96).
 		{"AZInsideAValue", "1720261201    134052AOCEN|ABXAZ1234",
 			sip.Message{ID: "17", Fixed: "20261201    134052", Seq: -1, Fields: []sip.Field{{"AO", "CEN"}, {"AB", "XAZ1234"}}}, nil},
 		{"ChecksumWithoutSequence", "1720261130    100000AOCEN|ABI00001|AZ" + sip.Checksum([]byte("1720261130    100000AOCEN|ABI00001|AZ")),
@@ -198,7 +198,7 @@ func TestParseSortBins(t *testing.T) {
 }
 
 // TestMessageLabel: a request's metrics label is its identifier when the server
-// answers it, and "other" for anything else, invalid UTF-8 included (issue 13,
+// answers it, and "other" for anything else, invalid UTF-8 included (
 // finding 8).
 func TestMessageLabel(t *testing.T) {
 	tests := []struct{ in, want string }{

@@ -97,7 +97,7 @@ var formFields = map[string]url.Values{
 	"POST /admin/preferences":         {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}, "anonymise_days": {"0"}, "purge_years": {"0"}},
 	"POST /admin/patrons/{id}/purge":  {"confirm": {"yes"}},
 
-	// Reports, stocktake and SQL reports (issue 19).
+	// Reports, stocktake and SQL reports.
 	"POST /admin/sql-reports":                    {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
 	"POST /admin/sql-reports/{id}":               {"name": {"Loans 2"}, "description": {""}, "sql": {"SELECT 1"}},
 	"POST /admin/sql-reports/{id}/delete":        {},

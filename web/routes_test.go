@@ -129,7 +129,7 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 // id for the pattern or for the longest prefix of it in ids), * a static file.
 func pathOf(pattern string, ids map[string]string, id string) string {
 	p := strings.Replace(pattern, "/static/*", "/static/stacks.css", 1)
-	// A standard report's slug (issue 19).
+	// A standard report's slug.
 	p = strings.Replace(p, "{slug}", "overdue", 1)
 	if !strings.Contains(p, "{id}") {
 		return p

@@ -67,7 +67,7 @@ func TestStocktakeWithoutScript(t *testing.T) {
 }
 
 // TestHistoryPages: an item's and a patron's history list their loans; an
-// anonymised loan (no patron: issue 16) shows on the item's page as "Anonymised",
+// anonymised loan (no patron) shows on the item's page as "Anonymised",
 // without a link to anyone, and leaves the patron's page.
 func TestHistoryPages(t *testing.T) {
 	e := newDemoEnv(t)
@@ -96,7 +96,7 @@ func TestHistoryPages(t *testing.T) {
 		t.Errorf("no such item: %d", r.Status)
 	}
 
-	// Anonymise the loan as issue 16 will (its patron gone from it). On SQLite
+	// Anonymise the loan as the daily anonymisation does (its patron gone from it). On SQLite
 	// through a connection of its own with foreign keys off, the loan pointing
 	// at no patron (a database before migration 0013); PostgreSQL enforces
 	// every foreign key and has no such database, so there (engine-specific:

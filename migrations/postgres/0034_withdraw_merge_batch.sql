@@ -52,5 +52,8 @@ BEGIN
     RETURN NEW;
 END
 $$;
+-- The WHEN keeps the desk's status changes (on loan, available, in transit)
+-- from calling the function at all.
 CREATE TRIGGER items_withdrawal BEFORE UPDATE OF status ON items
-    FOR EACH ROW EXECUTE FUNCTION items_withdrawal();
+    FOR EACH ROW WHEN (OLD.status = 'withdrawn' OR NEW.status = 'withdrawn')
+    EXECUTE FUNCTION items_withdrawal();
