@@ -35,11 +35,9 @@ all: check build
 # The tests run on both engines, in two passes (scripts/test-engines.sh):
 # every package on SQLite, then every package whose tests take their databases
 # from db/dbtest or demo/demotest again on PostgreSQL. The browser suite (e2e)
-# runs its two passes in a lane of its own, beside the other packages' passes:
-# its tests mostly wait (for Chromium, their servers, emulated latency; the
-# suite alone keeps under half a core busy), and in one of go test's two
-# package slots it was each pass's last package, its slot's core mostly idle
-# (docs/performance.md, "The test suite"). scripts/pg.sh starts a throwaway
+# runs its two passes in a lane of its own, and the checks and fuzz-short in a
+# third, beside the other packages' passes: each lane alone leaves a core idle
+# much of the time (docs/performance.md, "The test suite"). scripts/pg.sh starts a throwaway
 # PostgreSQL cluster for the whole go test run (a Unix socket in a temporary
 # directory, no TCP port), exports its URL as STACKS_TEST_POSTGRES, and stops
 # and deletes it when the run ends; each test that wants PostgreSQL gets its
@@ -52,9 +50,9 @@ all: check build
 # the tests read, and a no-op flag (scripts/test-engines.sh's pgflags), so that
 # the cache keeps its results apart from the SQLite pass's.
 FRESH ?=
-# The checks and fuzz-short run first in the lane of the other packages, while
-# the browser suite's lane has already started (scripts/test-engines.sh,
-# FIRST): that lane mostly waits, and it no longer waits for them to begin.
+# The checks and fuzz-short run in a lane of their own beside the tests' two
+# lanes (scripts/test-engines.sh, FIRST), not before them: the tests leave a
+# core idle much of the time, the checks fill it.
 test: test-deps
 	GO=$(GO) FIRST='$(MAKE) --no-print-directory check fuzz-short' bash scripts/pg.sh run bash scripts/test-engines.sh $(RACE) $(if $(FRESH),-count=1) -timeout 20m
 

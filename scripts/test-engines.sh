@@ -9,23 +9,20 @@
 #      packages, the staff and patrons' sites, the browser suite), found from
 #      the test imports, so a new package joins by using them.
 #
-# The browser suite (e2e) runs in a lane of its own, beside the rest: its
-# SQLite pass, then its PostgreSQL pass, while the other lane runs every other
-# package's SQLite pass, then their PostgreSQL pass. The browser tests spend
-# most of their time waiting for Chromium, the servers they start and the
-# network latency they emulate (the suite alone keeps under half a core busy),
-# so in one go test with the others it held one of go test's two package slots
-# for 8 minutes a pass with that slot's core mostly idle, and it was each
-# pass's last package to finish. Beside the others it overlaps them instead
-# (docs/performance.md, "The test suite"). Its output is printed when
-# its lane ends, after the other lane's, so that the two do not interleave.
+# Three lanes run side by side, each one thing after another:
 #
-# FIRST, if set, is a command run at the head of the other lane, before its
-# passes: make test's checks (gofmt, vet, staticcheck, the templ check) and
-# its short fuzzing. The browser suite's lane starts at once beside it: the
-# checks keep both cores busy compiling, the browser tests mostly wait, so
-# the lane no longer waits for the checks to begin, and it is done sooner
-# beside the passes of the other lane.
+#   - every package but the browser suite on SQLite, then on PostgreSQL;
+#   - the browser suite (e2e) on SQLite, then on PostgreSQL;
+#   - FIRST, if set: make test's checks (gofmt, vet, staticcheck, the templ
+#     check) and its short fuzzing.
+#
+# One after another they left a core idle a third of the time: the browser
+# tests mostly wait for Chromium, the servers they start and the network latency
+# they emulate, the other packages' tests for PostgreSQL and their own servers,
+# while the checks and the fuzzing keep both cores busy compiling
+# (docs/performance.md, "The test suite"). The lanes in the background print
+# their output when all have ended, after the first lane's, so that none
+# interleave.
 #
 # Every pass runs even when another fails (the checks too), and the script
 # fails if any did.
@@ -73,56 +70,73 @@ rest=$(grep -vx "$browser" <<<"$all")
 pgrest=$(grep -vx "$browser" <<<"$pg" || true)
 pgbrowser=$(grep -x "$browser" <<<"$pg" || true)
 
-out=$(mktemp "${TMPDIR:-/tmp}/test-engines.XXXXXX")
-lane=
+out=$(mktemp -d "${TMPDIR:-/tmp}/test-engines.XXXXXX")
+lanes=()
 cleanup() {
-	if [[ -n $lane ]]; then
-		kill -TERM "$lane" 2>/dev/null || true
-		wait "$lane" 2>/dev/null || true
-	fi
-	rm -f "$out" "$out.pass"
+	for l in "${lanes[@]}"; do
+		kill -TERM "$l" 2>/dev/null || true
+		wait "$l" 2>/dev/null || true
+	done
+	rm -rf "$out"
 }
 trap cleanup EXIT
 
-# lanepass is pass for the browser lane: its output goes to a file of its own,
-# added to $out when it ends. A TERM (from the trap above) stops its go test.
+# lanepass is pass for a lane in the background: the output of its command goes
+# to a file of its own, added to the lane's file ($1) when it ends. A TERM (from
+# the trap above) stops the command.
 lanepass() {
-	local name=$1
-	shift
+	local file=$1 name=$2
+	shift 2
 	local start=$SECONDS status=0
-	"$@" >"$out.pass" 2>&1 &
+	"$@" >"$file.pass" 2>&1 &
 	child=$!
 	wait "$child" || status=1
 	child=
 	{
-		printf '== go test on %s ==\n' "$name"
-		cat "$out.pass"
+		printf '== %s ==\n' "$name"
+		cat "$file.pass"
 		if [[ $status == 0 ]]; then
 			printf '== %s: passed in %d s ==\n' "$name" $((SECONDS - start))
 		else
 			printf '== %s: FAILED after %d s ==\n' "$name" $((SECONDS - start))
 		fi
-	} >>"$out"
-	rm -f "$out.pass"
+	} >>"$file"
+	rm -f "$file.pass"
 	return $status
 }
 
-(
-	child=
-	trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null; exit 143' TERM
-	status=0
-	lanepass "SQLite (the browser suite)" "$GO" test "$@" "$browser" || status=1
+browserlane() {
+	local status=0
+	lanepass "$out/browser" "go test on SQLite (the browser suite)" "$GO" test "$@" "$browser" || status=1
 	if [[ -n $pgbrowser ]]; then
-		lanepass "PostgreSQL (the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" "$browser" || status=1
+		lanepass "$out/browser" "go test on PostgreSQL (the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" "$browser" || status=1
 	fi
-	exit $status
-) &
-lane=$!
+	return $status
+}
+
+checkslane() {
+	lanepass "$out/checks" "$FIRST" bash -c "$FIRST"
+}
+
+# startlane runs a lane function in the background, its output in $out/NAME.
+startlane() {
+	local name=$1
+	shift
+	: >"$out/$name"
+	(
+		child=
+		trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null; exit 143' TERM
+		"$@"
+	) &
+	lanes+=($!)
+}
+
+startlane browser browserlane "$@"
+if [[ -n ${FIRST:-} ]]; then
+	startlane checks checkslane
+fi
 
 status=0
-if [[ -n ${FIRST:-} ]]; then
-	pass "$FIRST" bash -c "$FIRST" || status=1
-fi
 # shellcheck disable=SC2086 # one package a word
 pass "go test on SQLite (all but the browser suite)" "$GO" test "$@" $rest || status=1
 if [[ -n $pgrest ]]; then
@@ -130,10 +144,11 @@ if [[ -n $pgrest ]]; then
 	pass "go test on PostgreSQL (all but the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" $pgrest || status=1
 fi
 start=$SECONDS
-lanestatus=0
-wait "$lane" || lanestatus=$?
-lane=
-printf '== the browser suite'"'"'s lane, waited for %d s after the other ==\n' $((SECONDS - start))
-cat "$out"
-[[ $lanestatus == 0 ]] || status=1
+for i in "${!lanes[@]}"; do
+	wait "${lanes[$i]}" || status=1
+done
+lanes=()
+printf '== the other lanes, waited for %d s after this one ==\n' $((SECONDS - start))
+cat "$out/checks" 2>/dev/null || true
+cat "$out/browser"
 exit $status
