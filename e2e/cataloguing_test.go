@@ -176,7 +176,9 @@ func TestCataloguerFlow(t *testing.T) {
 	if dupID == recordID {
 		t.Fatalf("adding anyway overlaid record %s", recordID)
 	}
+	must(t, expect.Locator(barcode).ToBeFocused(), "the Barcode field has the focus")
 	scan("CAT0003")
+	must(t, expect.Locator(field("Item type")).ToBeFocused(), "Enter moved on to Item type")
 	must(t, button(page, "Add item").Click(), "adding a copy to the duplicate")
 	flash("Item CAT0003 is added", "the duplicate's copy added")
 	stacksCheck(t, srv, "importing a duplicate")
