@@ -1,6 +1,7 @@
 package opac_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo/demotest"
 	"github.com/stacks-ils/stacks/opac"
 )
@@ -215,5 +219,48 @@ func TestSearchTotalOver(t *testing.T) {
 	r := do(t, c, req)
 	if want := "More than " + strconv.Itoa(catalog.ListLimit) + " results"; r.Status != http.StatusOK || !strings.Contains(text(r.Body), want) {
 		t.Errorf("bilby: %d, want %q:\n%s", r.Status, want, text(r.Body))
+	}
+}
+
+// TestRecordLinks: the patrons' record page shows each 856 $u of the kept MARC
+// as a link reading its $y, $3 or $z; a URL that is not http or https is
+// text, never a link.
+func TestRecordLinks(t *testing.T) {
+	e := newEnv(t)
+	id := e.recordOf(t, "I00010")
+	sub := func(code byte, v string) marc.Subfield { return marc.Subfield{Code: code, Value: v} }
+	rec := &marc.Record{Leader: "00000nam a2200000 i 4500", Fields: []marc.Field{
+		{Tag: "245", Ind1: '1', Ind2: '4', Subfields: []marc.Subfield{sub('a', "The left hand of darkness")}},
+		{Tag: "856", Ind1: '4', Ind2: '0', Subfields: []marc.Subfield{sub('u', "https://ebooks.example.org/darkness"), sub('y', "Read the e-book")}},
+		{Tag: "856", Ind1: '4', Ind2: '2', Subfields: []marc.Subfield{sub('3', "Publisher description"), sub('u', "http://example.org/desc")}},
+		{Tag: "856", Ind1: '4', Ind2: '1', Subfields: []marc.Subfield{sub('u', "https://example.org/audio"), sub('z', "Audio edition")}},
+		{Tag: "856", Ind1: '4', Ind2: '0', Subfields: []marc.Subfield{sub('u', "javascript:alert(1)"), sub('y', "Unsafe")}},
+		{Tag: "856", Ind1: '4', Ind2: '0', Subfields: []marc.Subfield{sub('u', "file:///etc/passwd")}},
+	}}
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		return catalog.SaveMARC(tx, stacks.Actor{Name: "test"}, id, rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.get(t, e.client(), "/records/"+strconv.FormatInt(id, 10))
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d", r.Status)
+	}
+	for _, want := range []string{
+		`<a href="https://ebooks.example.org/darkness">Read the e-book</a>`,
+		`<a href="http://example.org/desc">Publisher description</a>`,
+		`<a href="https://example.org/audio">Audio edition</a>`,
+		`Unsafe: javascript:alert(1)`,
+		`file:///etc/passwd`,
+	} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("the record page lacks %s", want)
+		}
+	}
+	for _, bad := range []string{`href="javascript:`, `href="file:`} {
+		if strings.Contains(r.Body, bad) {
+			t.Errorf("the record page links %s", bad)
+		}
 	}
 }

@@ -242,3 +242,12 @@ func copycatYear(y int) string {
 	}
 	return strconv.Itoa(y)
 }
+
+// copycatSearched says how many targets a search asked: "1 catalogue
+// searched.", "3 catalogues searched."
+func copycatSearched(n int) string {
+	if n == 1 {
+		return "1 catalogue searched."
+	}
+	return strconv.Itoa(n) + " catalogues searched."
+}

@@ -174,3 +174,16 @@ func copycatTargetForm() url.Values {
 // copycatHostileRecord is a record as the results page's import form carries it.
 const copycatHostileRecord = `<record xmlns="http://www.loc.gov/MARC21/slim"><leader>00000nam a2200000 a 4500</leader>` +
 	`<controlfield tag="001">hostile1</controlfield><datafield tag="245" ind1="0" ind2="0"><subfield code="a">Hostile</subfield></datafield></record>`
+
+// TestCopycatOneTarget: a search of the one target says so in the singular.
+func TestCopycatOneTarget(t *testing.T) {
+	e := newEnv(t)
+	yaz := yaztest.New(t)
+	admin := e.client(t)
+	e.login(t, admin, "admin", "admin")
+	if r := e.post(t, admin, "/admin/copycat", url.Values{"name": {"yaz SRU"}, "kind": {"sru"}, "address": {yaz.SRU()}, "syntax": {"MARCXML"}, "timeout": {"20"}, "enabled": {"1"}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("adding the target: %d %s", r.Status, r.Body)
+	}
+	res := e.get(t, admin, "/cataloguing/copy?by=isbn&q=0201896834")
+	mustContain(t, "the results", res.Body, ">1 catalogue searched.</p>", "How to program a computer")
+}

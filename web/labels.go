@@ -90,9 +90,17 @@ func (s *Server) drawLabels(r *http.Request, pdf io.Writer) (labels.Options, []l
 
 func (s *Server) labelsView(r *http.Request) (LabelsView, error) {
 	v := LabelsView{Values: r.URL.Query(), Errors: FormErrors{}}
-	if len(v.Values) == 0 {
-		v.Values = url.Values{"kind": {labels.KindSpine}, "sheet": {"a4-3x7"}, "source": {"barcodes"}, "start": {"1"},
-			"page": {"a4"}, "cols": {"3"}, "rows": {"7"}, "label_w": {"63.5"}, "label_h": {"38.1"}, "left": {"7.2"}, "top": {"15.15"}, "pitch_x": {"66.04"}, "pitch_y": {"38.1"}}
+	// What the query leaves out takes the usual sheet: a record page sends
+	// only the kind and the barcodes ticked, one value each.
+	defaults := url.Values{"kind": {labels.KindSpine}, "sheet": {"a4-3x7"}, "source": {"barcodes"}, "start": {"1"},
+		"page": {"a4"}, "cols": {"3"}, "rows": {"7"}, "label_w": {"63.5"}, "label_h": {"38.1"}, "left": {"7.2"}, "top": {"15.15"}, "pitch_x": {"66.04"}, "pitch_y": {"38.1"}}
+	for k, d := range defaults {
+		if _, ok := v.Values[k]; !ok {
+			v.Values[k] = d
+		}
+	}
+	if bs := v.Values["barcodes"]; len(bs) > 1 {
+		v.Values.Set("barcodes", strings.Join(bs, "\n"))
 	}
 	var err error
 	v.Branches, err = s.Labels.Branches(r.Context())

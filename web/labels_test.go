@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,5 +65,33 @@ func TestLabels(t *testing.T) {
 	since := url.Values{"kind": {"spine"}, "sheet": {"a4-3x8"}, "source": {"since"}, "since": {"2000-01-01"}, "branch": {"1"}}
 	if r := e.get(t, c, "/reports/labels/preview?"+since.Encode()); r.Status != http.StatusOK {
 		t.Errorf("items added since: %d", r.Status)
+	}
+}
+
+// TestLabelsFromRecord: the record page ticks copies for spine labels; the
+// labels form opens with the copies ticked, one a line, on the usual sheet.
+func TestLabelsFromRecord(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	var recID int64
+	e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		return tx.QueryRow(`SELECT record_id FROM items WHERE barcode = 'I00010'`).Scan(&recID)
+	})
+	rec := e.get(t, c, "/records/"+strconv.FormatInt(recID, 10)).Body
+	for _, want := range []string{`<form id="record-labels" method="get" action="/reports/labels"`,
+		`<input type="checkbox" name="barcodes" value="I00010" form="record-labels" aria-label="Spine label for I00010">`,
+		">Spine labels for the items ticked</button>"} {
+		if !strings.Contains(rec, want) {
+			t.Errorf("the record page lacks %s", want)
+		}
+	}
+	r := e.get(t, c, "/reports/labels?kind=spine&source=barcodes&barcodes=I00010&barcodes=I00011")
+	if r.Status != http.StatusOK {
+		t.Fatalf("labels form: %d", r.Status)
+	}
+	for _, want := range []string{">I00010\nI00011</textarea>", `<option value="a4-3x7" selected>`, `id="start" name="start" min="1" value="1"`} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("the labels form lacks %q", want)
+		}
 	}
 }

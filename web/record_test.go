@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
+	"github.com/stacks-ils/stacks/catalog/marc"
 	"github.com/stacks-ils/stacks/db"
 )
 
@@ -93,4 +96,62 @@ func TestPlaceHoldFromRecord(t *testing.T) {
 	if r := e.get(t, c, "/records/99999/hold"); r.Status != http.StatusNotFound {
 		t.Errorf("hold on an unknown record: %d", r.Status)
 	}
+}
+
+// TestRecordLinks: the record page shows each 856 $u of the kept MARC as a
+// link reading its $y, $3 or $z, and a URL that is not http or https as text.
+func TestRecordLinks(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	var recID int64
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		if err := tx.QueryRow(`SELECT record_id FROM items WHERE barcode = 'I00010'`).Scan(&recID); err != nil {
+			return err
+		}
+		return catalog.SaveMARC(tx, stacks.Actor{Name: "test"}, recID, linkedRecord())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := e.get(t, c, "/records/"+strconv.FormatInt(recID, 10)).Body
+	for _, want := range []string{
+		`<a href="https://ebooks.example.org/darkness">Read the e-book</a>`,
+		`<a href="http://example.org/toc">Table of contents</a>`,
+		`<span class="muted"> (Members only)</span>`,
+		`<a href="https://example.org/review">Review in the Gazette</a>`,
+		`<a href="https://example.org/bare">https://example.org/bare</a>`,
+		`Unsafe: javascript:alert(1)`,
+		`ftp://example.org/file`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the record page lacks %s", want)
+		}
+	}
+	for _, bad := range []string{`href="javascript:`, `href="ftp:`} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the record page links %s", bad)
+		}
+	}
+}
+
+// linkedRecord is a record with electronic resources: 856 fields with link
+// text, materials, a public note, a bare URL and two URLs that are no web
+// links.
+func linkedRecord() *marc.Record {
+	f := func(subs ...string) marc.Field {
+		fl := marc.Field{Tag: "856", Ind1: '4', Ind2: '0'}
+		for i := 0; i+1 < len(subs); i += 2 {
+			fl.Subfields = append(fl.Subfields, marc.Subfield{Code: subs[i][0], Value: subs[i+1]})
+		}
+		return fl
+	}
+	return &marc.Record{Leader: "00000nam a2200000 i 4500", Fields: []marc.Field{
+		{Tag: "245", Ind1: '1', Ind2: '4', Subfields: []marc.Subfield{{Code: 'a', Value: "The left hand of darkness"}}},
+		f("u", "https://ebooks.example.org/darkness", "y", "Read the e-book"),
+		f("3", "Table of contents", "u", "http://example.org/toc", "z", "Members only"),
+		f("u", "https://example.org/review", "z", "Review in the Gazette"),
+		f("u", "https://example.org/bare"),
+		f("u", "javascript:alert(1)", "y", "Unsafe"),
+		f("u", "ftp://example.org/file"),
+	}}
 }
