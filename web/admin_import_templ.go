@@ -371,7 +371,7 @@ func AdminImportPage(p *Page, f *AdminImportForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "> <label for=\"generate\" class=\"inline-label\">Create a copy with a new barcode for records without holdings fields</label></p><div class=\"actions\"><button type=\"submit\">Import</button></div></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "> <label for=\"generate\" class=\"inline-label\">Create a copy with a new barcode for records without holdings fields</label></p><p><input type=\"checkbox\" id=\"stage\" name=\"stage\" value=\"1\" aria-describedby=\"stage-help\"> <label for=\"stage\" class=\"inline-label\">Stage for review</label></p><p class=\"muted\" id=\"stage-help\">A staged file changes nothing until it is committed: its review lists the new records, the matches (by 001, 035 $a or ISBN) and the errors, and says per rule whether a match overlays, is added as new, or is skipped. A committed batch can be undone while its copies have not circulated.</p><div class=\"actions\"><button type=\"submit\">Import</button></div></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
