@@ -50,80 +50,13 @@ func CommitImport(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) (
 		if err != nil {
 			return err
 		}
-		type row struct {
-			pos     int
-			source  string
-			title   string
-			rule    string
-			matchID int64
-		}
 		for last := -1; ; {
-			var page []row
-			rows, err := tx.Query(`SELECT position, marc, title, match_rule, coalesce(match_id, 0) FROM import_batch_records
-				WHERE batch_id = ? AND error = '' AND position > ? ORDER BY position LIMIT ?`, id, last, commitPage)
-			if err != nil {
-				return fmt.Errorf("read batch %d: %w", id, err)
-			}
-			for rows.Next() {
-				var r row
-				if err := rows.Scan(&r.pos, &r.source, &r.title, &r.rule, &r.matchID); err != nil {
-					rows.Close()
-					return err
-				}
-				page = append(page, r)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+			var more bool
+			if last, more, err = c.page(im, b, last, &sum); err != nil {
 				return err
 			}
-			if len(page) == 0 {
+			if !more {
 				break
-			}
-			last = page[len(page)-1].pos
-			for _, r := range page {
-				action := ActionNew
-				if r.rule != RuleNone {
-					action = b.Actions[r.rule]
-				}
-				if action == ActionSkip {
-					sum.Skipped++
-					if err := c.outcome(r.pos, "skipped", 0, nil); err != nil {
-						return err
-					}
-					continue
-				}
-				rec, err := marc.NewXMLReader(strings.NewReader(r.source)).Next()
-				if err != nil {
-					return fmt.Errorf("batch %d record %d: read the staged MARC: %w", id, r.pos, err)
-				}
-				var recordID int64
-				created := action == ActionNew
-				if !created {
-					prev, err := c.overlay(r.matchID, rec, r.source)
-					if errors.Is(err, errGone) {
-						created = true // the record matched was deleted since: the import adds it
-					} else if err != nil {
-						return err
-					} else {
-						recordID = r.matchID
-						sum.Overlaid++
-						if err := c.outcome(r.pos, "overlaid", recordID, &prev); err != nil {
-							return err
-						}
-					}
-				}
-				if created {
-					if recordID, err = c.create(rec, r.source); err != nil {
-						return err
-					}
-					sum.Created++
-					if err := c.outcome(r.pos, "created", recordID, nil); err != nil {
-						return err
-					}
-				}
-				if err := c.copies(im, rec, r.pos, r.title, recordID, created, &sum); err != nil {
-					return err
-				}
 			}
 		}
 		now := db.FormatTime(tx.Now())
@@ -148,13 +81,14 @@ var errGone = errors.New("record gone")
 
 // committer holds the statements of one batch's commit.
 type committer struct {
-	tx                                   *db.Tx
-	actor                                stacks.Actor
-	batch                                int64
-	staff                                sql.NullInt64
-	readRec, insRec, updRec, lastVersion *db.Stmt
-	insVersion, setOutcome, insBatchItem *db.Stmt
-	insItem                              *db.Stmt
+	tx                           *db.Tx
+	actor                        stacks.Actor
+	batch                        int64
+	staff                        sql.NullInt64
+	readRec, updRec, lastVersion *db.Stmt
+	insVersion                   *db.Stmt
+	// nextID is the id the next record created gets.
+	nextID int64
 }
 
 func newCommitter(tx *db.Tx, actor stacks.Actor, batch int64) (*committer, error) {
@@ -167,15 +101,9 @@ func newCommitter(tx *db.Tx, actor stacks.Actor, batch int64) (*committer, error
 		q  string
 	}{
 		{&c.readRec, `SELECT title, author, isbn, publisher, coalesce(year, 0), subjects, control_number, marc, updated_at FROM records WHERE id = ?`},
-		{&c.insRec, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
-			VALUES (` + nextRecordID + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&c.updRec, `UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?, marc = ?, updated_at = ? WHERE id = ?`},
 		{&c.lastVersion, `SELECT version, marc FROM record_versions WHERE record_id = ? ORDER BY version DESC LIMIT 1`},
 		{&c.insVersion, `INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES (?, ?, ?, ?, ?, ?)`},
-		{&c.setOutcome, `UPDATE import_batch_records SET outcome = ?, record_id = ?, prev_marc = ? WHERE batch_id = ? AND position = ?`},
-		{&c.insBatchItem, `INSERT INTO import_batch_items (batch_id, item_id) VALUES (?, ?)`},
-		{&c.insItem, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, location, status,
-			withdrawn_at, withdrawn_reason, price_cents, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 	} {
 		var err error
 		if *p.st, err = tx.Prepare(p.q); err != nil {
@@ -185,46 +113,10 @@ func newCommitter(tx *db.Tx, actor stacks.Actor, batch int64) (*committer, error
 	return c, nil
 }
 
-func (c *committer) outcome(pos int, outcome string, recordID int64, prev *string) error {
-	var rid sql.NullInt64
-	if recordID != 0 {
-		rid = sql.NullInt64{Int64: recordID, Valid: true}
-	}
-	var p sql.NullString
-	if prev != nil {
-		p = sql.NullString{String: *prev, Valid: true}
-	}
-	if _, err := c.setOutcome.Exec(outcome, rid, p, c.batch, pos); err != nil {
-		return fmt.Errorf("batch %d record %d: %w", c.batch, pos, err)
-	}
-	return nil
-}
-
-// create adds rec (kept as source) as a new record, its MARC version 1.
-func (c *committer) create(rec *marc.Record, source string) (int64, error) {
-	b := BibOf(rec)
-	now := db.FormatTime(c.tx.Now())
-	var id int64
-	if err := c.insRec.QueryRow(b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), strings.Join(b.Subjects, "\n"), b.ControlNumber,
-		source, now, now).Scan(&id); err != nil {
-		return 0, fmt.Errorf("insert record: %w", err)
-	}
-	if _, err := c.insVersion.Exec(id, 1, source, c.staff, c.actor.Name, now); err != nil {
-		return 0, fmt.Errorf("record %d: keep version 1: %w", id, err)
-	}
-	return id, nil
-}
-
-// overlay replaces record id's MARC by rec (source), deriving its fields, and
-// returns the MARC it had. The MARC it had is kept as a version when its last
-// version does not hold it (as saveMARC keeps it), then the new one. errGone
-// when there is no record id.
-func (c *committer) overlay(id int64, rec *marc.Record, source string) (string, error) {
-	prev, err := c.replace(id, rec, source)
-	return prev, err
-}
-
-// replace is overlay, and an undo's restore.
+// replace replaces record id's MARC by rec (source), deriving its fields (an
+// undo's restore), and returns the MARC it had. The MARC it had is kept as a
+// version when its last version does not hold it (as saveMARC keeps it), then
+// the new one. errGone when there is no record id.
 func (c *committer) replace(id int64, rec *marc.Record, source string) (string, error) {
 	var old Bib
 	var subjects, oldSource, updatedAt string
@@ -260,69 +152,6 @@ func (c *committer) replace(id int64, rec *marc.Record, source string) (string, 
 		return "", fmt.Errorf("record %d: keep version %d: %w", id, last+1, err)
 	}
 	return prev, nil
-}
-
-// copies adds rec's holdings to record id as the direct import does, with their
-// statuses, remembering each in the batch.
-func (c *committer) copies(im *importer, rec *marc.Record, pos int, title string, id int64, created bool, sum *CommitSummary) error {
-	holdings := HoldingsOf(rec)
-	if len(holdings) == 0 && created && im.opt.GenerateItems {
-		holdings = []Holding{{}}
-	}
-	now := db.FormatTime(c.tx.Now())
-	note := func(reason string) {
-		sum.Notes = append(sum.Notes, Rejection{Index: pos, Title: title, Reason: reason})
-	}
-	for _, h := range holdings {
-		branch, itype := im.defBranch, im.defType
-		if v, ok := im.branches[strings.ToUpper(strings.TrimSpace(h.HomeBranch))]; ok && h.HomeBranch != "" {
-			branch = v
-		}
-		if v, ok := im.itemTypes[strings.ToUpper(strings.TrimSpace(h.ItemType))]; ok && h.ItemType != "" {
-			itype = v
-		}
-		barcode := strings.TrimSpace(h.Barcode)
-		if barcode == "" {
-			var err error
-			if barcode, err = im.generateBarcode(); err != nil {
-				return err
-			}
-		}
-		if _, err := NormalizeBarcode(barcode); err != nil {
-			sum.CopiesSkipped++
-			note(fmt.Sprintf("copy skipped: bad barcode %q", barcode))
-			continue
-		}
-		var owner int64
-		err := im.itemExists.QueryRow(barcode).Scan(&owner)
-		if err == nil {
-			if owner != id {
-				sum.CopiesSkipped++
-				note(fmt.Sprintf("copy %s skipped: that barcode belongs to another record (%d)", barcode, owner))
-			}
-			continue
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("look up barcode %s: %w", barcode, err)
-		}
-		status, reason, snote := ImportedStatus(h)
-		var withdrawnAt sql.NullString
-		if status == StatusWithdrawn {
-			withdrawnAt = sql.NullString{String: now, Valid: true}
-		}
-		var itemID int64
-		if err := c.insItem.QueryRow(barcode, id, branch, branch, itype, strings.TrimSpace(h.CallNumber), importedLocation(h.Location),
-			status, withdrawnAt, reason, h.PriceCents, now, now).Scan(&itemID); err != nil {
-			return fmt.Errorf("insert copy %s: %w", barcode, err)
-		}
-		if _, err := c.insBatchItem.Exec(c.batch, itemID); err != nil {
-			return fmt.Errorf("batch %d: remember copy %s: %w", c.batch, barcode, err)
-		}
-		sum.Copies++
-		if snote != "" {
-			note("copy " + barcode + ": " + snote)
-		}
-	}
-	return nil
 }
 
 // UndoSummary is what an undo did.
@@ -367,12 +196,13 @@ func UndoImport(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) (Un
 			}
 		}
 		sum.CopiesDeleted = len(items)
-		for _, rid := range created {
-			if _, err := tx.Exec(`DELETE FROM record_redirects WHERE to_id = ?`, rid); err != nil {
-				return fmt.Errorf("delete redirects to record %d: %w", rid, err)
+		for _, ids := range chunks(created, 500) {
+			in, args := idArgs(ids)
+			if _, err := tx.Exec(`DELETE FROM record_redirects WHERE to_id IN (`+in+`)`, args...); err != nil {
+				return fmt.Errorf("delete redirects to the batch's records: %w", err)
 			}
-			if _, err := tx.Exec(`DELETE FROM records WHERE id = ?`, rid); err != nil {
-				return fmt.Errorf("delete record %d: %w", rid, err)
+			if _, err := tx.Exec(`DELETE FROM records WHERE id IN (`+in+`)`, args...); err != nil {
+				return fmt.Errorf("delete the batch's records: %w", err)
 			}
 		}
 		sum.Deleted = len(created)
@@ -453,4 +283,328 @@ func refuseCirculated(tx *db.Tx, batch int64) error {
 		return fmt.Errorf("find holds on batch %d: %w", batch, err)
 	}
 	return nil
+}
+
+// stagedRow is a staged record as the commit reads it.
+type stagedRow struct {
+	pos     int
+	source  string
+	title   string
+	rule    string
+	matchID int64
+	rec     *marc.Record
+	action  string
+	// recordID is the record created or overlaid; prev an overlaid record's
+	// MARC before.
+	recordID int64
+	prev     string
+	created  bool
+}
+
+// page commits the staged records after position last, up to commitPage of
+// them, and returns the last position committed and whether there may be
+// more. The page's writes are a few statements each (bulk), since on
+// PostgreSQL every statement that changes the records moves the catalogue's
+// version on, a row updated as many times in the transaction.
+func (c *committer) page(im *importer, b *ImportBatch, last int, sum *CommitSummary) (int, bool, error) {
+	tx := c.tx
+	rows, err := tx.Query(`SELECT position, marc, title, match_rule, coalesce(match_id, 0) FROM import_batch_records
+		WHERE batch_id = ? AND error = '' AND position > ? ORDER BY position LIMIT ?`, c.batch, last, commitPage)
+	if err != nil {
+		return last, false, fmt.Errorf("read batch %d: %w", c.batch, err)
+	}
+	var page []*stagedRow
+	for rows.Next() {
+		r := &stagedRow{}
+		if err := rows.Scan(&r.pos, &r.source, &r.title, &r.rule, &r.matchID); err != nil {
+			rows.Close()
+			return last, false, err
+		}
+		page = append(page, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return last, false, err
+	}
+	if len(page) == 0 {
+		return last, false, nil
+	}
+	// A record overlaid twice (two records of the file match it) is overlaid
+	// once per page: the page ends before the second.
+	targets := map[int64]bool{}
+	for i, r := range page {
+		r.action = ActionNew
+		if r.rule != RuleNone {
+			r.action = b.Actions[r.rule]
+		}
+		if r.action == ActionOverlay {
+			if targets[r.matchID] {
+				page = page[:i]
+				break
+			}
+			targets[r.matchID] = true
+		}
+	}
+	last = page[len(page)-1].pos
+
+	// What the overlaid records are now, and their last versions.
+	var overlayIDs []int64
+	for _, r := range page {
+		if r.action == ActionOverlay {
+			overlayIDs = append(overlayIDs, r.matchID)
+		}
+	}
+	type current struct {
+		source, updatedAt, lastSource string
+		bib                           Bib
+		lastVersion                   int
+	}
+	now := map[int64]*current{}
+	for _, ids := range chunks(overlayIDs, 500) {
+		in, args := idArgs(ids)
+		rows, err := tx.Query(`SELECT id, title, author, isbn, publisher, coalesce(year, 0), subjects, control_number, marc, updated_at FROM records WHERE id IN (`+in+`)`, args...)
+		if err != nil {
+			return last, false, fmt.Errorf("read the records overlaid: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var cur current
+			var subjects string
+			if err := rows.Scan(&id, &cur.bib.Title, &cur.bib.Author, &cur.bib.ISBN, &cur.bib.Publisher, &cur.bib.Year, &subjects, &cur.bib.ControlNumber, &cur.source, &cur.updatedAt); err != nil {
+				rows.Close()
+				return last, false, err
+			}
+			cur.bib.Subjects = lines(subjects)
+			now[id] = &cur
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return last, false, err
+		}
+		rows, err = tx.Query(`SELECT v.record_id, v.version, v.marc FROM record_versions v
+			JOIN (SELECT record_id, max(version) AS version FROM record_versions WHERE record_id IN (`+in+`) GROUP BY record_id) m
+			ON m.record_id = v.record_id AND m.version = v.version`, args...)
+		if err != nil {
+			return last, false, fmt.Errorf("read the overlaid records' versions: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var v int
+			var source string
+			if err := rows.Scan(&id, &v, &source); err != nil {
+				rows.Close()
+				return last, false, err
+			}
+			if cur := now[id]; cur != nil {
+				cur.lastVersion, cur.lastSource = v, source
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return last, false, err
+		}
+	}
+
+	if err := tx.QueryRow(`SELECT ` + nextRecordID).Scan(&c.nextID); err != nil {
+		return last, false, fmt.Errorf("next record id: %w", err)
+	}
+	at := db.FormatTime(tx.Now())
+	var creates, overlays, versions, outcomes [][]any
+	for _, r := range page {
+		if r.action == ActionSkip {
+			sum.Skipped++
+			outcomes = append(outcomes, []any{r.pos, "skipped", nil, nil})
+			continue
+		}
+		if r.rec, err = marc.NewXMLReader(strings.NewReader(r.source)).Next(); err != nil {
+			return last, false, fmt.Errorf("batch %d record %d: read the staged MARC: %w", c.batch, r.pos, err)
+		}
+		bib := BibOf(r.rec)
+		fields := []any{bib.Title, bib.Author, bib.ISBN, bib.Publisher, nullYear(bib.Year), strings.Join(bib.Subjects, "\n"), bib.ControlNumber, r.source}
+		cur := now[r.matchID]
+		if r.action == ActionOverlay && cur != nil {
+			prev, err := marc.ToXML(keptMARC(cur.bib, cur.source))
+			if err != nil {
+				return last, false, fmt.Errorf("record %d: keep the previous MARC: %w", r.matchID, err)
+			}
+			r.recordID, r.prev = r.matchID, prev
+			v := cur.lastVersion
+			if v == 0 || (cur.lastSource != prev && cur.lastSource != cur.source) {
+				v++
+				versions = append(versions, []any{r.recordID, v, prev, nil, "", cur.updatedAt})
+			}
+			versions = append(versions, []any{r.recordID, v + 1, r.source, c.staff, c.actor.Name, at})
+			overlays = append(overlays, append([]any{r.recordID}, append(fields, at)...))
+			outcomes = append(outcomes, []any{r.pos, "overlaid", r.recordID, prev})
+			sum.Overlaid++
+			continue
+		}
+		// New, or the record matched was deleted since: the import adds it.
+		r.recordID, r.created = c.nextID, true
+		c.nextID++
+		creates = append(creates, append([]any{r.recordID}, append(fields, at, at)...))
+		versions = append(versions, []any{r.recordID, 1, r.source, c.staff, c.actor.Name, at})
+		outcomes = append(outcomes, []any{r.pos, "created", r.recordID, nil})
+		sum.Created++
+	}
+	if err := bulk(tx, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at) VALUES `,
+		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "", creates); err != nil {
+		return last, false, fmt.Errorf("insert records: %w", err)
+	}
+	if err := bulk(tx, `UPDATE records SET title = v.column2, author = v.column3, isbn = v.column4, publisher = v.column5, year = v.column6,
+		subjects = v.column7, control_number = v.column8, marc = v.column9, updated_at = v.column10 FROM (VALUES `,
+		"(CAST(? AS bigint), ?, ?, ?, ?, CAST(? AS bigint), ?, ?, ?, ?)", `) AS v WHERE records.id = v.column1`, overlays); err != nil {
+		return last, false, fmt.Errorf("overlay records: %w", err)
+	}
+	if err := bulk(tx, `INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES `,
+		"(?, ?, ?, ?, ?, ?)", "", versions); err != nil {
+		return last, false, fmt.Errorf("keep versions: %w", err)
+	}
+	if err := bulk(tx, `UPDATE import_batch_records SET outcome = v.column2, record_id = v.column3, prev_marc = v.column4 FROM (VALUES `,
+		"(CAST(? AS bigint), ?, CAST(? AS bigint), ?)", fmt.Sprintf(`) AS v WHERE import_batch_records.batch_id = %d AND import_batch_records.position = v.column1`, c.batch), outcomes); err != nil {
+		return last, false, fmt.Errorf("batch %d: outcomes: %w", c.batch, err)
+	}
+	if err := c.pageCopies(im, page, sum); err != nil {
+		return last, false, err
+	}
+	return last, true, nil
+}
+
+// pageCopies adds the holdings of a page's created and overlaid records, as
+// the direct import does, with their statuses, remembering each in the batch.
+func (c *committer) pageCopies(im *importer, page []*stagedRow, sum *CommitSummary) error {
+	type copyRow struct {
+		r       *stagedRow
+		h       Holding
+		barcode string
+	}
+	var all []copyRow
+	var barcodes []any
+	for _, r := range page {
+		if r.recordID == 0 {
+			continue
+		}
+		holdings := HoldingsOf(r.rec)
+		if len(holdings) == 0 && r.created && im.opt.GenerateItems {
+			holdings = []Holding{{}}
+		}
+		for _, h := range holdings {
+			barcode := strings.TrimSpace(h.Barcode)
+			if barcode == "" {
+				var err error
+				if barcode, err = im.generateBarcode(); err != nil {
+					return err
+				}
+			}
+			all = append(all, copyRow{r, h, barcode})
+			barcodes = append(barcodes, barcode)
+		}
+	}
+	owners := map[string]int64{}
+	for _, part := range chunks(barcodes, 500) {
+		rows, err := c.tx.Query(`SELECT barcode, record_id FROM items WHERE barcode IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, part...)
+		if err != nil {
+			return fmt.Errorf("look up barcodes: %w", err)
+		}
+		for rows.Next() {
+			var bc string
+			var owner int64
+			if err := rows.Scan(&bc, &owner); err != nil {
+				rows.Close()
+				return err
+			}
+			owners[bc] = owner
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	now := db.FormatTime(c.tx.Now())
+	var inserts [][]any
+	var added []any
+	for _, cr := range all {
+		note := func(reason string) {
+			sum.Notes = append(sum.Notes, Rejection{Index: cr.r.pos, Title: cr.r.title, Reason: reason})
+		}
+		if _, err := NormalizeBarcode(cr.barcode); err != nil {
+			sum.CopiesSkipped++
+			note(fmt.Sprintf("copy skipped: bad barcode %q", cr.barcode))
+			continue
+		}
+		if owner, ok := owners[cr.barcode]; ok {
+			if owner != cr.r.recordID {
+				sum.CopiesSkipped++
+				note(fmt.Sprintf("copy %s skipped: that barcode belongs to another record (%d)", cr.barcode, owner))
+			}
+			continue
+		}
+		owners[cr.barcode] = cr.r.recordID
+		branch, itype := im.defBranch, im.defType
+		if v, ok := im.branches[strings.ToUpper(strings.TrimSpace(cr.h.HomeBranch))]; ok && cr.h.HomeBranch != "" {
+			branch = v
+		}
+		if v, ok := im.itemTypes[strings.ToUpper(strings.TrimSpace(cr.h.ItemType))]; ok && cr.h.ItemType != "" {
+			itype = v
+		}
+		status, reason, snote := ImportedStatus(cr.h)
+		var withdrawnAt sql.NullString
+		if status == StatusWithdrawn {
+			withdrawnAt = sql.NullString{String: now, Valid: true}
+		}
+		inserts = append(inserts, []any{cr.barcode, cr.r.recordID, branch, branch, itype, strings.TrimSpace(cr.h.CallNumber), importedLocation(cr.h.Location),
+			status, withdrawnAt, reason, cr.h.PriceCents, now, now})
+		added = append(added, cr.barcode)
+		sum.Copies++
+		if snote != "" {
+			note("copy " + cr.barcode + ": " + snote)
+		}
+	}
+	if err := bulk(c.tx, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, location, status,
+		withdrawn_at, withdrawn_reason, price_cents, created_at, updated_at) VALUES `, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "", inserts); err != nil {
+		return fmt.Errorf("insert copies: %w", err)
+	}
+	for _, part := range chunks(added, 500) {
+		if _, err := c.tx.Exec(fmt.Sprintf(`INSERT INTO import_batch_items (batch_id, item_id) SELECT %d, id FROM items WHERE barcode IN (?`, c.batch)+
+			strings.Repeat(", ?", len(part)-1)+`)`, part...); err != nil {
+			return fmt.Errorf("batch %d: remember the copies: %w", c.batch, err)
+		}
+	}
+	return nil
+}
+
+// bulk runs prefix, rows as tuple (one "(?, ...)" each) separated by commas,
+// and suffix, for as many rows at a time as keep to 900 parameters.
+func bulk(tx *db.Tx, prefix, tuple, suffix string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	per := max(1, 900/len(rows[0]))
+	for i := 0; i < len(rows); i += per {
+		part := rows[i:min(i+per, len(rows))]
+		var q strings.Builder
+		q.WriteString(prefix)
+		args := make([]any, 0, len(part)*len(rows[0]))
+		for j, r := range part {
+			if j > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(tuple)
+			args = append(args, r...)
+		}
+		q.WriteString(suffix)
+		if _, err := tx.Exec(q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunks splits s into parts of at most n.
+func chunks[T any](s []T, n int) [][]T {
+	var out [][]T
+	for i := 0; i < len(s); i += n {
+		out = append(out, s[i:min(i+n, len(s))])
+	}
+	return out
 }
