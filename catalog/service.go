@@ -292,3 +292,12 @@ func (s *Service) CommitImport(ctx context.Context, actor stacks.Actor, id int64
 func (s *Service) UndoImport(ctx context.Context, actor stacks.Actor, id int64) (UndoSummary, error) {
 	return UndoImport(ctx, s.DB, actor, id)
 }
+
+// RecentImportBatches lists the newest staged imports first.
+func (s *Service) RecentImportBatches(ctx context.Context, limit int) (bs []*ImportBatch, err error) {
+	err = s.DB.Read(ctx, func(tx *db.Tx) error {
+		bs, err = ImportBatches(tx, limit)
+		return err
+	})
+	return bs, err
+}

@@ -463,21 +463,26 @@ func FindImportBatch(tx *db.Tx, id int64) (*ImportBatch, error) {
 	return b, rows.Err()
 }
 
-// ImportBatches lists the newest batches first.
+// ImportBatches lists the newest batches first, with their counts from the
+// staging and the commit (not the counts by rule: FindImportBatch has them).
 func ImportBatches(tx *db.Tx, limit int) ([]*ImportBatch, error) {
-	ids, err := tx.IDs(`SELECT id FROM import_batches ORDER BY id DESC LIMIT ?`, limit)
+	rows, err := tx.Query(`SELECT id, file_name, state, actor, staged_records, matched, errors, created, overlaid, skipped, copies, staged_at
+		FROM import_batches ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list import batches: %w", err)
 	}
+	defer rows.Close()
 	var out []*ImportBatch
-	for _, id := range ids {
-		b, err := FindImportBatch(tx, id)
-		if err != nil {
+	for rows.Next() {
+		b := &ImportBatch{}
+		var matched int
+		if err := rows.Scan(&b.ID, &b.FileName, &b.State, &b.Actor, &b.Records, &matched, &b.Errors, &b.Created, &b.Overlaid, &b.Skipped, &b.Copies, &b.StagedAt); err != nil {
 			return nil, err
 		}
+		b.New = b.Records - matched - b.Errors
 		out = append(out, b)
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // Staged record lists: new records, errors, or the matches of one rule.

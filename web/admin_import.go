@@ -27,10 +27,14 @@ type importService interface {
 	SetImportActions(ctx context.Context, actor stacks.Actor, id int64, actions map[string]string) error
 	CommitImport(ctx context.Context, actor stacks.Actor, id int64) (catalog.CommitSummary, error)
 	UndoImport(ctx context.Context, actor stacks.Actor, id int64) (catalog.UndoSummary, error)
+	RecentImportBatches(ctx context.Context, limit int) ([]*catalog.ImportBatch, error)
 }
 
 func (s *Server) adminImportForm(r *http.Request, f *AdminImportForm) (err error) {
-	f.Branches, f.ItemTypes, err = s.Catalog.ImportChoices(r.Context())
+	if f.Branches, f.ItemTypes, err = s.Catalog.ImportChoices(r.Context()); err != nil {
+		return err
+	}
+	f.Batches, err = s.Catalog.RecentImportBatches(r.Context(), 20)
 	return err
 }
 

@@ -102,4 +102,7 @@ func TestImportBatch(t *testing.T) {
 	if n := e.count(t, `SELECT count(*) FROM records`); n != records {
 		t.Errorf("%d records after the undo, want %d", n, records)
 	}
+	if r := e.get(t, e.Admin, "/admin/import"); !strings.Contains(r.Body, `href="`+base+`"`) || !strings.Contains(r.Body, "undone") {
+		t.Errorf("the import page does not list the batch:\n%s", r.Body)
+	}
 }
