@@ -51,6 +51,7 @@ func TestImportBatch(t *testing.T) {
 		!strings.Contains(r.Body, "New records (0)") {
 		t.Fatalf("review: %d\n%s", r.Status, r.Body)
 	}
+	adminCheckLabels(t, base, r.Body)
 	r = e.get(t, e.Admin, base+"?list=001")
 	if !strings.Contains(r.Body, "control number (001)") || !strings.Contains(r.Body, `href="/records/`) {
 		t.Errorf("the 001 list names no record matched:\n%s", r.Body)
