@@ -202,28 +202,30 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 			return 0, stacks.FieldErrorf("file", stacks.EINVALID, "The file has more than %d records. Split it and stage the parts one after the other.", maxStageRecords)
 		}
 		err := d.Write(ctx, func(tx *db.Tx) error {
-			ins, err := tx.Prepare(`INSERT INTO import_batch_records (batch_id, position, marc, title, match_rule, match_id, match_key, error)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-			if err != nil {
+			var recs []*marc.Record
+			for _, s := range chunk {
+				if s.needsMatch {
+					recs = append(recs, s.rec)
+				}
+			}
+			if err := m.prefetch(tx, recs); err != nil {
 				return err
 			}
-			if err := m.prepare(tx); err != nil {
-				return err
-			}
+			rows := make([][]any, 0, len(chunk))
 			for i := range chunk {
 				s := &chunk[i]
 				if s.needsMatch {
-					if s.rule, s.matchID, s.key, err = m.match(s.rec); err != nil {
-						return err
-					}
+					s.rule, s.matchID, s.key = m.match(s.rec)
 				}
 				var match sql.NullInt64
 				if s.matchID != 0 {
 					match = sql.NullInt64{Int64: s.matchID, Valid: true}
 				}
-				if _, err := ins.Exec(id, s.pos, s.source, s.title, s.rule, match, s.key, s.err); err != nil {
-					return fmt.Errorf("stage record %d: %w", s.pos, err)
-				}
+				rows = append(rows, []any{id, s.pos, s.source, s.title, s.rule, match, s.key, s.err})
+			}
+			if err := bulk(tx, `INSERT INTO import_batch_records (batch_id, position, marc, title, match_rule, match_id, match_key, error) VALUES `,
+				"(?, ?, ?, ?, ?, ?, ?, ?)", "", rows); err != nil {
+				return fmt.Errorf("stage records: %w", err)
 			}
 			return nil
 		})
@@ -279,8 +281,10 @@ type matcher struct {
 	// system maps each existing record's 035 $a numbers (systemKey) to the
 	// first record that carries it: read once per batch, since no column
 	// keeps them.
-	system            map[string]int64
-	byControl, byISBN *db.Stmt
+	system map[string]int64
+	// control and isbn are the records one chunk's control numbers and
+	// ISBNs match (prefetch).
+	control, isbn map[string]int64
 }
 
 func newMatcher(tx *db.Tx) (*matcher, error) {
@@ -309,45 +313,90 @@ func newMatcher(tx *db.Tx) (*matcher, error) {
 	return m, rows.Err()
 }
 
-func (m *matcher) prepare(tx *db.Tx) (err error) {
-	if m.byControl, err = tx.Prepare(`SELECT id FROM records WHERE control_number = ? AND control_number <> '' ORDER BY id LIMIT 1`); err != nil {
-		return err
+// prefetch reads the records that recs' control numbers and ISBNs (both
+// forms) match, a few statements for the lot.
+func (m *matcher) prefetch(tx *db.Tx, recs []*marc.Record) error {
+	m.control, m.isbn = map[string]int64{}, map[string]int64{}
+	var controls, isbns []any
+	for _, rec := range recs {
+		if cn := strings.TrimSpace(rec.ControlField("001")); cn != "" {
+			controls = append(controls, cn)
+		}
+		for _, isbn := range recordISBNs(rec) {
+			for _, f := range append(ISBNForms(isbn), isbn) {
+				isbns = append(isbns, f)
+			}
+		}
 	}
-	m.byISBN, err = tx.Prepare(`SELECT id FROM records WHERE isbn IN (?, ?) AND isbn <> '' ORDER BY id LIMIT 1`)
-	return err
+	for _, q := range []struct {
+		col  string
+		keys []any
+		into map[string]int64
+	}{{"control_number", controls, m.control}, {"isbn", isbns, m.isbn}} {
+		for _, part := range chunks(q.keys, 500) {
+			rows, err := tx.Query(`SELECT `+q.col+`, min(id) FROM records WHERE `+q.col+` IN (?`+strings.Repeat(", ?", len(part)-1)+`) AND `+q.col+` <> ''
+				GROUP BY `+q.col, part...)
+			if err != nil {
+				return fmt.Errorf("match by %s: %w", q.col, err)
+			}
+			for rows.Next() {
+				var k string
+				var id int64
+				if err := rows.Scan(&k, &id); err != nil {
+					rows.Close()
+					return err
+				}
+				q.into[k] = id
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// match returns the first rule rec matches by, the record matched and the value.
-func (m *matcher) match(rec *marc.Record) (rule string, id int64, key string, err error) {
+// recordISBNs are the normalised ISBNs of a record's 020 $a.
+func recordISBNs(rec *marc.Record) []string {
+	var out []string
+	for _, f := range rec.FieldsByTag("020") {
+		if isbn := NormalizeISBN(f.Sub('a')); isbn != "" {
+			out = append(out, isbn)
+		}
+	}
+	return out
+}
+
+// match returns the first rule rec matches by, the record matched and the
+// value, from what prefetch read; the first record, by id, when several match.
+func (m *matcher) match(rec *marc.Record) (rule string, id int64, key string) {
 	if cn := strings.TrimSpace(rec.ControlField("001")); cn != "" {
-		if err := m.byControl.QueryRow(cn).Scan(&id); err == nil {
-			return RuleControl, id, cn, nil
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return "", 0, "", fmt.Errorf("match by control number: %w", err)
+		if id, ok := m.control[cn]; ok {
+			return RuleControl, id, cn
 		}
 	}
 	for _, f := range rec.FieldsByTag("035") {
 		for _, v := range f.Subs('a') {
 			if k := systemKey(v); k != "" {
 				if id, ok := m.system[k]; ok {
-					return RuleSystem, id, strings.TrimSpace(v), nil
+					return RuleSystem, id, strings.TrimSpace(v)
 				}
 			}
 		}
 	}
-	for _, f := range rec.FieldsByTag("020") {
-		isbn := NormalizeISBN(f.Sub('a'))
-		if isbn == "" {
-			continue
+	for _, isbn := range recordISBNs(rec) {
+		var best int64
+		for _, f := range append(ISBNForms(isbn), isbn) {
+			if id, ok := m.isbn[f]; ok && (best == 0 || id < best) {
+				best = id
+			}
 		}
-		forms := append(ISBNForms(isbn), isbn)
-		if err := m.byISBN.QueryRow(forms[0], forms[1]).Scan(&id); err == nil {
-			return RuleISBN, id, isbn, nil
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return "", 0, "", fmt.Errorf("match by ISBN: %w", err)
+		if best != 0 {
+			return RuleISBN, best, isbn
 		}
 	}
-	return RuleNone, 0, "", nil
+	return RuleNone, 0, ""
 }
 
 // systemKeys are the match keys of a record's 035 $a.
