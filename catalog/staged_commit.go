@@ -131,6 +131,9 @@ func (c *committer) replace(id int64, rec *marc.Record, source string) (string, 
 	if err != nil {
 		return "", fmt.Errorf("record %d: keep the previous MARC: %w", id, err)
 	}
+	if oldSource == source && prev == source {
+		return prev, nil // already so: no new version
+	}
 	b := BibOf(rec)
 	now := db.FormatTime(c.tx.Now())
 	if _, err := c.updRec.Exec(b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), strings.Join(b.Subjects, "\n"), b.ControlNumber,
@@ -428,6 +431,11 @@ func (c *committer) page(im *importer, b *ImportBatch, last int, sum *CommitSumm
 				return last, false, fmt.Errorf("record %d: keep the previous MARC: %w", r.matchID, err)
 			}
 			r.recordID, r.prev = r.matchID, prev
+			outcomes = append(outcomes, []any{r.pos, "overlaid", r.recordID, prev})
+			sum.Overlaid++
+			if prev == r.source && cur.source == r.source {
+				continue // the same MARC again: no new version, nothing to write
+			}
 			v := cur.lastVersion
 			if v == 0 || (cur.lastSource != prev && cur.lastSource != cur.source) {
 				v++
@@ -435,8 +443,6 @@ func (c *committer) page(im *importer, b *ImportBatch, last int, sum *CommitSumm
 			}
 			versions = append(versions, []any{r.recordID, v + 1, r.source, c.staff, c.actor.Name, at})
 			overlays = append(overlays, append([]any{r.recordID}, append(fields, at)...))
-			outcomes = append(outcomes, []any{r.pos, "overlaid", r.recordID, prev})
-			sum.Overlaid++
 			continue
 		}
 		// New, or the record matched was deleted since: the import adds it.

@@ -305,3 +305,43 @@ func testStageRealFiles(t *testing.T, e db.Engine) {
 		t.Errorf("staging wrote %d records", n)
 	}
 }
+
+// TestStagedOverlayUnchanged: overlaying a record with the MARC it already has
+// keeps no new version and leaves the record as it was.
+func TestStagedOverlayUnchanged(t *testing.T) { forEngines(t, testStagedOverlayUnchanged) }
+
+func testStagedOverlayUnchanged(t *testing.T, e db.Engine) {
+	l := newLib(t, e)
+	ctx := context.Background()
+	rec := sbib("Same", scf("001", "S1"))
+	id := l.marcRecord(rec)
+	versions := l.int(`SELECT count(*) FROM record_versions WHERE record_id = ?`, id)
+	var source string
+	if err := l.d.Read(ctx, func(tx *db.Tx) error { return tx.QueryRow(`SELECT marc FROM records WHERE id = ?`, id).Scan(&source) }); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := catalog.StageImport(ctx, l.d, iso(t, kept), catalog.StageOptions{Actor: editor, Branch: "CEN", ItemType: "BOOK"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := catalog.CommitImport(ctx, l.d, editor, batch)
+	if err != nil || sum.Overlaid != 1 {
+		t.Fatalf("commit %+v, %v", sum, err)
+	}
+	if n := l.int(`SELECT count(*) FROM record_versions WHERE record_id = ?`, id); n != versions {
+		t.Errorf("%d versions, were %d", n, versions)
+	}
+	if _, err := catalog.UndoImport(ctx, l.d, editor, batch); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.str(`SELECT title FROM records WHERE id = ?`, id); got != "Same" {
+		t.Errorf("title %q after the undo", got)
+	}
+	if n := l.int(`SELECT count(*) FROM record_versions WHERE record_id = ?`, id); n != versions {
+		t.Errorf("%d versions after the undo, were %d", n, versions)
+	}
+}
