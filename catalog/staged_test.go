@@ -345,3 +345,30 @@ func testStagedOverlayUnchanged(t *testing.T, e db.Engine) {
 		t.Errorf("%d versions after the undo, were %d", n, versions)
 	}
 }
+
+// TestDirectImportStatuses: the direct import gives copies their Koha
+// statuses from 952 too, and reports what Stacks has no status for.
+func TestDirectImportStatuses(t *testing.T) { forEngines(t, testDirectImportStatuses) }
+
+func testDirectImportStatuses(t *testing.T, e db.Engine) {
+	l := newLib(t, e)
+	sum, err := catalog.Import(context.Background(), l.d, iso(t, sbib("Statuses",
+		sdf("952", 'p', "D1", '0', "2"), sdf("952", 'p', "D2", '1', "1"), sdf("952", 'p', "D3", '1', "4"),
+		sdf("952", 'p', "D4", '7', "1"), sdf("952", 'p', "D5", '0', "0", '1', "0"))),
+		catalog.ImportOptions{Actor: editor, Branch: "CEN", ItemType: "BOOK"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.ItemsCreated != 5 || sum.Rejected != 0 || len(sum.Rejections) != 1 || !strings.Contains(sum.Rejections[0].Reason, "not for loan") {
+		t.Fatalf("import %+v", sum)
+	}
+	for bc, want := range map[string]string{"D1": "withdrawn", "D2": "lost", "D3": "missing", "D4": "available", "D5": "available"} {
+		if got := l.str(`SELECT status FROM items WHERE barcode = ?`, bc); got != want {
+			t.Errorf("copy %s: %q, want %q", bc, got, want)
+		}
+	}
+	if n := l.int(`SELECT count(*) FROM items WHERE barcode = 'D1' AND withdrawn_at IS NOT NULL`); n != 1 {
+		t.Error("the withdrawn copy does not say when")
+	}
+	l.checkClean()
+}
