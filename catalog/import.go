@@ -231,8 +231,8 @@ func newImporter(tx *db.Tx, opt ImportOptions, next *int64) (*importer, error) {
 		{&im.insRecord, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
 			VALUES (` + nextRecordID + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&im.updRec, `UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?, marc = ?, updated_at = ? WHERE id = ?`},
-		{&im.insItem, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, location, status, price_cents, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 'available', ?, ?, ?)`},
+		{&im.insItem, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, location, status, withdrawn_at, withdrawn_reason, price_cents, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&im.itemExists, `SELECT record_id FROM items WHERE barcode = ?`},
 	} {
 		if *p.st, err = tx.Prepare(p.q); err != nil {
@@ -356,8 +356,17 @@ func (im *importer) record(rec *marc.Record, index int, sum *ImportSummary) erro
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("look up barcode %s: %w", barcode, err)
 		}
-		if _, err := im.insItem.Exec(barcode, id, branch, branch, itype, strings.TrimSpace(h.CallNumber), importedLocation(h.Location), h.PriceCents, now, now); err != nil {
+		status, reason, note := ImportedStatus(h)
+		var withdrawnAt sql.NullString
+		if status == StatusWithdrawn {
+			withdrawnAt = sql.NullString{String: now, Valid: true}
+		}
+		if _, err := im.insItem.Exec(barcode, id, branch, branch, itype, strings.TrimSpace(h.CallNumber), importedLocation(h.Location),
+			status, withdrawnAt, reason, h.PriceCents, now, now); err != nil {
 			return fmt.Errorf("insert copy %s: %w", barcode, err)
+		}
+		if note != "" {
+			sum.Rejections = append(sum.Rejections, Rejection{Index: index, Title: b.Title, Reason: "copy " + barcode + ": " + note})
 		}
 		sum.ItemsCreated++
 	}

@@ -180,17 +180,22 @@ type Holding struct {
 	PriceCents   int64
 	SourceTag    string
 	SourceFields string
+	// Koha's status subfields of 952, as the file gives them ("" or "0" when
+	// not set): $0 withdrawn, $1 lost, $4 damaged, $7 not for loan.
+	Withdrawn, Lost, Damaged, NotForLoan string
 }
 
 // HoldingsOf reads the copies of a record from Koha's 952 ($p barcode, $a home
 // branch, $y item type, $o call number, $c shelving location, $g price), else 852
 // ($p barcode, $b branch, $c shelving location, $h $i call number), else 949 ($i barcode, $l branch, $t item type, $a
-// call number: a common vendor layout).
+// call number: a common vendor layout). A 952's status subfields are kept
+// (ImportedStatus reads them).
 func HoldingsOf(r *marc.Record) []Holding {
 	var hs []Holding
 	for _, f := range r.FieldsByTag("952") {
 		hs = append(hs, Holding{Barcode: f.Sub('p'), HomeBranch: f.Sub('a'), ItemType: f.Sub('y'), CallNumber: f.Sub('o'),
-			Location: f.Sub('c'), PriceCents: priceCents(f.Sub('g')), SourceTag: "952"})
+			Location: f.Sub('c'), PriceCents: priceCents(f.Sub('g')), SourceTag: "952",
+			Withdrawn: f.Sub('0'), Lost: f.Sub('1'), Damaged: f.Sub('4'), NotForLoan: f.Sub('7')})
 	}
 	if len(hs) > 0 {
 		return hs
@@ -247,4 +252,40 @@ func MARCLines(source string) []string {
 		lines = append(lines, strings.ReplaceAll(b.String(), "\x00", " "))
 	}
 	return lines
+}
+
+// kohaSet reports whether a Koha status subfield is set: any value but
+// nothing or zero.
+func kohaSet(v string) bool {
+	v = strings.TrimSpace(v)
+	return v != "" && strings.Trim(v, "0") != ""
+}
+
+// ImportedStatus is the status a copy comes in with from its holding's Koha
+// statuses: withdrawn ($0), else lost ($1; Koha's lost value 4 is "missing"),
+// else available. The reason is the withdrawal's. Damaged ($4) and not for
+// loan ($7) have no item status in Stacks (not for loan belongs to the item
+// type here): note says so, for the import's report, and the copy comes in
+// available.
+func ImportedStatus(h Holding) (status, reason, note string) {
+	var notes []string
+	if kohaSet(h.Damaged) {
+		notes = append(notes, "damaged (952 $4)")
+	}
+	if kohaSet(h.NotForLoan) {
+		notes = append(notes, "not for loan (952 $7)")
+	}
+	switch {
+	case kohaSet(h.Withdrawn):
+		return StatusWithdrawn, "withdrawn in the imported record (952 $0 " + strings.TrimSpace(h.Withdrawn) + ")", ""
+	case kohaSet(h.Lost):
+		if strings.TrimSpace(h.Lost) == "4" {
+			return StatusMissing, "", ""
+		}
+		return StatusLost, "", ""
+	}
+	if len(notes) > 0 {
+		note = strings.Join(notes, " and ") + " has no item status in Stacks: the copy is available"
+	}
+	return StatusAvailable, "", note
 }

@@ -260,3 +260,44 @@ func (s *Service) RecordKnown(ctx context.Context, id int64) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// StageImport reads rr into a staged batch (StageImport).
+func (s *Service) StageImport(ctx context.Context, rr marc.RecordReader, opt StageOptions) (int64, error) {
+	return StageImport(ctx, s.DB, rr, opt)
+}
+
+// ImportBatchPage returns batch id and a page of one of its lists (StagedRecords).
+func (s *Service) ImportBatchPage(ctx context.Context, id int64, list string, offset, limit int) (b *ImportBatch, recs []StagedRecord, total int, err error) {
+	err = s.DB.Read(ctx, func(tx *db.Tx) error {
+		if b, err = FindImportBatch(tx, id); err != nil {
+			return err
+		}
+		recs, total, err = StagedRecords(tx, id, list, offset, limit)
+		return err
+	})
+	return b, recs, total, err
+}
+
+// SetImportActions sets a staged batch's action per rule (SetImportActions).
+func (s *Service) SetImportActions(ctx context.Context, actor stacks.Actor, id int64, actions map[string]string) error {
+	return s.DB.Write(ctx, func(tx *db.Tx) error { return SetImportActions(tx, actor, id, actions) })
+}
+
+// CommitImport applies a staged batch (CommitImport).
+func (s *Service) CommitImport(ctx context.Context, actor stacks.Actor, id int64) (CommitSummary, error) {
+	return CommitImport(ctx, s.DB, actor, id)
+}
+
+// UndoImport undoes a committed batch (UndoImport).
+func (s *Service) UndoImport(ctx context.Context, actor stacks.Actor, id int64) (UndoSummary, error) {
+	return UndoImport(ctx, s.DB, actor, id)
+}
+
+// RecentImportBatches lists the newest staged imports first.
+func (s *Service) RecentImportBatches(ctx context.Context, limit int) (bs []*ImportBatch, err error) {
+	err = s.DB.Read(ctx, func(tx *db.Tx) error {
+		bs, err = ImportBatches(tx, limit)
+		return err
+	})
+	return bs, err
+}

@@ -22,10 +22,19 @@ const maxMARCUpload = 100 << 20
 type importService interface {
 	ImportChoices(ctx context.Context) ([]library.Branch, []library.Named, error)
 	Import(ctx context.Context, rr marc.RecordReader, opt catalog.ImportOptions) (catalog.ImportSummary, error)
+	StageImport(ctx context.Context, rr marc.RecordReader, opt catalog.StageOptions) (int64, error)
+	ImportBatchPage(ctx context.Context, id int64, list string, offset, limit int) (*catalog.ImportBatch, []catalog.StagedRecord, int, error)
+	SetImportActions(ctx context.Context, actor stacks.Actor, id int64, actions map[string]string) error
+	CommitImport(ctx context.Context, actor stacks.Actor, id int64) (catalog.CommitSummary, error)
+	UndoImport(ctx context.Context, actor stacks.Actor, id int64) (catalog.UndoSummary, error)
+	RecentImportBatches(ctx context.Context, limit int) ([]*catalog.ImportBatch, error)
 }
 
 func (s *Server) adminImportForm(r *http.Request, f *AdminImportForm) (err error) {
-	f.Branches, f.ItemTypes, err = s.Catalog.ImportChoices(r.Context())
+	if f.Branches, f.ItemTypes, err = s.Catalog.ImportChoices(r.Context()); err != nil {
+		return err
+	}
+	f.Batches, err = s.Catalog.RecentImportBatches(r.Context(), 20)
 	return err
 }
 
@@ -90,6 +99,21 @@ func (s *Server) handleAdminImport(w http.ResponseWriter, r *http.Request) {
 			s.Error(w, r, fmt.Errorf("reopen the upload: %w", err))
 			return
 		}
+	}
+	if r.FormValue("stage") != "" {
+		id, err := s.Catalog.StageImport(r.Context(), rr, catalog.StageOptions{Actor: userFrom(r.Context()).Actor(), FileName: f.FileName,
+			Branch: f.Branch, ItemType: f.ItemType, GenerateItems: f.GenerateItems})
+		if err != nil {
+			if stacks.ErrorCode(err) == stacks.EINTERNAL {
+				s.Error(w, r, err)
+				return
+			}
+			fail(kit.CodeStatus(stacks.ErrorCode(err)), "Nothing was staged: "+stacks.ErrorMessage(err))
+			return
+		}
+		s.Flash(r, "ok", fmt.Sprintf("%s is staged as batch %d: review it, then commit it.", f.FileName, id))
+		redirect(w, r, fmt.Sprintf("/admin/import/batches/%d", id), http.StatusSeeOther)
+		return
 	}
 	sum, err := s.Catalog.Import(r.Context(), rr, catalog.ImportOptions{
 		Actor: userFrom(r.Context()).Actor(), Branch: f.Branch, ItemType: f.ItemType, GenerateItems: f.GenerateItems})

@@ -30,6 +30,10 @@ func (s *Server) adminRoutes(r chi.Router) {
 
 	r.Get("/import", s.handleAdminImportForm)
 	r.Post("/import", s.handleAdminImport)
+	r.Get("/import/batches/{id}", s.handleImportBatch)
+	r.Post("/import/batches/{id}/actions", s.handleImportBatchActions)
+	r.Post("/import/batches/{id}/commit", s.handleImportBatchCommit)
+	r.Post("/import/batches/{id}/undo", s.handleImportBatchUndo)
 	r.Get("/patrons/import", s.handleAdminPatronLoadForm)
 	r.Post("/patrons/import", s.handleAdminPatronLoad)
 	r.Get("/patrons/import/{id}", s.handleAdminPatronLoadJob)

@@ -97,6 +97,11 @@ var formFields = map[string]url.Values{
 	"POST /admin/preferences":         {"library_name": {"Stacks Library"}, "fines_limit": {"5.00"}, "timezone": {"UTC"}, "desk_idle": {"5"}, "anonymise_days": {"0"}, "purge_years": {"0"}},
 	"POST /admin/patrons/{id}/purge":  {"confirm": {"yes"}},
 
+	// A staged MARC import's review.
+	"POST /admin/import/batches/{id}/actions": {"action_001": {"overlay"}, "action_035": {"new"}, "action_isbn": {"skip"}},
+	"POST /admin/import/batches/{id}/commit":  {},
+	"POST /admin/import/batches/{id}/undo":    {},
+
 	// Reports, stocktake and SQL reports.
 	"POST /admin/sql-reports":                    {"name": {"Loans"}, "description": {"All loans"}, "sql": {"SELECT count(*) FROM loans WHERE branch_id = :branch"}},
 	"POST /admin/sql-reports/{id}":               {"name": {"Loans 2"}, "description": {""}, "sql": {"SELECT 1"}},

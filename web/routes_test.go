@@ -122,6 +122,10 @@ func routeIDs(t *testing.T, e *testEnv) map[string]string {
 	ids["/admin/copycat/"] = fmt.Sprint(target.ID)
 	// A patron load's progress page: one run in the background, to its end.
 	ids["/admin/patrons/import/{id}"] = backgroundPatronLoad(t, e)
+	// A staged MARC import's review.
+	admin := e.client(t)
+	e.login(t, admin, "admin", "admin")
+	ids["/admin/import/batches/"] = stageBatch(t, e, admin)
 	return ids
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/db"
 )
 
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -19,15 +20,24 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"Records matching an existing one by ISBN or control number (001) update it.\n"+
 			"Copies come from holdings fields (Koha 952, else 852, else 949); records\n"+
 			"without holdings get one copy with a generated barcode unless --no-items.\n"+
-			"Malformed records are reported with their position and skipped.", stderr)
+			"Malformed records are reported with their position and skipped.\n"+
+			"With --stage, each file is read into a staged batch instead, matched against\n"+
+			"the catalogue (001, 035 $a, ISBN) and left for review on the import page;\n"+
+			"--commit ID and --undo ID commit or undo a staged batch.", stderr)
 	var dbf dbFlags
 	dbf.register(fs)
 	branch := fs.String("branch", "", "branch code for copies whose holdings name none (default: the library's first branch, the one stacks init set up)")
 	itemType := fs.String("item-type", "BOOK", "item type code for copies whose holdings name none")
 	noItems := fs.Bool("no-items", false, "do not generate copies for records without holdings fields")
 	quiet := fs.Bool("quiet", false, "no progress display")
+	stage := fs.Bool("stage", false, "stage each file as a batch for review; change nothing in the catalogue")
+	commitBatch := fs.Int64("commit", 0, "commit the staged batch with this id")
+	undoBatch := fs.Int64("undo", 0, "undo the committed batch with this id")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *commitBatch != 0 || *undoBatch != 0 {
+		return runBatch(ctx, &dbf, *commitBatch, *undoBatch, stdout)
 	}
 	if fs.NArg() == 0 {
 		return usageError{"name at least one MARC file to import"}
@@ -58,6 +68,22 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		start := time.Now()
+		if *stage {
+			id, err := catalog.StageImport(ctx, d, rr, catalog.StageOptions{Actor: stacks.Actor{Name: "import"}, FileName: path,
+				Branch: *branch, ItemType: *itemType, GenerateItems: !*noItems})
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, userFacing(err))
+			}
+			var b *catalog.ImportBatch
+			if err := d.Read(ctx, func(tx *db.Tx) (err error) { b, err = catalog.FindImportBatch(tx, id); return err }); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s: staged as batch %d in %s: %d records, %d new, %d matching (001: %d, 035: %d, ISBN: %d), %d errors\n",
+				path, id, time.Since(start).Round(time.Millisecond), b.Records, b.New, b.MatchedTotal(),
+				b.Matched[catalog.RuleControl], b.Matched[catalog.RuleSystem], b.Matched[catalog.RuleISBN], b.Errors)
+			continue
+		}
 		opt := catalog.ImportOptions{Actor: stacks.Actor{Name: "import"}, Branch: *branch, ItemType: *itemType, GenerateItems: !*noItems}
 		if interactive && info != nil && info.Size() > 0 {
 			opt.Progress = func(n int) {
@@ -88,6 +114,35 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			fmt.Fprintf(stdout, "  %s: %s\n", where, r.Reason)
 		}
+	}
+	return nil
+}
+
+// runBatch commits or undoes a staged batch.
+func runBatch(ctx context.Context, dbf *dbFlags, commit, undo int64, stdout io.Writer) error {
+	d, err := dbf.openLibrary(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	actor := stacks.Actor{Name: "import"}
+	if commit != 0 {
+		sum, err := catalog.CommitImport(ctx, d, actor, commit)
+		if err != nil {
+			return userFacing(err)
+		}
+		fmt.Fprintf(stdout, "batch %d committed: %d created, %d overlaid, %d skipped; %d copies added, %d skipped\n",
+			commit, sum.Created, sum.Overlaid, sum.Skipped, sum.Copies, sum.CopiesSkipped)
+		for _, r := range sum.Notes {
+			fmt.Fprintf(stdout, "  record %d %q: %s\n", r.Index+1, r.Title, r.Reason)
+		}
+	}
+	if undo != 0 {
+		sum, err := catalog.UndoImport(ctx, d, actor, undo)
+		if err != nil {
+			return userFacing(err)
+		}
+		fmt.Fprintf(stdout, "batch %d undone: %d records deleted, %d restored, %d copies deleted\n", undo, sum.Deleted, sum.Restored, sum.CopiesDeleted)
 	}
 	return nil
 }

@@ -1,0 +1,608 @@
+package catalog
+
+// Staged import: a MARC file is read into a batch (import_batches and
+// import_batch_records) without touching the catalogue; each record is matched
+// against the catalogue by its 001, its 035 $a or its ISBN; staff review the
+// batch, choose per rule whether a match overlays the record, is added as a new
+// one or is skipped, and commit it in one transaction. A committed batch can be
+// undone while none of its copies has circulated.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog/marc"
+	"github.com/stacks-ils/stacks/db"
+)
+
+// Match rules, in the order they are tried.
+const (
+	RuleNone    = ""
+	RuleControl = "001"
+	RuleSystem  = "035"
+	RuleISBN    = "isbn"
+)
+
+// MatchRules are the rules a staged record can match by, in the order tried.
+var MatchRules = []string{RuleControl, RuleSystem, RuleISBN}
+
+// RuleLabel is how staff read a match rule.
+func RuleLabel(rule string) string {
+	switch rule {
+	case RuleControl:
+		return "control number (001)"
+	case RuleSystem:
+		return "system number (035 $a)"
+	case RuleISBN:
+		return "ISBN (020)"
+	}
+	return "no match"
+}
+
+// What the commit does with a matched record.
+const (
+	ActionOverlay = "overlay"
+	ActionNew     = "new"
+	ActionSkip    = "skip"
+)
+
+// Batch states.
+const (
+	BatchStaged    = "staged"
+	BatchCommitted = "committed"
+	BatchUndone    = "undone"
+)
+
+// StageOptions are the choices made at upload.
+type StageOptions struct {
+	Actor    stacks.Actor
+	FileName string
+	// ItemType, Branch and GenerateItems: as ImportOptions.
+	ItemType      string
+	Branch        string
+	GenerateItems bool
+}
+
+// ImportBatch is a staged batch with its counts.
+type ImportBatch struct {
+	ID            int64
+	FileName      string
+	State         string
+	Actor         string
+	Branch        string
+	ItemType      string
+	GenerateItems bool
+	// Actions by rule: RuleControl, RuleSystem, RuleISBN.
+	Actions  map[string]string
+	Records  int
+	New      int
+	Matched  map[string]int // by rule
+	Errors   int
+	Created  int
+	Overlaid int
+	Skipped  int
+	Copies   int
+	StagedAt string
+	// CommittedAt and UndoneAt are "" until then.
+	CommittedAt string
+	UndoneAt    string
+}
+
+// MatchedTotal is how many records matched by any rule.
+func (b *ImportBatch) MatchedTotal() int {
+	n := 0
+	for _, v := range b.Matched {
+		n += v
+	}
+	return n
+}
+
+// StagedRecord is one record of a batch as the review lists it.
+type StagedRecord struct {
+	Position  int // 0-based, in the file
+	Title     string
+	Rule      string
+	MatchID   int64
+	MatchKey  string
+	MatchName string // the matched record's title, "" if it is gone
+	Error     string
+	Outcome   string
+	RecordID  int64
+}
+
+// maxStageRecords bounds a batch: a larger file is split first.
+const maxStageRecords = 200_000
+
+// stageChunk is how many records go in one staging transaction.
+const stageChunk = 1000
+
+// StageImport reads the MARC records of rr into a new staged batch, matching
+// each against the catalogue, and returns the batch's id. It writes nothing to
+// the catalogue. Records that cannot be read or kept are staged as errors with
+// their position and reason.
+func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageOptions) (int64, error) {
+	var id int64
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		if err := checkCodes(tx, opt.Branch, opt.ItemType); err != nil {
+			return err
+		}
+		var staff sql.NullInt64
+		if opt.Actor.StaffID != 0 {
+			staff = sql.NullInt64{Int64: opt.Actor.StaffID, Valid: true}
+		}
+		var err error
+		id, err = tx.InsertID(`INSERT INTO import_batches (file_name, staff_id, actor, branch, item_type, generate_items, staged_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`, opt.FileName, staff, opt.Actor.Name, strings.ToUpper(opt.Branch),
+			strings.ToUpper(opt.ItemType), boolInt(opt.GenerateItems), db.FormatTime(tx.Now()))
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	var m *matcher
+	if err := d.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		m, err = newMatcher(tx)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	type staged struct {
+		pos                    int
+		source, title, err     string
+		rule, key              string
+		matchID                int64
+		rec                    *marc.Record
+		needsMatch, readFailed bool
+	}
+	var counts struct{ records, matched, errors int }
+	pos := 0
+	done := false
+	for !done {
+		var chunk []staged
+		for len(chunk) < stageChunk {
+			rec, err := rr.Next()
+			var rerr *marc.RecordError
+			switch {
+			case err == io.EOF:
+				done = true
+			case errors.As(err, &rerr):
+				chunk = append(chunk, staged{pos: pos, err: rerr.Reason, readFailed: true})
+				pos++
+				continue
+			case err != nil:
+				if mf := malformed(err); mf != nil {
+					return 0, mf
+				}
+				return 0, fmt.Errorf("read record %d: %w", pos, err)
+			default:
+				s := staged{pos: pos, title: BibOf(rec).Title}
+				if n, err := normalMARC(rec); err != nil {
+					s.err = strings.TrimSuffix(stacks.ErrorMessage(err), ".")
+				} else if s.source, err = marc.ToXML(n); err != nil {
+					s.err = "cannot be stored: " + err.Error()
+				} else {
+					s.rec, s.needsMatch = n, true
+				}
+				chunk = append(chunk, s)
+				pos++
+				continue
+			}
+			break
+		}
+		if len(chunk) == 0 {
+			break
+		}
+		if pos > maxStageRecords {
+			return 0, stacks.FieldErrorf("file", stacks.EINVALID, "The file has more than %d records. Split it and stage the parts one after the other.", maxStageRecords)
+		}
+		err := d.Write(ctx, func(tx *db.Tx) error {
+			var recs []*marc.Record
+			for _, s := range chunk {
+				if s.needsMatch {
+					recs = append(recs, s.rec)
+				}
+			}
+			if err := m.prefetch(tx, recs); err != nil {
+				return err
+			}
+			rows := make([][]any, 0, len(chunk))
+			for i := range chunk {
+				s := &chunk[i]
+				if s.needsMatch {
+					s.rule, s.matchID, s.key = m.match(s.rec)
+				}
+				var match sql.NullInt64
+				if s.matchID != 0 {
+					match = sql.NullInt64{Int64: s.matchID, Valid: true}
+				}
+				rows = append(rows, []any{id, s.pos, s.source, s.title, s.rule, match, s.key, s.err})
+			}
+			if err := bulk(tx, `INSERT INTO import_batch_records (batch_id, position, marc, title, match_rule, match_id, match_key, error) VALUES `,
+				"(?, ?, ?, ?, ?, ?, ?, ?)", "", rows); err != nil {
+				return fmt.Errorf("stage records: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range chunk {
+			counts.records++
+			switch {
+			case s.err != "":
+				counts.errors++
+			case s.rule != RuleNone:
+				counts.matched++
+			}
+		}
+	}
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		if _, err := tx.Exec(`UPDATE import_batches SET staged_records = ?, matched = ?, errors = ? WHERE id = ?`,
+			counts.records, counts.matched, counts.errors, id); err != nil {
+			return err
+		}
+		return tx.Audit(opt.Actor, "catalog.import.stage", "import_batch", id, fmt.Sprintf("%q: %d records, %d matching the catalogue, %d errors",
+			opt.FileName, counts.records, counts.matched, counts.errors))
+	})
+	return id, err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkCodes refuses a branch or item type code that names none.
+func checkCodes(tx *db.Tx, branch, itemType string) error {
+	var n int
+	if err := tx.QueryRow(`SELECT count(*) FROM branches WHERE upper(code) = upper(?)`, branch).Scan(&n); err != nil {
+		return err
+	} else if n == 0 {
+		return stacks.FieldErrorf("branch", stacks.EINVALID, "There is no branch with code %q: choose the branch for copies the records do not place.", branch)
+	}
+	if err := tx.QueryRow(`SELECT count(*) FROM item_types WHERE upper(code) = upper(?)`, itemType).Scan(&n); err != nil {
+		return err
+	} else if n == 0 {
+		return stacks.FieldErrorf("item_type", stacks.EINVALID, "There is no item type with code %q: choose the type for copies the records do not type.", itemType)
+	}
+	return nil
+}
+
+// matcher finds the catalogue record an incoming one matches.
+type matcher struct {
+	// system maps each existing record's 035 $a numbers (systemKey) to the
+	// first record that carries it: read once per batch, since no column
+	// keeps them.
+	system map[string]int64
+	// control and isbn are the records one chunk's control numbers and
+	// ISBNs match (prefetch).
+	control, isbn map[string]int64
+}
+
+func newMatcher(tx *db.Tx) (*matcher, error) {
+	m := &matcher{system: map[string]int64{}}
+	rows, err := tx.Query(`SELECT id, marc FROM records WHERE marc LIKE '%tag="035"%' ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("read the catalogue's 035 fields: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var source string
+		if err := rows.Scan(&id, &source); err != nil {
+			return nil, err
+		}
+		rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+		if err != nil {
+			continue // a kept record that does not read back matches by its other numbers
+		}
+		for _, k := range systemKeys(rec) {
+			if _, ok := m.system[k]; !ok {
+				m.system[k] = id
+			}
+		}
+	}
+	return m, rows.Err()
+}
+
+// prefetch reads the records that recs' control numbers and ISBNs (both
+// forms) match, a few statements for the lot.
+func (m *matcher) prefetch(tx *db.Tx, recs []*marc.Record) error {
+	m.control, m.isbn = map[string]int64{}, map[string]int64{}
+	var controls, isbns []any
+	for _, rec := range recs {
+		if cn := strings.TrimSpace(rec.ControlField("001")); cn != "" {
+			controls = append(controls, cn)
+		}
+		for _, isbn := range recordISBNs(rec) {
+			for _, f := range append(ISBNForms(isbn), isbn) {
+				isbns = append(isbns, f)
+			}
+		}
+	}
+	for _, q := range []struct {
+		col  string
+		keys []any
+		into map[string]int64
+	}{{"control_number", controls, m.control}, {"isbn", isbns, m.isbn}} {
+		for _, part := range chunks(q.keys, 500) {
+			rows, err := tx.Query(`SELECT `+q.col+`, min(id) FROM records WHERE `+q.col+` IN (?`+strings.Repeat(", ?", len(part)-1)+`) AND `+q.col+` <> ''
+				GROUP BY `+q.col, part...)
+			if err != nil {
+				return fmt.Errorf("match by %s: %w", q.col, err)
+			}
+			for rows.Next() {
+				var k string
+				var id int64
+				if err := rows.Scan(&k, &id); err != nil {
+					rows.Close()
+					return err
+				}
+				q.into[k] = id
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recordISBNs are the normalised ISBNs of a record's 020 $a.
+func recordISBNs(rec *marc.Record) []string {
+	var out []string
+	for _, f := range rec.FieldsByTag("020") {
+		if isbn := NormalizeISBN(f.Sub('a')); isbn != "" {
+			out = append(out, isbn)
+		}
+	}
+	return out
+}
+
+// match returns the first rule rec matches by, the record matched and the
+// value, from what prefetch read; the first record, by id, when several match.
+func (m *matcher) match(rec *marc.Record) (rule string, id int64, key string) {
+	if cn := strings.TrimSpace(rec.ControlField("001")); cn != "" {
+		if id, ok := m.control[cn]; ok {
+			return RuleControl, id, cn
+		}
+	}
+	for _, f := range rec.FieldsByTag("035") {
+		for _, v := range f.Subs('a') {
+			if k := systemKey(v); k != "" {
+				if id, ok := m.system[k]; ok {
+					return RuleSystem, id, strings.TrimSpace(v)
+				}
+			}
+		}
+	}
+	for _, isbn := range recordISBNs(rec) {
+		var best int64
+		for _, f := range append(ISBNForms(isbn), isbn) {
+			if id, ok := m.isbn[f]; ok && (best == 0 || id < best) {
+				best = id
+			}
+		}
+		if best != 0 {
+			return RuleISBN, best, isbn
+		}
+	}
+	return RuleNone, 0, ""
+}
+
+// systemKeys are the match keys of a record's 035 $a.
+func systemKeys(rec *marc.Record) []string {
+	var keys []string
+	for _, f := range rec.FieldsByTag("035") {
+		for _, v := range f.Subs('a') {
+			if k := systemKey(v); k != "" {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// systemKey is the value an 035 $a matches by: an OCLC number, written with
+// or without its "(OCoLC)" prefix and its "ocm", "ocn" or "on" prefix and
+// leading zeros, is its digits; a number another organisation assigned keeps
+// its "(code)" prefix, since the same digits from two sources are two numbers.
+func systemKey(v string) string {
+	v = strings.TrimSpace(v)
+	if rest, ok := strings.CutPrefix(v, "(OCoLC)"); ok {
+		v = strings.TrimSpace(rest)
+	} else if strings.HasPrefix(v, "(") {
+		return strings.ToUpper(strings.Join(strings.Fields(v), ""))
+	}
+	for _, p := range []string{"ocm", "ocn", "on"} {
+		if rest, ok := strings.CutPrefix(v, p); ok {
+			v = rest
+			break
+		}
+	}
+	v = strings.TrimLeft(v, "0")
+	if v == "" {
+		return ""
+	}
+	return v
+}
+
+// ISBNForms is a normalised ISBN in its other form where it has one: the 978
+// ISBN-13 of an ISBN-10, the ISBN-10 of a 978 ISBN-13; otherwise itself.
+func ISBNForms(isbn string) []string {
+	switch {
+	case len(isbn) == 10:
+		return []string{isbn10To13(isbn)}
+	case len(isbn) == 13 && strings.HasPrefix(isbn, "978"):
+		return []string{isbn13To10(isbn)}
+	}
+	return []string{isbn}
+}
+
+func isbn10To13(s string) string {
+	body := "978" + s[:9]
+	sum := 0
+	for i := 0; i < 12; i++ {
+		w := 1
+		if i%2 == 1 {
+			w = 3
+		}
+		sum += w * int(body[i]-'0')
+	}
+	return body + string(rune('0'+(10-sum%10)%10))
+}
+
+func isbn13To10(s string) string {
+	body := s[3:12]
+	sum := 0
+	for i := 0; i < 9; i++ {
+		sum += (10 - i) * int(body[i]-'0')
+	}
+	check := (11 - sum%11) % 11
+	if check == 10 {
+		return body + "X"
+	}
+	return body + string(rune('0'+check))
+}
+
+// FindImportBatch returns batch id with its counts.
+func FindImportBatch(tx *db.Tx, id int64) (*ImportBatch, error) {
+	b := &ImportBatch{ID: id, Actions: map[string]string{}, Matched: map[string]int{}}
+	var gen int
+	var committed, undone sql.NullString
+	var a001, a035, aisbn string
+	err := tx.QueryRow(`SELECT file_name, state, actor, branch, item_type, generate_items, action_001, action_035, action_isbn,
+		staged_records, errors, created, overlaid, skipped, copies, staged_at, committed_at, undone_at FROM import_batches WHERE id = ?`, id).Scan(
+		&b.FileName, &b.State, &b.Actor, &b.Branch, &b.ItemType, &gen, &a001, &a035, &aisbn,
+		&b.Records, &b.Errors, &b.Created, &b.Overlaid, &b.Skipped, &b.Copies, &b.StagedAt, &committed, &undone)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, stacks.Errorf(stacks.ENOTFOUND, "There is no import batch %d.", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find import batch %d: %w", id, err)
+	}
+	b.GenerateItems = gen != 0
+	b.Actions[RuleControl], b.Actions[RuleSystem], b.Actions[RuleISBN] = a001, a035, aisbn
+	b.CommittedAt, b.UndoneAt = committed.String, undone.String
+	rows, err := tx.Query(`SELECT match_rule, count(*) FROM import_batch_records WHERE batch_id = ? AND error = '' GROUP BY match_rule`, id)
+	if err != nil {
+		return nil, fmt.Errorf("count import batch %d: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rule string
+		var n int
+		if err := rows.Scan(&rule, &n); err != nil {
+			return nil, err
+		}
+		if rule == RuleNone {
+			b.New = n
+		} else {
+			b.Matched[rule] = n
+		}
+	}
+	return b, rows.Err()
+}
+
+// ImportBatches lists the newest batches first, with their counts from the
+// staging and the commit (not the counts by rule: FindImportBatch has them).
+func ImportBatches(tx *db.Tx, limit int) ([]*ImportBatch, error) {
+	rows, err := tx.Query(`SELECT id, file_name, state, actor, staged_records, matched, errors, created, overlaid, skipped, copies, staged_at
+		FROM import_batches ORDER BY id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list import batches: %w", err)
+	}
+	defer rows.Close()
+	var out []*ImportBatch
+	for rows.Next() {
+		b := &ImportBatch{}
+		var matched int
+		if err := rows.Scan(&b.ID, &b.FileName, &b.State, &b.Actor, &b.Records, &matched, &b.Errors, &b.Created, &b.Overlaid, &b.Skipped, &b.Copies, &b.StagedAt); err != nil {
+			return nil, err
+		}
+		b.New = b.Records - matched - b.Errors
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// Staged record lists: new records, errors, or the matches of one rule.
+const (
+	ListNew    = "new"
+	ListErrors = "errors"
+)
+
+// StagedRecords returns a page of a batch's records of one list (ListNew,
+// ListErrors or a match rule), in file order, and how many the list has.
+func StagedRecords(tx *db.Tx, batchID int64, list string, offset, limit int) ([]StagedRecord, int, error) {
+	var where string
+	var args []any
+	switch list {
+	case ListNew:
+		where, args = `error = '' AND match_rule = ''`, nil
+	case ListErrors:
+		where = `error <> ''`
+	case RuleControl, RuleSystem, RuleISBN:
+		where, args = `error = '' AND match_rule = ?`, []any{list}
+	default:
+		return nil, 0, stacks.Errorf(stacks.EINVALID, "There is no list %q: choose new, errors, 001, 035 or isbn.", list)
+	}
+	var total int
+	if err := tx.QueryRow(`SELECT count(*) FROM import_batch_records WHERE batch_id = ? AND `+where, append([]any{batchID}, args...)...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count staged records: %w", err)
+	}
+	rows, err := tx.Query(`SELECT s.position, s.title, s.match_rule, coalesce(s.match_id, 0), s.match_key, coalesce(r.title, ''), s.error, s.outcome, coalesce(s.record_id, 0)
+		FROM import_batch_records s LEFT JOIN records r ON r.id = s.match_id
+		WHERE s.batch_id = ? AND `+where+` ORDER BY s.position LIMIT ? OFFSET ?`, append(append([]any{batchID}, args...), limit, offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list staged records: %w", err)
+	}
+	defer rows.Close()
+	var out []StagedRecord
+	for rows.Next() {
+		var s StagedRecord
+		if err := rows.Scan(&s.Position, &s.Title, &s.Rule, &s.MatchID, &s.MatchKey, &s.MatchName, &s.Error, &s.Outcome, &s.RecordID); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, s)
+	}
+	return out, total, rows.Err()
+}
+
+// SetImportActions sets what the commit does with each rule's matches
+// (ActionOverlay, ActionNew or ActionSkip), while the batch is staged.
+func SetImportActions(tx *db.Tx, actor stacks.Actor, batchID int64, actions map[string]string) error {
+	b, err := FindImportBatch(tx, batchID)
+	if err != nil {
+		return err
+	}
+	if b.State != BatchStaged {
+		return stacks.Errorf(stacks.ECONFLICT, "Batch %d is %s: its actions can no longer change.", batchID, b.State)
+	}
+	for _, rule := range MatchRules {
+		a, ok := actions[rule]
+		if !ok {
+			continue
+		}
+		switch a {
+		case ActionOverlay, ActionNew, ActionSkip:
+		default:
+			return stacks.FieldErrorf("action_"+rule, stacks.EINVALID, "Choose overlay, add as new or skip for the matches by %s.", RuleLabel(rule))
+		}
+		b.Actions[rule] = a
+	}
+	if _, err := tx.Exec(`UPDATE import_batches SET action_001 = ?, action_035 = ?, action_isbn = ? WHERE id = ?`,
+		b.Actions[RuleControl], b.Actions[RuleSystem], b.Actions[RuleISBN], batchID); err != nil {
+		return fmt.Errorf("set the actions of batch %d: %w", batchID, err)
+	}
+	return tx.Audit(actor, "catalog.import.actions", "import_batch", batchID, fmt.Sprintf("001: %s, 035: %s, ISBN: %s",
+		b.Actions[RuleControl], b.Actions[RuleSystem], b.Actions[RuleISBN]))
+}
