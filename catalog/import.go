@@ -49,6 +49,9 @@ type ImportSummary struct {
 	ItemsSkipped int
 	// Rejections lists rejected records and skipped copies, with reasons.
 	Rejections []Rejection
+	// Notes lists copies imported with something staff should know (a Koha
+	// status Stacks has no item status for), in Rejection's shape.
+	Notes []Rejection
 }
 
 // importer holds the prepared statements and lookups of one batch transaction.
@@ -366,7 +369,7 @@ func (im *importer) record(rec *marc.Record, index int, sum *ImportSummary) erro
 			return fmt.Errorf("insert copy %s: %w", barcode, err)
 		}
 		if note != "" {
-			sum.Rejections = append(sum.Rejections, Rejection{Index: index, Title: b.Title, Reason: "copy " + barcode + ": " + note})
+			sum.Notes = append(sum.Notes, Rejection{Index: index, Title: b.Title, Reason: "copy " + barcode + ": " + note})
 		}
 		sum.ItemsCreated++
 	}

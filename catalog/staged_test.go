@@ -359,7 +359,7 @@ func testDirectImportStatuses(t *testing.T, e db.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.ItemsCreated != 5 || sum.Rejected != 0 || len(sum.Rejections) != 1 || !strings.Contains(sum.Rejections[0].Reason, "not for loan") {
+	if sum.ItemsCreated != 5 || sum.Rejected != 0 || len(sum.Rejections) != 0 || len(sum.Notes) != 1 || !strings.Contains(sum.Notes[0].Reason, "not for loan") {
 		t.Fatalf("import %+v", sum)
 	}
 	for bc, want := range map[string]string{"D1": "withdrawn", "D2": "lost", "D3": "missing", "D4": "available", "D5": "available"} {

@@ -104,7 +104,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		rate := float64(sum.Read) / took.Seconds()
 		fmt.Fprintf(stdout, "%s: read %d records in %s (%.0f a second): %d created, %d updated, %d rejected; %d copies created, %d skipped\n",
 			path, sum.Read, took.Round(time.Millisecond), rate, sum.Created, sum.Updated, sum.Rejected, sum.ItemsCreated, sum.ItemsSkipped)
-		for _, r := range sum.Rejections {
+		for _, r := range append(sum.Rejections, sum.Notes...) {
 			where := fmt.Sprintf("record %d", r.Index+1)
 			if r.Offset > 0 || r.Title == "" {
 				where += fmt.Sprintf(" (byte %d)", r.Offset)
