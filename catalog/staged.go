@@ -465,6 +465,9 @@ func isbn13To10(s string) string {
 	body := s[3:12]
 	sum := 0
 	for i := 0; i < 9; i++ {
+		if body[i] < '0' || body[i] > '9' {
+			return s
+		}
 		sum += (10 - i) * int(body[i]-'0')
 	}
 	check := (11 - sum%11) % 11

@@ -158,44 +158,12 @@ func matches(tx *db.Tx, rec *marc.Record) ([]Match, error) {
 }
 
 // isbnForms is a normalised ISBN in both forms where it has both: an ISBN-10
-// and its 978 ISBN-13.
+// and its 978 ISBN-13 (catalog.ISBNForms gives the other).
 func isbnForms(isbn string) []string {
-	switch {
-	case len(isbn) == 10:
-		return []string{isbn, isbn10To13(isbn)}
-	case len(isbn) == 13 && strings.HasPrefix(isbn, "978"):
-		return []string{isbn, isbn13To10(isbn)}
+	if other := catalog.ISBNForms(isbn); other[0] != isbn {
+		return []string{isbn, other[0]}
 	}
 	return []string{isbn}
-}
-
-func isbn10To13(s string) string {
-	body := "978" + s[:9]
-	sum := 0
-	for i := 0; i < 12; i++ {
-		w := 1
-		if i%2 == 1 {
-			w = 3
-		}
-		sum += w * int(body[i]-'0')
-	}
-	return body + string(rune('0'+(10-sum%10)%10))
-}
-
-func isbn13To10(s string) string {
-	body := s[3:12]
-	sum := 0
-	for i := 0; i < 9; i++ {
-		if body[i] < '0' || body[i] > '9' {
-			return s
-		}
-		sum += (10 - i) * int(body[i]-'0')
-	}
-	check := (11 - sum%11) % 11
-	if check == 10 {
-		return body + "X"
-	}
-	return body + string(rune('0'+check))
 }
 
 // RecordFromXML reads the one MARCXML record in s: a search result carried in
