@@ -301,7 +301,10 @@ func TestRunConcurrent(t *testing.T) {
 	if co.ServerMedian != 21*time.Millisecond || ci.ServerMedian != 6*time.Millisecond {
 		t.Errorf("server medians: check-out %v, check-in %v", co.ServerMedian, ci.ServerMedian)
 	}
-	if co.Median < 20*time.Millisecond || ci.Median < 5*time.Millisecond || co.Median < ci.Median {
+	// The client's medians include the server's time. Which of the two is
+	// longer is not asserted: on a loaded machine the client's own waits (29 ms
+	// against 30 ms in one make test) swamp the 15 ms between the server's.
+	if co.Median < 20*time.Millisecond || ci.Median < 5*time.Millisecond {
 		t.Errorf("medians: check-out %v, check-in %v", co.Median, ci.Median)
 	}
 	if rep.TotalTPS != load.Rate(co.Count+ci.Count, rep.Elapsed) {
