@@ -27,18 +27,6 @@ const KnownFor = 60 * 24 * time.Hour
 // "sip:kiosk" or "staff:desk") at addr (an AddrKey).
 func knownKey(account, addr string) string { return account + "|" + addr }
 
-// IsKnown reports whether account signed in successfully from addr (an
-// AddrKey) within KnownFor, inside tx.
-func IsKnown(tx *db.Tx, account, addr string) (bool, error) {
-	var n int
-	err := tx.QueryRow(`SELECT count(*) FROM signin_addresses WHERE key = ? AND seen_at >= ?`,
-		knownKey(account, addr), db.FormatTime(tx.Now().Add(-KnownFor))).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("read known sign-in address: %w", err)
-	}
-	return n > 0, nil
-}
-
 // RememberAddress records a successful sign-in of account from addr (an
 // AddrKey), inside the transaction that records the sign-in: one statement. The
 // rows not seen within KnownFor are deleted by ForgetOldAddresses, daily.

@@ -33,7 +33,7 @@ type SignIn struct {
 }
 
 // KnownCard is the name under which signin_addresses remembers the addresses a
-// card signed in from (passwords.IsKnown).
+// card signed in from (passwords.RememberAddress).
 func KnownCard(card string) string { return "card:" + card }
 
 // NewSignIn returns a SignIn with staff sign-in's default throttle

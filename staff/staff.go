@@ -202,7 +202,7 @@ func (s *Service) ChangeBranch(ctx context.Context, u *User, code string) (libra
 }
 
 // KnownAccount is the name under which signin_addresses remembers the addresses
-// a staff account signed in from (passwords.IsKnown).
+// a staff account signed in from (passwords.RememberAddress).
 func KnownAccount(username string) string { return "staff:" + strings.ToLower(username) }
 
 // Service signs staff in and keeps their accounts: each method opens its
