@@ -125,8 +125,39 @@ const stageChunk = 1000
 // StageImport reads the MARC records of rr into a new staged batch, matching
 // each against the catalogue, and returns the batch's id. It writes nothing to
 // the catalogue. Records that cannot be read or kept are staged as errors with
-// their position and reason.
+// their position and reason. A file that cannot be staged to its end (too many
+// records, a document that is not well formed, a cancelled context) leaves no
+// batch: what was staged of it is deleted.
 func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageOptions) (int64, error) {
+	id, err := createBatch(ctx, d, opt)
+	if err != nil {
+		return 0, err
+	}
+	if err := stageRecords(ctx, d, rr, id, opt); err != nil {
+		// The batch is deleted even when ctx is what failed.
+		if derr := deleteBatch(context.WithoutCancel(ctx), d, id); derr != nil {
+			return 0, errors.Join(err, derr)
+		}
+		return 0, err
+	}
+	return id, nil
+}
+
+// deleteBatch deletes a batch that could not be staged, and its records.
+func deleteBatch(ctx context.Context, d *db.DB, id int64) error {
+	return d.Write(ctx, func(tx *db.Tx) error {
+		if _, err := tx.Exec(`DELETE FROM import_batch_records WHERE batch_id = ?`, id); err != nil {
+			return fmt.Errorf("delete the records of unfinished batch %d: %w", id, err)
+		}
+		if _, err := tx.Exec(`DELETE FROM import_batches WHERE id = ? AND state = ?`, id, BatchStaged); err != nil {
+			return fmt.Errorf("delete unfinished batch %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// createBatch adds the batch row, empty, once the codes are checked.
+func createBatch(ctx context.Context, d *db.DB, opt StageOptions) (int64, error) {
 	var id int64
 	err := d.Write(ctx, func(tx *db.Tx) error {
 		if err := checkCodes(tx, opt.Branch, opt.ItemType); err != nil {
@@ -142,9 +173,12 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 			strings.ToUpper(opt.ItemType), boolInt(opt.GenerateItems), db.FormatTime(tx.Now()))
 		return err
 	})
-	if err != nil {
-		return 0, err
-	}
+	return id, err
+}
+
+// stageRecords reads rr into batch id, a transaction per stageChunk records,
+// and sets the batch's counts.
+func stageRecords(ctx context.Context, d *db.DB, rr marc.RecordReader, id int64, opt StageOptions) error {
 	m := NewMatcher()
 	type staged struct {
 		pos                    int
@@ -161,6 +195,11 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 		var chunk []staged
 		for len(chunk) < stageChunk {
 			rec, err := rr.Next()
+			if err == nil || errors.As(err, new(*marc.RecordError)) {
+				if pos >= maxStageRecords {
+					return stacks.FieldErrorf("file", stacks.EINVALID, "The file has more than %d records. Split it and stage the parts one after the other.", maxStageRecords)
+				}
+			}
 			var rerr *marc.RecordError
 			switch {
 			case err == io.EOF:
@@ -171,9 +210,9 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 				continue
 			case err != nil:
 				if mf := malformed(err); mf != nil {
-					return 0, mf
+					return mf
 				}
-				return 0, fmt.Errorf("read record %d: %w", pos, err)
+				return fmt.Errorf("read record %d: %w", pos, err)
 			default:
 				s := staged{pos: pos, title: BibOf(rec).Title}
 				if n, err := normalMARC(rec); err != nil {
@@ -191,9 +230,6 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 		}
 		if len(chunk) == 0 {
 			break
-		}
-		if pos > maxStageRecords {
-			return 0, stacks.FieldErrorf("file", stacks.EINVALID, "The file has more than %d records. Split it and stage the parts one after the other.", maxStageRecords)
 		}
 		err := d.Write(ctx, func(tx *db.Tx) error {
 			var recs []*marc.Record
@@ -224,7 +260,7 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 			return nil
 		})
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for _, s := range chunk {
 			counts.records++
@@ -236,7 +272,7 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 			}
 		}
 	}
-	err = d.Write(ctx, func(tx *db.Tx) error {
+	return d.Write(ctx, func(tx *db.Tx) error {
 		if _, err := tx.Exec(`UPDATE import_batches SET staged_records = ?, matched = ?, errors = ? WHERE id = ?`,
 			counts.records, counts.matched, counts.errors, id); err != nil {
 			return err
@@ -244,7 +280,6 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 		return tx.Audit(opt.Actor, "catalog.import.stage", "import_batch", id, fmt.Sprintf("%q: %d records, %d matching the catalogue, %d errors",
 			opt.FileName, counts.records, counts.matched, counts.errors))
 	})
-	return id, err
 }
 
 func boolInt(b bool) int {
