@@ -290,19 +290,27 @@ func TestNewQuery(t *testing.T) {
 		in    string
 		want  string
 		err   string
+		note  string // what the Note says, "" for none
 	}{
-		{copycat.ISBN, "978-0-201-89683-1", "9780201896831", ""},
-		{copycat.ISBN, " 0-201-89683-4 ", "0201896834", ""},
-		{copycat.ISBN, "080442957X", "080442957X", ""},
-		{copycat.ISBN, "080442957x", "080442957X", ""},
-		{copycat.ISBN, "9780201896832", "", "check digit"},
-		{copycat.ISBN, "0201896835", "", "check digit"},
-		{copycat.ISBN, "12345", "", "10 or 13 digits"},
-		{copycat.ISBN, "", "", "Scan or type an ISBN"},
-		{copycat.Title, "  Dune ", "Dune", ""},
-		{copycat.Title, "", "", "Type a title"},
-		{copycat.Author, "a\x00b", "", "control characters"},
-		{"subject", "x", "", "Search by ISBN, title or author"},
+		{copycat.ISBN, "978-0-201-89683-1", "9780201896831", "", ""},
+		{copycat.ISBN, " 0-201-89683-4 ", "0201896834", "", ""},
+		{copycat.ISBN, "080442957X", "080442957X", "", ""},
+		{copycat.ISBN, "080442957x", "080442957X", "", ""},
+		{copycat.ISBN, "978 0 201 89683 1", "9780201896831", "", ""},
+		{copycat.ISBN, "0 201 89683 4", "0201896834", "", ""},
+		{copycat.ISBN, "ISBN 9780201896831", "9780201896831", "", ""},
+		{copycat.ISBN, "ISBN: 0-201-89683-4", "0201896834", "", ""},
+		{copycat.ISBN, "9780201896831 52499", "9780201896831", "", ""},
+		{copycat.ISBN, "978-0-201-89683-1 90000", "9780201896831", "", ""},
+		// Books are printed with wrong check digits: searched as printed.
+		{copycat.ISBN, "9780201896832", "9780201896832", "", "check digit"},
+		{copycat.ISBN, "0201896835", "0201896835", "", "check digit"},
+		{copycat.ISBN, "12345", "", "10 or 13 digits", ""},
+		{copycat.ISBN, "", "", "Scan or type an ISBN", ""},
+		{copycat.Title, "  Dune ", "Dune", "", ""},
+		{copycat.Title, "", "", "Type a title", ""},
+		{copycat.Author, "a\x00b", "", "control characters", ""},
+		{"subject", "x", "", "Search by ISBN, title or author", ""},
 	} {
 		q, err := copycat.NewQuery(c.field, c.in)
 		switch {
@@ -310,6 +318,8 @@ func TestNewQuery(t *testing.T) {
 			t.Errorf("NewQuery(%s, %q): %v", c.field, c.in, err)
 		case c.err == "" && q.Term != c.want:
 			t.Errorf("NewQuery(%s, %q) = %q, want %q", c.field, c.in, q.Term, c.want)
+		case c.err == "" && (c.note == "") != (q.Note == ""), c.note != "" && !strings.Contains(q.Note, c.note):
+			t.Errorf("NewQuery(%s, %q) note %q, want one saying %q", c.field, c.in, q.Note, c.note)
 		case c.err != "" && (err == nil || !strings.Contains(stacks.ErrorMessage(err), c.err)):
 			t.Errorf("NewQuery(%s, %q) error %v, want one saying %q", c.field, c.in, err, c.err)
 		}

@@ -47,9 +47,11 @@ func (s *Server) copycatRoutes(r chi.Router) {
 // CopycatView is the copy cataloguing page: the search form as typed and,
 // after a search, each target's answer.
 type CopycatView struct {
-	Field   copycat.Field
-	Term    string
-	Error   string
+	Field copycat.Field
+	Term  string
+	Error string
+	// Note is what the search's term calls for (copycat.Query.Note).
+	Note    string
 	Results []CopycatResult
 	// Searched is set when Results answer a search (even an empty one).
 	Searched bool
@@ -133,7 +135,7 @@ func (s *Server) handleCopycatSearch(w http.ResponseWriter, r *http.Request) {
 		s.Render(w, r, http.StatusUnprocessableEntity, CopycatPage(page, v))
 		return
 	}
-	v.Term = q.Term
+	v.Term, v.Note = q.Term, q.Note
 	results, err := s.copycat().Search(r.Context(), q, copycatMaxRecords)
 	if err != nil {
 		if stacks.ErrorCode(err) != stacks.ECONFLICT {

@@ -102,8 +102,14 @@ func TestCopycatFlow(t *testing.T) {
 	if hasInlineScript(form.Body) {
 		t.Error("the copy cataloguing page carries inline script")
 	}
-	if r := e.get(t, desk, "/cataloguing/copy?by=isbn&q=0201896835"); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "check digit") {
+	if r := e.get(t, desk, "/cataloguing/copy?by=isbn&q=02018968"); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Body, "10 or 13 digits") {
 		t.Errorf("a mistyped ISBN: %d", r.Status)
+	}
+	// Books are printed with wrong check digits: such an ISBN is searched as
+	// printed, with a note.
+	if r := e.get(t, desk, "/cataloguing/copy?by=isbn&q=0201896835"); r.Status != http.StatusOK || !strings.Contains(r.Body, "check digit") ||
+		!strings.Contains(r.Body, "catalogues searched") {
+		t.Errorf("an ISBN with a wrong check digit: %d", r.Status)
 	}
 
 	res := e.get(t, desk, "/cataloguing/copy?by=isbn&q=0-201-89683-4")
