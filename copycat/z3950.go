@@ -327,7 +327,8 @@ func searchZConn(ctx context.Context, conn net.Conn, t Target, database string, 
 	if recs == nil {
 		return res, nil
 	}
-	for _, npr := range recs.Children {
+	// A target may return more records than asked: the first n are kept.
+	for _, npr := range recs.Children[:min(len(recs.Children), n)] {
 		data, ok := retrievalRecord(npr)
 		if !ok {
 			res.Skipped++
