@@ -117,7 +117,7 @@ func TestCopycatFlow(t *testing.T) {
 		t.Fatalf("search: %d", res.Status)
 	}
 	mustContain(t, "the results", res.Body, "3 catalogues searched", "yaz SRU", "yaz Z39.50",
-		"Silent library: timed out after 1 s", "How to program a computer", "245 10 $a How to program a computer")
+		"Silent library: timed out after 1 s", "How to program a computer", "=245  10$aHow to program a computer")
 	if strings.Contains(res.Body, "Switched off") {
 		t.Error("a disabled target was searched")
 	}
