@@ -40,16 +40,6 @@ const (
 	MARCXML Syntax = "MARCXML"
 )
 
-// Charset is the character set a target's ISO 2709 records are in when their
-// leader does not say (leader/09 'a' always means UTF-8).
-type Charset string
-
-// The charsets of a target's records.
-const (
-	UTF8  Charset = "UTF-8"
-	MARC8 Charset = "MARC-8"
-)
-
 // Target is one catalogue to search.
 type Target struct {
 	ID   int64
@@ -59,7 +49,6 @@ type Target struct {
 	// Z39.50 server as "host:port/database".
 	Address string
 	Syntax  Syntax
-	Charset Charset
 	Enabled bool
 	// Timeout bounds one search of this target, connecting included.
 	Timeout time.Duration

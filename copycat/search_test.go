@@ -35,9 +35,9 @@ func yazStart(tb testing.TB) *yaztest.Server { return yaztest.Start(tb) }
 func yazTargets(t *testing.T) (sru, z copycat.Target) {
 	srv := yazStart(t)
 	sru = copycat.Target{Name: "yaz SRU", Kind: copycat.SRU, Address: srv.SRU(), Syntax: copycat.MARCXML,
-		Charset: copycat.UTF8, Enabled: true, Timeout: 20 * time.Second}
+		Enabled: true, Timeout: 20 * time.Second}
 	z = copycat.Target{Name: "yaz Z39.50", Kind: copycat.Z3950, Address: srv.Z3950(), Syntax: copycat.MARC21,
-		Charset: copycat.MARC8, Enabled: true, Timeout: 20 * time.Second}
+		Enabled: true, Timeout: 20 * time.Second}
 	return sru, z
 }
 

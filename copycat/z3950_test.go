@@ -25,7 +25,7 @@ func converse(t testing.TB, answer []byte) (Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	defer client.Close()
-	return searchZConn(ctx, client, Target{Name: "t", Syntax: MARC21, Charset: MARC8}, "Books", Query{Field: Title, Term: "x"}, 5)
+	return searchZConn(ctx, client, Target{Name: "t", Syntax: MARC21}, "Books", Query{Field: Title, Term: "x"}, 5)
 }
 
 func packets(ps ...*ber.Packet) []byte {

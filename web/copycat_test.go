@@ -81,8 +81,8 @@ func TestCopycatFlow(t *testing.T) {
 	}
 	for _, f := range []url.Values{
 		{"name": {"yaz SRU"}, "kind": {"sru"}, "address": {yaz.SRU()}, "syntax": {"MARCXML"}, "timeout": {"20"}, "enabled": {"1"}},
-		{"name": {"yaz Z39.50"}, "kind": {"z3950"}, "address": {yaz.Z3950()}, "syntax": {"MARC21"}, "charset": {"MARC-8"}, "timeout": {"20"}, "enabled": {"1"}},
-		{"name": {"Silent library"}, "kind": {"z3950"}, "address": {ln.Addr().String() + "/Books"}, "syntax": {"MARC21"}, "charset": {"MARC-8"}, "timeout": {"1"}, "enabled": {"1"}},
+		{"name": {"yaz Z39.50"}, "kind": {"z3950"}, "address": {yaz.Z3950()}, "syntax": {"MARC21"}, "timeout": {"20"}, "enabled": {"1"}},
+		{"name": {"Silent library"}, "kind": {"z3950"}, "address": {ln.Addr().String() + "/Books"}, "syntax": {"MARC21"}, "timeout": {"1"}, "enabled": {"1"}},
 		{"name": {"Switched off"}, "kind": {"z3950"}, "address": {ln.Addr().String() + "/Other"}, "timeout": {"1"}},
 	} {
 		if r := e.post(t, admin, "/admin/copycat", f); r.Status != http.StatusSeeOther {
@@ -174,7 +174,7 @@ func TestCopycatNoTargets(t *testing.T) {
 
 // copycatTargetForm is the targets form as an administrator fills it.
 func copycatTargetForm() url.Values {
-	return url.Values{"name": {"Union catalogue"}, "kind": {"z3950"}, "address": {"127.0.0.1:9/Books"}, "syntax": {"MARC21"}, "charset": {"MARC-8"}, "timeout": {"5"}}
+	return url.Values{"name": {"Union catalogue"}, "kind": {"z3950"}, "address": {"127.0.0.1:9/Books"}, "syntax": {"MARC21"}, "timeout": {"5"}}
 }
 
 // copycatHostileRecord is a record as the results page's import form carries it.
