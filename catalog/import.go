@@ -60,23 +60,25 @@ type importer struct {
 	opt                 ImportOptions
 	branches, itemTypes map[string]int64
 	defBranch, defType  int64
-	byISBN, byControl   *db.Stmt
+	match               *Matcher
 	insRecord, updRec   *db.Stmt
 	insItem, itemExists *db.Stmt
 	nextBarcode         *int64
 }
 
 // Import reads MARC records from rr and adds them to the catalogue, in batches of
-// BatchSize records per transaction. A record whose ISBN, control number or one of
-// whose copies' barcodes matches an existing record updates it instead of adding a
-// duplicate. Malformed records
-// are rejected with their position and reason while the rest import.
+// BatchSize records per transaction. A record that matches an existing one (by
+// the Matcher's rules, barcode included) updates the first it matches instead of
+// adding a duplicate. Malformed records are rejected with their position and
+// reason while the rest import.
 func Import(ctx context.Context, d *db.DB, rr marc.RecordReader, opt ImportOptions) (ImportSummary, error) {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 500
 	}
 	var sum ImportSummary
 	var next int64
+	m := NewMatcher()
+	m.ByBarcode = true
 	index := 0
 	done := false
 	for !done {
@@ -116,6 +118,14 @@ func Import(ctx context.Context, d *db.DB, rr marc.RecordReader, opt ImportOptio
 		err := d.Write(ctx, func(tx *db.Tx) error {
 			im, err := newImporter(tx, opt, &next)
 			if err != nil {
+				return err
+			}
+			im.match = m
+			recs := make([]*marc.Record, len(batch))
+			for i, it := range batch {
+				recs[i] = it.rec
+			}
+			if err := m.Prefetch(tx, recs); err != nil {
 				return err
 			}
 			for _, it := range batch {
@@ -229,8 +239,6 @@ func newImporter(tx *db.Tx, opt ImportOptions, next *int64) (*importer, error) {
 		st **db.Stmt
 		q  string
 	}{
-		{&im.byISBN, `SELECT id FROM records WHERE isbn = ? AND isbn <> '' ORDER BY id LIMIT 1`},
-		{&im.byControl, `SELECT id FROM records WHERE control_number = ? AND control_number <> '' ORDER BY id LIMIT 1`},
 		{&im.insRecord, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
 			VALUES (` + nextRecordID + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&im.updRec, `UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?, marc = ?, updated_at = ? WHERE id = ?`},
@@ -281,38 +289,16 @@ func (im *importer) record(rec *marc.Record, index int, sum *ImportSummary) erro
 	now := db.FormatTime(im.tx.Now())
 	subjects := strings.Join(b.Subjects, "\n")
 
-	// Match an existing record: ISBN first, then control number.
-	var id int64
-	if b.ISBN != "" {
-		if err := im.byISBN.QueryRow(b.ISBN).Scan(&id); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("match by ISBN: %w", err)
-		}
-	}
-	if id == 0 && b.ControlNumber != "" {
-		if err := im.byControl.QueryRow(b.ControlNumber).Scan(&id); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("match by control number: %w", err)
-		}
-	}
+	// Match an existing record, or one this import created.
+	_, id, _ := im.match.Match(rec)
 	holdings := HoldingsOf(rec)
-	if id == 0 && b.ISBN == "" && b.ControlNumber == "" {
-		// A record without ISBN or control number is still the same record when it
-		// carries a copy we already have.
-		for _, h := range holdings {
-			if bc := strings.TrimSpace(h.Barcode); bc != "" {
-				if err := im.itemExists.QueryRow(bc).Scan(&id); err != nil && !errors.Is(err, sql.ErrNoRows) {
-					return fmt.Errorf("match by barcode: %w", err)
-				} else if id != 0 {
-					break
-				}
-			}
-		}
-	}
 	created := id == 0
 	if created {
 		if err := im.insRecord.QueryRow(b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), subjects, b.ControlNumber, source, now, now).Scan(&id); err != nil {
 			return fmt.Errorf("insert record: %w", err)
 		}
 		sum.Created++
+		im.match.Add(rec, id)
 	} else {
 		if _, err := im.updRec.Exec(b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), subjects, b.ControlNumber, source, now, id); err != nil {
 			return fmt.Errorf("update record %d: %w", id, err)

@@ -60,29 +60,6 @@ func firstField(r *marc.Record, tags ...string) (marc.Field, bool) {
 	return marc.Field{}, false
 }
 
-// NormalizeISBN keeps the digits (and a final X) of the first ISBN in s:
-// "0-441-47812-3 (pbk.)" becomes "0441478123". It returns "" for anything that is
-// not 10 or 13 characters long then.
-func NormalizeISBN(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, " ("); i >= 0 {
-		s = s[:i]
-	}
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case (r == 'X' || r == 'x') && i == len(s)-1:
-			b.WriteByte('X')
-		}
-	}
-	if n := b.Len(); n != 10 && n != 13 {
-		return ""
-	}
-	return b.String()
-}
-
 // BibOf maps a MARC 21 bibliographic record to the catalogue's fields: 245 title,
 // 100/110/111 author, 020 ISBN, 264/260 publisher and year (else 008), 6XX subjects,
 // 001 control number.

@@ -2,7 +2,7 @@ package catalog
 
 // Staged import: a MARC file is read into a batch (import_batches and
 // import_batch_records) without touching the catalogue; each record is matched
-// against the catalogue by its 001, its 035 $a or its ISBN; staff review the
+// against the catalogue (Matcher, but for the barcode rule); staff review the
 // batch, choose per rule whether a match overlays the record, is added as a new
 // one or is skipped, and commit it in one transaction. A committed batch can be
 // undone while none of its copies has circulated.
@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/stacks-ils/stacks"
@@ -124,8 +125,39 @@ const stageChunk = 1000
 // StageImport reads the MARC records of rr into a new staged batch, matching
 // each against the catalogue, and returns the batch's id. It writes nothing to
 // the catalogue. Records that cannot be read or kept are staged as errors with
-// their position and reason.
+// their position and reason. A file that cannot be staged to its end (too many
+// records, a document that is not well formed, a cancelled context) leaves no
+// batch: what was staged of it is deleted.
 func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageOptions) (int64, error) {
+	id, err := createBatch(ctx, d, opt)
+	if err != nil {
+		return 0, err
+	}
+	if err := stageRecords(ctx, d, rr, id, opt); err != nil {
+		// The batch is deleted even when ctx is what failed.
+		if derr := deleteBatch(context.WithoutCancel(ctx), d, id); derr != nil {
+			return 0, errors.Join(err, derr)
+		}
+		return 0, err
+	}
+	return id, nil
+}
+
+// deleteBatch deletes a batch that could not be staged, and its records.
+func deleteBatch(ctx context.Context, d *db.DB, id int64) error {
+	return d.Write(ctx, func(tx *db.Tx) error {
+		if _, err := tx.Exec(`DELETE FROM import_batch_records WHERE batch_id = ?`, id); err != nil {
+			return fmt.Errorf("delete the records of unfinished batch %d: %w", id, err)
+		}
+		if _, err := tx.Exec(`DELETE FROM import_batches WHERE id = ? AND state = ?`, id, BatchStaged); err != nil {
+			return fmt.Errorf("delete unfinished batch %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// createBatch adds the batch row, empty, once the codes are checked.
+func createBatch(ctx context.Context, d *db.DB, opt StageOptions) (int64, error) {
 	var id int64
 	err := d.Write(ctx, func(tx *db.Tx) error {
 		if err := checkCodes(tx, opt.Branch, opt.ItemType); err != nil {
@@ -141,17 +173,13 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 			strings.ToUpper(opt.ItemType), boolInt(opt.GenerateItems), db.FormatTime(tx.Now()))
 		return err
 	})
-	if err != nil {
-		return 0, err
-	}
-	var m *matcher
-	if err := d.Read(ctx, func(tx *db.Tx) error {
-		var err error
-		m, err = newMatcher(tx)
-		return err
-	}); err != nil {
-		return 0, err
-	}
+	return id, err
+}
+
+// stageRecords reads rr into batch id, a transaction per stageChunk records,
+// and sets the batch's counts.
+func stageRecords(ctx context.Context, d *db.DB, rr marc.RecordReader, id int64, opt StageOptions) error {
+	m := NewMatcher()
 	type staged struct {
 		pos                    int
 		source, title, err     string
@@ -167,6 +195,11 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 		var chunk []staged
 		for len(chunk) < stageChunk {
 			rec, err := rr.Next()
+			if err == nil || errors.As(err, new(*marc.RecordError)) {
+				if pos >= maxStageRecords {
+					return stacks.FieldErrorf("file", stacks.EINVALID, "The file has more than %d records. Split it and stage the parts one after the other.", maxStageRecords)
+				}
+			}
 			var rerr *marc.RecordError
 			switch {
 			case err == io.EOF:
@@ -177,9 +210,9 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 				continue
 			case err != nil:
 				if mf := malformed(err); mf != nil {
-					return 0, mf
+					return mf
 				}
-				return 0, fmt.Errorf("read record %d: %w", pos, err)
+				return fmt.Errorf("read record %d: %w", pos, err)
 			default:
 				s := staged{pos: pos, title: BibOf(rec).Title}
 				if n, err := normalMARC(rec); err != nil {
@@ -198,9 +231,6 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 		if len(chunk) == 0 {
 			break
 		}
-		if pos > maxStageRecords {
-			return 0, stacks.FieldErrorf("file", stacks.EINVALID, "The file has more than %d records. Split it and stage the parts one after the other.", maxStageRecords)
-		}
 		err := d.Write(ctx, func(tx *db.Tx) error {
 			var recs []*marc.Record
 			for _, s := range chunk {
@@ -208,14 +238,14 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 					recs = append(recs, s.rec)
 				}
 			}
-			if err := m.prefetch(tx, recs); err != nil {
+			if err := m.Prefetch(tx, recs); err != nil {
 				return err
 			}
 			rows := make([][]any, 0, len(chunk))
 			for i := range chunk {
 				s := &chunk[i]
 				if s.needsMatch {
-					s.rule, s.matchID, s.key = m.match(s.rec)
+					s.rule, s.matchID, s.key = m.Match(s.rec)
 				}
 				var match sql.NullInt64
 				if s.matchID != 0 {
@@ -230,7 +260,7 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 			return nil
 		})
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for _, s := range chunk {
 			counts.records++
@@ -242,7 +272,7 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 			}
 		}
 	}
-	err = d.Write(ctx, func(tx *db.Tx) error {
+	return d.Write(ctx, func(tx *db.Tx) error {
 		if _, err := tx.Exec(`UPDATE import_batches SET staged_records = ?, matched = ?, errors = ? WHERE id = ?`,
 			counts.records, counts.matched, counts.errors, id); err != nil {
 			return err
@@ -250,7 +280,6 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 		return tx.Audit(opt.Actor, "catalog.import.stage", "import_batch", id, fmt.Sprintf("%q: %d records, %d matching the catalogue, %d errors",
 			opt.FileName, counts.records, counts.matched, counts.errors))
 	})
-	return id, err
 }
 
 func boolInt(b bool) int {
@@ -276,85 +305,232 @@ func checkCodes(tx *db.Tx, branch, itemType string) error {
 	return nil
 }
 
-// matcher finds the catalogue record an incoming one matches.
-type matcher struct {
-	// system maps each existing record's 035 $a numbers (systemKey) to the
-	// first record that carries it: read once per batch, since no column
-	// keeps them.
-	system map[string]int64
-	// control and isbn are the records one chunk's control numbers and
-	// ISBNs match (prefetch).
-	control, isbn map[string]int64
+// Matcher finds the catalogue records an incoming record matches, by the
+// rules of MatchRules in their order: its 001 as a record's control number,
+// an 035 $a as one of a record's 035 $a (systemKey) or as its control number
+// (with or without the "(code)" prefix), any 020 ISBN in either
+// its ISBN-10 or its ISBN-13 form as a record's ISBN; and, when
+// ByBarcode is set, a copy's barcode (RuleBarcode, for a record with none of
+// those numbers). Prefetch reads what a set of records matches in a few
+// statements; Match and Matches then answer from it. Every importer (a staged
+// batch, a direct import, a copy-catalogued record) matches through it.
+type Matcher struct {
+	// ByBarcode adds RuleBarcode after the others.
+	ByBarcode bool
+	// system maps 035 $a keys to the records that carry them, by id: all of
+	// the catalogue's once (loadSystem) when a prefetch has many keys, else
+	// the few records a prefetch's keys may match.
+	system       map[string][]int64
+	systemLoaded bool
+	// control, isbn and barcode are the records the prefetched records'
+	// numbers match, by id.
+	control, isbn, barcode map[string][]int64
 }
 
-func newMatcher(tx *db.Tx) (*matcher, error) {
-	m := &matcher{system: map[string]int64{}}
-	rows, err := tx.Query(`SELECT id, marc FROM records WHERE marc LIKE '%tag="035"%' ORDER BY id`)
+// RecordMatch is one record an incoming record matches: the rule that found
+// it, the incoming record's value that matched, and the record.
+type RecordMatch struct {
+	Rule     string
+	Key      string
+	RecordID int64
+}
+
+// RuleBarcode matches a record without 001, 035 or ISBN to the record that
+// holds one of its copies' barcodes (Matcher.ByBarcode).
+const RuleBarcode = "barcode"
+
+// NewMatcher returns an empty Matcher; Prefetch fills it.
+func NewMatcher() *Matcher {
+	return &Matcher{system: map[string][]int64{}}
+}
+
+// fewSystemKeys is the most 035 keys a prefetch looks up one by one; with
+// more, the matcher reads every record's 035 once.
+const fewSystemKeys = 8
+
+// loadSystem reads the 035 $a keys of every record that has one.
+func (m *Matcher) loadSystem(tx *db.Tx) error {
+	m.system = map[string][]int64{}
+	m.systemLoaded = true
+	return m.readSystem(tx, `SELECT id, marc FROM records WHERE marc LIKE '%tag="035"%' ORDER BY id`)
+}
+
+// readSystem adds the 035 $a keys of the records query returns (id, marc, by id).
+func (m *Matcher) readSystem(tx *db.Tx, query string, args ...any) error {
+	rows, err := tx.Query(query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read the catalogue's 035 fields: %w", err)
+		return fmt.Errorf("read the catalogue's 035 fields: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
 		var source string
 		if err := rows.Scan(&id, &source); err != nil {
-			return nil, err
+			return err
 		}
 		rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
 		if err != nil {
 			continue // a kept record that does not read back matches by its other numbers
 		}
 		for _, k := range systemKeys(rec) {
-			if _, ok := m.system[k]; !ok {
-				m.system[k] = id
+			if ids := m.system[k]; len(ids) == 0 || ids[len(ids)-1] != id {
+				m.system[k] = append(ids, id)
 			}
 		}
 	}
-	return m, rows.Err()
+	return rows.Err()
 }
 
-// prefetch reads the records that recs' control numbers and ISBNs (both
-// forms) match, a few statements for the lot.
-func (m *matcher) prefetch(tx *db.Tx, recs []*marc.Record) error {
-	m.control, m.isbn = map[string]int64{}, map[string]int64{}
-	var controls, isbns []any
+// prefetchSystem reads the records keys may match: a few keys one by one (the
+// records whose MARC holds the key's digits), more by reading every record's
+// 035 once.
+func (m *Matcher) prefetchSystem(tx *db.Tx, keys []string) error {
+	if m.systemLoaded || len(keys) == 0 {
+		return nil
+	}
+	if len(keys) > fewSystemKeys {
+		return m.loadSystem(tx)
+	}
+	m.system = map[string][]int64{}
+	for _, k := range keys {
+		digits := longestDigits(k)
+		if len(digits) < 4 {
+			return m.loadSystem(tx)
+		}
+		if err := m.readSystem(tx, `SELECT id, marc FROM records WHERE marc LIKE ? ORDER BY id`, "%"+digits+"%"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// longestDigits is the longest run of digits in s.
+func longestDigits(s string) string {
+	best, start := "", -1
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start > len(best) {
+			best = s[start:i]
+		}
+		start = -1
+	}
+	return best
+}
+
+// Prefetch reads the records that recs' numbers match, a few statements for
+// the lot; Match and Matches answer for these records until the next Prefetch.
+func (m *Matcher) Prefetch(tx *db.Tx, recs []*marc.Record) error {
+	m.control, m.isbn, m.barcode = map[string][]int64{}, map[string][]int64{}, map[string][]int64{}
+	var controls, isbns, barcodes []any
+	var system []string
 	for _, rec := range recs {
 		if cn := strings.TrimSpace(rec.ControlField("001")); cn != "" {
 			controls = append(controls, cn)
 		}
+		system = append(system, systemKeys(rec)...)
+		for _, v := range systemControls(rec) {
+			controls = append(controls, v)
+		}
 		for _, isbn := range recordISBNs(rec) {
-			for _, f := range append(ISBNForms(isbn), isbn) {
+			for _, f := range ISBNForms(isbn) {
 				isbns = append(isbns, f)
 			}
 		}
+		if m.ByBarcode {
+			for _, bc := range recordBarcodes(rec) {
+				barcodes = append(barcodes, bc)
+			}
+		}
+	}
+	if err := m.prefetchSystem(tx, system); err != nil {
+		return err
 	}
 	for _, q := range []struct {
-		col  string
-		keys []any
-		into map[string]int64
-	}{{"control_number", controls, m.control}, {"isbn", isbns, m.isbn}} {
+		name, query string
+		keys        []any
+		into        map[string][]int64
+	}{
+		{"control number", `SELECT control_number, id FROM records WHERE control_number <> '' AND control_number IN `, controls, m.control},
+		{"ISBN", `SELECT isbn, id FROM records WHERE isbn <> '' AND isbn IN `, isbns, m.isbn},
+		{"barcode", `SELECT barcode, record_id FROM items WHERE barcode IN `, barcodes, m.barcode},
+	} {
 		for _, part := range chunks(q.keys, 500) {
-			rows, err := tx.Query(`SELECT `+q.col+`, min(id) FROM records WHERE `+q.col+` IN (?`+strings.Repeat(", ?", len(part)-1)+`) AND `+q.col+` <> ''
-				GROUP BY `+q.col, part...)
-			if err != nil {
-				return fmt.Errorf("match by %s: %w", q.col, err)
-			}
-			for rows.Next() {
-				var k string
-				var id int64
-				if err := rows.Scan(&k, &id); err != nil {
-					rows.Close()
-					return err
-				}
-				q.into[k] = id
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
+			if err := readMatches(tx, q.query+`(?`+strings.Repeat(", ?", len(part)-1)+`) ORDER BY 2`, part, q.into); err != nil {
+				return fmt.Errorf("match by %s: %w", q.name, err)
 			}
 		}
 	}
 	return nil
+}
+
+// readMatches adds the (key, id) rows of query, by id, to into.
+func readMatches(tx *db.Tx, query string, args []any, into map[string][]int64) error {
+	rows, err := tx.Query(query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var id int64
+		if err := rows.Scan(&k, &id); err != nil {
+			return err
+		}
+		into[k] = append(into[k], id)
+	}
+	return rows.Err()
+}
+
+// Add makes the Matcher match rec's numbers to record id from now on: a record
+// an import has just created, which later records of the same import may match.
+func (m *Matcher) Add(rec *marc.Record, id int64) {
+	add := func(into map[string][]int64, k string) {
+		if into != nil && k != "" && !slices.Contains(into[k], id) {
+			into[k] = append(into[k], id)
+			slices.Sort(into[k])
+		}
+	}
+	add(m.control, strings.TrimSpace(rec.ControlField("001")))
+	for _, k := range systemKeys(rec) {
+		add(m.system, k)
+	}
+	for _, isbn := range recordISBNs(rec) {
+		add(m.isbn, isbn)
+	}
+	for _, bc := range recordBarcodes(rec) {
+		add(m.barcode, bc)
+	}
+}
+
+// systemControls are the control numbers a record's 035 $a may be: each as
+// written and without its "(code)" prefix (controlForms).
+func systemControls(rec *marc.Record) []string {
+	var out []string
+	for _, f := range rec.FieldsByTag("035") {
+		for _, v := range f.Subs('a') {
+			out = append(out, controlForms(v)...)
+		}
+	}
+	return out
+}
+
+// controlForms are the control numbers an 035 $a v may be another record's
+// 001 as: v, and v without its "(code)" prefix ("(OCoLC)12345", "12345").
+func controlForms(v string) []string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil
+	}
+	out := []string{v}
+	if i := strings.IndexByte(v, ')'); strings.HasPrefix(v, "(") && i > 0 && i < len(v)-1 {
+		out = append(out, strings.TrimSpace(v[i+1:]))
+	}
+	return out
 }
 
 // recordISBNs are the normalised ISBNs of a record's 020 $a.
@@ -368,35 +544,85 @@ func recordISBNs(rec *marc.Record) []string {
 	return out
 }
 
-// match returns the first rule rec matches by, the record matched and the
-// value, from what prefetch read; the first record, by id, when several match.
-func (m *matcher) match(rec *marc.Record) (rule string, id int64, key string) {
+// recordBarcodes are the barcodes of a record's holdings.
+func recordBarcodes(rec *marc.Record) []string {
+	var out []string
+	for _, h := range HoldingsOf(rec) {
+		if bc := strings.TrimSpace(h.Barcode); bc != "" {
+			out = append(out, bc)
+		}
+	}
+	return out
+}
+
+// Match returns the first rule rec matches by, the record matched and the
+// value, from what Prefetch read; the first record, by id, when several
+// match.
+func (m *Matcher) Match(rec *marc.Record) (rule string, id int64, key string) {
+	if all := m.matches(rec, true); len(all) > 0 {
+		return all[0].Rule, all[0].RecordID, all[0].Key
+	}
+	return RuleNone, 0, ""
+}
+
+// Matches lists every record rec matches, each once, under the first rule that
+// found it, the rules in their order and each rule's records by id.
+func (m *Matcher) Matches(rec *marc.Record) []RecordMatch {
+	return m.matches(rec, false)
+}
+
+func (m *Matcher) matches(rec *marc.Record, first bool) []RecordMatch {
+	var out []RecordMatch
+	seen := map[int64]bool{}
+	// add lists ids under rule; done says Match has its answer.
+	add := func(rule, key string, ids []int64) (done bool) {
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, RecordMatch{Rule: rule, Key: key, RecordID: id})
+			}
+		}
+		return first && len(out) > 0
+	}
 	if cn := strings.TrimSpace(rec.ControlField("001")); cn != "" {
-		if id, ok := m.control[cn]; ok {
-			return RuleControl, id, cn
+		if add(RuleControl, cn, m.control[cn]) {
+			return out
 		}
 	}
 	for _, f := range rec.FieldsByTag("035") {
 		for _, v := range f.Subs('a') {
 			if k := systemKey(v); k != "" {
-				if id, ok := m.system[k]; ok {
-					return RuleSystem, id, strings.TrimSpace(v)
+				ids := slices.Clone(m.system[k])
+				for _, c := range controlForms(v) {
+					ids = append(ids, m.control[c]...)
+				}
+				slices.Sort(ids)
+				if add(RuleSystem, strings.TrimSpace(v), ids) {
+					return out
 				}
 			}
 		}
 	}
 	for _, isbn := range recordISBNs(rec) {
-		var best int64
-		for _, f := range append(ISBNForms(isbn), isbn) {
-			if id, ok := m.isbn[f]; ok && (best == 0 || id < best) {
-				best = id
-			}
+		var ids []int64
+		for _, f := range ISBNForms(isbn) {
+			ids = append(ids, m.isbn[f]...)
 		}
-		if best != 0 {
-			return RuleISBN, best, isbn
+		slices.Sort(ids)
+		if add(RuleISBN, isbn, ids) {
+			return out
 		}
 	}
-	return RuleNone, 0, ""
+	if m.ByBarcode && len(out) == 0 && strings.TrimSpace(rec.ControlField("001")) == "" && len(recordISBNs(rec)) == 0 && len(systemKeys(rec)) == 0 {
+		// A record without those numbers is still the same record when it
+		// carries a copy the catalogue has.
+		for _, bc := range recordBarcodes(rec) {
+			if add(RuleBarcode, bc, m.barcode[bc]) {
+				return out
+			}
+		}
+	}
+	return out
 }
 
 // systemKeys are the match keys of a record's 035 $a.
@@ -434,47 +660,6 @@ func systemKey(v string) string {
 		return ""
 	}
 	return v
-}
-
-// ISBNForms is a normalised ISBN in its other form where it has one: the 978
-// ISBN-13 of an ISBN-10, the ISBN-10 of a 978 ISBN-13; otherwise itself.
-func ISBNForms(isbn string) []string {
-	switch {
-	case len(isbn) == 10:
-		return []string{isbn10To13(isbn)}
-	case len(isbn) == 13 && strings.HasPrefix(isbn, "978"):
-		return []string{isbn13To10(isbn)}
-	}
-	return []string{isbn}
-}
-
-func isbn10To13(s string) string {
-	body := "978" + s[:9]
-	sum := 0
-	for i := 0; i < 12; i++ {
-		w := 1
-		if i%2 == 1 {
-			w = 3
-		}
-		sum += w * int(body[i]-'0')
-	}
-	return body + string(rune('0'+(10-sum%10)%10))
-}
-
-func isbn13To10(s string) string {
-	body := s[3:12]
-	sum := 0
-	for i := 0; i < 9; i++ {
-		if body[i] < '0' || body[i] > '9' {
-			return s
-		}
-		sum += (10 - i) * int(body[i]-'0')
-	}
-	check := (11 - sum%11) % 11
-	if check == 10 {
-		return body + "X"
-	}
-	return body + string(rune('0'+check))
 }
 
 // FindImportBatch returns batch id with its counts.

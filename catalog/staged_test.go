@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -371,4 +372,63 @@ func testDirectImportStatuses(t *testing.T, e db.Engine) {
 		t.Error("the withdrawn copy does not say when")
 	}
 	l.checkClean()
+}
+
+// cancelAfter is a reader that cancels its context once it has given n records.
+type cancelAfter struct {
+	marc.RecordReader
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Next() (*marc.Record, error) {
+	if c.n == 0 {
+		c.cancel()
+	}
+	c.n--
+	return c.RecordReader.Next()
+}
+
+func TestStageFailureLeavesNoBatch(t *testing.T) { forEngines(t, testStageFailureLeavesNoBatch) }
+
+// A file that cannot be staged to its end, failing after more than one
+// chunk was written, leaves no batch to commit: a MARCXML document broken after
+// record 1,001 (read without CheckXML, as the command line does), and a
+// context cancelled part way.
+func testStageFailureLeavesNoBatch(t *testing.T, e db.Engine) {
+	l := newLib(t, e)
+	var doc strings.Builder
+	doc.WriteString(`<collection xmlns="http://www.loc.gov/MARC21/slim">`)
+	for i := 0; i < 1001; i++ {
+		fmt.Fprintf(&doc, `<record><leader>00000nam a2200000 a 4500</leader><datafield tag="245" ind1="0" ind2="0"><subfield code="a">Book %d</subfield></datafield></record>`, i)
+	}
+	doc.WriteString(`<record><datafield tag="245" ind1="0" ind2="0"><subfield code="a">Broken & cut`)
+	opt := catalog.StageOptions{Actor: editor, FileName: "broken.xml", Branch: "CEN", ItemType: "BOOK"}
+	_, err := catalog.StageImport(context.Background(), l.d, marc.NewXMLReader(strings.NewReader(doc.String())), opt)
+	if stacks.ErrorCode(err) != stacks.EINVALID || !strings.Contains(stacks.ErrorMessage(err), "not well-formed") {
+		t.Errorf("staging a broken MARCXML file: %v", err)
+	}
+	l.noBatch("a broken file")
+
+	var recs []*marc.Record
+	for i := 0; i < 2500; i++ {
+		recs = append(recs, sbib(fmt.Sprintf("Book %d", i)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = catalog.StageImport(ctx, l.d, &cancelAfter{RecordReader: iso(t, recs...), n: 1500, cancel: cancel}, opt)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("staging with a cancelled context: %v", err)
+	}
+	l.noBatch("a cancelled staging")
+}
+
+func (l *lib) noBatch(what string) {
+	l.t.Helper()
+	if n := l.int(`SELECT count(*) FROM import_batches`); n != 0 {
+		l.t.Errorf("%s left %d batches", what, n)
+	}
+	if n := l.int(`SELECT count(*) FROM import_batch_records`); n != 0 {
+		l.t.Errorf("%s left %d staged records", what, n)
+	}
 }

@@ -40,16 +40,6 @@ const (
 	MARCXML Syntax = "MARCXML"
 )
 
-// Charset is the character set a target's ISO 2709 records are in when their
-// leader does not say (leader/09 'a' always means UTF-8).
-type Charset string
-
-// The charsets of a target's records.
-const (
-	UTF8  Charset = "UTF-8"
-	MARC8 Charset = "MARC-8"
-)
-
 // Target is one catalogue to search.
 type Target struct {
 	ID   int64
@@ -59,7 +49,6 @@ type Target struct {
 	// Z39.50 server as "host:port/database".
 	Address string
 	Syntax  Syntax
-	Charset Charset
 	Enabled bool
 	// Timeout bounds one search of this target, connecting included.
 	Timeout time.Duration
@@ -82,6 +71,9 @@ const (
 type Query struct {
 	Field Field
 	Term  string
+	// Note is what the cataloguer should know about the term ("" if nothing):
+	// an ISBN whose check digit is wrong is searched as printed.
+	Note string
 }
 
 // DefaultMaxRecords is how many records a search takes from each target.
@@ -91,17 +83,15 @@ const DefaultMaxRecords = 10
 const MaxRecords = 50
 
 // NewQuery validates a search as a cataloguer typed or scanned it. An ISBN is
-// normalised (hyphens and spaces dropped, a scanned EAN-13 kept as ISBN-13) and
-// its check digit verified.
+// normalised (catalog.NormalizeISBN: a leading "ISBN", hyphens and spaces
+// dropped, a price add-on ignored, a scanned EAN-13 kept as ISBN-13); one with a
+// wrong check digit is searched as printed, with a Note, since books are printed
+// with them.
 func NewQuery(field Field, term string) (Query, error) {
 	term = strings.TrimSpace(term)
 	switch field {
 	case ISBN:
-		isbn, err := normalizeISBN(term)
-		if err != nil {
-			return Query{}, err
-		}
-		return Query{Field: ISBN, Term: isbn}, nil
+		return isbnQuery(term)
 	case Title, Author:
 		if term == "" {
 			return Query{}, stacks.FieldErrorf("term", stacks.EINVALID, "Type a %s to search for.", field)
@@ -117,54 +107,20 @@ func NewQuery(field Field, term string) (Query, error) {
 	return Query{}, stacks.FieldErrorf("field", stacks.EINVALID, "Search by ISBN, title or author (not %q).", field)
 }
 
-// normalizeISBN reads an ISBN-10 or ISBN-13 as typed or scanned and checks its
-// check digit.
-func normalizeISBN(s string) (string, error) {
+// isbnQuery is the search for an ISBN as typed or scanned.
+func isbnQuery(s string) (Query, error) {
 	if s == "" {
-		return "", stacks.FieldErrorf("term", stacks.EINVALID, "Scan or type an ISBN.")
+		return Query{}, stacks.FieldErrorf("term", stacks.EINVALID, "Scan or type an ISBN.")
 	}
 	n := catalog.NormalizeISBN(s)
 	if n == "" {
-		return "", stacks.FieldErrorf("term", stacks.EINVALID, "%q is not an ISBN: an ISBN has 10 or 13 digits (the last of an ISBN-10 may be X).", s)
+		return Query{}, stacks.FieldErrorf("term", stacks.EINVALID, "%q is not an ISBN: an ISBN has 10 or 13 digits (the last of an ISBN-10 may be X).", s)
 	}
-	if !isbnCheckOK(n) {
-		return "", stacks.FieldErrorf("term", stacks.EINVALID, "%q is not a valid ISBN: its check digit is wrong. Scan it again or check the digits.", s)
+	q := Query{Field: ISBN, Term: n}
+	if !catalog.ISBNCheckOK(n) {
+		q.Note = fmt.Sprintf("The check digit of ISBN %s is wrong: it is searched as printed. If the book does not say so, scan it again or check the digits.", n)
 	}
-	return n, nil
-}
-
-// isbnCheckOK verifies the check digit of a normalised ISBN-10 or ISBN-13.
-func isbnCheckOK(s string) bool {
-	digit := func(c byte) int { return int(c - '0') }
-	switch len(s) {
-	case 10:
-		sum := 0
-		for i := 0; i < 9; i++ {
-			if s[i] == 'X' {
-				return false
-			}
-			sum += (10 - i) * digit(s[i])
-		}
-		last := 10
-		if s[9] != 'X' {
-			last = digit(s[9])
-		}
-		return (sum+last)%11 == 0
-	case 13:
-		sum := 0
-		for i := 0; i < 13; i++ {
-			if s[i] < '0' || s[i] > '9' {
-				return false
-			}
-			w := 1
-			if i%2 == 1 {
-				w = 3
-			}
-			sum += w * digit(s[i])
-		}
-		return sum%10 == 0
-	}
-	return false
+	return q, nil
 }
 
 // Result is what one target answered to a search.

@@ -94,76 +94,66 @@ func (s *Service) Matches(ctx context.Context, rec *marc.Record) ([]Match, error
 	return out, err
 }
 
-// matches finds the records rec may duplicate, by the rules a cataloguer trusts
-// in this order: its 001 or an 035 $a (with or without the "(OCoLC)" style
-// prefix) as a record's control number, then any of its 020 ISBNs (in either
-// the ISBN-10 or ISBN-13 form). Each record is listed once, under the first rule
-// that found it.
+// matches finds the records rec may duplicate, by catalog.Matcher's rules:
+// its 001 as a record's control number, an 035 $a as one of a record's 035 $a,
+// then any of its 020 ISBNs in either the ISBN-10 or the ISBN-13 form. Each
+// record is listed once, under the first rule that found it; at most
+// maxMatches are listed.
 func matches(tx *db.Tx, rec *marc.Record) ([]Match, error) {
-	type probe struct{ column, value, reason string }
-	var probes []probe
-	if c := strings.TrimSpace(rec.ControlField("001")); c != "" {
-		probes = append(probes, probe{"control_number", c, "001 " + c})
+	m := catalog.NewMatcher()
+	if err := m.Prefetch(tx, []*marc.Record{rec}); err != nil {
+		return nil, err
 	}
-	for _, f := range rec.FieldsByTag("035") {
-		for _, v := range f.Subs('a') {
-			v = strings.TrimSpace(v)
-			if v == "" {
-				continue
-			}
-			probes = append(probes, probe{"control_number", v, "035 " + v})
-			if i := strings.IndexByte(v, ')'); strings.HasPrefix(v, "(") && i > 0 && i < len(v)-1 {
-				bare := strings.TrimSpace(v[i+1:])
-				probes = append(probes, probe{"control_number", bare, "035 " + v})
-			}
-		}
+	found := m.Matches(rec)
+	if len(found) > maxMatches {
+		found = found[:maxMatches]
 	}
-	for _, f := range rec.FieldsByTag("020") {
-		for _, v := range f.Subs('a') {
-			isbn := catalog.NormalizeISBN(v)
-			if isbn == "" {
-				continue
-			}
-			for _, form := range isbnForms(isbn) {
-				probes = append(probes, probe{"isbn", form, "ISBN " + isbn})
-			}
-		}
+	if len(found) == 0 {
+		return nil, nil
 	}
-	var out []Match
-	seen := map[int64]bool{}
-	for _, p := range probes {
-		// column is one of two names fixed above, never input.
-		rows, err := tx.Query(`SELECT id, title, author FROM records WHERE `+p.column+` = ? AND `+p.column+` <> '' ORDER BY id LIMIT 20`, p.value)
-		if err != nil {
+	ids := make([]any, len(found))
+	for i, f := range found {
+		ids[i] = f.RecordID
+	}
+	rows, err := tx.Query(`SELECT id, title, author FROM records WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, ids...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	names := map[int64][2]string{}
+	for rows.Next() {
+		var id int64
+		var title, author string
+		if err := rows.Scan(&id, &title, &author); err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var m Match
-			if err := rows.Scan(&m.RecordID, &m.Title, &m.Author); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if !seen[m.RecordID] {
-				seen[m.RecordID] = true
-				m.Reason = p.reason
-				out = append(out, m)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		names[id] = [2]string{title, author}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Match, 0, len(found))
+	for _, f := range found {
+		out = append(out, Match{RecordID: f.RecordID, Title: names[f.RecordID][0], Author: names[f.RecordID][1], Reason: matchReason(f)})
 	}
 	return out, nil
 }
 
-// isbnForms is a normalised ISBN in both forms where it has both: an ISBN-10
-// and its 978 ISBN-13 (catalog.ISBNForms gives the other).
-func isbnForms(isbn string) []string {
-	if other := catalog.ISBNForms(isbn); other[0] != isbn {
-		return []string{isbn, other[0]}
+// maxMatches bounds the matches listed for one record.
+const maxMatches = 20
+
+// matchReason is how the cataloguer reads the rule that matched:
+// "001 11224466", "035 (OCoLC)12345", "ISBN 9780201896831".
+func matchReason(f catalog.RecordMatch) string {
+	switch f.Rule {
+	case catalog.RuleControl:
+		return "001 " + f.Key
+	case catalog.RuleSystem:
+		return "035 " + f.Key
+	case catalog.RuleISBN:
+		return "ISBN " + f.Key
 	}
-	return []string{isbn}
+	return f.Rule + " " + f.Key
 }
 
 // RecordFromXML reads the one MARCXML record in s: a search result carried in

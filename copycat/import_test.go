@@ -1,10 +1,13 @@
 package copycat_test
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stacks-ils/stacks"
+	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/catalog/marc"
 	"github.com/stacks-ils/stacks/copycat"
 	"github.com/stacks-ils/stacks/db"
@@ -153,4 +156,121 @@ func TestImportMatchRules(t *testing.T) {
 	if _, err := s.Import(ctx, admin, book("1", "", ""), "", copycat.ImportAdd, 0); stacks.ErrorCode(err) != stacks.EINVALID {
 		t.Errorf("a record without a title: %v", err)
 	}
+}
+
+// One file matches the same records whether it is staged, imported directly or
+// copy-catalogued record by record: 001 to a control number, 035 to another
+// record's 035 or to its control number, an ISBN-13 to the ISBN-10 of the same
+// book (ahead of an 035 that matches nothing), and a record matching nothing
+// is new.
+func TestMatchesAgreeAcrossImports(t *testing.T) {
+	d := dbtest.Open(t, db.Options{})
+	s := copycat.NewService(d)
+	ctx := context.Background()
+	if err := d.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO branches (id, code, name) VALUES (1, 'CEN', 'Central')`)
+		if err == nil {
+			_, err = tx.Exec(`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	add := func(rec *marc.Record) int64 {
+		t.Helper()
+		res, err := s.Import(ctx, admin, rec, "", copycat.ImportAdd, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.RecordID
+	}
+	isbn10 := add(book("", "0201896834", "Art"))
+	oclc := add(book("", "", "Other", "(OCoLC)555"))
+	control := add(book("c-777", "", "Third"))
+	oclcControl := add(book("12345", "", "Fourth"))
+	file := []*marc.Record{
+		book("", "9780201896831", "Art again", "(OCoLC)99999"),
+		book("c-777", "", "Third again"),
+		book("", "", "Other again", "ocm00555"),
+		book("", "", "Fourth again", "(OCoLC)12345"),
+		book("x-1", "9781234567897", "New"),
+	}
+	want := []struct {
+		rule string
+		id   int64
+	}{{catalog.RuleISBN, isbn10}, {catalog.RuleControl, control}, {catalog.RuleSystem, oclc}, {catalog.RuleSystem, oclcControl}, {catalog.RuleNone, 0}}
+	reason := map[string]string{catalog.RuleISBN: "ISBN ", catalog.RuleControl: "001 ", catalog.RuleSystem: "035 "}
+
+	for i, rec := range file {
+		m, err := s.Matches(ctx, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want[i].id == 0 {
+			if len(m) != 0 {
+				t.Errorf("copy cataloguing: record %d matched %+v, want none", i, m)
+			}
+			continue
+		}
+		if len(m) == 0 || m[0].RecordID != want[i].id || !strings.HasPrefix(m[0].Reason, reason[want[i].rule]) {
+			t.Errorf("copy cataloguing: record %d matched %+v, want record %d by %s", i, m, want[i].id, want[i].rule)
+		}
+	}
+
+	batch, err := catalog.StageImport(ctx, d, isoFile(t, file...), catalog.StageOptions{Actor: admin, FileName: "f.mrc", Branch: "CEN", ItemType: "BOOK"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := map[int]catalog.StagedRecord{}
+	if err := d.Read(ctx, func(tx *db.Tx) error {
+		for _, list := range append([]string{catalog.ListNew}, catalog.MatchRules...) {
+			recs, _, err := catalog.StagedRecords(tx, batch, list, 0, 100)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				staged[r.Position] = r
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		if r, ok := staged[i]; !ok || r.Rule != w.rule || r.MatchID != w.id {
+			t.Errorf("staged import: record %d matched %q %d, want %q %d", i, r.Rule, r.MatchID, w.rule, w.id)
+		}
+	}
+
+	before := recordCount(t, d)
+	sum, err := catalog.Import(ctx, d, isoFile(t, file...), catalog.ImportOptions{Actor: admin, Branch: "CEN", ItemType: "BOOK"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Updated != 4 || sum.Created != 1 || recordCount(t, d) != before+1 {
+		t.Errorf("direct import: %+v, %d records after %d; want 4 updated, 1 created", sum, recordCount(t, d), before)
+	}
+	for i, w := range want {
+		if w.id == 0 {
+			continue
+		}
+		if title, _, _, _ := recordRow(t, d, w.id); title != strings.TrimSuffix(file[i].FieldsByTag("245")[0].Sub('a'), " /") {
+			t.Errorf("direct import: record %d has title %q, want record %d's", w.id, title, i)
+		}
+	}
+}
+
+func isoFile(t *testing.T, recs ...*marc.Record) marc.RecordReader {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, r := range recs {
+		if err := marc.WriteISO2709(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rr, err := marc.NewAutoReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rr
 }

@@ -1,8 +1,11 @@
 package copycat_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -32,9 +35,9 @@ func yazStart(tb testing.TB) *yaztest.Server { return yaztest.Start(tb) }
 func yazTargets(t *testing.T) (sru, z copycat.Target) {
 	srv := yazStart(t)
 	sru = copycat.Target{Name: "yaz SRU", Kind: copycat.SRU, Address: srv.SRU(), Syntax: copycat.MARCXML,
-		Charset: copycat.UTF8, Enabled: true, Timeout: 20 * time.Second}
+		Enabled: true, Timeout: 20 * time.Second}
 	z = copycat.Target{Name: "yaz Z39.50", Kind: copycat.Z3950, Address: srv.Z3950(), Syntax: copycat.MARC21,
-		Charset: copycat.MARC8, Enabled: true, Timeout: 20 * time.Second}
+		Enabled: true, Timeout: 20 * time.Second}
 	return sru, z
 }
 
@@ -290,19 +293,27 @@ func TestNewQuery(t *testing.T) {
 		in    string
 		want  string
 		err   string
+		note  string // what the Note says, "" for none
 	}{
-		{copycat.ISBN, "978-0-201-89683-1", "9780201896831", ""},
-		{copycat.ISBN, " 0-201-89683-4 ", "0201896834", ""},
-		{copycat.ISBN, "080442957X", "080442957X", ""},
-		{copycat.ISBN, "080442957x", "080442957X", ""},
-		{copycat.ISBN, "9780201896832", "", "check digit"},
-		{copycat.ISBN, "0201896835", "", "check digit"},
-		{copycat.ISBN, "12345", "", "10 or 13 digits"},
-		{copycat.ISBN, "", "", "Scan or type an ISBN"},
-		{copycat.Title, "  Dune ", "Dune", ""},
-		{copycat.Title, "", "", "Type a title"},
-		{copycat.Author, "a\x00b", "", "control characters"},
-		{"subject", "x", "", "Search by ISBN, title or author"},
+		{copycat.ISBN, "978-0-201-89683-1", "9780201896831", "", ""},
+		{copycat.ISBN, " 0-201-89683-4 ", "0201896834", "", ""},
+		{copycat.ISBN, "080442957X", "080442957X", "", ""},
+		{copycat.ISBN, "080442957x", "080442957X", "", ""},
+		{copycat.ISBN, "978 0 201 89683 1", "9780201896831", "", ""},
+		{copycat.ISBN, "0 201 89683 4", "0201896834", "", ""},
+		{copycat.ISBN, "ISBN 9780201896831", "9780201896831", "", ""},
+		{copycat.ISBN, "ISBN: 0-201-89683-4", "0201896834", "", ""},
+		{copycat.ISBN, "9780201896831 52499", "9780201896831", "", ""},
+		{copycat.ISBN, "978-0-201-89683-1 90000", "9780201896831", "", ""},
+		// Books are printed with wrong check digits: searched as printed.
+		{copycat.ISBN, "9780201896832", "9780201896832", "", "check digit"},
+		{copycat.ISBN, "0201896835", "0201896835", "", "check digit"},
+		{copycat.ISBN, "12345", "", "10 or 13 digits", ""},
+		{copycat.ISBN, "", "", "Scan or type an ISBN", ""},
+		{copycat.Title, "  Dune ", "Dune", "", ""},
+		{copycat.Title, "", "", "Type a title", ""},
+		{copycat.Author, "a\x00b", "", "control characters", ""},
+		{"subject", "x", "", "Search by ISBN, title or author", ""},
 	} {
 		q, err := copycat.NewQuery(c.field, c.in)
 		switch {
@@ -310,8 +321,69 @@ func TestNewQuery(t *testing.T) {
 			t.Errorf("NewQuery(%s, %q): %v", c.field, c.in, err)
 		case c.err == "" && q.Term != c.want:
 			t.Errorf("NewQuery(%s, %q) = %q, want %q", c.field, c.in, q.Term, c.want)
+		case c.err == "" && (c.note == "") != (q.Note == ""), c.note != "" && !strings.Contains(q.Note, c.note):
+			t.Errorf("NewQuery(%s, %q) note %q, want one saying %q", c.field, c.in, q.Note, c.note)
 		case c.err != "" && (err == nil || !strings.Contains(stacks.ErrorMessage(err), c.err)):
 			t.Errorf("NewQuery(%s, %q) error %v, want one saying %q", c.field, c.in, err, c.err)
 		}
+	}
+}
+
+// What an SRU target answers is read as the docs say: SRU 2.0's namespace,
+// records packed as escaped strings, no more records than asked, a diagnostic
+// in the target's words, an answer over 32 MB refused.
+func TestSearchSRUAnswers(t *testing.T) {
+	record := func(i int) string {
+		return html.EscapeString(fmt.Sprintf(`<record xmlns="http://www.loc.gov/MARC21/slim"><leader>00000nam a2200000 a 4500</leader>`+
+			`<datafield tag="245" ind1="0" ind2="0"><subfield code="a">Book %d</subfield></datafield></record>`, i))
+	}
+	var eight strings.Builder
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&eight, `<sru:record><sru:recordSchema>marcxml</sru:recordSchema><sru:recordPacking>string</sru:recordPacking>`+
+			`<sru:recordData>%s</sru:recordData></sru:record>`, record(i))
+	}
+	answers := map[string]string{
+		"/eight": `<?xml version="1.0"?><sru:searchRetrieveResponse xmlns:sru="http://docs.oasis-open.org/ns/search-ws/sruResponse">` +
+			`<sru:version>2.0</sru:version><sru:numberOfRecords>8</sru:numberOfRecords><sru:records>` + eight.String() +
+			`</sru:records></sru:searchRetrieveResponse>`,
+		"/diagnostic": `<searchRetrieveResponse xmlns="http://www.loc.gov/zing/srw/"><version>1.1</version><numberOfRecords>0</numberOfRecords>` +
+			`<diagnostics><diagnostic xmlns="http://www.loc.gov/zing/srw/diagnostic/"><uri>info:srw/diagnostic/1/16</uri>` +
+			`<message>Unsupported index</message><details>bath.isbn</details></diagnostic></diagnostics></searchRetrieveResponse>`,
+	}
+	asked := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/huge" {
+			w.Write([]byte(`<searchRetrieveResponse><numberOfRecords>1</numberOfRecords><records><record><recordData>`))
+			chunk := bytes.Repeat([]byte("x"), 1<<20)
+			for i := 0; i < 33; i++ {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+			return
+		}
+		if r.URL.Path == "/eight" {
+			asked <- r.URL.Query().Get("maximumRecords")
+		}
+		w.Header().Set("Content-Type", "text/xml")
+		w.Write([]byte(answers[r.URL.Path]))
+	}))
+	defer srv.Close()
+	target := func(path string) copycat.Target {
+		return copycat.Target{Name: path, Kind: copycat.SRU, Address: srv.URL + path, Syntax: copycat.MARCXML, Timeout: 20 * time.Second}
+	}
+	var s copycat.Searcher
+	res := s.Search(context.Background(), []copycat.Target{target("/eight"), target("/diagnostic"), target("/huge")}, query(t, copycat.ISBN, "9780201896831"), 5)
+	if max := <-asked; max != "5" {
+		t.Errorf("asked for maximumRecords=%s, want 5", max)
+	}
+	if r := res[0]; r.Err != nil || r.Total != 8 || len(r.Records) != 5 || r.Skipped != 0 || r.Records[4].FieldsByTag("245")[0].Sub('a') != "Book 4" {
+		t.Errorf("8 records packed as strings for 5 asked: total %d, %d records, %d skipped, %v", r.Total, len(r.Records), r.Skipped, r.Err)
+	}
+	if e := res[1].Err; e == nil || !strings.Contains(e.Error(), "reported Unsupported index (bath.isbn)") {
+		t.Errorf("a diagnostic: %v, want the target's words", e)
+	}
+	if e := res[2].Err; e == nil || !strings.Contains(e.Error(), "answered more than 32 MB") {
+		t.Errorf("a 33 MB answer: %v", e)
 	}
 }

@@ -32,14 +32,14 @@ const (
 	MaxTimeout = 30 * time.Second
 )
 
-const targetColumns = `id, name, kind, address, syntax, charset, enabled, timeout_ms, isbn_index, title_index, author_index`
+const targetColumns = `id, name, kind, address, syntax, enabled, timeout_ms, isbn_index, title_index, author_index`
 
 func scanTarget(row interface{ Scan(...any) error }) (Target, error) {
 	var t Target
-	var kind, syntax, charset string
+	var kind, syntax string
 	var enabled, ms int64
-	err := row.Scan(&t.ID, &t.Name, &kind, &t.Address, &syntax, &charset, &enabled, &ms, &t.ISBNIndex, &t.TitleIndex, &t.AuthorIndex)
-	t.Kind, t.Syntax, t.Charset = Kind(kind), Syntax(syntax), Charset(charset)
+	err := row.Scan(&t.ID, &t.Name, &kind, &t.Address, &syntax, &enabled, &ms, &t.ISBNIndex, &t.TitleIndex, &t.AuthorIndex)
+	t.Kind, t.Syntax = Kind(kind), Syntax(syntax)
 	t.Enabled = enabled != 0
 	t.Timeout = time.Duration(ms) * time.Millisecond
 	return t, err
@@ -104,10 +104,10 @@ func (s *Service) AddTarget(ctx context.Context, actor stacks.Actor, t Target) (
 			return err
 		}
 		now := db.FormatTime(tx.Now())
-		t.ID, err = tx.InsertID(`INSERT INTO copycat_targets (name, kind, address, syntax, charset, enabled, timeout_ms,
+		t.ID, err = tx.InsertID(`INSERT INTO copycat_targets (name, kind, address, syntax, enabled, timeout_ms,
 			isbn_index, title_index, author_index, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			t.Name, string(t.Kind), t.Address, string(t.Syntax), string(t.Charset), boolInt(t.Enabled), t.Timeout.Milliseconds(),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			t.Name, string(t.Kind), t.Address, string(t.Syntax), boolInt(t.Enabled), t.Timeout.Milliseconds(),
 			t.ISBNIndex, t.TitleIndex, t.AuthorIndex, now, now)
 		if err != nil {
 			return err
@@ -135,9 +135,9 @@ func (s *Service) UpdateTarget(ctx context.Context, actor stacks.Actor, t Target
 		if err := nameFree(tx, t.Name, t.ID); err != nil {
 			return err
 		}
-		_, err = tx.Exec(`UPDATE copycat_targets SET name = ?, kind = ?, address = ?, syntax = ?, charset = ?, enabled = ?,
+		_, err = tx.Exec(`UPDATE copycat_targets SET name = ?, kind = ?, address = ?, syntax = ?, enabled = ?,
 			timeout_ms = ?, isbn_index = ?, title_index = ?, author_index = ?, updated_at = ? WHERE id = ?`,
-			t.Name, string(t.Kind), t.Address, string(t.Syntax), string(t.Charset), boolInt(t.Enabled), t.Timeout.Milliseconds(),
+			t.Name, string(t.Kind), t.Address, string(t.Syntax), boolInt(t.Enabled), t.Timeout.Milliseconds(),
 			t.ISBNIndex, t.TitleIndex, t.AuthorIndex, db.FormatTime(tx.Now()), t.ID)
 		if err != nil {
 			return err
@@ -209,12 +209,12 @@ func describeTarget(t Target) string {
 	if !t.Enabled {
 		state = "disabled"
 	}
-	return fmt.Sprintf("%s (%s %s, %s, %s, %s, timeout %s)", t.Name, t.Kind, t.Address, t.Syntax, t.Charset, state, formatSeconds(t.Timeout))
+	return fmt.Sprintf("%s (%s %s, %s, %s, timeout %s)", t.Name, t.Kind, t.Address, t.Syntax, state, formatSeconds(t.Timeout))
 }
 
 // Normalize checks a target as an administrator entered it and fills in what
-// follows from its protocol: SRU targets are MARCXML in UTF-8; a Z39.50
-// target's syntax defaults to MARC21 and its charset to MARC-8; the timeout to
+// follows from its protocol: SRU targets are MARCXML; a Z39.50 target's
+// syntax defaults to MARC21; the timeout to
 // DefaultTimeout. Each problem is a field error saying how to fix it.
 func Normalize(t Target) (Target, error) {
 	t.Name = strings.TrimSpace(t.Name)
@@ -264,8 +264,6 @@ func normalizeSRU(t Target) (Target, error) {
 	if t.Syntax != MARCXML {
 		return t, stacks.FieldErrorf("syntax", stacks.EINVALID, "SRU targets are asked for MARCXML; choose MARCXML.")
 	}
-	// MARCXML is Unicode whatever the server's MARC records are.
-	t.Charset = UTF8
 	for _, ix := range []struct{ field, name, value string }{
 		{"isbn_index", "ISBN", t.ISBNIndex}, {"title_index", "title", t.TitleIndex}, {"author_index", "author", t.AuthorIndex},
 	} {
@@ -290,12 +288,6 @@ func normalizeZ3950(t Target) (Target, error) {
 	}
 	if t.Syntax != MARC21 && t.Syntax != MARCXML {
 		return t, stacks.FieldErrorf("syntax", stacks.EINVALID, "Choose the record syntax: MARC21 (USMARC) or MARCXML.")
-	}
-	if t.Charset == "" {
-		t.Charset = MARC8
-	}
-	if t.Charset != MARC8 && t.Charset != UTF8 {
-		return t, stacks.FieldErrorf("charset", stacks.EINVALID, "Choose the records' character set: MARC-8 or UTF-8.")
 	}
 	if t.ISBNIndex != "" || t.TitleIndex != "" || t.AuthorIndex != "" {
 		return t, stacks.FieldErrorf("isbn_index", stacks.EINVALID,

@@ -37,16 +37,16 @@ func TestTargetsAddUpdateDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if z.ID == 0 || z.Name != "Union catalogue" || z.Syntax != copycat.MARC21 || z.Charset != copycat.MARC8 || z.Timeout != copycat.DefaultTimeout {
-		t.Errorf("added %+v: want the name trimmed and MARC21, MARC-8, the default timeout filled in", z)
+	if z.ID == 0 || z.Name != "Union catalogue" || z.Syntax != copycat.MARC21 || z.Timeout != copycat.DefaultTimeout {
+		t.Errorf("added %+v: want the name trimmed and MARC21, the default timeout filled in", z)
 	}
 	sru, err := s.AddTarget(ctx, admin, copycat.Target{Name: "a national library", Kind: copycat.SRU, Address: "https://sru.example.org/cat?x-info=1",
-		Charset: copycat.MARC8, Timeout: 3 * time.Second, TitleIndex: "title"})
+		Timeout: 3 * time.Second, TitleIndex: "title"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sru.Syntax != copycat.MARCXML || sru.Charset != copycat.UTF8 || sru.Enabled {
-		t.Errorf("added %+v: want MARCXML in UTF-8, disabled", sru)
+	if sru.Syntax != copycat.MARCXML || sru.Enabled {
+		t.Errorf("added %+v: want MARCXML, disabled", sru)
 	}
 
 	list, err := s.Targets(ctx)
@@ -113,7 +113,6 @@ func TestTargetValidation(t *testing.T) {
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "http://h/sru"}, "address", "port"},
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210"}, "address", "host:port/database"},
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:99999/db"}, "address", "not a number from 1 to 65535"},
-		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", Charset: "latin1"}, "charset", "MARC-8 or UTF-8"},
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", TitleIndex: "dc.title"}, "isbn_index", "Bib-1"},
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", Timeout: 500 * time.Millisecond}, "timeout", "from 1 s to 30 s"},
 		{copycat.Target{Name: "x", Kind: copycat.Z3950, Address: "h:210/db", Timeout: time.Hour}, "timeout", "from 1 s to 30 s"},

@@ -154,7 +154,8 @@ func searchSRU(ctx context.Context, client *http.Client, t Target, q Query, max 
 		return res, &diagnosticError{reason: "reported " + sr.Diagnostics[0].String()}
 	}
 	res.Total, _ = strconv.Atoi(strings.TrimSpace(sr.NumberOfRecords))
-	for _, r := range sr.Records {
+	// A target may return more records than asked: the first max are kept.
+	for _, r := range sr.Records[:min(len(sr.Records), max)] {
 		rec, err := sruMARC(r)
 		if err != nil {
 			res.Skipped++

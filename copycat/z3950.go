@@ -327,7 +327,8 @@ func searchZConn(ctx context.Context, conn net.Conn, t Target, database string, 
 	if recs == nil {
 		return res, nil
 	}
-	for _, npr := range recs.Children {
+	// A target may return more records than asked: the first n are kept.
+	for _, npr := range recs.Children[:min(len(recs.Children), n)] {
 		data, ok := retrievalRecord(npr)
 		if !ok {
 			res.Skipped++
@@ -467,15 +468,11 @@ func retrievalRecord(npr *ber.Packet) ([]byte, bool) {
 }
 
 // readZRecord reads one record as the target's syntax has it. A binary record
-// whose leader does not declare UTF-8 is read as MARC-8 unless the target says
-// its records are UTF-8.
+// whose leader does not declare UTF-8 is read as UTF-8 when its bytes are, else
+// as MARC-8 (catalog/marc's reader decides), so a target needs no setting.
 func readZRecord(data []byte, t Target) (*marc.Record, error) {
 	if t.Syntax == MARCXML || marc.Detect(data) == marc.FormatMARCXML {
 		return marc.NewXMLReader(bytes.NewReader(data)).Next()
-	}
-	if t.Charset == UTF8 && len(data) >= 24 && data[9] == ' ' {
-		data = bytes.Clone(data)
-		data[9] = 'a'
 	}
 	return marc.NewReader(bytes.NewReader(data)).Next()
 }

@@ -3,6 +3,7 @@ package copycat
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -24,7 +25,7 @@ func converse(t testing.TB, answer []byte) (Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	defer client.Close()
-	return searchZConn(ctx, client, Target{Name: "t", Syntax: MARC21, Charset: MARC8}, "Books", Query{Field: Title, Term: "x"}, 5)
+	return searchZConn(ctx, client, Target{Name: "t", Syntax: MARC21}, "Books", Query{Field: Title, Term: "x"}, 5)
 }
 
 func packets(ps ...*ber.Packet) []byte {
@@ -66,6 +67,18 @@ func TestZ3950Conversation(t *testing.T) {
 	}
 	if got := res.Records[0].FieldsByTag("245")[0].Sub('a'); got != "Café" {
 		t.Errorf("title %q", got)
+	}
+	// A target that presents more records than asked: the first 5 are kept.
+	var eight [][]byte
+	for i := 0; i < 8; i++ {
+		eight = append(eight, iso(' ', fmt.Sprintf("Book %d", i)))
+	}
+	res, err = converse(t, packets(initOK(), searchOK(8), presentOf(eight...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != 8 || len(res.Records) != 5 || res.Records[4].FieldsByTag("245")[0].Sub('a') != "Book 4" {
+		t.Errorf("8 records presented for 5 asked: total %d, %d records", res.Total, len(res.Records))
 	}
 }
 

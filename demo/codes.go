@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/stacks-ils/stacks/catalog"
 )
 
 // itemBarcode returns the n-th generated item barcode: 14 digits in the usual
@@ -35,15 +37,7 @@ func luhnCheck(digits string) int {
 
 // isbn13 completes 12 digits into an ISBN-13 with its check digit.
 func isbn13(twelve string) string {
-	sum := 0
-	for i := 0; i < 12; i++ {
-		d := int(twelve[i] - '0')
-		if i%2 == 1 {
-			d *= 3
-		}
-		sum += d
-	}
-	return twelve + string(rune('0'+(10-sum%10)%10))
+	return twelve + string(catalog.ISBNCheckDigit(twelve))
 }
 
 // cutter returns the first three letters of s, upper-cased, for call numbers

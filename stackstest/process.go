@@ -3,6 +3,7 @@ package stackstest
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -57,4 +58,16 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. Another
+// process can take it before the caller binds it: a caller that starts a server
+// on it tries again with another port when the server cannot bind.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -41,10 +41,10 @@ type AdminCopycatForm struct {
 	// ID is 0 on the add form.
 	ID                                 int64
 	Name, Kind, Address                string
-	Syntax, Charset, Timeout           string
+	Syntax, Timeout                    string
 	Enabled                            bool
 	ISBNIndex, TitleIndex, AuthorIndex string
-	// Errors are keyed by field: name, kind, address, syntax, charset, timeout,
+	// Errors are keyed by field: name, kind, address, syntax, timeout,
 	// isbn_index, title_index, author_index.
 	Errors FormErrors
 	// Message is a refusal that is about no one field.
@@ -53,7 +53,7 @@ type AdminCopycatForm struct {
 
 func newAdminCopycatForm(t copycat.Target) AdminCopycatForm {
 	return AdminCopycatForm{
-		ID: t.ID, Name: t.Name, Kind: string(t.Kind), Address: t.Address, Syntax: string(t.Syntax), Charset: string(t.Charset),
+		ID: t.ID, Name: t.Name, Kind: string(t.Kind), Address: t.Address, Syntax: string(t.Syntax),
 		Timeout: strconv.FormatFloat(t.Timeout.Seconds(), 'f', -1, 64), Enabled: t.Enabled,
 		ISBNIndex: t.ISBNIndex, TitleIndex: t.TitleIndex, AuthorIndex: t.AuthorIndex, Errors: FormErrors{},
 	}
@@ -64,13 +64,13 @@ func newAdminCopycatForm(t copycat.Target) AdminCopycatForm {
 func parseAdminCopycatForm(r *http.Request) (AdminCopycatForm, copycat.Target, error) {
 	f := AdminCopycatForm{
 		Name: strings.TrimSpace(r.PostFormValue("name")), Kind: r.PostFormValue("kind"), Address: strings.TrimSpace(r.PostFormValue("address")),
-		Syntax: r.PostFormValue("syntax"), Charset: r.PostFormValue("charset"), Timeout: strings.TrimSpace(r.PostFormValue("timeout")),
+		Syntax: r.PostFormValue("syntax"), Timeout: strings.TrimSpace(r.PostFormValue("timeout")),
 		Enabled:   r.PostFormValue("enabled") == "1",
 		ISBNIndex: strings.TrimSpace(r.PostFormValue("isbn_index")), TitleIndex: strings.TrimSpace(r.PostFormValue("title_index")),
 		AuthorIndex: strings.TrimSpace(r.PostFormValue("author_index")), Errors: FormErrors{},
 	}
 	t := copycat.Target{
-		Name: f.Name, Kind: copycat.Kind(f.Kind), Address: f.Address, Syntax: copycat.Syntax(f.Syntax), Charset: copycat.Charset(f.Charset),
+		Name: f.Name, Kind: copycat.Kind(f.Kind), Address: f.Address, Syntax: copycat.Syntax(f.Syntax),
 		Enabled: f.Enabled, ISBNIndex: f.ISBNIndex, TitleIndex: f.TitleIndex, AuthorIndex: f.AuthorIndex,
 	}
 	if f.Timeout != "" {
@@ -79,10 +79,6 @@ func parseAdminCopycatForm(r *http.Request) (AdminCopycatForm, copycat.Target, e
 			return f, t, stacks.FieldErrorf("timeout", stacks.EINVALID, "Enter the timeout in seconds, for example 5.")
 		}
 		t.Timeout = time.Duration(secs * float64(time.Second))
-	}
-	if t.Kind == copycat.SRU {
-		// An SRU target's charset is Unicode: the form does not ask.
-		t.Charset = ""
 	}
 	return f, t, nil
 }

@@ -47,9 +47,11 @@ func (s *Server) copycatRoutes(r chi.Router) {
 // CopycatView is the copy cataloguing page: the search form as typed and,
 // after a search, each target's answer.
 type CopycatView struct {
-	Field   copycat.Field
-	Term    string
-	Error   string
+	Field copycat.Field
+	Term  string
+	Error string
+	// Note is what the search's term calls for (copycat.Query.Note).
+	Note    string
 	Results []CopycatResult
 	// Searched is set when Results answer a search (even an empty one).
 	Searched bool
@@ -78,36 +80,10 @@ func newCopycatRecord(rec *marc.Record) (CopycatRecord, bool) {
 	return CopycatRecord{Bib: catalog.BibOf(rec), Lines: marcLines(rec), XML: xml}, true
 }
 
-// marcLines writes a record as cataloguers read MARC: the leader, then one line
-// per field, "245 10 $a Title : $b subtitle", a blank indicator shown as "_".
+// marcLines writes a record in the MARC editor's notation (marc.FormatText),
+// a line a field, the leader first: "=245  10$aTitle :$bsubtitle".
 func marcLines(rec *marc.Record) []string {
-	out := []string{"LDR    " + rec.Leader}
-	ind := func(c byte) byte {
-		if c == ' ' || c == 0 {
-			return '_'
-		}
-		return c
-	}
-	for _, f := range rec.Fields {
-		var b strings.Builder
-		b.WriteString(f.Tag)
-		if f.IsControl() {
-			b.WriteString("    ")
-			b.WriteString(f.Value)
-		} else {
-			b.WriteByte(' ')
-			b.WriteByte(ind(f.Ind1))
-			b.WriteByte(ind(f.Ind2))
-			for _, sf := range f.Subfields {
-				b.WriteString(" $")
-				b.WriteByte(sf.Code)
-				b.WriteByte(' ')
-				b.WriteString(sf.Value)
-			}
-		}
-		out = append(out, b.String())
-	}
-	return out
+	return strings.Split(strings.TrimSuffix(marc.FormatText(rec), "\n"), "\n")
 }
 
 // copycatFields are the search's fields, in the form's order.
@@ -133,7 +109,7 @@ func (s *Server) handleCopycatSearch(w http.ResponseWriter, r *http.Request) {
 		s.Render(w, r, http.StatusUnprocessableEntity, CopycatPage(page, v))
 		return
 	}
-	v.Term = q.Term
+	v.Term, v.Note = q.Term, q.Note
 	results, err := s.copycat().Search(r.Context(), q, copycatMaxRecords)
 	if err != nil {
 		if stacks.ErrorCode(err) != stacks.ECONFLICT {

@@ -17,13 +17,15 @@ import (
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("import", "import [flags] FILE...",
 		"Imports MARC 21 records (ISO 2709 or MARCXML, detected) into the catalogue.\n"+
-			"Records matching an existing one by ISBN or control number (001) update it.\n"+
+			"A record matching an existing one updates the first it matches: by 001 as a\n"+
+			"control number, by 035 $a as another record's 035 $a or control number, by\n"+
+			"any 020 ISBN in its ISBN-10 or ISBN-13 form, else by a copy's barcode.\n"+
 			"Copies come from holdings fields (Koha 952, else 852, else 949); records\n"+
 			"without holdings get one copy with a generated barcode unless --no-items.\n"+
 			"Malformed records are reported with their position and skipped.\n"+
 			"With --stage, each file is read into a staged batch instead, matched against\n"+
-			"the catalogue (001, 035 $a, ISBN) and left for review on the import page;\n"+
-			"--commit ID and --undo ID commit or undo a staged batch.", stderr)
+			"the catalogue by the same rules but the barcode and left for review on the\n"+
+			"import page; --commit ID and --undo ID commit or undo a staged batch.", stderr)
 	var dbf dbFlags
 	dbf.register(fs)
 	branch := fs.String("branch", "", "branch code for copies whose holdings name none (default: the library's first branch, the one stacks init set up)")

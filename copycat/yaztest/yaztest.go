@@ -21,6 +21,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stacks-ils/stacks/stackstest"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // Binary is where Debian's yaz package installs the test server.
@@ -109,7 +112,7 @@ func startBinary(path string) (*Server, error) {
 	// try a few.
 	var lastErr error
 	for range 5 {
-		port, err := freePort()
+		port, err := stackstest.FreePort()
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -122,15 +125,6 @@ func startBinary(path string) (*Server, error) {
 	}
 	os.RemoveAll(dir)
 	return nil, lastErr
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func launch(bin, dir string, port int) (*Server, error) {
@@ -149,28 +143,34 @@ func launch(bin, dir string, port int) (*Server, error) {
 		waitErr = cmd.Wait()
 		close(s.done)
 	}()
-	// Wait until it accepts connections, or exits (the port was taken), with
-	// a deadline generous enough for a loaded machine.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// Wait until it accepts connections, or exits (the port was taken).
+	var exited bool
+	var dialErr error
+	accepting := waittest.Eventually(func() bool {
 		select {
 		case <-s.done:
-			log, _ := os.ReadFile(logFile)
-			return nil, fmt.Errorf("%s exited before accepting connections on %s (%v): %s", bin, addr, waitErr, tail(log))
+			exited = true
+			return true
 		default:
 		}
 		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return s, nil
+		if err != nil {
+			dialErr = err
+			return false
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-s.done
-			return nil, errors.Join(fmt.Errorf("%s did not accept connections on %s within 30 s", bin, addr), err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		c.Close()
+		return true
+	})
+	switch {
+	case exited:
+		log, _ := os.ReadFile(logFile)
+		return nil, fmt.Errorf("%s exited before accepting connections on %s (%v): %s", bin, addr, waitErr, tail(log))
+	case !accepting:
+		cmd.Process.Kill()
+		<-s.done
+		return nil, errors.Join(fmt.Errorf("%s did not accept connections on %s within %v", bin, addr, waittest.Limit), dialErr)
 	}
+	return s, nil
 }
 
 func tail(b []byte) string {
