@@ -3,7 +3,6 @@ package e2e
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -146,7 +145,7 @@ func startServerAt(t testing.TB, base string, extraArgs ...string) *server {
 	for attempt := 0; attempt < 3; attempt++ {
 		dir := t.TempDir()
 		dbArg := demoDB(t, dir)
-		port, err := freePort()
+		port, err := stackstest.FreePort()
 		if err != nil {
 			t.Fatalf("finding a free port: %v", err)
 		}
@@ -274,15 +273,6 @@ func launch(t testing.TB, args []string, baseURL string) (*server, error) {
 		}
 	})
 	return s, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // browsers is the Playwright driver and headless Chromium that the package's

@@ -185,7 +185,7 @@ func startLighttpd(t testing.TB, mode httpdMode, mount string) *server {
 
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		if site.port, err = freePort(); err != nil {
+		if site.port, err = stackstest.FreePort(); err != nil {
 			t.Fatalf("finding a free port: %v", err)
 		}
 		srv, err := launchLighttpd(t, site)

@@ -21,7 +21,7 @@ import (
 // port of its own and returns the server and the catalogue's base URL.
 func opacServer(t *testing.T) (*server, string) {
 	t.Helper()
-	port, err := freePort()
+	port, err := stackstest.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,7 +82,10 @@ func TestProductionBuild(t *testing.T) {
 	})
 
 	t.Run("ServeHealthcheckStop", func(t *testing.T) {
-		port := freePort(t)
+		port, err := stackstest.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
 		db := filepath.Join(dir, "data", "stacks.db")
 		if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
@@ -189,16 +191,6 @@ func run(t *testing.T, bin string, args ...string) (string, error) {
 		return string(out), ctx.Err()
 	}
 	return string(out), err
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestBinaryDependencies: every CGI request starts this binary afresh, and every

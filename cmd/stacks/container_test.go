@@ -146,7 +146,11 @@ exec chroot --userspec="$user" "$root" "$@"`
 		return env
 	}
 
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	port, err := stackstest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	env := withEnv("STACKS_ADDR", addr)
 
 	t.Run("NoTMPDIR", func(t *testing.T) {
