@@ -17,15 +17,13 @@ import (
 // is refused, uncounted, naming the key. An attempt never compared gives back
 // its count and the lockout it set; a success forgets the keys that forget and
 // takes one attempt off the others. Staff list and lift rows by prefix, and the
-// rows whose window and lockout are over are swept, under the Limiter's
-// prefixes only.
+// daily sweep deletes the rows of every site whose window and lockout are over.
 func TestLimiterOwnKeys(t *testing.T) {
 	ctx := context.Background()
 	d := dbtest.Open(t, db.Options{})
 	now := dbtest.Monday
 	d.Now = func() time.Time { return now }
-	l := &passwords.Limiter{Words: passwords.Words{Account: "this account", Failures: "failures", Ask: "ask"},
-		Sweep: []string{"t:"}, SweepAfter: time.Hour}
+	l := &passwords.Limiter{Words: passwords.Words{Account: "this account", Failures: "failures", Ask: "ask"}}
 	perAddr := passwords.Budget{Max: 2, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
 	shared := passwords.Budget{Max: 3, Window: time.Hour, Lockout: time.Hour}
 	keys := func(bool) []passwords.Counted {
@@ -83,12 +81,16 @@ func TestLimiterOwnKeys(t *testing.T) {
 	}
 	// Another process's Limiter notes the lockout its attempt is refused by.
 	other := &passwords.Limiter{Words: l.Words}
-	write(func(tx *db.Tx) error {
-		if _, err := other.BeginWith(tx, "", "10.0.0.2", keys); stacks.ErrorCode(err) != stacks.ETOOMANY {
-			t.Errorf("another process's attempt: %v, want ETOOMANY", err)
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		a, err := other.BeginWith(tx, "", "10.0.0.2", keys)
+		if err != nil {
+			return err
 		}
-		return nil
+		return a.Count(tx)
 	})
+	if stacks.ErrorCode(err) != stacks.ETOOMANY {
+		t.Errorf("another process's attempt: %v, want ETOOMANY", err)
+	}
 	if !other.MayBeLocked(now, "t:a") {
 		t.Error("a lockout another process was refused by is not noted there")
 	}
@@ -143,16 +145,21 @@ func TestLimiterOwnKeys(t *testing.T) {
 		t.Errorf("after lifting: locked %v, noted %v", locked, l.MayBeLocked(now, "t:a"))
 	}
 
-	// Two hours on, the next count sweeps t:b (over) but not u:x (not the
-	// Limiter's prefix).
+	// A day on, the daily sweep deletes the rows of every site whose count
+	// and lockout are over (t:b, staff's u:x), and keeps a count running (t:z)
+	// and a lockout running (u:l).
 	write(func(tx *db.Tx) error {
-		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at) VALUES ('u:x', 1, ?)`, db.FormatTime(now))
+		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until) VALUES ('u:x', 1, ?1, NULL), ('u:l', 5, ?1, ?2)`,
+			db.FormatTime(now), db.FormatTime(now.Add(48*time.Hour)))
 		return err
 	})
-	now = now.Add(2 * time.Hour)
+	now = now.Add(passwords.SweepAfter + time.Minute)
 	keys = func(bool) []passwords.Counted { return []passwords.Counted{{Key: "t:z", Budget: perAddr}} }
 	if _, err := count(); err != nil {
 		t.Fatal(err)
+	}
+	if n, err := passwords.Sweep(ctx, d); err != nil || n != 2 {
+		t.Errorf("swept %d rows (%v), want 2", n, err)
 	}
 	var left []string
 	write(func(tx *db.Tx) error {
@@ -170,7 +177,7 @@ func TestLimiterOwnKeys(t *testing.T) {
 		}
 		return rows.Err()
 	})
-	if len(left) != 2 || left[0] != "t:z" || left[1] != "u:x" {
-		t.Errorf("after the sweep: %v, want [t:z u:x]", left)
+	if len(left) != 2 || left[0] != "t:z" || left[1] != "u:l" {
+		t.Errorf("after the sweep: %v, want [t:z u:l]", left)
 	}
 }

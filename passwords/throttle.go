@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stacks-ils/stacks"
@@ -78,16 +77,9 @@ type Words struct {
 type Limiter struct {
 	Throttle Throttle
 	Words    Words
-	// Sweep, when it is set, lists the key prefixes whose rows Count deletes,
-	// at most once a minute, when their window and lockout are over
-	// (SweepAfter is the longest window under them): keys that hold any name
-	// tried (SIP2's) then cannot fill the table.
-	Sweep      []string
-	SweepAfter time.Duration
 
 	// inFlight holds the attempts being checked, per account and per address.
 	inFlight Gate
-	sweptAt  atomic.Int64
 
 	// noted holds the lockouts this Limiter's attempts set or were refused
 	// by, until when, so that a check that skips the database (a PIN
@@ -130,7 +122,7 @@ func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) 
 	perAddr := key + " " + addrKey
 	budget := Budget{Max: t.MaxFailures, Window: t.Window, Lockout: t.Lockout}
 	addrCount := Counted{Key: l.Words.AddrPrefix + addrKey, Budget: Budget{Max: t.MaxAddrFailures, Window: t.Window, Lockout: t.Lockout}}
-	return l.BeginWith(tx, account, addr, func(known bool) []Counted {
+	return l.begin(tx, account, addrKey, func(known bool) []Counted {
 		if known {
 			// Its failures count for this address alone, and its turn is
 			// taken under that key too: guesses from elsewhere, which share
@@ -143,13 +135,24 @@ func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) 
 
 // BeginWith starts an attempt counted under the keys that keys returns, told
 // whether account (a name of signin_addresses; "" for none, and then known is
-// false) signed in from addr before, inside tx: one statement reads that and
-// the locks of the keys either answer gives. A locked key refuses the attempt
-// (ETOOMANY; Refused says which). SIP2 chooses its keys so: a login counts
-// under the account at the address, and from an unknown address under the
-// account's budget too; a PIN under the patron.
+// false) signed in from addr before, inside the write transaction in which it
+// is counted: one statement reads that and the locks of the keys either answer
+// gives, and a locked key refuses the attempt (ETOOMANY; Refused says which).
+// With account "" nothing is read: Count refuses a locked key itself. SIP2
+// chooses its keys so: a login counts under the account at the address, and
+// from an unknown address under the account's budget too; a PIN under the
+// patron.
 func (l *Limiter) BeginWith(tx *db.Tx, account, addr string, keys func(known bool) []Counted) (*Attempt, error) {
 	addrKey := AddrKey(addr)
+	if account == "" {
+		return &Attempt{l: l, keys: keys(false), addr: addrKey}, nil
+	}
+	return l.begin(tx, account, addrKey, keys)
+}
+
+// begin reads, in one statement, whether account signed in from addrKey before
+// and the locks of the keys either answer gives, and starts the attempt.
+func (l *Limiter) begin(tx *db.Tx, account, addrKey string, keys func(known bool) []Counted) (*Attempt, error) {
 	var names []string
 	for _, known := range []bool{true, false} {
 		for _, k := range keys(known) {
@@ -188,29 +191,20 @@ func (a *Attempt) Done() {
 	}
 }
 
-// Count checks the locks again and counts the attempt under all its keys,
-// inside the write transaction that reads the password's hash: no other
-// attempt can come between the check and the count. The attempt that reaches a
-// limit is still compared (Locked tells that it did), the ones after it are
-// refused.
+// Count counts the attempt under all its keys, inside the write transaction
+// that reads the password's hash, in one statement that refuses a locked key
+// (CountFailure): no other attempt can come between the check and the count.
+// A refused attempt returns its ETOOMANY, on which the caller rolls tx back and
+// with it the counts of the keys that were not locked. The attempt that
+// reaches a limit is still compared (Locked tells that it did), the ones after
+// it are refused.
 func (a *Attempt) Count(tx *db.Tx) error {
-	names := make([]string, len(a.keys))
-	for i, k := range a.keys {
-		names[i] = k.Key
-	}
-	locks, err := ReadLocks(tx, "", "", names...)
+	set, refused, err := CountFailure(tx, a.keys)
 	if err != nil {
 		return err
 	}
-	if err := a.lockedError(tx.Now(), locks.Until); err != nil {
-		return err
-	}
-	if err := a.l.sweep(tx); err != nil {
-		return err
-	}
-	set, err := CountFailure(tx, a.keys)
-	if err != nil {
-		return err
+	if len(refused) > 0 {
+		return a.lockedError(tx.Now(), refused)
 	}
 	a.set = set
 	a.l.note(tx.Now(), set)
@@ -299,21 +293,6 @@ func (l *Limiter) IsLocked(tx *db.Tx, key string) (bool, error) {
 		l.mu.Unlock()
 	}
 	return locked, nil
-}
-
-// sweep deletes, at most once a minute, the rows under l.Sweep that count
-// nothing any more.
-func (l *Limiter) sweep(tx *db.Tx) error {
-	if len(l.Sweep) == 0 {
-		return nil
-	}
-	now := tx.Now().UnixNano()
-	last := l.sweptAt.Load()
-	if now-last < int64(time.Minute) && now >= last {
-		return nil
-	}
-	l.sweptAt.Store(now)
-	return Sweep(tx, tx.Now().Add(-l.SweepAfter), l.Sweep...)
 }
 
 // lockedError refuses a sign-in while one of its keys is locked at now, saying

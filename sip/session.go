@@ -317,8 +317,8 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		// Remembered: no comparison, and no database unless this process locked
 		// the patron's PIN since (ten wrong PINs at another terminal), or met
 		// its lockout: a lockout holds on every terminal, this one included.
-		if c.s.limiter.MayBeLocked(now, pinKey(key)) {
-			isLocked, err := c.isLocked(ctx, pinKey(key))
+		if c.s.limiter.MayBeLocked(now, pinKey(patronID)) {
+			isLocked, err := c.isLocked(ctx, pinKey(patronID))
 			switch {
 			case err != nil:
 				c.internalError(ctx, "read PIN lockout", err)
@@ -337,7 +337,7 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		return false, false, true
 	}
 	defer leave()
-	attempt, err := c.count(ctx, "", pinKeys(key))
+	attempt, err := c.count(ctx, "", pinKeys(patronID))
 	if err != nil {
 		c.internalError(ctx, "count PIN attempt", err)
 		return false, false, true
@@ -354,7 +354,7 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		return false, false, true
 	}
 	if !match {
-		if attempt.Locked(pinKey(key)) {
+		if attempt.Locked(pinKey(patronID)) {
 			c.s.log.Warn("sip: PIN locked for 15 minutes after too many wrong PINs", "conn", c.id, "remote", c.remote, "patron_id", patronID)
 		}
 		return false, false, false

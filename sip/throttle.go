@@ -33,8 +33,8 @@ import (
 //   - pin:PATRON_ID counts a patron's PINs from any terminal; PINLimit within
 //     AttemptWindow lock it for LockoutFor.
 //
-// The usernames tried are any text, so the rows under these keys whose window
-// and lockout are over are deleted, at most once a minute (Limiter.Sweep).
+// The usernames tried are any text, so the rows whose window and lockout are
+// over are deleted by the daily jobs (passwords.Sweep).
 
 // Attempt limits: LoginLimit failed logins for an account from one address, or
 // PINLimit wrong PINs for a patron from any terminal, within AttemptWindow lock
@@ -69,9 +69,7 @@ const (
 // never shown: a terminal is answered 940 or told the PIN is locked.
 func newLimiter() *passwords.Limiter {
 	return &passwords.Limiter{
-		Words:      passwords.Words{Account: "this account", Failures: "failed attempts", Ask: "ask an administrator", Busy: passwords.ErrBusy},
-		Sweep:      []string{loginPrefix, pinPrefix},
-		SweepAfter: max(AttemptWindow, AccountWindow),
+		Words: passwords.Words{Account: "this account", Failures: "failed attempts", Ask: "ask an administrator", Busy: passwords.ErrBusy},
 	}
 }
 
@@ -80,8 +78,9 @@ func newLimiter() *passwords.Limiter {
 func loginKey(user, addr string) string { return loginPrefix + user + "|" + addr }
 func accountKey(user string) string     { return loginPrefix + user }
 
-// pinKey is the key of a patron's PINs.
-func pinKey(patronID string) string { return pinPrefix + patronID }
+// pinKey is the key of a patron's PINs (passwords.PINKey, which a purge
+// deletes).
+func pinKey(patronID int64) string { return passwords.PINKey(patronID) }
 
 // knownAccount is the account name under which signin_addresses remembers the
 // addresses a SIP account logged in from.
@@ -101,7 +100,7 @@ func loginKeys(user, addr string) func(known bool) []passwords.Counted {
 }
 
 // pinKeys is the key a PIN for patronID counts under.
-func pinKeys(patronID string) func(bool) []passwords.Counted {
+func pinKeys(patronID int64) func(bool) []passwords.Counted {
 	return func(bool) []passwords.Counted {
 		return []passwords.Counted{{Key: pinKey(patronID), Budget: pinBudget, Forget: true}}
 	}
