@@ -181,3 +181,40 @@ func TestLimiterOwnKeys(t *testing.T) {
 		t.Errorf("after the sweep: %v, want [t:z u:l]", left)
 	}
 }
+
+// TestLimiterGates: an attempt of one key (a SIP2 PIN) waits for its turn
+// under the gates its caller gives: a second attempt under a gate of one, with
+// no room to wait, is refused busy (Words.Busy) until the first is done.
+func TestLimiterGates(t *testing.T) {
+	ctx := context.Background()
+	d := dbtest.Open(t, db.Options{})
+	l := &passwords.Limiter{Throttle: passwords.Throttle{InFlightWait: time.Second},
+		Words: passwords.Words{Account: "this patron", Failures: "failures", Ask: "ask", Busy: passwords.ErrBusy}}
+	keys := func(bool) []passwords.Counted {
+		return []passwords.Counted{{Key: "p:1", Budget: passwords.Budget{Max: 3, Window: time.Minute, Lockout: time.Minute}}}
+	}
+	gate := passwords.Key{Name: "p:1", Max: 1}
+	begin := func() *passwords.Attempt {
+		t.Helper()
+		var a *passwords.Attempt
+		if err := d.Write(ctx, func(tx *db.Tx) (err error) {
+			a, err = l.BeginWith(tx, "", "10.0.0.1", keys, gate)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	first, second := begin(), begin()
+	if err := first.Wait(ctx); err != nil {
+		t.Fatalf("the first attempt's turn: %v", err)
+	}
+	if err := second.Wait(ctx); err != passwords.ErrBusy {
+		t.Errorf("the second attempt while the first is checked: %v, want ErrBusy", err)
+	}
+	first.Done()
+	if err := second.Wait(ctx); err != nil {
+		t.Errorf("the second attempt after the first: %v", err)
+	}
+	second.Done()
+}

@@ -98,7 +98,9 @@ type Attempt struct {
 	// keys are what the attempt is counted under. For Begin, keys[0] is the
 	// account's key (at the address when the address is known, else the budget
 	// its unknown addresses share), keys[1] the address's.
-	keys    []Counted
+	keys []Counted
+	// gates are the keys its turn is taken under (Wait).
+	gates   []Key
 	account string
 	addr    string
 	leave   func()
@@ -122,7 +124,7 @@ func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) 
 	perAddr := key + " " + addrKey
 	budget := Budget{Max: t.MaxFailures, Window: t.Window, Lockout: t.Lockout}
 	addrCount := Counted{Key: l.Words.AddrPrefix + addrKey, Budget: Budget{Max: t.MaxAddrFailures, Window: t.Window, Lockout: t.Lockout}}
-	return l.begin(tx, account, addrKey, func(known bool) []Counted {
+	a, err := l.begin(tx, account, addrKey, func(known bool) []Counted {
 		if known {
 			// Its failures count for this address alone, and its turn is
 			// taken under that key too: guesses from elsewhere, which share
@@ -131,6 +133,11 @@ func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) 
 		}
 		return []Counted{{Key: key, Budget: budget}, addrCount}
 	})
+	if a != nil {
+		a.gates = []Key{{Name: a.keys[0].Key, Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
+			{Name: a.keys[1].Key, Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting}}
+	}
+	return a, err
 }
 
 // BeginWith starts an attempt counted under the keys that keys returns, told
@@ -141,13 +148,18 @@ func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) 
 // With account "" nothing is read: Count refuses a locked key itself. SIP2
 // chooses its keys so: a login counts under the account at the address, and
 // from an unknown address under the account's budget too; a PIN under the
-// patron.
-func (l *Limiter) BeginWith(tx *db.Tx, account, addr string, keys func(known bool) []Counted) (*Attempt, error) {
+// patron. Its turn (Wait) is taken under gates, for at most
+// Throttle.InFlightWait.
+func (l *Limiter) BeginWith(tx *db.Tx, account, addr string, keys func(known bool) []Counted, gates ...Key) (*Attempt, error) {
 	addrKey := AddrKey(addr)
 	if account == "" {
-		return &Attempt{l: l, keys: keys(false), addr: addrKey}, nil
+		return &Attempt{l: l, keys: keys(false), gates: gates, addr: addrKey}, nil
 	}
-	return l.begin(tx, account, addrKey, keys)
+	a, err := l.begin(tx, account, addrKey, keys)
+	if a != nil {
+		a.gates = gates
+	}
+	return a, err
 }
 
 // begin reads, in one statement, whether account signed in from addrKey before
@@ -169,14 +181,12 @@ func (l *Limiter) begin(tx *db.Tx, account, addrKey string, keys func(known bool
 	return a, a.lockedError(tx.Now(), locks.Until)
 }
 
-// Wait takes the attempt's turn: one attempt per account and a few per address
-// are checked at a time, so that parallel guesses cannot pass the lock before
-// the first is counted. It returns Words.Busy when no turn came.
+// Wait takes the attempt's turn under its gates (Begin's: one attempt per
+// account and a few per address), for at most Throttle.InFlightWait, so that
+// parallel guesses cannot pass the lock before the first is counted. It
+// returns Words.Busy when no turn came.
 func (a *Attempt) Wait(ctx context.Context) error {
-	t := a.l.Throttle
-	leave, ok := a.l.inFlight.Enter(ctx, t.InFlightWait,
-		Key{Name: a.keys[0].Key, Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
-		Key{Name: a.keys[1].Key, Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
+	leave, ok := a.l.inFlight.Enter(ctx, a.l.Throttle.InFlightWait, a.gates...)
 	if !ok {
 		return a.l.Words.Busy
 	}

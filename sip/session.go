@@ -3,8 +3,8 @@ package sip
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -119,19 +119,14 @@ func (c *conn) relogin(ctx context.Context, m *Message) *Account {
 func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	user, pass := m.Get("CN"), m.Get("CO")
 	host, _, _ := net.SplitHostPort(c.remote)
-	key := strings.ToLower(user) + "|" + c.addr
-	cmpCtx, leave, admitted := c.turn(ctx,
-		passwords.Key{Name: "login:" + key, Max: 1, MaxWaiting: maxLoginsWaiting},
-		passwords.Key{Name: "login-host:" + c.addr, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
-	if !admitted {
-		return nil, passwords.ErrBusy
-	}
-	defer leave()
 	lower := strings.ToLower(user)
-	attempt, err := c.count(ctx, knownAccount(lower), loginKeys(lower, c.addr))
+	attempt, cmpCtx, err := c.begin(ctx, knownAccount(lower), loginKeys(lower, c.addr),
+		passwords.Key{Name: loginKey(lower, c.addr), Max: 1, MaxWaiting: maxLoginsWaiting},
+		passwords.Key{Name: "login-host:" + c.addr, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
 	if err != nil {
 		return nil, err
 	}
+	defer attempt.Done()
 	if attempt.Refused() != "" {
 		why := "too many failures for this account from this address"
 		if attempt.Refused() == accountKey(lower) {
@@ -172,23 +167,44 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	return acct, err
 }
 
-// count counts an attempt under the keys keys chooses (told whether the
-// connection's address is known for account, "" for none), before it is
-// compared: one write transaction checks the locks and counts. An attempt
-// refused by a lockout is returned with Refused set, uncounted, and no error.
-func (c *conn) count(ctx context.Context, account string, keys func(known bool) []passwords.Counted) (*passwords.Attempt, error) {
-	var attempt *passwords.Attempt
-	err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
-		var err error
-		if attempt, err = c.s.limiter.BeginWith(tx, account, c.addr, keys); err != nil {
-			return err
-		}
-		return attempt.Count(tx)
-	})
-	if attempt != nil && attempt.Refused() != "" {
-		return attempt, nil
+// begin starts an attempt counted under the keys keys chooses (told whether
+// the connection's address is known for account, "" for none): it reads the
+// locks and whether the address is known (nothing for account ""), waits for
+// its turn under gates (one at a time per account and address, or per patron,
+// a few more waiting) for up to Config.CheckWait, and counts it in one write
+// transaction that refuses a locked key. An attempt refused by a lockout is
+// returned with Refused set, uncounted, and no error; one that got no turn,
+// with passwords.ErrBusy. cmpCtx is the context of the comparison, under which
+// the wait for a slot of the comparison pool is what is left of CheckWait. Only
+// the waits are bounded: the reads and writes run to their end, so that a
+// check admitted late is not cut off halfway with its attempt counted. The
+// caller calls attempt.Done when the check is over.
+func (c *conn) begin(ctx context.Context, account string, keys func(known bool) []passwords.Counted, gates ...passwords.Key) (attempt *passwords.Attempt, cmpCtx context.Context, err error) {
+	deadline := time.Now().Add(c.s.cfg.CheckWait)
+	start := func(tx *db.Tx) (err error) {
+		attempt, err = c.s.limiter.BeginWith(tx, account, c.addr, keys, gates...)
+		return err
 	}
-	return attempt, err
+	if account == "" {
+		err = start(nil)
+	} else {
+		err = c.s.cfg.DB.Read(ctx, start)
+	}
+	if err == nil {
+		if err = attempt.Wait(ctx); err == nil {
+			err = c.s.cfg.DB.Write(ctx, attempt.Count)
+		}
+	}
+	if attempt != nil && attempt.Refused() != "" {
+		return attempt, nil, nil
+	}
+	if err != nil {
+		if attempt != nil {
+			attempt.Done()
+		}
+		return nil, nil, err
+	}
+	return attempt, passwords.WithWait(ctx, max(time.Until(deadline), 0)), nil
 }
 
 // isLocked reads whether key is locked out now.
@@ -199,23 +215,6 @@ func (c *conn) isLocked(ctx context.Context, key string) (bool, error) {
 		return err
 	})
 	return locked, err
-}
-
-// turn waits for a login's or PIN's turn to be checked under keys (one at a time
-// per account, address or patron, a few more waiting), for up to
-// Config.CheckWait. It returns the context for the comparison, under which the
-// wait for a slot of the comparison pool is what is left of CheckWait, and leave,
-// to call when the check is over; admitted is false when no turn came. Only the
-// waits are bounded: the check's reads and writes (counting the attempt, reading
-// the hash) run to their end, so that a check admitted late is not cut off
-// halfway with its attempt counted.
-func (c *conn) turn(ctx context.Context, keys ...passwords.Key) (cmpCtx context.Context, leave func(), admitted bool) {
-	deadline := time.Now().Add(c.s.cfg.CheckWait)
-	leave, admitted = c.s.attempts.Enter(ctx, c.s.cfg.CheckWait, keys...)
-	if !admitted {
-		return nil, nil, false
-	}
-	return passwords.WithWait(ctx, max(time.Until(deadline), 0)), leave, true
 }
 
 // status answers 99 (SC status) with 98 (ACS status).
@@ -310,7 +309,6 @@ func (c *conn) forgetPIN(patronID int64) {
 // Config.CheckWait in all. One that got no turn by then is not compared and not counted (busy):
 // the terminal is told so, not that the PIN is wrong.
 func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (ok, locked, busy bool) {
-	key := strconv.FormatInt(patronID, 10)
 	sum := sha256.Sum256([]byte(pin))
 	now := c.now()
 	if v := c.pin; v.patronID == patronID && v.hash == hash && v.sum == sum && now.Sub(v.at) < pinSessionIdle {
@@ -331,17 +329,17 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		c.pin.at = now
 		return true, false, false
 	}
-	cmpCtx, leave, admitted := c.turn(ctx, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: maxLoginsWaiting})
-	if !admitted {
+	attempt, cmpCtx, err := c.begin(ctx, "", pinKeys(patronID),
+		passwords.Key{Name: pinKey(patronID), Max: 1, MaxWaiting: maxLoginsWaiting})
+	switch {
+	case errors.Is(err, passwords.ErrBusy):
 		c.s.log.Warn("sip: PIN not checked: another PIN for the patron was being checked for too long", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
 		return false, false, true
-	}
-	defer leave()
-	attempt, err := c.count(ctx, "", pinKeys(patronID))
-	if err != nil {
+	case err != nil:
 		c.internalError(ctx, "count PIN attempt", err)
 		return false, false, true
 	}
+	defer attempt.Done()
 	if attempt.Refused() != "" {
 		return false, true, false
 	}

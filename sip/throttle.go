@@ -65,11 +65,13 @@ const (
 	pinPrefix   = "pin:"
 )
 
-// newLimiter returns the throttle of SIP2 logins and PINs. Its refusals are
-// never shown: a terminal is answered 940 or told the PIN is locked.
-func newLimiter() *passwords.Limiter {
+// newLimiter returns the throttle of SIP2 logins and PINs, whose attempts wait
+// for their turn for up to checkWait (Config.CheckWait). Its refusals are never
+// shown: a terminal is answered 940 or told the PIN is locked.
+func newLimiter(checkWait time.Duration) *passwords.Limiter {
 	return &passwords.Limiter{
-		Words: passwords.Words{Account: "this account", Failures: "failed attempts", Ask: "ask an administrator", Busy: passwords.ErrBusy},
+		Throttle: passwords.Throttle{InFlightWait: checkWait},
+		Words:    passwords.Words{Account: "this account", Failures: "failed attempts", Ask: "ask an administrator", Busy: passwords.ErrBusy},
 	}
 }
 
