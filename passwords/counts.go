@@ -20,14 +20,28 @@ type Budget struct {
 }
 
 // Counted is a key of login_throttle an attempt is counted under, with its
-// budget. Forget says what a success does: forget the key's failures (an
-// account at an address it signed in from, a patron's PIN), or take back this
-// attempt only (a budget that other addresses share, which a success must not
-// renew for guesses from elsewhere).
+// budget (none, Max 0: a key the attempt only waits under). Forget says what
+// a success does: forget the key's failures (an account at an address it
+// signed in from, a patron's PIN), or take back this attempt only (a budget
+// that other addresses share, which a success must not renew for guesses from
+// elsewhere). InFlight attempts under the key are checked at a time (0: no
+// limit).
 type Counted struct {
-	Key    string
-	Budget Budget
-	Forget bool
+	Key      string
+	Budget   Budget
+	Forget   bool
+	InFlight int
+}
+
+// counted are the keys of keys that count (a budget).
+func counted(keys []Counted) []Counted {
+	out := make([]Counted, 0, len(keys))
+	for _, k := range keys {
+		if k.Budget.Max > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // CountFailure counts, in login_throttle, an attempt under each of keys before
@@ -40,6 +54,10 @@ type Counted struct {
 // then rolls tx back, which takes back the counts of the other keys. GiveBack
 // takes a counted attempt back.
 func CountFailure(tx *db.Tx, keys []Counted) (set, refused map[string]time.Time, err error) {
+	keys = counted(keys)
+	if len(keys) == 0 {
+		return nil, nil, nil
+	}
 	now := tx.Now()
 	var args []any
 	param := func(v any) string {
@@ -75,7 +93,7 @@ func CountFailure(tx *db.Tx, keys []Counted) (set, refused map[string]time.Time,
 		return nil, nil, fmt.Errorf("count sign-in attempt: %w", err)
 	}
 	set = map[string]time.Time{}
-	counted := map[string]bool{}
+	seen := map[string]bool{}
 	for rows.Next() {
 		var (
 			key string
@@ -85,7 +103,7 @@ func CountFailure(tx *db.Tx, keys []Counted) (set, refused map[string]time.Time,
 			rows.Close()
 			return nil, nil, fmt.Errorf("count sign-in attempt: %w", err)
 		}
-		counted[key] = true
+		seen[key] = true
 		if to.Valid {
 			set[key] = to.Time
 		}
@@ -97,7 +115,7 @@ func CountFailure(tx *db.Tx, keys []Counted) (set, refused map[string]time.Time,
 	// A row the statement left alone (its lockout runs) is returned by none.
 	var left []string
 	for _, k := range keys {
-		if !counted[k.Key] {
+		if !seen[k.Key] {
 			left = append(left, k.Key)
 		}
 	}
@@ -119,7 +137,7 @@ func CountFailure(tx *db.Tx, keys []Counted) (set, refused map[string]time.Time,
 // is not locked out by the server being busy, and a count it brings back to
 // nothing is deleted, as before the attempt.
 func GiveBack(tx *db.Tx, keys []Counted, succeeded bool) error {
-	for _, k := range keys {
+	for _, k := range counted(keys) {
 		if succeeded && k.Forget {
 			if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, k.Key); err != nil {
 				return fmt.Errorf("forget sign-in failures: %w", err)

@@ -29,11 +29,12 @@ func TestLimiterOwnKeys(t *testing.T) {
 	keys := func(bool) []passwords.Counted {
 		return []passwords.Counted{{Key: "t:a", Budget: perAddr, Forget: true}, {Key: "t:b", Budget: shared}}
 	}
+	l.Keys = func(string, string, bool) []passwords.Counted { return keys(false) }
 	count := func() (*passwords.Attempt, error) {
 		t.Helper()
 		var a *passwords.Attempt
 		err := d.Write(ctx, func(tx *db.Tx) (err error) {
-			if a, err = l.BeginWith(tx, "", "10.0.0.1", keys); err != nil {
+			if a, err = l.Begin(tx, "t:a", "", "10.0.0.1"); err != nil {
 				return err
 			}
 			return a.Count(tx)
@@ -80,9 +81,9 @@ func TestLimiterOwnKeys(t *testing.T) {
 		t.Fatalf("the third attempt: %v, want ETOOMANY refused by t:a", err)
 	}
 	// Another process's Limiter notes the lockout its attempt is refused by.
-	other := &passwords.Limiter{Words: l.Words}
+	other := &passwords.Limiter{Words: l.Words, Keys: l.Keys}
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		a, err := other.BeginWith(tx, "", "10.0.0.2", keys)
+		a, err := other.Begin(tx, "t:a", "", "10.0.0.2")
 		if err != nil {
 			return err
 		}
@@ -183,22 +184,22 @@ func TestLimiterOwnKeys(t *testing.T) {
 }
 
 // TestLimiterGates: an attempt of one key (a SIP2 PIN) waits for its turn
-// under the gates its caller gives: a second attempt under a gate of one, with
-// no room to wait, is refused busy (Words.Busy) until the first is done.
+// under the in-flight limit its Limiter's Keys give: a second attempt under a
+// limit of one, with no room to wait, is refused busy (Words.Busy) until the
+// first is done.
 func TestLimiterGates(t *testing.T) {
 	ctx := context.Background()
 	d := dbtest.Open(t, db.Options{})
 	l := &passwords.Limiter{Throttle: passwords.Throttle{InFlightWait: time.Second},
 		Words: passwords.Words{Account: "this patron", Failures: "failures", Ask: "ask", Busy: passwords.ErrBusy}}
-	keys := func(bool) []passwords.Counted {
-		return []passwords.Counted{{Key: "p:1", Budget: passwords.Budget{Max: 3, Window: time.Minute, Lockout: time.Minute}}}
+	l.Keys = func(key, _ string, _ bool) []passwords.Counted {
+		return []passwords.Counted{{Key: key, Budget: passwords.Budget{Max: 3, Window: time.Minute, Lockout: time.Minute}, InFlight: 1}}
 	}
-	gate := passwords.Key{Name: "p:1", Max: 1}
 	begin := func() *passwords.Attempt {
 		t.Helper()
 		var a *passwords.Attempt
-		if err := d.Write(ctx, func(tx *db.Tx) (err error) {
-			a, err = l.BeginWith(tx, "", "10.0.0.1", keys, gate)
+		if err := d.Read(ctx, func(tx *db.Tx) (err error) {
+			a, err = l.Begin(tx, "p:1", "", "10.0.0.1")
 			return err
 		}); err != nil {
 			t.Fatal(err)

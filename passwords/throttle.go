@@ -72,13 +72,19 @@ type Words struct {
 
 // Limiter counts the sign-in attempts of one site under Throttle, in
 // login_throttle, and admits a few at a time per account and per address.
-// Staff sign-in and patrons' sign-in each have one; SIP2 has one for its logins
-// and PINs, whose keys and budgets it chooses itself (BeginWith).
+// Staff sign-in and patrons' sign-in each have one under DefaultThrottle; SIP2
+// has one for its logins and PINs, whose keys, budgets and in-flight limits it
+// chooses itself (Keys).
 type Limiter struct {
 	Throttle Throttle
 	Words    Words
+	// Keys, when set, chooses what an attempt for the account's key (Begin's
+	// key) from addrKey is counted and waits under, told whether the address
+	// is known for the account; nil chooses DefaultKeys under Throttle. Only
+	// Throttle's MaxWaiting and InFlightWait apply to the keys it chooses.
+	Keys func(key, addrKey string, known bool) []Counted
 
-	// inFlight holds the attempts being checked, per account and per address.
+	// inFlight holds the attempts being checked, per key.
 	inFlight Gate
 
 	// noted holds the lockouts this Limiter's attempts set or were refused
@@ -95,12 +101,8 @@ type Limiter struct {
 // its turn.
 type Attempt struct {
 	l *Limiter
-	// keys are what the attempt is counted under. For Begin, keys[0] is the
-	// account's key (at the address when the address is known, else the budget
-	// its unknown addresses share), keys[1] the address's.
-	keys []Counted
-	// gates are the keys its turn is taken under (Wait).
-	gates   []Key
+	// keys are what the attempt is counted and waits under (Limiter.Keys).
+	keys    []Counted
 	account string
 	addr    string
 	leave   func()
@@ -110,65 +112,51 @@ type Attempt struct {
 	set     map[string]time.Time
 }
 
-// Begin starts an attempt for the account whose login_throttle key is key
-// ("user:desk", "card:P0001"), from addr, inside the read transaction in which
-// the caller reads what else it needs: one statement reads the locks and
-// whether account (the name of signin_addresses, "" when no account can have
-// the name tried) signed in from addr before. A locked account or address is
-// refused (ETOOMANY) before the attempt waits for a turn.
-func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) {
-	t := l.Throttle
-	addrKey := AddrKey(addr)
-	// A space, which no possible name has, parts name and address: no name can
-	// make its key another account's key at an address.
-	perAddr := key + " " + addrKey
+// DefaultKeys are the keys of staff's and patrons' sign-in under t: the
+// account's (at the address when the address is known, else the budget its
+// unknown addresses share), one attempt at a time, and the address's
+// (words.AddrPrefix), a few at a time.
+func DefaultKeys(t Throttle, addrPrefix, key, addrKey string, known bool) []Counted {
 	budget := Budget{Max: t.MaxFailures, Window: t.Window, Lockout: t.Lockout}
-	addrCount := Counted{Key: l.Words.AddrPrefix + addrKey, Budget: Budget{Max: t.MaxAddrFailures, Window: t.Window, Lockout: t.Lockout}}
-	a, err := l.begin(tx, account, addrKey, func(known bool) []Counted {
-		if known {
-			// Its failures count for this address alone, and its turn is
-			// taken under that key too: guesses from elsewhere, which share
-			// the account's key, can neither lock it out nor hold its turn.
-			return []Counted{{Key: perAddr, Budget: budget, Forget: true}, addrCount}
-		}
-		return []Counted{{Key: key, Budget: budget}, addrCount}
-	})
-	if a != nil {
-		a.gates = []Key{{Name: a.keys[0].Key, Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
-			{Name: a.keys[1].Key, Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting}}
+	addrCount := Counted{Key: addrPrefix + addrKey, Budget: Budget{Max: t.MaxAddrFailures, Window: t.Window, Lockout: t.Lockout},
+		InFlight: t.MaxAddrInFlight}
+	if known {
+		// Its failures count for this address alone, and its turn is taken
+		// under that key too: guesses from elsewhere, which share the
+		// account's key, can neither lock it out nor hold its turn. A space,
+		// which no possible name has, parts name and address: no name can
+		// make its key another account's key at an address.
+		return []Counted{{Key: key + " " + addrKey, Budget: budget, Forget: true, InFlight: t.MaxInFlight}, addrCount}
 	}
-	return a, err
+	return []Counted{{Key: key, Budget: budget, InFlight: t.MaxInFlight}, addrCount}
 }
 
-// BeginWith starts an attempt counted under the keys that keys returns, told
-// whether account (a name of signin_addresses; "" for none, and then known is
-// false) signed in from addr before, inside the write transaction in which it
-// is counted: one statement reads that and the locks of the keys either answer
-// gives, and a locked key refuses the attempt (ETOOMANY; Refused says which).
-// With account "" nothing is read: Count refuses a locked key itself. SIP2
-// chooses its keys so: a login counts under the account at the address, and
-// from an unknown address under the account's budget too; a PIN under the
-// patron. Its turn (Wait) is taken under gates, for at most
-// Throttle.InFlightWait.
-func (l *Limiter) BeginWith(tx *db.Tx, account, addr string, keys func(known bool) []Counted, gates ...Key) (*Attempt, error) {
+// Begin starts an attempt for the account whose login_throttle key is key
+// ("user:desk", "card:P0001", "login:kiosk"), from addr, inside the read
+// transaction in which the caller reads what else it needs: one statement
+// reads the locks of its keys and whether account (the name of
+// signin_addresses, "" when no account can have the name tried) signed in from
+// addr before. A locked key refuses the attempt (ETOOMANY) before it waits for
+// a turn. With tx nil nothing is read (keys that never depend on the address,
+// as SIP2's PINs): Count refuses a locked key.
+func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) {
 	addrKey := AddrKey(addr)
-	if account == "" {
-		return &Attempt{l: l, keys: keys(false), gates: gates, addr: addrKey}, nil
+	keys := func(known bool) []Counted {
+		if l.Keys != nil {
+			return l.Keys(key, addrKey, known)
+		}
+		return DefaultKeys(l.Throttle, l.Words.AddrPrefix, key, addrKey, known)
 	}
-	a, err := l.begin(tx, account, addrKey, keys)
-	if a != nil {
-		a.gates = gates
+	if tx == nil {
+		return &Attempt{l: l, keys: keys(false), addr: addrKey}, nil
 	}
-	return a, err
-}
-
-// begin reads, in one statement, whether account signed in from addrKey before
-// and the locks of the keys either answer gives, and starts the attempt.
-func (l *Limiter) begin(tx *db.Tx, account, addrKey string, keys func(known bool) []Counted) (*Attempt, error) {
 	var names []string
 	for _, known := range []bool{true, false} {
+		if known && account == "" {
+			continue
+		}
 		for _, k := range keys(known) {
-			if !slices.Contains(names, k.Key) {
+			if k.Budget.Max > 0 && !slices.Contains(names, k.Key) {
 				names = append(names, k.Key)
 			}
 		}
@@ -181,12 +169,18 @@ func (l *Limiter) begin(tx *db.Tx, account, addrKey string, keys func(known bool
 	return a, a.lockedError(tx.Now(), locks.Until)
 }
 
-// Wait takes the attempt's turn under its gates (Begin's: one attempt per
-// account and a few per address), for at most Throttle.InFlightWait, so that
-// parallel guesses cannot pass the lock before the first is counted. It
-// returns Words.Busy when no turn came.
+// Wait takes the attempt's turn under each of its keys with an in-flight limit
+// (DefaultKeys: one attempt per account and a few per address), waiting for at
+// most Throttle.InFlightWait, so that parallel guesses cannot pass the lock
+// before the first is counted. It returns Words.Busy when no turn came.
 func (a *Attempt) Wait(ctx context.Context) error {
-	leave, ok := a.l.inFlight.Enter(ctx, a.l.Throttle.InFlightWait, a.gates...)
+	var gates []Key
+	for _, k := range a.keys {
+		if k.InFlight > 0 {
+			gates = append(gates, Key{Name: k.Key, Max: k.InFlight, MaxWaiting: a.l.Throttle.MaxWaiting})
+		}
+	}
+	leave, ok := a.l.inFlight.Enter(ctx, a.l.Throttle.InFlightWait, gates...)
 	if !ok {
 		return a.l.Words.Busy
 	}

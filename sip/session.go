@@ -120,9 +120,7 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	user, pass := m.Get("CN"), m.Get("CO")
 	host, _, _ := net.SplitHostPort(c.remote)
 	lower := strings.ToLower(user)
-	attempt, cmpCtx, err := c.begin(ctx, knownAccount(lower), loginKeys(lower, c.addr),
-		passwords.Key{Name: loginKey(lower, c.addr), Max: 1, MaxWaiting: maxLoginsWaiting},
-		passwords.Key{Name: "login-host:" + c.addr, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
+	attempt, cmpCtx, err := c.begin(ctx, accountKey(lower), knownAccount(lower))
 	if err != nil {
 		return nil, err
 	}
@@ -167,28 +165,26 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	return acct, err
 }
 
-// begin starts an attempt counted under the keys keys chooses (told whether
-// the connection's address is known for account, "" for none): it reads the
-// locks and whether the address is known (nothing for account ""), waits for
-// its turn under gates (one at a time per account and address, or per patron,
-// a few more waiting) for up to Config.CheckWait, and counts it in one write
-// transaction that refuses a locked key. An attempt refused by a lockout is
-// returned with Refused set, uncounted, and no error; one that got no turn,
-// with passwords.ErrBusy. cmpCtx is the context of the comparison, under which
-// the wait for a slot of the comparison pool is what is left of CheckWait. Only
-// the waits are bounded: the reads and writes run to their end, so that a
-// check admitted late is not cut off halfway with its attempt counted. The
-// caller calls attempt.Done when the check is over.
-func (c *conn) begin(ctx context.Context, account string, keys func(known bool) []passwords.Counted, gates ...passwords.Key) (attempt *passwords.Attempt, cmpCtx context.Context, err error) {
+// begin starts an attempt under key (throttle.go's keys choose what it counts
+// and waits under; account is the name of signin_addresses whose known address
+// matters, "" for a PIN): a login reads its locks and whether its address is
+// known, a PIN nothing; it waits for its turn for up to Config.CheckWait, and
+// is counted in one write transaction that refuses a locked key. An attempt
+// refused by a lockout is returned with Refused set, uncounted, and no error;
+// one that got no turn, with passwords.ErrBusy. cmpCtx is the context of the
+// comparison, under which the wait for a slot of the comparison pool is what
+// is left of CheckWait. Only the waits are bounded: the reads and writes run to
+// their end, so that a check admitted late is not cut off halfway with its
+// attempt counted. The caller calls attempt.Done when the check is over.
+func (c *conn) begin(ctx context.Context, key, account string) (attempt *passwords.Attempt, cmpCtx context.Context, err error) {
 	deadline := time.Now().Add(c.s.cfg.CheckWait)
-	start := func(tx *db.Tx) (err error) {
-		attempt, err = c.s.limiter.BeginWith(tx, account, c.addr, keys, gates...)
-		return err
-	}
 	if account == "" {
-		err = start(nil)
+		attempt, err = c.s.limiter.Begin(nil, key, "", c.addr)
 	} else {
-		err = c.s.cfg.DB.Read(ctx, start)
+		err = c.s.cfg.DB.Read(ctx, func(tx *db.Tx) (err error) {
+			attempt, err = c.s.limiter.Begin(tx, key, account, c.addr)
+			return err
+		})
 	}
 	if err == nil {
 		if err = attempt.Wait(ctx); err == nil {
@@ -329,8 +325,7 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		c.pin.at = now
 		return true, false, false
 	}
-	attempt, cmpCtx, err := c.begin(ctx, "", pinKeys(patronID),
-		passwords.Key{Name: pinKey(patronID), Max: 1, MaxWaiting: maxLoginsWaiting})
+	attempt, cmpCtx, err := c.begin(ctx, pinKey(patronID), "")
 	switch {
 	case errors.Is(err, passwords.ErrBusy):
 		c.s.log.Warn("sip: PIN not checked: another PIN for the patron was being checked for too long", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)

@@ -65,13 +65,15 @@ const (
 	pinPrefix   = "pin:"
 )
 
-// newLimiter returns the throttle of SIP2 logins and PINs, whose attempts wait
-// for their turn for up to checkWait (Config.CheckWait). Its refusals are never
-// shown: a terminal is answered 940 or told the PIN is locked.
+// newLimiter returns the throttle of SIP2 logins and PINs (keys), whose
+// attempts wait for their turn for up to checkWait (Config.CheckWait). Its
+// refusals are never shown: a terminal is answered 940 or told the PIN is
+// locked.
 func newLimiter(checkWait time.Duration) *passwords.Limiter {
 	return &passwords.Limiter{
-		Throttle: passwords.Throttle{InFlightWait: checkWait},
+		Throttle: passwords.Throttle{MaxWaiting: maxLoginsWaiting, InFlightWait: checkWait},
 		Words:    passwords.Words{Account: "this account", Failures: "failed attempts", Ask: "ask an administrator", Busy: passwords.ErrBusy},
+		Keys:     keys,
 	}
 }
 
@@ -88,24 +90,23 @@ func pinKey(patronID int64) string { return passwords.PINKey(patronID) }
 // addresses a SIP account logged in from.
 func knownAccount(user string) string { return "sip:" + user }
 
-// loginKeys are the keys a login of user from addr counts under: the account
-// at the address, and from an address not known for it the account's budget
-// too (first, so that a refusal by it is told as such).
-func loginKeys(user, addr string) func(known bool) []passwords.Counted {
-	return func(known bool) []passwords.Counted {
-		at := passwords.Counted{Key: loginKey(user, addr), Budget: loginBudget, Forget: true}
-		if known {
-			return []passwords.Counted{at}
-		}
-		return []passwords.Counted{{Key: accountKey(user), Budget: accountBudget}, at}
+// keys are what an attempt under key (accountKey for a login, pinKey for a
+// PIN) from addr counts and waits under. A login counts under the account at
+// the address, and from an address not known for it under the account's
+// budget too (first, so that a refusal by it is told as such); one is checked
+// at a time per account and address, maxHostLoginsInFlight per address. A PIN
+// counts under the patron, one checked at a time.
+func keys(key, addr string, known bool) []passwords.Counted {
+	if strings.HasPrefix(key, pinPrefix) {
+		return []passwords.Counted{{Key: key, Budget: pinBudget, Forget: true, InFlight: 1}}
 	}
-}
-
-// pinKeys is the key a PIN for patronID counts under.
-func pinKeys(patronID int64) func(bool) []passwords.Counted {
-	return func(bool) []passwords.Counted {
-		return []passwords.Counted{{Key: pinKey(patronID), Budget: pinBudget, Forget: true}}
+	user := key[len(loginPrefix):]
+	at := passwords.Counted{Key: loginKey(user, addr), Budget: loginBudget, Forget: true, InFlight: 1}
+	host := passwords.Counted{Key: "login-host:" + addr, InFlight: maxHostLoginsInFlight}
+	if known {
+		return []passwords.Counted{at, host}
 	}
+	return []passwords.Counted{{Key: key, Budget: accountBudget}, at, host}
 }
 
 // Lockout is a SIP2 row of login_throttle as staff see it: failed attempts
