@@ -13,8 +13,9 @@ import (
 
 // TestLimiterOwnKeys: an attempt counted under keys of its caller's choosing
 // (SIP2's), each with its own budget. The attempt that reaches a key's limit
-// locks it, says so, and notes it for the check without the database; the next
-// is refused, uncounted, naming the key. An attempt never compared gives back
+// locks it and says until when (Lockouts, which SIP2 notes for the check
+// without the database); the next is refused, uncounted, naming the key, and
+// so is one the counting statement refuses without a read before. An attempt never compared gives back
 // its count and the lockout it set; a success forgets the keys that forget and
 // takes one attempt off the others. Staff list and lift rows by prefix, and the
 // daily sweep deletes the rows of every site whose window and lockout are over.
@@ -66,34 +67,34 @@ func TestLimiterOwnKeys(t *testing.T) {
 	}
 
 	first, err := count()
-	if err != nil || first.Locked("t:a") || first.Locked("t:b") {
-		t.Fatalf("the first attempt: %v, locked a %v, b %v", err, first.Locked("t:a"), first.Locked("t:b"))
+	if err != nil || len(first.Lockouts()) != 0 {
+		t.Fatalf("the first attempt: %v, locked %v", err, first.Lockouts())
 	}
 	second, err := count()
-	if err != nil || !second.Locked("t:a") || second.Locked("t:b") {
-		t.Fatalf("the second attempt: %v, locked a %v, b %v; want a locked", err, second.Locked("t:a"), second.Locked("t:b"))
-	}
-	if !l.MayBeLocked(now, "t:a") || l.MayBeLocked(now.Add(16*time.Minute), "t:a") || l.MayBeLocked(now, "t:b") {
-		t.Error("the lockout set is not noted for 15 minutes on t:a alone")
+	if err != nil || len(second.Lockouts()) != 1 || !second.Lockouts()["t:a"].Equal(now.Add(15*time.Minute)) || second.Refused() != "" {
+		t.Fatalf("the second attempt: %v, locked %v; want t:a locked for 15 minutes alone", err, second.Lockouts())
 	}
 	third, err := count()
 	if stacks.ErrorCode(err) != stacks.ETOOMANY || third == nil || third.Refused() != "t:a" {
 		t.Fatalf("the third attempt: %v, want ETOOMANY refused by t:a", err)
 	}
-	// Another process's Limiter notes the lockout its attempt is refused by.
+	if len(third.Lockouts()) != 1 || !third.Lockouts()["t:a"].Equal(now.Add(15*time.Minute)) {
+		t.Errorf("the third attempt's lockouts: %v, want t:a's", third.Lockouts())
+	}
+	// Another process's attempt, begun without reading (a PIN's), is refused
+	// by the counting statement, which takes back what it counted under t:b,
+	// and tells the lockout it is refused by.
 	other := &passwords.Limiter{Words: l.Words, Keys: l.Keys}
+	var fourth *passwords.Attempt
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		a, err := other.Begin(tx, "t:a", "", "10.0.0.2")
-		if err != nil {
+		var err error
+		if fourth, err = other.Begin(nil, "t:a", "", "10.0.0.2"); err != nil {
 			return err
 		}
-		return a.Count(tx)
+		return fourth.Count(tx)
 	})
-	if stacks.ErrorCode(err) != stacks.ETOOMANY {
-		t.Errorf("another process's attempt: %v, want ETOOMANY", err)
-	}
-	if !other.MayBeLocked(now, "t:a") {
-		t.Error("a lockout another process was refused by is not noted there")
+	if stacks.ErrorCode(err) != stacks.ETOOMANY || fourth.Refused() != "t:a" || !fourth.Lockouts()["t:a"].Equal(now.Add(15*time.Minute)) {
+		t.Errorf("another process's attempt: %v, refused by %q, %v; want ETOOMANY by t:a", err, fourth.Refused(), fourth.Lockouts())
 	}
 	if a, b := failures("t:a"), failures("t:b"); a != 2 || b != 2 {
 		t.Errorf("after a refusal: %d and %d failures, want 2 and 2 (the refused attempt uncounted)", a, b)
@@ -104,12 +105,9 @@ func TestLimiterOwnKeys(t *testing.T) {
 	if a, b := failures("t:a"), failures("t:b"); a != 1 || b != 1 {
 		t.Errorf("after giving one back: %d and %d failures, want 1 and 1", a, b)
 	}
-	if l.MayBeLocked(now, "t:a") {
-		t.Error("the lockout given back is still noted")
-	}
 	again, err := count()
-	if err != nil || !again.Locked("t:a") {
-		t.Fatalf("counted again: %v, locked %v; want t:a locked", err, again.Locked("t:a"))
+	if _, locked := again.Lockouts()["t:a"]; err != nil || !locked {
+		t.Fatalf("counted again: %v, locked %v; want t:a locked", err, again.Lockouts())
 	}
 	// A success forgets t:a and takes itself off t:b only.
 	write(again.Succeeded)
@@ -122,16 +120,23 @@ func TestLimiterOwnKeys(t *testing.T) {
 		t.Errorf("t:b given back to nothing: %d failures, want no row", b)
 	}
 
-	// Lift and IsLocked: a lockout lifted is no longer noted.
+	// Lift: a lockout lifted is no longer read.
 	for range 2 {
 		if _, err := count(); err != nil {
 			t.Fatal(err)
 		}
 	}
+	isLocked := func(tx *db.Tx) bool {
+		locks, err := passwords.ReadLocks(tx, "", "", "t:a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return now.Before(locks.Until["t:a"])
+	}
 	var locked bool
 	write(func(tx *db.Tx) (err error) {
-		if locked, err = l.IsLocked(tx, "t:a"); err != nil || !locked {
-			return err
+		if locked = isLocked(tx); !locked {
+			return nil
 		}
 		if ok, err := passwords.Lift(tx, "t:a"); err != nil || !ok {
 			t.Errorf("lift: %v, %v", ok, err)
@@ -139,11 +144,11 @@ func TestLimiterOwnKeys(t *testing.T) {
 		if ok, _ := passwords.Lift(tx, "t:a"); ok {
 			t.Error("lifted twice")
 		}
-		locked, err = l.IsLocked(tx, "t:a")
-		return err
+		locked = isLocked(tx)
+		return nil
 	})
-	if locked || l.MayBeLocked(now, "t:a") {
-		t.Errorf("after lifting: locked %v, noted %v", locked, l.MayBeLocked(now, "t:a"))
+	if locked {
+		t.Error("after lifting: still locked")
 	}
 
 	// A day on, the daily sweep deletes the rows of every site whose count

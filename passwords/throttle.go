@@ -2,10 +2,8 @@ package passwords
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/stacks-ils/stacks"
@@ -86,13 +84,6 @@ type Limiter struct {
 
 	// inFlight holds the attempts being checked, per key.
 	inFlight Gate
-
-	// noted holds the lockouts this Limiter's attempts set or were refused
-	// by, until when, so that a check that skips the database (a PIN
-	// remembered on a SIP2 connection) can tell whether one may run:
-	// MayBeLocked.
-	mu    sync.Mutex
-	noted map[string]time.Time
 }
 
 // Attempt is one sign-in going through a Limiter: Begin reads its locks, Wait
@@ -106,10 +97,10 @@ type Attempt struct {
 	account string
 	addr    string
 	leave   func()
-	// refused is the key whose lockout refused the attempt; set, the keys
-	// this attempt locked.
-	refused string
-	set     map[string]time.Time
+	// refused is the key whose lockout refused the attempt; lockouts, that
+	// lockout or the ones this attempt's count set, until when.
+	refused  string
+	lockouts map[string]time.Time
 }
 
 // DefaultKeys are the keys of staff's and patrons' sign-in under t: the
@@ -210,16 +201,15 @@ func (a *Attempt) Count(tx *db.Tx) error {
 	if len(refused) > 0 {
 		return a.lockedError(tx.Now(), refused)
 	}
-	a.set = set
-	a.l.note(tx.Now(), set)
+	a.lockouts = set
 	return nil
 }
 
-// Locked reports whether this attempt's count locked key.
-func (a *Attempt) Locked(key string) bool {
-	_, ok := a.set[key]
-	return ok
-}
+// Lockouts are the lockout that refused the attempt (Refused) or the ones its
+// count set (the attempt that reaches a limit is still compared), until when:
+// what a caller that checks without the database (SIP2's remembered PINs)
+// notes.
+func (a *Attempt) Lockouts() map[string]time.Time { return a.lockouts }
 
 // Refused is the key whose lockout refused the attempt ("" when none did).
 func (a *Attempt) Refused() string { return a.refused }
@@ -241,62 +231,7 @@ func (a *Attempt) Succeeded(tx *db.Tx) error {
 // comparison pool had no room in time), with any lockout it set: an innocent
 // patron is never locked out by the server being busy.
 func (a *Attempt) NotCompared(tx *db.Tx) error {
-	if err := GiveBack(tx, a.keys, false); err != nil {
-		return err
-	}
-	a.l.mu.Lock()
-	defer a.l.mu.Unlock()
-	for key := range a.set {
-		delete(a.l.noted, key)
-	}
-	return nil
-}
-
-// note remembers the lockouts set, for MayBeLocked.
-func (l *Limiter) note(now time.Time, set map[string]time.Time) {
-	if len(set) == 0 {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.noted == nil {
-		l.noted = map[string]time.Time{}
-	}
-	if len(l.noted) > 10000 {
-		for k, u := range l.noted {
-			if !now.Before(u) {
-				delete(l.noted, k)
-			}
-		}
-	}
-	maps.Copy(l.noted, set)
-}
-
-// MayBeLocked reports whether an attempt of this Limiter locked key, or was
-// refused by its lockout, and the lockout may still run at now: a check without the database, for a hot path
-// that compares nothing. A lockout staff lifted, or one another process set
-// that no attempt here was refused by yet, is not seen here: IsLocked reads it.
-func (l *Limiter) MayBeLocked(now time.Time, key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	until, ok := l.noted[key]
-	return ok && now.Before(until)
-}
-
-// IsLocked reads whether key is locked now, inside tx; it forgets a lockout
-// noted for MayBeLocked that the database no longer has (lifted by staff).
-func (l *Limiter) IsLocked(tx *db.Tx, key string) (bool, error) {
-	locks, err := ReadLocks(tx, "", "", key)
-	if err != nil {
-		return false, err
-	}
-	locked := tx.Now().Before(locks.Until[key])
-	if !locked {
-		l.mu.Lock()
-		delete(l.noted, key)
-		l.mu.Unlock()
-	}
-	return locked, nil
+	return GiveBack(tx, a.keys, false)
 }
 
 // lockedError refuses a sign-in while one of its keys is locked at now, saying
@@ -305,10 +240,7 @@ func (a *Attempt) lockedError(now time.Time, until map[string]time.Time) error {
 	w := a.l.Words
 	for _, k := range a.keys {
 		if wait := until[k.Key].Sub(now); wait > 0 {
-			// Noted too, whoever set it: the checks without the database in
-			// this process then read it.
-			a.refused = k.Key
-			a.l.note(now, map[string]time.Time{k.Key: until[k.Key]})
+			a.refused, a.lockouts = k.Key, map[string]time.Time{k.Key: until[k.Key]}
 			mins := max(int(wait.Round(time.Minute)/time.Minute), 1)
 			what := w.Account
 			if w.AddrPrefix != "" && strings.HasPrefix(k.Key, w.AddrPrefix) {

@@ -109,6 +109,8 @@ type Server struct {
 	// its unknown addresses share) and PINs per patron, and bounds the checks
 	// in flight (see maxHostLoginsInFlight): see throttle.go.
 	limiter *passwords.Limiter
+	// lockouts are the lockouts the limiter's attempts met (see noted).
+	lockouts noted
 
 	mu sync.Mutex
 	// lns are the listeners Serve accepts on: plain TCP, TLS, or both.

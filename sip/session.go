@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,12 +156,10 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		c.verified = verifiedLogin{sum: loginSum(m), hash: hash}
 	case stacks.ErrorCode(err) == stacks.ETOOMANY:
 		// Not compared: the attempt does not count.
-		if uerr := c.s.cfg.DB.Write(ctx, attempt.NotCompared); uerr != nil {
-			c.internalError(ctx, "give back a login attempt", uerr)
-		}
-	case attempt.Locked(loginKey(lower, c.addr)):
+		c.notCompared(ctx, attempt, "give back a login attempt")
+	case setLock(attempt, loginKey(lower, c.addr)):
 		c.s.log.Warn("sip logins locked for 15 minutes at this address: too many failures", "remote", c.remote, "user", user)
-	case attempt.Locked(accountKey(lower)):
+	case setLock(attempt, accountKey(lower)):
 		c.s.log.Warn("sip logins locked for an hour at every address the account has not logged in from: too many failures from such addresses", "remote", c.remote, "user", user)
 	}
 	return acct, err
@@ -191,8 +191,11 @@ func (c *conn) begin(ctx context.Context, key, account string) (attempt *passwor
 			err = c.s.cfg.DB.Write(ctx, attempt.Count)
 		}
 	}
-	if attempt != nil && attempt.Refused() != "" {
-		return attempt, nil, nil
+	if attempt != nil {
+		c.s.lockouts.note(c.now(), attempt.Lockouts())
+		if attempt.Refused() != "" {
+			return attempt, nil, nil
+		}
 	}
 	if err != nil {
 		if attempt != nil {
@@ -203,13 +206,34 @@ func (c *conn) begin(ctx context.Context, key, account string) (attempt *passwor
 	return attempt, passwords.WithWait(ctx, max(time.Until(deadline), 0)), nil
 }
 
-// isLocked reads whether key is locked out now.
+// notCompared gives back an attempt the comparison pool had no room for, with
+// the lockouts it set.
+func (c *conn) notCompared(ctx context.Context, attempt *passwords.Attempt, what string) {
+	if err := c.s.cfg.DB.Write(ctx, attempt.NotCompared); err != nil {
+		c.internalError(ctx, what, err)
+		return
+	}
+	c.s.lockouts.forget(slices.Collect(maps.Keys(attempt.Lockouts()))...)
+}
+
+// setLock reports whether the count of attempt (not refused) locked key.
+func setLock(attempt *passwords.Attempt, key string) bool {
+	_, ok := attempt.Lockouts()[key]
+	return ok
+}
+
+// isLocked reads whether key is locked out now; it forgets a lockout noted
+// that the database no longer has (lifted by staff).
 func (c *conn) isLocked(ctx context.Context, key string) (bool, error) {
 	var locked bool
-	err := c.s.cfg.DB.Read(ctx, func(tx *db.Tx) (err error) {
-		locked, err = c.s.limiter.IsLocked(tx, key)
+	err := c.s.cfg.DB.Read(ctx, func(tx *db.Tx) error {
+		locks, err := passwords.ReadLocks(tx, "", "", key)
+		locked = tx.Now().Before(locks.Until[key])
 		return err
 	})
+	if err == nil && !locked {
+		c.s.lockouts.forget(key)
+	}
 	return locked, err
 }
 
@@ -311,7 +335,7 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		// Remembered: no comparison, and no database unless this process locked
 		// the patron's PIN since (ten wrong PINs at another terminal), or met
 		// its lockout: a lockout holds on every terminal, this one included.
-		if c.s.limiter.MayBeLocked(now, pinKey(patronID)) {
+		if c.s.lockouts.mayBeLocked(now, pinKey(patronID)) {
 			isLocked, err := c.isLocked(ctx, pinKey(patronID))
 			switch {
 			case err != nil:
@@ -341,13 +365,11 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 	match, err := patrons.CheckPIN(cmpCtx, hash, pin)
 	if err != nil {
 		c.s.log.Warn("sip: PIN not compared: the comparison pool had no room in time", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
-		if uerr := c.s.cfg.DB.Write(ctx, attempt.NotCompared); uerr != nil {
-			c.internalError(ctx, "give back a PIN attempt", uerr)
-		}
+		c.notCompared(ctx, attempt, "give back a PIN attempt")
 		return false, false, true
 	}
 	if !match {
-		if attempt.Locked(pinKey(patronID)) {
+		if setLock(attempt, pinKey(patronID)) {
 			c.s.log.Warn("sip: PIN locked for 15 minutes after too many wrong PINs", "conn", c.id, "remote", c.remote, "patron_id", patronID)
 		}
 		return false, false, false

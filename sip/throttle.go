@@ -1,7 +1,9 @@
 package sip
 
 import (
+	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stacks-ils/stacks"
@@ -75,6 +77,53 @@ func newLimiter(checkWait time.Duration) *passwords.Limiter {
 		Words:    passwords.Words{Account: "this account", Failures: "failed attempts", Ask: "ask an administrator", Busy: passwords.ErrBusy},
 		Keys:     keys,
 	}
+}
+
+// noted holds the lockouts this server's attempts set or were refused by,
+// until when (Attempt.Lockouts), so that a PIN remembered on a connection,
+// which skips the database, can tell whether one may run (mayBeLocked). A
+// lockout staff lifted, or one another process set that no attempt here was
+// refused by yet, is not seen here: conn.isLocked reads it.
+type noted struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// note remembers lockouts.
+func (n *noted) note(now time.Time, lockouts map[string]time.Time) {
+	if len(lockouts) == 0 {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.until == nil {
+		n.until = map[string]time.Time{}
+	}
+	if len(n.until) > 10000 {
+		for k, u := range n.until {
+			if !now.Before(u) {
+				delete(n.until, k)
+			}
+		}
+	}
+	maps.Copy(n.until, lockouts)
+}
+
+// forget forgets the lockouts of keys (given back, or lifted).
+func (n *noted) forget(keys ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, k := range keys {
+		delete(n.until, k)
+	}
+}
+
+// mayBeLocked reports whether a lockout of key noted here may still run at now.
+func (n *noted) mayBeLocked(now time.Time, key string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	until, ok := n.until[key]
+	return ok && now.Before(until)
 }
 
 // loginKey is the key of user's logins (a lower-cased username) from addr (an
