@@ -78,7 +78,7 @@ type Limiter struct {
 	Words    Words
 	// Keys, when set, chooses what an attempt for the account's key (Begin's
 	// key) from addrKey is counted and waits under, told whether the address
-	// is known for the account; nil chooses DefaultKeys under Throttle. Only
+	// is known for the account; nil chooses defaultKeys under Throttle. Only
 	// Throttle's MaxWaiting and InFlightWait apply to the keys it chooses.
 	Keys func(key, addrKey string, known bool) []Counted
 
@@ -103,11 +103,11 @@ type Attempt struct {
 	lockouts map[string]time.Time
 }
 
-// DefaultKeys are the keys of staff's and patrons' sign-in under t: the
+// defaultKeys are the keys of staff's and patrons' sign-in under t: the
 // account's (at the address when the address is known, else the budget its
 // unknown addresses share), one attempt at a time, and the address's
-// (words.AddrPrefix), a few at a time.
-func DefaultKeys(t Throttle, addrPrefix, key, addrKey string, known bool) []Counted {
+// (under addrPrefix, Words.AddrPrefix), a few at a time.
+func defaultKeys(t Throttle, addrPrefix, key, addrKey string, known bool) []Counted {
 	budget := Budget{Max: t.MaxFailures, Window: t.Window, Lockout: t.Lockout}
 	addrCount := Counted{Key: addrPrefix + addrKey, Budget: Budget{Max: t.MaxAddrFailures, Window: t.Window, Lockout: t.Lockout},
 		InFlight: t.MaxAddrInFlight}
@@ -136,7 +136,7 @@ func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) 
 		if l.Keys != nil {
 			return l.Keys(key, addrKey, known)
 		}
-		return DefaultKeys(l.Throttle, l.Words.AddrPrefix, key, addrKey, known)
+		return defaultKeys(l.Throttle, l.Words.AddrPrefix, key, addrKey, known)
 	}
 	if tx == nil {
 		return &Attempt{l: l, keys: keys(false), addr: addrKey}, nil
@@ -161,7 +161,7 @@ func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) 
 }
 
 // Wait takes the attempt's turn under each of its keys with an in-flight limit
-// (DefaultKeys: one attempt per account and a few per address), waiting for at
+// (defaultKeys: one attempt per account and a few per address), waiting for at
 // most Throttle.InFlightWait, so that parallel guesses cannot pass the lock
 // before the first is counted. It returns Words.Busy when no turn came.
 func (a *Attempt) Wait(ctx context.Context) error {
