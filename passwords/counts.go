@@ -1,6 +1,7 @@
 package passwords
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,24 +20,44 @@ type Budget struct {
 }
 
 // Counted is a key of login_throttle an attempt is counted under, with its
-// budget. Forget says what a success does: forget the key's failures (an
-// account at an address it signed in from, a patron's PIN), or take back this
-// attempt only (a budget that other addresses share, which a success must not
-// renew for guesses from elsewhere).
+// budget (none, Max 0: a key the attempt only waits under). Forget says what
+// a success does: forget the key's failures (an account at an address it
+// signed in from, a patron's PIN), or take back this attempt only (a budget
+// that other addresses share, which a success must not renew for guesses from
+// elsewhere). InFlight attempts under the key are checked at a time (0: no
+// limit).
 type Counted struct {
-	Key    string
-	Budget Budget
-	Forget bool
+	Key      string
+	Budget   Budget
+	Forget   bool
+	InFlight int
+}
+
+// counted are the keys of keys that count (a budget).
+func counted(keys []Counted) []Counted {
+	out := make([]Counted, 0, len(keys))
+	for _, k := range keys {
+		if k.Budget.Max > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // CountFailure counts, in login_throttle, an attempt under each of keys before
 // its password or PIN is compared, and locks for its lockout a key whose count
 // within its window reaches its limit. One statement: the count and the lock of
-// every key (a failure outside the window starts a new count). It returns the
-// keys this attempt locked, with until when: the caller refuses attempts on a
-// locked key before counting them, so a lockout the statement returns is one it
-// set. GiveBack takes the attempt back.
-func CountFailure(tx *db.Tx, keys []Counted) (map[string]time.Time, error) {
+// every key (a failure outside the window starts a new count). A key whose
+// lockout runs is not counted: the statement leaves its row alone. It returns
+// the keys this attempt locked (set) and, when some key was locked already, the
+// lockouts that refuse it (refused, read by one more statement): the caller
+// then rolls tx back, which takes back the counts of the other keys. GiveBack
+// takes a counted attempt back.
+func CountFailure(tx *db.Tx, keys []Counted) (set, refused map[string]time.Time, err error) {
+	keys = counted(keys)
+	if len(keys) == 0 {
+		return nil, nil, nil
+	}
 	now := tx.Now()
 	var args []any
 	param := func(v any) string {
@@ -66,25 +87,46 @@ func CountFailure(tx *db.Tx, keys []Counted) (map[string]time.Time, error) {
 			first_at = CASE WHEN `+windowOver+` THEN excluded.first_at ELSE login_throttle.first_at END,
 			locked_until = CASE WHEN (CASE WHEN `+windowOver+` THEN 1 ELSE login_throttle.failures + 1 END) >=
 				CASE login_throttle.key`+limit.String()+` END THEN CASE login_throttle.key`+until.String()+` END END
+		WHERE login_throttle.locked_until IS NULL OR login_throttle.locked_until <= `+at+`
 		RETURNING key, locked_until`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("count sign-in attempt: %w", err)
+		return nil, nil, fmt.Errorf("count sign-in attempt: %w", err)
 	}
-	defer rows.Close()
-	locked := map[string]time.Time{}
+	set = map[string]time.Time{}
+	seen := map[string]bool{}
 	for rows.Next() {
 		var (
 			key string
 			to  db.NullTime
 		)
 		if err := rows.Scan(&key, &to); err != nil {
-			return nil, fmt.Errorf("count sign-in attempt: %w", err)
+			rows.Close()
+			return nil, nil, fmt.Errorf("count sign-in attempt: %w", err)
 		}
+		seen[key] = true
 		if to.Valid {
-			locked[key] = to.Time
+			set[key] = to.Time
 		}
 	}
-	return locked, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("count sign-in attempt: %w", err)
+	}
+	// A row the statement left alone (its lockout runs) is returned by none.
+	var left []string
+	for _, k := range keys {
+		if !seen[k.Key] {
+			left = append(left, k.Key)
+		}
+	}
+	if len(left) == 0 {
+		return set, nil, nil
+	}
+	locks, err := ReadLocks(tx, "", "", left...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, locks.Until, nil
 }
 
 // GiveBack takes back, in login_throttle, the count of an attempt under keys.
@@ -95,7 +137,7 @@ func CountFailure(tx *db.Tx, keys []Counted) (map[string]time.Time, error) {
 // is not locked out by the server being busy, and a count it brings back to
 // nothing is deleted, as before the attempt.
 func GiveBack(tx *db.Tx, keys []Counted, succeeded bool) error {
-	for _, k := range keys {
+	for _, k := range counted(keys) {
 		if succeeded && k.Forget {
 			if _, err := tx.Exec(`DELETE FROM login_throttle WHERE key = ?`, k.Key); err != nil {
 				return fmt.Errorf("forget sign-in failures: %w", err)
@@ -187,15 +229,29 @@ func Lift(tx *db.Tx, key string) (bool, error) {
 	return n > 0, err
 }
 
-// Sweep deletes the rows of login_throttle under prefixes whose count began
-// before before and whose lockout, if any, is over at now: rows that count
-// nothing any more.
-func Sweep(tx *db.Tx, before time.Time, prefixes ...string) error {
-	cond, args := prefixed(prefixes)
-	args = append(args, db.FormatTime(before), db.FormatTime(tx.Now()))
-	_, err := tx.Exec(`DELETE FROM login_throttle WHERE `+cond+` AND first_at < ? AND (locked_until IS NULL OR locked_until < ?)`, args...)
-	if err != nil {
-		return fmt.Errorf("sweep sign-in counts: %w", err)
-	}
-	return nil
+// SweepAfter is how long Sweep keeps a row of login_throttle after its count
+// began: longer than any budget's window, so that no count running is lost.
+const SweepAfter = 24 * time.Hour
+
+// Sweep deletes the rows of login_throttle, of every site, whose count began
+// more than SweepAfter ago and whose lockout, if any, is over: rows that count
+// nothing any more. The daily jobs run it, so that the names tried (any text)
+// cannot fill the table.
+func Sweep(ctx context.Context, d *db.DB) (int64, error) {
+	var n int64
+	err := d.Write(ctx, func(tx *db.Tx) error {
+		now := tx.Now()
+		res, err := tx.Exec(`DELETE FROM login_throttle WHERE first_at < ? AND (locked_until IS NULL OR locked_until <= ?)`,
+			db.FormatTime(now.Add(-SweepAfter)), db.FormatTime(now))
+		if err != nil {
+			return fmt.Errorf("sweep sign-in counts: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
+
+// PINKey is the key of login_throttle that counts a patron's PINs over SIP2
+// ("pin:ID"): SIP2 counts under it, and a patron's purge deletes it.
+func PINKey(patronID int64) string { return "pin:" + strconv.FormatInt(patronID, 10) }

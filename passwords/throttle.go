@@ -2,11 +2,8 @@ package passwords
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stacks-ils/stacks"
@@ -73,28 +70,20 @@ type Words struct {
 
 // Limiter counts the sign-in attempts of one site under Throttle, in
 // login_throttle, and admits a few at a time per account and per address.
-// Staff sign-in and patrons' sign-in each have one; SIP2 has one for its logins
-// and PINs, whose keys and budgets it chooses itself (BeginWith).
+// Staff sign-in and patrons' sign-in each have one under DefaultThrottle; SIP2
+// has one for its logins and PINs, whose keys, budgets and in-flight limits it
+// chooses itself (Keys).
 type Limiter struct {
 	Throttle Throttle
 	Words    Words
-	// Sweep, when it is set, lists the key prefixes whose rows Count deletes,
-	// at most once a minute, when their window and lockout are over
-	// (SweepAfter is the longest window under them): keys that hold any name
-	// tried (SIP2's) then cannot fill the table.
-	Sweep      []string
-	SweepAfter time.Duration
+	// Keys, when set, chooses what an attempt for the account's key (Begin's
+	// key) from addrKey is counted and waits under, told whether the address
+	// is known for the account; nil chooses defaultKeys under Throttle. Only
+	// Throttle's MaxWaiting and InFlightWait apply to the keys it chooses.
+	Keys func(key, addrKey string, known bool) []Counted
 
-	// inFlight holds the attempts being checked, per account and per address.
+	// inFlight holds the attempts being checked, per key.
 	inFlight Gate
-	sweptAt  atomic.Int64
-
-	// noted holds the lockouts this Limiter's attempts set or were refused
-	// by, until when, so that a check that skips the database (a PIN
-	// remembered on a SIP2 connection) can tell whether one may run:
-	// MayBeLocked.
-	mu    sync.Mutex
-	noted map[string]time.Time
 }
 
 // Attempt is one sign-in going through a Limiter: Begin reads its locks, Wait
@@ -103,57 +92,62 @@ type Limiter struct {
 // its turn.
 type Attempt struct {
 	l *Limiter
-	// keys are what the attempt is counted under. For Begin, keys[0] is the
-	// account's key (at the address when the address is known, else the budget
-	// its unknown addresses share), keys[1] the address's.
+	// keys are what the attempt is counted and waits under (Limiter.Keys).
 	keys    []Counted
 	account string
 	addr    string
 	leave   func()
-	// refused is the key whose lockout refused the attempt; set, the keys
-	// this attempt locked.
-	refused string
-	set     map[string]time.Time
+	// refused is the key whose lockout refused the attempt; lockouts, that
+	// lockout or the ones this attempt's count set, until when.
+	refused  string
+	lockouts map[string]time.Time
+}
+
+// defaultKeys are the keys of staff's and patrons' sign-in under t: the
+// account's (at the address when the address is known, else the budget its
+// unknown addresses share), one attempt at a time, and the address's
+// (under addrPrefix, Words.AddrPrefix), a few at a time.
+func defaultKeys(t Throttle, addrPrefix, key, addrKey string, known bool) []Counted {
+	budget := Budget{Max: t.MaxFailures, Window: t.Window, Lockout: t.Lockout}
+	addrCount := Counted{Key: addrPrefix + addrKey, Budget: Budget{Max: t.MaxAddrFailures, Window: t.Window, Lockout: t.Lockout},
+		InFlight: t.MaxAddrInFlight}
+	if known {
+		// Its failures count for this address alone, and its turn is taken
+		// under that key too: guesses from elsewhere, which share the
+		// account's key, can neither lock it out nor hold its turn. A space,
+		// which no possible name has, parts name and address: no name can
+		// make its key another account's key at an address.
+		return []Counted{{Key: key + " " + addrKey, Budget: budget, Forget: true, InFlight: t.MaxInFlight}, addrCount}
+	}
+	return []Counted{{Key: key, Budget: budget, InFlight: t.MaxInFlight}, addrCount}
 }
 
 // Begin starts an attempt for the account whose login_throttle key is key
-// ("user:desk", "card:P0001"), from addr, inside the read transaction in which
-// the caller reads what else it needs: one statement reads the locks and
-// whether account (the name of signin_addresses, "" when no account can have
-// the name tried) signed in from addr before. A locked account or address is
-// refused (ETOOMANY) before the attempt waits for a turn.
+// ("user:desk", "card:P0001", "login:kiosk"), from addr, inside the read
+// transaction in which the caller reads what else it needs: one statement
+// reads the locks of its keys and whether account (the name of
+// signin_addresses, "" when no account can have the name tried) signed in from
+// addr before. A locked key refuses the attempt (ETOOMANY) before it waits for
+// a turn. With tx nil nothing is read (keys that never depend on the address,
+// as SIP2's PINs): Count refuses a locked key.
 func (l *Limiter) Begin(tx *db.Tx, key, account, addr string) (*Attempt, error) {
-	t := l.Throttle
 	addrKey := AddrKey(addr)
-	// A space, which no possible name has, parts name and address: no name can
-	// make its key another account's key at an address.
-	perAddr := key + " " + addrKey
-	budget := Budget{Max: t.MaxFailures, Window: t.Window, Lockout: t.Lockout}
-	addrCount := Counted{Key: l.Words.AddrPrefix + addrKey, Budget: Budget{Max: t.MaxAddrFailures, Window: t.Window, Lockout: t.Lockout}}
-	return l.BeginWith(tx, account, addr, func(known bool) []Counted {
-		if known {
-			// Its failures count for this address alone, and its turn is
-			// taken under that key too: guesses from elsewhere, which share
-			// the account's key, can neither lock it out nor hold its turn.
-			return []Counted{{Key: perAddr, Budget: budget, Forget: true}, addrCount}
+	keys := func(known bool) []Counted {
+		if l.Keys != nil {
+			return l.Keys(key, addrKey, known)
 		}
-		return []Counted{{Key: key, Budget: budget}, addrCount}
-	})
-}
-
-// BeginWith starts an attempt counted under the keys that keys returns, told
-// whether account (a name of signin_addresses; "" for none, and then known is
-// false) signed in from addr before, inside tx: one statement reads that and
-// the locks of the keys either answer gives. A locked key refuses the attempt
-// (ETOOMANY; Refused says which). SIP2 chooses its keys so: a login counts
-// under the account at the address, and from an unknown address under the
-// account's budget too; a PIN under the patron.
-func (l *Limiter) BeginWith(tx *db.Tx, account, addr string, keys func(known bool) []Counted) (*Attempt, error) {
-	addrKey := AddrKey(addr)
+		return defaultKeys(l.Throttle, l.Words.AddrPrefix, key, addrKey, known)
+	}
+	if tx == nil {
+		return &Attempt{l: l, keys: keys(false), addr: addrKey}, nil
+	}
 	var names []string
 	for _, known := range []bool{true, false} {
+		if known && account == "" {
+			continue
+		}
 		for _, k := range keys(known) {
-			if !slices.Contains(names, k.Key) {
+			if k.Budget.Max > 0 && !slices.Contains(names, k.Key) {
 				names = append(names, k.Key)
 			}
 		}
@@ -166,14 +160,18 @@ func (l *Limiter) BeginWith(tx *db.Tx, account, addr string, keys func(known boo
 	return a, a.lockedError(tx.Now(), locks.Until)
 }
 
-// Wait takes the attempt's turn: one attempt per account and a few per address
-// are checked at a time, so that parallel guesses cannot pass the lock before
-// the first is counted. It returns Words.Busy when no turn came.
+// Wait takes the attempt's turn under each of its keys with an in-flight limit
+// (defaultKeys: one attempt per account and a few per address), waiting for at
+// most Throttle.InFlightWait, so that parallel guesses cannot pass the lock
+// before the first is counted. It returns Words.Busy when no turn came.
 func (a *Attempt) Wait(ctx context.Context) error {
-	t := a.l.Throttle
-	leave, ok := a.l.inFlight.Enter(ctx, t.InFlightWait,
-		Key{Name: a.keys[0].Key, Max: t.MaxInFlight, MaxWaiting: t.MaxWaiting},
-		Key{Name: a.keys[1].Key, Max: t.MaxAddrInFlight, MaxWaiting: t.MaxWaiting})
+	var gates []Key
+	for _, k := range a.keys {
+		if k.InFlight > 0 {
+			gates = append(gates, Key{Name: k.Key, Max: k.InFlight, MaxWaiting: a.l.Throttle.MaxWaiting})
+		}
+	}
+	leave, ok := a.l.inFlight.Enter(ctx, a.l.Throttle.InFlightWait, gates...)
 	if !ok {
 		return a.l.Words.Busy
 	}
@@ -188,40 +186,30 @@ func (a *Attempt) Done() {
 	}
 }
 
-// Count checks the locks again and counts the attempt under all its keys,
-// inside the write transaction that reads the password's hash: no other
-// attempt can come between the check and the count. The attempt that reaches a
-// limit is still compared (Locked tells that it did), the ones after it are
-// refused.
+// Count counts the attempt under all its keys, inside the write transaction
+// that reads the password's hash, in one statement that refuses a locked key
+// (CountFailure): no other attempt can come between the check and the count.
+// A refused attempt returns its ETOOMANY, on which the caller rolls tx back and
+// with it the counts of the keys that were not locked. The attempt that
+// reaches a limit is still compared (Locked tells that it did), the ones after
+// it are refused.
 func (a *Attempt) Count(tx *db.Tx) error {
-	names := make([]string, len(a.keys))
-	for i, k := range a.keys {
-		names[i] = k.Key
-	}
-	locks, err := ReadLocks(tx, "", "", names...)
+	set, refused, err := CountFailure(tx, a.keys)
 	if err != nil {
 		return err
 	}
-	if err := a.lockedError(tx.Now(), locks.Until); err != nil {
-		return err
+	if len(refused) > 0 {
+		return a.lockedError(tx.Now(), refused)
 	}
-	if err := a.l.sweep(tx); err != nil {
-		return err
-	}
-	set, err := CountFailure(tx, a.keys)
-	if err != nil {
-		return err
-	}
-	a.set = set
-	a.l.note(tx.Now(), set)
+	a.lockouts = set
 	return nil
 }
 
-// Locked reports whether this attempt's count locked key.
-func (a *Attempt) Locked(key string) bool {
-	_, ok := a.set[key]
-	return ok
-}
+// Lockouts are the lockout that refused the attempt (Refused) or the ones its
+// count set (the attempt that reaches a limit is still compared), until when:
+// what a caller that checks without the database (SIP2's remembered PINs)
+// notes.
+func (a *Attempt) Lockouts() map[string]time.Time { return a.lockouts }
 
 // Refused is the key whose lockout refused the attempt ("" when none did).
 func (a *Attempt) Refused() string { return a.refused }
@@ -243,77 +231,7 @@ func (a *Attempt) Succeeded(tx *db.Tx) error {
 // comparison pool had no room in time), with any lockout it set: an innocent
 // patron is never locked out by the server being busy.
 func (a *Attempt) NotCompared(tx *db.Tx) error {
-	if err := GiveBack(tx, a.keys, false); err != nil {
-		return err
-	}
-	a.l.mu.Lock()
-	defer a.l.mu.Unlock()
-	for key := range a.set {
-		delete(a.l.noted, key)
-	}
-	return nil
-}
-
-// note remembers the lockouts set, for MayBeLocked.
-func (l *Limiter) note(now time.Time, set map[string]time.Time) {
-	if len(set) == 0 {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.noted == nil {
-		l.noted = map[string]time.Time{}
-	}
-	if len(l.noted) > 10000 {
-		for k, u := range l.noted {
-			if !now.Before(u) {
-				delete(l.noted, k)
-			}
-		}
-	}
-	maps.Copy(l.noted, set)
-}
-
-// MayBeLocked reports whether an attempt of this Limiter locked key, or was
-// refused by its lockout, and the lockout may still run at now: a check without the database, for a hot path
-// that compares nothing. A lockout staff lifted, or one another process set
-// that no attempt here was refused by yet, is not seen here: IsLocked reads it.
-func (l *Limiter) MayBeLocked(now time.Time, key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	until, ok := l.noted[key]
-	return ok && now.Before(until)
-}
-
-// IsLocked reads whether key is locked now, inside tx; it forgets a lockout
-// noted for MayBeLocked that the database no longer has (lifted by staff).
-func (l *Limiter) IsLocked(tx *db.Tx, key string) (bool, error) {
-	locks, err := ReadLocks(tx, "", "", key)
-	if err != nil {
-		return false, err
-	}
-	locked := tx.Now().Before(locks.Until[key])
-	if !locked {
-		l.mu.Lock()
-		delete(l.noted, key)
-		l.mu.Unlock()
-	}
-	return locked, nil
-}
-
-// sweep deletes, at most once a minute, the rows under l.Sweep that count
-// nothing any more.
-func (l *Limiter) sweep(tx *db.Tx) error {
-	if len(l.Sweep) == 0 {
-		return nil
-	}
-	now := tx.Now().UnixNano()
-	last := l.sweptAt.Load()
-	if now-last < int64(time.Minute) && now >= last {
-		return nil
-	}
-	l.sweptAt.Store(now)
-	return Sweep(tx, tx.Now().Add(-l.SweepAfter), l.Sweep...)
+	return GiveBack(tx, a.keys, false)
 }
 
 // lockedError refuses a sign-in while one of its keys is locked at now, saying
@@ -322,10 +240,7 @@ func (a *Attempt) lockedError(now time.Time, until map[string]time.Time) error {
 	w := a.l.Words
 	for _, k := range a.keys {
 		if wait := until[k.Key].Sub(now); wait > 0 {
-			// Noted too, whoever set it: the checks without the database in
-			// this process then read it.
-			a.refused = k.Key
-			a.l.note(now, map[string]time.Time{k.Key: until[k.Key]})
+			a.refused, a.lockouts = k.Key, map[string]time.Time{k.Key: until[k.Key]}
 			mins := max(int(wait.Round(time.Minute)/time.Minute), 1)
 			what := w.Account
 			if w.AddrPrefix != "" && strings.HasPrefix(k.Key, w.AddrPrefix) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -211,7 +210,7 @@ func purge(tx *db.Tx, actor stacks.Actor, id int64, why string) error {
 		// (opac.sessPatronID).
 		{`DELETE FROM opac_sessions WHERE ` + db.SessionValue(tx, "pid") + ` = ?`, id},
 		// Its wrong PINs over SIP2.
-		{`DELETE FROM login_throttle WHERE key = 'pin:' || ?`, strconv.FormatInt(id, 10)},
+		{`DELETE FROM login_throttle WHERE key = ?`, passwords.PINKey(id)},
 		{`DELETE FROM login_throttle WHERE key = 'card:' || ?`, card},
 		// Its wrong PINs counted per address it had signed in from.
 		{`DELETE FROM login_throttle WHERE substr(key, 1, length(CAST(?1 AS TEXT))) = ?1`, "card:" + card + " "},

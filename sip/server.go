@@ -106,10 +106,11 @@ type Server struct {
 	prefs *library.PreferenceCache
 
 	// limiter counts logins per account and address (and the account's budget
-	// its unknown addresses share) and PINs per patron: see throttle.go.
+	// its unknown addresses share) and PINs per patron, and bounds the checks
+	// in flight (see maxHostLoginsInFlight): see throttle.go.
 	limiter *passwords.Limiter
-	// attempts bounds the logins and PIN checks in flight (see maxLoginsInFlight).
-	attempts passwords.Gate
+	// lockouts are the lockouts the limiter's attempts met (see noted).
+	lockouts noted
 
 	mu sync.Mutex
 	// lns are the listeners Serve accepts on: plain TCP, TLS, or both.
@@ -161,7 +162,7 @@ func New(cfg Config) *Server {
 		cfg.Currency = "USD"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, prefs: cfg.Prefs, conns: map[*conn]struct{}{}, perAddr: map[string]int{}, done: make(chan struct{}),
-		limiter: newLimiter(),
+		limiter: newLimiter(cfg.CheckWait),
 	}
 	if s.prefs == nil {
 		s.prefs = library.NewPreferenceCache(true)

@@ -3,8 +3,10 @@ package sip
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
+	"maps"
 	"net"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,19 +121,12 @@ func (c *conn) relogin(ctx context.Context, m *Message) *Account {
 func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 	user, pass := m.Get("CN"), m.Get("CO")
 	host, _, _ := net.SplitHostPort(c.remote)
-	key := strings.ToLower(user) + "|" + c.addr
-	cmpCtx, leave, admitted := c.turn(ctx,
-		passwords.Key{Name: "login:" + key, Max: 1, MaxWaiting: maxLoginsWaiting},
-		passwords.Key{Name: "login-host:" + c.addr, Max: maxHostLoginsInFlight, MaxWaiting: maxLoginsWaiting})
-	if !admitted {
-		return nil, passwords.ErrBusy
-	}
-	defer leave()
 	lower := strings.ToLower(user)
-	attempt, err := c.count(ctx, knownAccount(lower), loginKeys(lower, c.addr))
+	attempt, cmpCtx, err := c.begin(ctx, accountKey(lower), knownAccount(lower))
 	if err != nil {
 		return nil, err
 	}
+	defer attempt.Done()
 	if attempt.Refused() != "" {
 		why := "too many failures for this account from this address"
 		if attempt.Refused() == accountKey(lower) {
@@ -161,61 +156,85 @@ func (c *conn) checkLogin(ctx context.Context, m *Message) (*Account, error) {
 		c.verified = verifiedLogin{sum: loginSum(m), hash: hash}
 	case stacks.ErrorCode(err) == stacks.ETOOMANY:
 		// Not compared: the attempt does not count.
-		if uerr := c.s.cfg.DB.Write(ctx, attempt.NotCompared); uerr != nil {
-			c.internalError(ctx, "give back a login attempt", uerr)
-		}
-	case attempt.Locked(loginKey(lower, c.addr)):
+		c.notCompared(ctx, attempt, "give back a login attempt")
+	case setLock(attempt, loginKey(lower, c.addr)):
 		c.s.log.Warn("sip logins locked for 15 minutes at this address: too many failures", "remote", c.remote, "user", user)
-	case attempt.Locked(accountKey(lower)):
+	case setLock(attempt, accountKey(lower)):
 		c.s.log.Warn("sip logins locked for an hour at every address the account has not logged in from: too many failures from such addresses", "remote", c.remote, "user", user)
 	}
 	return acct, err
 }
 
-// count counts an attempt under the keys keys chooses (told whether the
-// connection's address is known for account, "" for none), before it is
-// compared: one write transaction checks the locks and counts. An attempt
-// refused by a lockout is returned with Refused set, uncounted, and no error.
-func (c *conn) count(ctx context.Context, account string, keys func(known bool) []passwords.Counted) (*passwords.Attempt, error) {
-	var attempt *passwords.Attempt
-	err := c.s.cfg.DB.Write(ctx, func(tx *db.Tx) error {
-		var err error
-		if attempt, err = c.s.limiter.BeginWith(tx, account, c.addr, keys); err != nil {
+// begin starts an attempt under key (throttle.go's keys choose what it counts
+// and waits under; account is the name of signin_addresses whose known address
+// matters, "" for a PIN): a login reads its locks and whether its address is
+// known, a PIN nothing; it waits for its turn for up to Config.CheckWait, and
+// is counted in one write transaction that refuses a locked key. An attempt
+// refused by a lockout is returned with Refused set, uncounted, and no error;
+// one that got no turn, with passwords.ErrBusy. cmpCtx is the context of the
+// comparison, under which the wait for a slot of the comparison pool is what
+// is left of CheckWait. Only the waits are bounded: the reads and writes run to
+// their end, so that a check admitted late is not cut off halfway with its
+// attempt counted. The caller calls attempt.Done when the check is over.
+func (c *conn) begin(ctx context.Context, key, account string) (attempt *passwords.Attempt, cmpCtx context.Context, err error) {
+	deadline := time.Now().Add(c.s.cfg.CheckWait)
+	if account == "" {
+		attempt, err = c.s.limiter.Begin(nil, key, "", c.addr)
+	} else {
+		err = c.s.cfg.DB.Read(ctx, func(tx *db.Tx) (err error) {
+			attempt, err = c.s.limiter.Begin(tx, key, account, c.addr)
 			return err
-		}
-		return attempt.Count(tx)
-	})
-	if attempt != nil && attempt.Refused() != "" {
-		return attempt, nil
+		})
 	}
-	return attempt, err
+	if err == nil {
+		if err = attempt.Wait(ctx); err == nil {
+			err = c.s.cfg.DB.Write(ctx, attempt.Count)
+		}
+	}
+	if attempt != nil {
+		c.s.lockouts.note(c.now(), attempt.Lockouts())
+		if attempt.Refused() != "" {
+			return attempt, nil, nil
+		}
+	}
+	if err != nil {
+		if attempt != nil {
+			attempt.Done()
+		}
+		return nil, nil, err
+	}
+	return attempt, passwords.WithWait(ctx, max(time.Until(deadline), 0)), nil
 }
 
-// isLocked reads whether key is locked out now.
+// notCompared gives back an attempt the comparison pool had no room for, with
+// the lockouts it set.
+func (c *conn) notCompared(ctx context.Context, attempt *passwords.Attempt, what string) {
+	if err := c.s.cfg.DB.Write(ctx, attempt.NotCompared); err != nil {
+		c.internalError(ctx, what, err)
+		return
+	}
+	c.s.lockouts.forget(slices.Collect(maps.Keys(attempt.Lockouts()))...)
+}
+
+// setLock reports whether the count of attempt (not refused) locked key.
+func setLock(attempt *passwords.Attempt, key string) bool {
+	_, ok := attempt.Lockouts()[key]
+	return ok
+}
+
+// isLocked reads whether key is locked out now; it forgets a lockout noted
+// that the database no longer has (lifted by staff).
 func (c *conn) isLocked(ctx context.Context, key string) (bool, error) {
 	var locked bool
-	err := c.s.cfg.DB.Read(ctx, func(tx *db.Tx) (err error) {
-		locked, err = c.s.limiter.IsLocked(tx, key)
+	err := c.s.cfg.DB.Read(ctx, func(tx *db.Tx) error {
+		locks, err := passwords.ReadLocks(tx, "", "", key)
+		locked = tx.Now().Before(locks.Until[key])
 		return err
 	})
-	return locked, err
-}
-
-// turn waits for a login's or PIN's turn to be checked under keys (one at a time
-// per account, address or patron, a few more waiting), for up to
-// Config.CheckWait. It returns the context for the comparison, under which the
-// wait for a slot of the comparison pool is what is left of CheckWait, and leave,
-// to call when the check is over; admitted is false when no turn came. Only the
-// waits are bounded: the check's reads and writes (counting the attempt, reading
-// the hash) run to their end, so that a check admitted late is not cut off
-// halfway with its attempt counted.
-func (c *conn) turn(ctx context.Context, keys ...passwords.Key) (cmpCtx context.Context, leave func(), admitted bool) {
-	deadline := time.Now().Add(c.s.cfg.CheckWait)
-	leave, admitted = c.s.attempts.Enter(ctx, c.s.cfg.CheckWait, keys...)
-	if !admitted {
-		return nil, nil, false
+	if err == nil && !locked {
+		c.s.lockouts.forget(key)
 	}
-	return passwords.WithWait(ctx, max(time.Until(deadline), 0)), leave, true
+	return locked, err
 }
 
 // status answers 99 (SC status) with 98 (ACS status).
@@ -310,15 +329,14 @@ func (c *conn) forgetPIN(patronID int64) {
 // Config.CheckWait in all. One that got no turn by then is not compared and not counted (busy):
 // the terminal is told so, not that the PIN is wrong.
 func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (ok, locked, busy bool) {
-	key := strconv.FormatInt(patronID, 10)
 	sum := sha256.Sum256([]byte(pin))
 	now := c.now()
 	if v := c.pin; v.patronID == patronID && v.hash == hash && v.sum == sum && now.Sub(v.at) < pinSessionIdle {
 		// Remembered: no comparison, and no database unless this process locked
 		// the patron's PIN since (ten wrong PINs at another terminal), or met
 		// its lockout: a lockout holds on every terminal, this one included.
-		if c.s.limiter.MayBeLocked(now, pinKey(key)) {
-			isLocked, err := c.isLocked(ctx, pinKey(key))
+		if c.s.lockouts.mayBeLocked(now, pinKey(patronID)) {
+			isLocked, err := c.isLocked(ctx, pinKey(patronID))
 			switch {
 			case err != nil:
 				c.internalError(ctx, "read PIN lockout", err)
@@ -331,30 +349,27 @@ func (c *conn) checkPIN(ctx context.Context, patronID int64, hash, pin string) (
 		c.pin.at = now
 		return true, false, false
 	}
-	cmpCtx, leave, admitted := c.turn(ctx, passwords.Key{Name: "pin:" + key, Max: 1, MaxWaiting: maxLoginsWaiting})
-	if !admitted {
+	attempt, cmpCtx, err := c.begin(ctx, pinKey(patronID), "")
+	switch {
+	case errors.Is(err, passwords.ErrBusy):
 		c.s.log.Warn("sip: PIN not checked: another PIN for the patron was being checked for too long", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
 		return false, false, true
-	}
-	defer leave()
-	attempt, err := c.count(ctx, "", pinKeys(key))
-	if err != nil {
+	case err != nil:
 		c.internalError(ctx, "count PIN attempt", err)
 		return false, false, true
 	}
+	defer attempt.Done()
 	if attempt.Refused() != "" {
 		return false, true, false
 	}
 	match, err := patrons.CheckPIN(cmpCtx, hash, pin)
 	if err != nil {
 		c.s.log.Warn("sip: PIN not compared: the comparison pool had no room in time", "conn", c.id, "remote", c.remote, "patron_id", patronID, "waited", c.s.cfg.CheckWait)
-		if uerr := c.s.cfg.DB.Write(ctx, attempt.NotCompared); uerr != nil {
-			c.internalError(ctx, "give back a PIN attempt", uerr)
-		}
+		c.notCompared(ctx, attempt, "give back a PIN attempt")
 		return false, false, true
 	}
 	if !match {
-		if attempt.Locked(pinKey(key)) {
+		if setLock(attempt, pinKey(patronID)) {
 			c.s.log.Warn("sip: PIN locked for 15 minutes after too many wrong PINs", "conn", c.id, "remote", c.remote, "patron_id", patronID)
 		}
 		return false, false, false

@@ -1,7 +1,9 @@
 package sip
 
 import (
+	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stacks-ils/stacks"
@@ -33,8 +35,8 @@ import (
 //   - pin:PATRON_ID counts a patron's PINs from any terminal; PINLimit within
 //     AttemptWindow lock it for LockoutFor.
 //
-// The usernames tried are any text, so the rows under these keys whose window
-// and lockout are over are deleted, at most once a minute (Limiter.Sweep).
+// The usernames tried are any text, so the rows whose window and lockout are
+// over are deleted by the daily jobs (passwords.Sweep).
 
 // Attempt limits: LoginLimit failed logins for an account from one address, or
 // PINLimit wrong PINs for a patron from any terminal, within AttemptWindow lock
@@ -65,14 +67,63 @@ const (
 	pinPrefix   = "pin:"
 )
 
-// newLimiter returns the throttle of SIP2 logins and PINs. Its refusals are
-// never shown: a terminal is answered 940 or told the PIN is locked.
-func newLimiter() *passwords.Limiter {
+// newLimiter returns the throttle of SIP2 logins and PINs (keys), whose
+// attempts wait for their turn for up to checkWait (Config.CheckWait). Its
+// refusals are never shown: a terminal is answered 940 or told the PIN is
+// locked.
+func newLimiter(checkWait time.Duration) *passwords.Limiter {
 	return &passwords.Limiter{
-		Words:      passwords.Words{Account: "this account", Failures: "failed attempts", Ask: "ask an administrator", Busy: passwords.ErrBusy},
-		Sweep:      []string{loginPrefix, pinPrefix},
-		SweepAfter: max(AttemptWindow, AccountWindow),
+		Throttle: passwords.Throttle{MaxWaiting: maxLoginsWaiting, InFlightWait: checkWait},
+		Words:    passwords.Words{Account: "this account", Failures: "failed attempts", Ask: "ask an administrator", Busy: passwords.ErrBusy},
+		Keys:     keys,
 	}
+}
+
+// noted holds the lockouts this server's attempts set or were refused by,
+// until when (Attempt.Lockouts), so that a PIN remembered on a connection,
+// which skips the database, can tell whether one may run (mayBeLocked). A
+// lockout staff lifted, or one another process set that no attempt here was
+// refused by yet, is not seen here: conn.isLocked reads it.
+type noted struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// note remembers lockouts.
+func (n *noted) note(now time.Time, lockouts map[string]time.Time) {
+	if len(lockouts) == 0 {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.until == nil {
+		n.until = map[string]time.Time{}
+	}
+	if len(n.until) > 10000 {
+		for k, u := range n.until {
+			if !now.Before(u) {
+				delete(n.until, k)
+			}
+		}
+	}
+	maps.Copy(n.until, lockouts)
+}
+
+// forget forgets the lockouts of keys (given back, or lifted).
+func (n *noted) forget(keys ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, k := range keys {
+		delete(n.until, k)
+	}
+}
+
+// mayBeLocked reports whether a lockout of key noted here may still run at now.
+func (n *noted) mayBeLocked(now time.Time, key string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	until, ok := n.until[key]
+	return ok && now.Before(until)
 }
 
 // loginKey is the key of user's logins (a lower-cased username) from addr (an
@@ -80,31 +131,31 @@ func newLimiter() *passwords.Limiter {
 func loginKey(user, addr string) string { return loginPrefix + user + "|" + addr }
 func accountKey(user string) string     { return loginPrefix + user }
 
-// pinKey is the key of a patron's PINs.
-func pinKey(patronID string) string { return pinPrefix + patronID }
+// pinKey is the key of a patron's PINs (passwords.PINKey, which a purge
+// deletes).
+func pinKey(patronID int64) string { return passwords.PINKey(patronID) }
 
 // knownAccount is the account name under which signin_addresses remembers the
 // addresses a SIP account logged in from.
 func knownAccount(user string) string { return "sip:" + user }
 
-// loginKeys are the keys a login of user from addr counts under: the account
-// at the address, and from an address not known for it the account's budget
-// too (first, so that a refusal by it is told as such).
-func loginKeys(user, addr string) func(known bool) []passwords.Counted {
-	return func(known bool) []passwords.Counted {
-		at := passwords.Counted{Key: loginKey(user, addr), Budget: loginBudget, Forget: true}
-		if known {
-			return []passwords.Counted{at}
-		}
-		return []passwords.Counted{{Key: accountKey(user), Budget: accountBudget}, at}
+// keys are what an attempt under key (accountKey for a login, pinKey for a
+// PIN) from addr counts and waits under. A login counts under the account at
+// the address, and from an address not known for it under the account's
+// budget too (first, so that a refusal by it is told as such); one is checked
+// at a time per account and address, maxHostLoginsInFlight per address. A PIN
+// counts under the patron, one checked at a time.
+func keys(key, addr string, known bool) []passwords.Counted {
+	if strings.HasPrefix(key, pinPrefix) {
+		return []passwords.Counted{{Key: key, Budget: pinBudget, Forget: true, InFlight: 1}}
 	}
-}
-
-// pinKeys is the key a PIN for patronID counts under.
-func pinKeys(patronID string) func(bool) []passwords.Counted {
-	return func(bool) []passwords.Counted {
-		return []passwords.Counted{{Key: pinKey(patronID), Budget: pinBudget, Forget: true}}
+	user := key[len(loginPrefix):]
+	at := passwords.Counted{Key: loginKey(user, addr), Budget: loginBudget, Forget: true, InFlight: 1}
+	host := passwords.Counted{Key: "login-host:" + addr, InFlight: maxHostLoginsInFlight}
+	if known {
+		return []passwords.Counted{at, host}
 	}
+	return []passwords.Counted{{Key: key, Budget: accountBudget}, at, host}
 }
 
 // Lockout is a SIP2 row of login_throttle as staff see it: failed attempts

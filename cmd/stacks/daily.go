@@ -42,10 +42,15 @@ func sessionsJob(ctx context.Context, d *db.DB) (string, error) {
 
 // signinAddressesJob forgets the addresses accounts and cards have not signed
 // in from for passwords.KnownFor (they are known no longer, and a patron's
-// address is personal data).
+// address is personal data), and sweeps the sign-in counts of every site
+// whose window and lockout are over (the names tried are any text).
 func signinAddressesJob(ctx context.Context, d *db.DB) (string, error) {
 	n, err := passwords.ForgetOldAddresses(ctx, d)
-	return fmt.Sprintf("%d addresses not signed in from for %d days forgotten", n, int(passwords.KnownFor.Hours()/24)), err
+	if err != nil {
+		return "", err
+	}
+	swept, err := passwords.Sweep(ctx, d)
+	return fmt.Sprintf("%d addresses not signed in from for %d days forgotten, %d sign-in counts over swept", n, int(passwords.KnownFor.Hours()/24), swept), err
 }
 
 // lostAgingJob declares long-overdue loans lost by the rules, 200 loans a
