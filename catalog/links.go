@@ -29,7 +29,7 @@ func Links(source string) []Link {
 	if source == "" {
 		return nil
 	}
-	rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	rec, err := marc.FromXML(source)
 	if err != nil {
 		return nil
 	}

@@ -40,7 +40,7 @@ func bibInput(b Bib) RecordInput {
 func keptMARC(b Bib, source string) *marc.Record {
 	var rec *marc.Record
 	if source != "" {
-		if r, err := marc.NewXMLReader(strings.NewReader(source)).Next(); err == nil {
+		if r, err := marc.FromXML(source); err == nil {
 			rec = r
 		}
 	}
@@ -383,7 +383,7 @@ func normalMARC(rec *marc.Record) (*marc.Record, error) {
 	if err != nil {
 		return nil, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
 	}
-	out, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	out, err := marc.FromXML(source)
 	if err != nil {
 		return nil, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
 	}
@@ -552,7 +552,7 @@ func RecordVersionMARC(tx *db.Tx, id int64, v int) (*marc.Record, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("record %d version %d: %w", id, v, err)
 	}
-	rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	rec, err := marc.FromXML(source)
 	if err != nil {
 		return nil, fmt.Errorf("record %d version %d: %w", id, v, err)
 	}

@@ -234,7 +234,7 @@ func MARCLines(source string) []string {
 	if source == "" {
 		return nil
 	}
-	rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	rec, err := marc.FromXML(source)
 	if err != nil {
 		return nil
 	}

@@ -238,7 +238,7 @@ func UndoImport(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) (Un
 			return err
 		}
 		for _, o := range restore {
-			rec, err := marc.NewXMLReader(strings.NewReader(o.prev)).Next()
+			rec, err := marc.FromXML(o.prev)
 			if err != nil {
 				return fmt.Errorf("record %d: read the MARC before the import: %w", o.recordID, err)
 			}
@@ -419,7 +419,7 @@ func (c *committer) page(im *importer, b *ImportBatch, last int, sum *CommitSumm
 			outcomes = append(outcomes, []any{r.pos, "skipped", nil, nil})
 			continue
 		}
-		if r.rec, err = marc.NewXMLReader(strings.NewReader(r.source)).Next(); err != nil {
+		if r.rec, err = marc.FromXML(r.source); err != nil {
 			return last, false, fmt.Errorf("batch %d record %d: read the staged MARC: %w", c.batch, r.pos, err)
 		}
 		bib := BibOf(r.rec)
