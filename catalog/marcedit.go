@@ -236,16 +236,6 @@ func setISBN(rec *marc.Record, isbn string) {
 	}
 }
 
-// publicationIndex returns the field BibOf reads the publisher and year from.
-func publicationIndex(rec *marc.Record) int {
-	for i, f := range rec.Fields {
-		if f.Tag == "264" && f.Ind2 == '1' {
-			return i
-		}
-	}
-	return slices.IndexFunc(rec.Fields, func(f marc.Field) bool { return f.Tag == "260" || f.Tag == "264" })
-}
-
 func setPublication(rec *marc.Record, setPublisher bool, publisher string, setYear bool, oldYear, year string) {
 	i := publicationIndex(rec)
 	if i < 0 {
@@ -287,21 +277,6 @@ func setPublication(rec *marc.Record, setPublisher bool, publisher string, setYe
 	if len(f.Subfields) == 0 {
 		rec.Fields = slices.Delete(rec.Fields, i, i+1)
 	}
-}
-
-// subjectTags are the fields BibOf reads subjects from.
-var subjectTags = []string{"600", "610", "611", "630", "650", "651", "655"}
-
-// subjectOf is the heading BibOf reads from a subject field.
-func subjectOf(f marc.Field) string {
-	return BibOf(&marc.Record{Fields: []marc.Field{f}}).firstSubject()
-}
-
-func (b Bib) firstSubject() string {
-	if len(b.Subjects) == 0 {
-		return ""
-	}
-	return b.Subjects[0]
 }
 
 func setSubjects(rec *marc.Record, old, headings []string) {
