@@ -311,22 +311,58 @@ type recordRow struct {
 	versionSource string
 }
 
-func readRecordRow(tx *db.Tx, id int64) (recordRow, error) {
+// recordRowsQuery reads records' rows and latest versions; a WHERE on r.id
+// follows.
+const recordRowsQuery = `SELECT r.id, r.title, r.author, r.isbn, r.publisher, coalesce(r.year, 0), r.subjects, r.control_number, r.marc, r.updated_at,
+	coalesce(v.version, 0), coalesce(v.marc, '')
+	FROM records r LEFT JOIN record_versions v ON v.record_id = r.id
+		AND v.version = (SELECT max(version) FROM record_versions WHERE record_id = r.id)
+	WHERE r.id `
+
+func scanRecordRow(s interface{ Scan(...any) error }) (int64, recordRow, error) {
+	var id int64
 	var r recordRow
 	var subjects string
-	err := tx.QueryRow(`SELECT r.title, r.author, r.isbn, r.publisher, coalesce(r.year, 0), r.subjects, r.control_number, r.marc, r.updated_at,
-		coalesce(v.version, 0), coalesce(v.marc, '')
-		FROM records r LEFT JOIN record_versions v ON v.record_id = r.id
-			AND v.version = (SELECT max(version) FROM record_versions WHERE record_id = r.id)
-		WHERE r.id = ?`, id).Scan(&r.bib.Title, &r.bib.Author, &r.bib.ISBN, &r.bib.Publisher, &r.bib.Year, &subjects,
+	err := s.Scan(&id, &r.bib.Title, &r.bib.Author, &r.bib.ISBN, &r.bib.Publisher, &r.bib.Year, &subjects,
 		&r.bib.ControlNumber, &r.source, &r.updatedAt, &r.version, &r.versionSource)
+	r.bib.Subjects = lines(subjects)
+	return id, r, err
+}
+
+func readRecordRow(tx *db.Tx, id int64) (recordRow, error) {
+	_, r, err := scanRecordRow(tx.QueryRow(recordRowsQuery+`= ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, errNoRecord(id)
 	} else if err != nil {
 		return r, fmt.Errorf("find record %d: %w", id, err)
 	}
-	r.bib.Subjects = lines(subjects)
 	return r, nil
+}
+
+// readRecordRows reads the rows and latest versions of records ids (those
+// that exist), a statement per 500.
+func readRecordRows(tx *db.Tx, ids []int64) (map[int64]*recordRow, error) {
+	out := map[int64]*recordRow{}
+	for _, part := range chunks(ids, 500) {
+		in, args := idArgs(part)
+		rows, err := tx.Query(recordRowsQuery+`IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read records: %w", err)
+		}
+		for rows.Next() {
+			id, r, err := scanRecordRow(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read records: %w", err)
+			}
+			out[id] = &r
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read records: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // kept is the MARC the row keeps (keptMARC).
