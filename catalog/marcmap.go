@@ -239,17 +239,9 @@ func priceCents(s string) int64 {
 	return w*100 + f
 }
 
-// MARCLines renders a MARCXML record as the lines cataloguers read: "LDR ...",
-// "001 value", "245 10 $a Title : $b subtitle". It returns nil if the record does
-// not parse.
-func MARCLines(source string) []string {
-	if source == "" {
-		return nil
-	}
-	rec, err := marc.FromXML(source)
-	if err != nil {
-		return nil
-	}
+// linesOf renders a record as the lines cataloguers read: "LDR ...",
+// "001 value", "245 10 $a Title : $b subtitle".
+func linesOf(rec *marc.Record) []string {
 	lines := []string{"LDR " + rec.Leader}
 	for _, f := range rec.Fields {
 		if f.IsControl() {
