@@ -470,10 +470,10 @@ func writeMARC(tx *db.Tx, actor stacks.Actor, id int64, row recordRow, rec *marc
 	last := row.version
 	if keepsPrevious(last, row.versionSource, row.source, prev) {
 		last++
-		if err := insertVersions(tx, id, version{last, prev, stacks.Actor{}, row.updatedAt}, version{last + 1, source, actor, now}); err != nil {
+		if err := insertVersions(tx, id, keptVersion{last, prev, stacks.Actor{}, row.updatedAt}, keptVersion{last + 1, source, actor, now}); err != nil {
 			return err
 		}
-	} else if err := insertVersions(tx, id, version{last + 1, source, actor, now}); err != nil {
+	} else if err := insertVersions(tx, id, keptVersion{last + 1, source, actor, now}); err != nil {
 		return err
 	}
 	old := bibInput(row.bib)
@@ -490,8 +490,8 @@ func writeMARC(tx *db.Tx, actor stacks.Actor, id int64, row recordRow, rec *marc
 	return tx.Audit(actor, action, "record", id, from+detail)
 }
 
-// version is one version of a record's MARC to keep.
-type version struct {
+// keptVersion is one version of a record's MARC to keep.
+type keptVersion struct {
 	number int
 	source string
 	actor  stacks.Actor
@@ -499,7 +499,7 @@ type version struct {
 }
 
 // insertVersions keeps versions of record id, in one statement.
-func insertVersions(tx *db.Tx, id int64, vs ...version) error {
+func insertVersions(tx *db.Tx, id int64, vs ...keptVersion) error {
 	q := `INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES `
 	var args []any
 	for i, v := range vs {
@@ -553,7 +553,7 @@ func createMARC(tx *db.Tx, actor stacks.Actor, rec *marc.Record, origin string) 
 	if err != nil {
 		return 0, fmt.Errorf("insert record: %w", err)
 	}
-	if err := insertVersions(tx, id, version{1, source, actor, now}); err != nil {
+	if err := insertVersions(tx, id, keptVersion{1, source, actor, now}); err != nil {
 		return 0, err
 	}
 	detail := fmt.Sprintf("%q by %q", b.Title, b.Author)

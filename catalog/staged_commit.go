@@ -113,24 +113,24 @@ func (w *pageWrite) replace(id int64, row *recordRow, rec *marc.Record, source s
 		v++
 		w.versions = append(w.versions, []any{id, v, prev, nil, "", row.updatedAt})
 	}
-	w.versions = append(w.versions, []any{id, v + 1, source, staffOf(w.actor), w.actor.Name, w.at})
-	w.overlays = append(w.overlays, append([]any{id}, append(derived(rec, source), w.at)...))
+	w.versions = append(w.versions, []any{id, v + 1, source, versionStaff(w.actor), w.actor.Name, w.at})
+	w.overlays = append(w.overlays, append([]any{id}, append(derivedColumns(rec, source), w.at)...))
 	return prev, nil
 }
 
 // create plans a new record id of rec (source), its MARC kept as version 1.
 func (w *pageWrite) create(id int64, rec *marc.Record, source string) {
-	w.creates = append(w.creates, append([]any{id}, append(derived(rec, source), w.at, w.at)...))
-	w.versions = append(w.versions, []any{id, 1, source, staffOf(w.actor), w.actor.Name, w.at})
+	w.creates = append(w.creates, append([]any{id}, append(derivedColumns(rec, source), w.at, w.at)...))
+	w.versions = append(w.versions, []any{id, 1, source, versionStaff(w.actor), w.actor.Name, w.at})
 }
 
-// derived is a record's columns derived from rec, then source.
-func derived(rec *marc.Record, source string) []any {
+// derivedColumns are a record's columns derived from rec, then source.
+func derivedColumns(rec *marc.Record, source string) []any {
 	b := BibOf(rec)
 	return []any{b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), strings.Join(b.Subjects, "\n"), b.ControlNumber, source}
 }
 
-func staffOf(actor stacks.Actor) sql.NullInt64 {
+func versionStaff(actor stacks.Actor) sql.NullInt64 {
 	return sql.NullInt64{Int64: actor.StaffID, Valid: actor.StaffID != 0}
 }
 
