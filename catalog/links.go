@@ -26,13 +26,31 @@ type Link struct {
 // the record's order. A record without kept MARC, or one that cannot be read,
 // has none.
 func Links(source string) []Link {
+	return ViewMARC(source).Links
+}
+
+// MARCView is what a record's page shows of its kept MARCXML, read once: its
+// links (856) and its lines as cataloguers read them.
+type MARCView struct {
+	Links []Link
+	Lines []string
+}
+
+// ViewMARC reads a record's kept MARCXML for its page. A record without kept
+// MARC, or one that cannot be read, has neither links nor lines.
+func ViewMARC(source string) MARCView {
 	if source == "" {
-		return nil
+		return MARCView{}
 	}
-	rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	rec, err := marc.FromXML(source)
 	if err != nil {
-		return nil
+		return MARCView{}
 	}
+	return MARCView{Links: linksOf(rec), Lines: linesOf(rec)}
+}
+
+// linksOf reads rec's 856 fields, one Link per $u, in the record's order.
+func linksOf(rec *marc.Record) []Link {
 	var out []Link
 	for _, f := range rec.Fields {
 		if f.Tag != "856" {

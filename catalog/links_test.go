@@ -47,7 +47,15 @@ func TestLinks(t *testing.T) {
 	if got := catalog.Links(src); !reflect.DeepEqual(got, want) {
 		t.Errorf("Links:\n got %+v\nwant %+v", got, want)
 	}
+	// The record's page reads the MARC once for its links and its lines.
+	v := catalog.ViewMARC(src)
+	if !reflect.DeepEqual(v.Links, want) || len(v.Lines) != len(rec.Fields)+1 || v.Lines[1] != "245 10 $a A title" {
+		t.Errorf("ViewMARC: links %+v, lines %q", v.Links, v.Lines)
+	}
 	for _, src := range []string{"", "not MARCXML"} {
+		if v := catalog.ViewMARC(src); v.Links != nil || v.Lines != nil {
+			t.Errorf("ViewMARC(%q) = %+v, want nothing", src, v)
+		}
 		if got := catalog.Links(src); got != nil {
 			t.Errorf("Links(%q) = %+v, want none", src, got)
 		}

@@ -40,7 +40,7 @@ func bibInput(b Bib) RecordInput {
 func keptMARC(b Bib, source string) *marc.Record {
 	var rec *marc.Record
 	if source != "" {
-		if r, err := marc.NewXMLReader(strings.NewReader(source)).Next(); err == nil {
+		if r, err := marc.FromXML(source); err == nil {
 			rec = r
 		}
 	}
@@ -236,16 +236,6 @@ func setISBN(rec *marc.Record, isbn string) {
 	}
 }
 
-// publicationIndex returns the field BibOf reads the publisher and year from.
-func publicationIndex(rec *marc.Record) int {
-	for i, f := range rec.Fields {
-		if f.Tag == "264" && f.Ind2 == '1' {
-			return i
-		}
-	}
-	return slices.IndexFunc(rec.Fields, func(f marc.Field) bool { return f.Tag == "260" || f.Tag == "264" })
-}
-
 func setPublication(rec *marc.Record, setPublisher bool, publisher string, setYear bool, oldYear, year string) {
 	i := publicationIndex(rec)
 	if i < 0 {
@@ -289,21 +279,6 @@ func setPublication(rec *marc.Record, setPublisher bool, publisher string, setYe
 	}
 }
 
-// subjectTags are the fields BibOf reads subjects from.
-var subjectTags = []string{"600", "610", "611", "630", "650", "651", "655"}
-
-// subjectOf is the heading BibOf reads from a subject field.
-func subjectOf(f marc.Field) string {
-	return BibOf(&marc.Record{Fields: []marc.Field{f}}).firstSubject()
-}
-
-func (b Bib) firstSubject() string {
-	if len(b.Subjects) == 0 {
-		return ""
-	}
-	return b.Subjects[0]
-}
-
 func setSubjects(rec *marc.Record, old, headings []string) {
 	keep := map[string]bool{}
 	for _, h := range headings {
@@ -324,26 +299,81 @@ func setSubjects(rec *marc.Record, old, headings []string) {
 	}
 }
 
-// recordRow is a record's row as a save reads it.
+// recordRow is a record's row and its latest version, as a write reads them
+// (one statement).
 type recordRow struct {
 	bib       Bib
 	source    string
 	updatedAt string
+	// version is the record's latest version (0 if none was kept) and
+	// versionSource its MARC.
+	version       int
+	versionSource string
+}
+
+// recordRowsQuery reads records' rows and latest versions; a WHERE on r.id
+// follows.
+const recordRowsQuery = `SELECT r.id, r.title, r.author, r.isbn, r.publisher, coalesce(r.year, 0), r.subjects, r.control_number, r.marc, r.updated_at,
+	coalesce(v.version, 0), coalesce(v.marc, '')
+	FROM records r LEFT JOIN record_versions v ON v.record_id = r.id
+		AND v.version = (SELECT max(version) FROM record_versions WHERE record_id = r.id)
+	WHERE r.id `
+
+func scanRecordRow(s interface{ Scan(...any) error }) (int64, recordRow, error) {
+	var id int64
+	var r recordRow
+	var subjects string
+	err := s.Scan(&id, &r.bib.Title, &r.bib.Author, &r.bib.ISBN, &r.bib.Publisher, &r.bib.Year, &subjects,
+		&r.bib.ControlNumber, &r.source, &r.updatedAt, &r.version, &r.versionSource)
+	r.bib.Subjects = lines(subjects)
+	return id, r, err
 }
 
 func readRecordRow(tx *db.Tx, id int64) (recordRow, error) {
-	var r recordRow
-	var subjects string
-	err := tx.QueryRow(`SELECT title, author, isbn, publisher, coalesce(year, 0), subjects, control_number, marc, updated_at
-		FROM records WHERE id = ?`, id).Scan(&r.bib.Title, &r.bib.Author, &r.bib.ISBN, &r.bib.Publisher, &r.bib.Year, &subjects,
-		&r.bib.ControlNumber, &r.source, &r.updatedAt)
+	_, r, err := scanRecordRow(tx.QueryRow(recordRowsQuery+`= ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, errNoRecord(id)
 	} else if err != nil {
 		return r, fmt.Errorf("find record %d: %w", id, err)
 	}
-	r.bib.Subjects = lines(subjects)
 	return r, nil
+}
+
+// readRecordRows reads the rows and latest versions of records ids (those
+// that exist), a statement per 500.
+func readRecordRows(tx *db.Tx, ids []int64) (map[int64]*recordRow, error) {
+	out := map[int64]*recordRow{}
+	for _, part := range chunks(ids, 500) {
+		in, args := idArgs(part)
+		rows, err := tx.Query(recordRowsQuery+`IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read records: %w", err)
+		}
+		for rows.Next() {
+			id, r, err := scanRecordRow(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read records: %w", err)
+			}
+			out[id] = &r
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read records: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// kept is the MARC the row keeps (keptMARC).
+func (r recordRow) kept() *marc.Record { return keptMARC(r.bib, r.source) }
+
+// keepsPrevious reports whether a write must first keep the MARC a record
+// has (prev, as keptMARC makes it from its row's source) as a version, since
+// its latest version (last, lastSource) does not hold it: a record not saved
+// since versions were kept, or one last written by a path that keeps none.
+func keepsPrevious(last int, lastSource, rowSource, prev string) bool {
+	return last == 0 || (lastSource != prev && lastSource != rowSource)
 }
 
 // RecordMARC returns the record's MARC as it is kept (for a record typed
@@ -353,7 +383,7 @@ func RecordMARC(tx *db.Tx, id int64) (*marc.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return keptMARC(r.bib, r.source), nil
+	return r.kept(), nil
 }
 
 // checkMARC refuses a record that cannot be kept: one that does not validate,
@@ -383,36 +413,52 @@ func normalMARC(rec *marc.Record) (*marc.Record, error) {
 	if err != nil {
 		return nil, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
 	}
-	out, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	out, err := marc.FromXML(source)
 	if err != nil {
 		return nil, stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
 	}
 	return out, nil
 }
 
-// saveMARC replaces record id's MARC with rec and derives its fields from it,
-// keeping it as a version (versions are numbered from 1; the MARC the record
-// had before is kept first when no version holds it: before its first save,
-// or after an import overlaid it), and
-// audits the save as action, saying which fields of the catalogue and of the
-// MARC changed.
-func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action string) error {
-	rec, err := normalMARC(rec)
-	if err != nil {
-		return err
-	}
+// replaceMARC replaces record id's MARC with rec and derives its fields from
+// it (writeMARC): the one write of an existing record's MARC, for the editor's
+// save, a restore, a copy-cataloguing overlay and an import's undo. origin,
+// when not "", says where rec came from, for the audit entry.
+func replaceMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action, origin string) error {
 	row, err := readRecordRow(tx, id)
 	if err != nil {
 		return err
 	}
-	before := keptMARC(row.bib, row.source)
+	return writeMARC(tx, actor, id, row, rec, action, origin)
+}
+
+// writeMARC replaces the MARC of record id, whose row and latest version are
+// row, with rec (checked and normalised: normalMARC), derives its fields from
+// it, and keeps it as a version (versions are numbered from 1; the MARC the
+// record had is kept first when no version holds it: keepsPrevious). The
+// save is audited as action, saying which fields of the catalogue and of the
+// MARC changed. A save that changes nothing writes nothing but the audit.
+func writeMARC(tx *db.Tx, actor stacks.Actor, id int64, row recordRow, rec *marc.Record, action, origin string) error {
+	rec, err := normalMARC(rec)
+	if err != nil {
+		return err
+	}
+	before := row.kept()
 	source, err := marc.ToXML(rec)
 	if err != nil {
 		return stacks.FieldErrorf("marc", stacks.EINVALID, "The record cannot be kept as MARC: %v.", err)
 	}
+	prev, err := marc.ToXML(before)
+	if err != nil {
+		return fmt.Errorf("record %d: keep the previous MARC: %w", id, err)
+	}
+	from := ""
+	if origin != "" {
+		from = "from " + origin + "; "
+	}
 	b := BibOf(rec)
-	if prev, err := marc.ToXML(before); err == nil && prev == source && row.source != "" && sameBib(row.bib, b) {
-		return tx.Audit(actor, action, "record", id, "no changes")
+	if prev == source && row.source != "" && sameBib(row.bib, b) {
+		return tx.Audit(actor, action, "record", id, from+"no changes")
 	}
 	now := db.FormatTime(tx.Now())
 	_, err = tx.Exec(`UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?,
@@ -421,29 +467,13 @@ func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action 
 	if err != nil {
 		return fmt.Errorf("update record %d: %w", id, err)
 	}
-	last, err := latestVersion(tx, id)
-	if err != nil {
-		return err
-	}
-	// The MARC the record had before this save is kept too when no version
-	// holds it: a record's first save, or one after an import overlaid it.
-	prev, err := marc.ToXML(before)
-	if err != nil {
-		return fmt.Errorf("record %d: keep the previous MARC: %w", id, err)
-	}
-	var lastSource string
-	if last > 0 {
-		if err := tx.QueryRow(`SELECT marc FROM record_versions WHERE record_id = ? AND version = ?`, id, last).Scan(&lastSource); err != nil {
-			return fmt.Errorf("record %d version %d: %w", id, last, err)
-		}
-	}
-	if last == 0 || (lastSource != prev && lastSource != row.source) {
+	last := row.version
+	if keepsPrevious(last, row.versionSource, row.source, prev) {
 		last++
-		if err := insertVersion(tx, id, last, prev, stacks.Actor{}, row.updatedAt); err != nil {
+		if err := insertVersions(tx, id, keptVersion{last, prev, stacks.Actor{}, row.updatedAt}, keptVersion{last + 1, source, actor, now}); err != nil {
 			return err
 		}
-	}
-	if err := insertVersion(tx, id, last+1, source, actor, now); err != nil {
+	} else if err := insertVersions(tx, id, keptVersion{last + 1, source, actor, now}); err != nil {
 		return err
 	}
 	old := bibInput(row.bib)
@@ -457,17 +487,34 @@ func saveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, action 
 		detail = "fields unchanged"
 	}
 	detail += fmt.Sprintf("; MARC version %d: %s", last+1, DiffMARC(before, rec).Summary())
-	return tx.Audit(actor, action, "record", id, detail)
+	return tx.Audit(actor, action, "record", id, from+detail)
 }
 
-func insertVersion(tx *db.Tx, id int64, version int, source string, actor stacks.Actor, at string) error {
-	var staff sql.NullInt64
-	if actor.StaffID != 0 {
-		staff = sql.NullInt64{Int64: actor.StaffID, Valid: true}
+// keptVersion is one version of a record's MARC to keep.
+type keptVersion struct {
+	number int
+	source string
+	actor  stacks.Actor
+	at     string
+}
+
+// insertVersions keeps versions of record id, in one statement.
+func insertVersions(tx *db.Tx, id int64, vs ...keptVersion) error {
+	q := `INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES `
+	var args []any
+	for i, v := range vs {
+		if i > 0 {
+			q += ", "
+		}
+		q += "(?, ?, ?, ?, ?, ?)"
+		var staff sql.NullInt64
+		if v.actor.StaffID != 0 {
+			staff = sql.NullInt64{Int64: v.actor.StaffID, Valid: true}
+		}
+		args = append(args, id, v.number, v.source, staff, v.actor.Name, v.at)
 	}
-	if _, err := tx.Exec(`INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, version, source, staff, actor.Name, at); err != nil {
-		return fmt.Errorf("record %d: keep version %d: %w", id, version, err)
+	if _, err := tx.Exec(q, args...); err != nil {
+		return fmt.Errorf("record %d: keep version %d: %w", id, vs[len(vs)-1].number, err)
 	}
 	return nil
 }
@@ -475,12 +522,20 @@ func insertVersion(tx *db.Tx, id int64, version int, source string, actor stacks
 // SaveMARC replaces record id's MARC with rec (the MARC editor's save); the
 // catalogue's fields are derived from it.
 func SaveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record) error {
-	return saveMARC(tx, actor, id, rec, "record.update")
+	return replaceMARC(tx, actor, id, rec, "record.update", "")
 }
 
 // CreateRecordMARC adds a record from its MARC (a template, or typed in the
 // MARC editor) and returns its id.
 func CreateRecordMARC(tx *db.Tx, actor stacks.Actor, rec *marc.Record) (int64, error) {
+	return createMARC(tx, actor, rec, "")
+}
+
+// createMARC adds a record from rec (checked and normalised: normalMARC),
+// its fields derived from it and its MARC kept as version 1, and returns its
+// id: the one insert of a record. origin, when not "", says where rec came
+// from, for the audit entry.
+func createMARC(tx *db.Tx, actor stacks.Actor, rec *marc.Record, origin string) (int64, error) {
 	rec, err := normalMARC(rec)
 	if err != nil {
 		return 0, err
@@ -498,10 +553,14 @@ func CreateRecordMARC(tx *db.Tx, actor stacks.Actor, rec *marc.Record) (int64, e
 	if err != nil {
 		return 0, fmt.Errorf("insert record: %w", err)
 	}
-	if err := insertVersion(tx, id, 1, source, actor, now); err != nil {
+	if err := insertVersions(tx, id, keptVersion{1, source, actor, now}); err != nil {
 		return 0, err
 	}
-	if err := tx.Audit(actor, "record.create", "record", id, fmt.Sprintf("%q by %q", b.Title, b.Author)); err != nil {
+	detail := fmt.Sprintf("%q by %q", b.Title, b.Author)
+	if origin != "" {
+		detail += " from " + origin
+	}
+	if err := tx.Audit(actor, "record.create", "record", id, detail); err != nil {
 		return 0, err
 	}
 	return id, nil
@@ -534,15 +593,6 @@ func RecordVersions(tx *db.Tx, id int64) ([]RecordVersion, error) {
 	return out, rows.Err()
 }
 
-// latestVersion is the number of a record's newest version, 0 if none was kept.
-func latestVersion(tx *db.Tx, id int64) (int, error) {
-	var last int
-	if err := tx.QueryRow(`SELECT coalesce(max(version), 0) FROM record_versions WHERE record_id = ?`, id).Scan(&last); err != nil {
-		return 0, fmt.Errorf("record %d versions: %w", id, err)
-	}
-	return last, nil
-}
-
 // RecordVersionMARC returns version v of a record's MARC.
 func RecordVersionMARC(tx *db.Tx, id int64, v int) (*marc.Record, error) {
 	var source string
@@ -552,7 +602,7 @@ func RecordVersionMARC(tx *db.Tx, id int64, v int) (*marc.Record, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("record %d version %d: %w", id, v, err)
 	}
-	rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+	rec, err := marc.FromXML(source)
 	if err != nil {
 		return nil, fmt.Errorf("record %d version %d: %w", id, v, err)
 	}
@@ -566,5 +616,5 @@ func RestoreVersion(tx *db.Tx, actor stacks.Actor, id int64, v int) error {
 	if err != nil {
 		return err
 	}
-	return saveMARC(tx, actor, id, rec, "record.restore")
+	return replaceMARC(tx, actor, id, rec, "record.restore", "")
 }

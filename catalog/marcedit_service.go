@@ -28,11 +28,13 @@ func (s *Service) MARCEdit(ctx context.Context, id int64) (e MARCEdit, err error
 			return err
 		}
 		e = MARCEdit{RecordID: id, Title: BibOf(rec).Title, Text: marc.FormatText(rec)}
-		if e.Version, err = latestVersion(tx, id); err != nil {
+		if e.Versions, err = RecordVersions(tx, id); err != nil {
 			return err
 		}
-		e.Versions, err = RecordVersions(tx, id)
-		return err
+		if len(e.Versions) > 0 {
+			e.Version = e.Versions[0].Version
+		}
+		return nil
 	})
 	return e, err
 }
@@ -94,14 +96,14 @@ func (s *Service) SaveMARCText(ctx context.Context, actor stacks.Actor, id int64
 		return err
 	}
 	return s.DB.Write(ctx, func(tx *db.Tx) error {
-		last, err := latestVersion(tx, id)
+		row, err := readRecordRow(tx, id)
 		if err != nil {
 			return err
 		}
-		if last != base {
-			return stacks.Errorf(stacks.ECONFLICT, "Record %d was saved by someone else while you edited it (version %d). Open the MARC editor again: your changes are below to copy.", id, last)
+		if row.version != base {
+			return stacks.Errorf(stacks.ECONFLICT, "Record %d was saved by someone else while you edited it (version %d). Open the MARC editor again: your changes are below to copy.", id, row.version)
 		}
-		return SaveMARC(tx, actor, id, rec)
+		return writeMARC(tx, actor, id, row, rec, "record.update", "")
 	})
 }
 

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -89,18 +90,8 @@ func BibOf(r *marc.Record) Bib {
 			break
 		}
 	}
-	var pub marc.Field
-	found := false
-	for _, f := range r.FieldsByTag("264") {
-		if f.Ind2 == '1' {
-			pub, found = f, true
-			break
-		}
-	}
-	if !found {
-		pub, found = firstField(r, "260", "264")
-	}
-	if found {
+	if i := publicationIndex(r); i >= 0 {
+		pub := r.Fields[i]
 		b.Publisher = trimPunct(pub.Sub('b'))
 		b.Year = firstYear(pub.Sub('c'))
 	}
@@ -110,21 +101,42 @@ func BibOf(r *marc.Record) Bib {
 		}
 	}
 	seen := map[string]bool{}
-	for _, tag := range []string{"600", "610", "611", "630", "650", "651", "655"} {
+	for _, tag := range subjectTags {
 		for _, f := range r.FieldsByTag(tag) {
-			parts := []string{trimPunct(join(" ", f.Sub('a'), f.Sub('b')))}
-			for _, sf := range f.Subfields {
-				if sf.Code == 'x' || sf.Code == 'y' || sf.Code == 'z' || sf.Code == 'v' {
-					parts = append(parts, trimPunct(sf.Value))
-				}
-			}
-			if s := join(" -- ", parts...); s != "" && !seen[s] {
+			if s := subjectOf(f); s != "" && !seen[s] {
 				seen[s] = true
 				b.Subjects = append(b.Subjects, s)
 			}
 		}
 	}
 	return b
+}
+
+// publicationIndex returns the index of the field BibOf reads the publisher
+// and year from (the first 264 with second indicator 1, else the first 260 or
+// 264), or -1.
+func publicationIndex(r *marc.Record) int {
+	for i, f := range r.Fields {
+		if f.Tag == "264" && f.Ind2 == '1' {
+			return i
+		}
+	}
+	return slices.IndexFunc(r.Fields, func(f marc.Field) bool { return f.Tag == "260" || f.Tag == "264" })
+}
+
+// subjectTags are the fields BibOf reads subjects from, in its order.
+var subjectTags = []string{"600", "610", "611", "630", "650", "651", "655"}
+
+// subjectOf is the heading BibOf reads from a subject field: "$a $b" and its
+// subdivisions ($v, $x, $y, $z), joined by " -- ".
+func subjectOf(f marc.Field) string {
+	parts := []string{trimPunct(join(" ", f.Sub('a'), f.Sub('b')))}
+	for _, sf := range f.Subfields {
+		if sf.Code == 'x' || sf.Code == 'y' || sf.Code == 'z' || sf.Code == 'v' {
+			parts = append(parts, trimPunct(sf.Value))
+		}
+	}
+	return join(" -- ", parts...)
 }
 
 // firstYear returns the first four-digit year in s ("c1969." gives 1969).
@@ -204,17 +216,9 @@ func priceCents(s string) int64 {
 	return w*100 + f
 }
 
-// MARCLines renders a MARCXML record as the lines cataloguers read: "LDR ...",
-// "001 value", "245 10 $a Title : $b subtitle". It returns nil if the record does
-// not parse.
-func MARCLines(source string) []string {
-	if source == "" {
-		return nil
-	}
-	rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
-	if err != nil {
-		return nil
-	}
+// linesOf renders a record as the lines cataloguers read: "LDR ...",
+// "001 value", "245 10 $a Title : $b subtitle".
+func linesOf(rec *marc.Record) []string {
 	lines := []string{"LDR " + rec.Leader}
 	for _, f := range rec.Fields {
 		if f.IsControl() {

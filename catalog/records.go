@@ -26,6 +26,11 @@ type RecordInput struct {
 	Year string
 	// Subjects are subject headings, one per line.
 	Subjects string
+	// Base is the version of the record's MARC the form showed (its latest
+	// when the form was read; 0 when it had none). A save writes the form's
+	// changes through against that version, so that what someone else saved
+	// since, in fields the form did not change, stays.
+	Base int
 }
 
 // Field limits: generous enough for the long titles and headings of imported
@@ -192,21 +197,33 @@ func UpdateRecord(tx *db.Tx, actor stacks.Actor, id int64, in RecordInput) error
 	if err := in.Validate(); err != nil {
 		return err
 	}
-	rec, err := RecordMARC(tx, id)
+	row, err := readRecordRow(tx, id)
 	if err != nil {
 		return err
 	}
-	writeThrough(rec, bibInput(BibOf(rec)), in)
-	return saveMARC(tx, actor, id, rec, "record.update")
+	rec := row.kept()
+	shown := bibInput(BibOf(rec))
+	if in.Base != 0 && in.Base != row.version {
+		// Someone saved the record since the form was read: what the form
+		// showed is that version's.
+		old, err := RecordVersionMARC(tx, id, in.Base)
+		if err != nil {
+			return err
+		}
+		shown = bibInput(BibOf(old))
+	}
+	writeThrough(rec, shown, in)
+	return writeMARC(tx, actor, id, row, rec, "record.update", "")
 }
 
 // RecordInputOf returns a record's fields as the edit form shows them (subjects one
-// per line).
+// per line), with its latest version as the form's Base.
 func RecordInputOf(tx *db.Tx, id int64) (RecordInput, error) {
 	var in RecordInput
 	var year sql.NullInt64
-	err := tx.QueryRow(`SELECT title, author, isbn, publisher, year, subjects FROM records WHERE id = ?`, id).
-		Scan(&in.Title, &in.Author, &in.ISBN, &in.Publisher, &year, &in.Subjects)
+	err := tx.QueryRow(`SELECT title, author, isbn, publisher, year, subjects,
+		(SELECT coalesce(max(version), 0) FROM record_versions WHERE record_id = records.id) FROM records WHERE id = ?`, id).
+		Scan(&in.Title, &in.Author, &in.ISBN, &in.Publisher, &year, &in.Subjects, &in.Base)
 	if errors.Is(err, sql.ErrNoRows) {
 		return RecordInput{}, errNoRecord(id)
 	} else if err != nil {

@@ -223,7 +223,7 @@ func TestCreateUpdateRecord(t *testing.T) {
 			in, err = catalog.RecordInputOf(tx, id)
 			return err
 		})
-		if err != nil || in != (catalog.RecordInput{Title: "Quixotic Dirigibles", Author: "Vantongeren, Ilse"}) {
+		if err != nil || in != (catalog.RecordInput{Title: "Quixotic Dirigibles", Author: "Vantongeren, Ilse", Base: 3}) {
 			t.Fatalf("RecordInputOf = %+v, %v", in, err)
 		}
 	})

@@ -46,10 +46,7 @@ func CommitImport(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) (
 		if err != nil {
 			return err
 		}
-		c, err := newCommitter(tx, actor, id)
-		if err != nil {
-			return err
-		}
+		c := newCommitter(tx, actor, id)
 		for last := -1; ; {
 			var more bool
 			if last, more, err = c.page(im, b, last, &sum); err != nil {
@@ -77,84 +74,82 @@ func CommitImport(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) (
 	return sum, err
 }
 
-var errGone = errors.New("record gone")
-
-// committer holds the statements of one batch's commit.
+// committer is one batch's commit or undo.
 type committer struct {
-	tx                           *db.Tx
-	actor                        stacks.Actor
-	batch                        int64
-	staff                        sql.NullInt64
-	readRec, updRec, lastVersion *db.Stmt
-	insVersion                   *db.Stmt
+	tx    *db.Tx
+	actor stacks.Actor
+	batch int64
 	// nextID is the id the next record created gets.
 	nextID int64
 }
 
-func newCommitter(tx *db.Tx, actor stacks.Actor, batch int64) (*committer, error) {
-	c := &committer{tx: tx, actor: actor, batch: batch}
-	if actor.StaffID != 0 {
-		c.staff = sql.NullInt64{Int64: actor.StaffID, Valid: true}
-	}
-	for _, p := range []struct {
-		st **db.Stmt
-		q  string
-	}{
-		{&c.readRec, `SELECT title, author, isbn, publisher, coalesce(year, 0), subjects, control_number, marc, updated_at FROM records WHERE id = ?`},
-		{&c.updRec, `UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?, marc = ?, updated_at = ? WHERE id = ?`},
-		{&c.lastVersion, `SELECT version, marc FROM record_versions WHERE record_id = ? ORDER BY version DESC LIMIT 1`},
-		{&c.insVersion, `INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES (?, ?, ?, ?, ?, ?)`},
-	} {
-		var err error
-		if *p.st, err = tx.Prepare(p.q); err != nil {
-			return nil, fmt.Errorf("prepare the commit: %w", err)
-		}
-	}
-	return c, nil
+func newCommitter(tx *db.Tx, actor stacks.Actor, batch int64) *committer {
+	return &committer{tx: tx, actor: actor, batch: batch}
 }
 
-// replace replaces record id's MARC by rec (source), deriving its fields (an
-// undo's restore), and returns the MARC it had. The MARC it had is kept as a
-// version when its last version does not hold it (as saveMARC keeps it), then
-// the new one. errGone when there is no record id.
-func (c *committer) replace(id int64, rec *marc.Record, source string) (string, error) {
-	var old Bib
-	var subjects, oldSource, updatedAt string
-	err := c.readRec.QueryRow(id).Scan(&old.Title, &old.Author, &old.ISBN, &old.Publisher, &old.Year, &subjects, &old.ControlNumber, &oldSource, &updatedAt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", errGone
-	} else if err != nil {
-		return "", fmt.Errorf("find record %d: %w", id, err)
-	}
-	old.Subjects = lines(subjects)
-	prev, err := marc.ToXML(keptMARC(old, oldSource))
+// pageWrite is a page's writes of records and their versions, run as a few
+// bulk statements (flush).
+type pageWrite struct {
+	actor                       stacks.Actor
+	at                          string
+	creates, overlays, versions [][]any
+}
+
+// replace plans the replacement of record id's MARC (its row and latest
+// version now: row) by rec (source), as writeMARC does it: the fields
+// derived from rec, the MARC the record had kept as a version first when
+// keepsPrevious, then source. It returns the MARC the record had (as
+// keptMARC makes it); nothing is written when the record is already so.
+func (w *pageWrite) replace(id int64, row *recordRow, rec *marc.Record, source string) (string, error) {
+	prev, err := marc.ToXML(row.kept())
 	if err != nil {
 		return "", fmt.Errorf("record %d: keep the previous MARC: %w", id, err)
 	}
-	if oldSource == source && prev == source {
+	if prev == source && row.source == source {
 		return prev, nil // already so: no new version
 	}
-	b := BibOf(rec)
-	now := db.FormatTime(c.tx.Now())
-	if _, err := c.updRec.Exec(b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), strings.Join(b.Subjects, "\n"), b.ControlNumber,
-		source, now, id); err != nil {
-		return "", fmt.Errorf("overlay record %d: %w", id, err)
+	v := row.version
+	if keepsPrevious(v, row.versionSource, row.source, prev) {
+		v++
+		w.versions = append(w.versions, []any{id, v, prev, nil, "", row.updatedAt})
 	}
-	var last int
-	var lastSource string
-	if err := c.lastVersion.QueryRow(id).Scan(&last, &lastSource); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("record %d versions: %w", id, err)
-	}
-	if last == 0 || (lastSource != prev && lastSource != oldSource) {
-		last++
-		if _, err := c.insVersion.Exec(id, last, prev, nil, "", updatedAt); err != nil {
-			return "", fmt.Errorf("record %d: keep version %d: %w", id, last, err)
-		}
-	}
-	if _, err := c.insVersion.Exec(id, last+1, source, c.staff, c.actor.Name, now); err != nil {
-		return "", fmt.Errorf("record %d: keep version %d: %w", id, last+1, err)
-	}
+	w.versions = append(w.versions, []any{id, v + 1, source, versionStaff(w.actor), w.actor.Name, w.at})
+	w.overlays = append(w.overlays, append([]any{id}, append(derivedColumns(rec, source), w.at)...))
 	return prev, nil
+}
+
+// create plans a new record id of rec (source), its MARC kept as version 1.
+func (w *pageWrite) create(id int64, rec *marc.Record, source string) {
+	w.creates = append(w.creates, append([]any{id}, append(derivedColumns(rec, source), w.at, w.at)...))
+	w.versions = append(w.versions, []any{id, 1, source, versionStaff(w.actor), w.actor.Name, w.at})
+}
+
+// derivedColumns are a record's columns derived from rec, then source.
+func derivedColumns(rec *marc.Record, source string) []any {
+	b := BibOf(rec)
+	return []any{b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), strings.Join(b.Subjects, "\n"), b.ControlNumber, source}
+}
+
+func versionStaff(actor stacks.Actor) sql.NullInt64 {
+	return sql.NullInt64{Int64: actor.StaffID, Valid: actor.StaffID != 0}
+}
+
+// flush runs the page's writes.
+func (w *pageWrite) flush(tx *db.Tx) error {
+	if err := bulk(tx, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at) VALUES `,
+		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "", w.creates); err != nil {
+		return fmt.Errorf("insert records: %w", err)
+	}
+	if err := bulk(tx, `UPDATE records SET title = v.column2, author = v.column3, isbn = v.column4, publisher = v.column5, year = v.column6,
+		subjects = v.column7, control_number = v.column8, marc = v.column9, updated_at = v.column10 FROM (VALUES `,
+		"(CAST(? AS bigint), ?, ?, ?, ?, CAST(? AS bigint), ?, ?, ?, ?)", `) AS v WHERE records.id = v.column1`, w.overlays); err != nil {
+		return fmt.Errorf("overlay records: %w", err)
+	}
+	if err := bulk(tx, `INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES `,
+		"(?, ?, ?, ?, ?, ?)", "", w.versions); err != nil {
+		return fmt.Errorf("keep versions: %w", err)
+	}
+	return nil
 }
 
 // UndoSummary is what an undo did.
@@ -209,46 +204,11 @@ func UndoImport(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) (Un
 			}
 		}
 		sum.Deleted = len(created)
-		// Overlaid records get back their MARC, the last overlay first, so that a
-		// record the file matched twice ends as it was before the first.
-		type overlaid struct {
-			recordID int64
-			prev     string
-		}
-		var restore []overlaid
-		rows, err := tx.Query(`SELECT record_id, prev_marc FROM import_batch_records
-			WHERE batch_id = ? AND outcome = 'overlaid' ORDER BY position DESC`, id)
-		if err != nil {
-			return fmt.Errorf("batch %d: overlaid records: %w", id, err)
-		}
-		for rows.Next() {
-			var o overlaid
-			if err := rows.Scan(&o.recordID, &o.prev); err != nil {
-				rows.Close()
-				return err
-			}
-			restore = append(restore, o)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		c, err := newCommitter(tx, actor, id)
+		n, err := restoreOverlaid(tx, actor, id)
 		if err != nil {
 			return err
 		}
-		for _, o := range restore {
-			rec, err := marc.NewXMLReader(strings.NewReader(o.prev)).Next()
-			if err != nil {
-				return fmt.Errorf("record %d: read the MARC before the import: %w", o.recordID, err)
-			}
-			if _, err := c.replace(o.recordID, rec, o.prev); errors.Is(err, errGone) {
-				continue // deleted since: nothing to restore
-			} else if err != nil {
-				return err
-			}
-			sum.Restored++
-		}
+		sum.Restored = n
 		if _, err := tx.Exec(`UPDATE import_batches SET state = ?, undone_at = ? WHERE id = ?`, BatchUndone, db.FormatTime(tx.Now()), id); err != nil {
 			return fmt.Errorf("mark batch %d undone: %w", id, err)
 		}
@@ -256,6 +216,65 @@ func UndoImport(ctx context.Context, d *db.DB, actor stacks.Actor, id int64) (Un
 			b.FileName, sum.Deleted, sum.Restored, sum.CopiesDeleted))
 	})
 	return sum, err
+}
+
+// restoreOverlaid gives the records batch overlaid back the MARC they had
+// before it (kept as a new version; the MARC they have now is kept first when
+// no version holds it, as writeMARC keeps it), a few bulk statements per 500
+// records, and returns how many it restored. A record the file matched twice
+// gets back the MARC it had before the first overlay; one deleted since is
+// left. A record edited since the import loses the edit from its MARC, which
+// its versions keep.
+func restoreOverlaid(tx *db.Tx, actor stacks.Actor, batch int64) (int, error) {
+	var ids []int64
+	first := map[int64]string{}
+	rows, err := tx.Query(`SELECT record_id, prev_marc FROM import_batch_records
+		WHERE batch_id = ? AND outcome = 'overlaid' ORDER BY position`, batch)
+	if err != nil {
+		return 0, fmt.Errorf("batch %d: overlaid records: %w", batch, err)
+	}
+	for rows.Next() {
+		var id int64
+		var prev string
+		if err := rows.Scan(&id, &prev); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if _, ok := first[id]; !ok {
+			first[id] = prev
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	restored := 0
+	for _, part := range chunks(ids, 500) {
+		now, err := readRecordRows(tx, part)
+		if err != nil {
+			return 0, err
+		}
+		w := &pageWrite{actor: actor, at: db.FormatTime(tx.Now())}
+		for _, id := range part {
+			row := now[id]
+			if row == nil {
+				continue // deleted since: nothing to restore
+			}
+			rec, err := marc.FromXML(first[id])
+			if err != nil {
+				return 0, fmt.Errorf("record %d: read the MARC before the import: %w", id, err)
+			}
+			if _, err := w.replace(id, row, rec, first[id]); err != nil {
+				return 0, err
+			}
+			restored++
+		}
+		if err := w.flush(tx); err != nil {
+			return 0, err
+		}
+	}
+	return restored, nil
 }
 
 // refuseCirculated refuses the undo of batch when one of its copies has been
@@ -357,114 +376,44 @@ func (c *committer) page(im *importer, b *ImportBatch, last int, sum *CommitSumm
 			overlayIDs = append(overlayIDs, r.matchID)
 		}
 	}
-	type current struct {
-		source, updatedAt, lastSource string
-		bib                           Bib
-		lastVersion                   int
-	}
-	now := map[int64]*current{}
-	for _, ids := range chunks(overlayIDs, 500) {
-		in, args := idArgs(ids)
-		rows, err := tx.Query(`SELECT id, title, author, isbn, publisher, coalesce(year, 0), subjects, control_number, marc, updated_at FROM records WHERE id IN (`+in+`)`, args...)
-		if err != nil {
-			return last, false, fmt.Errorf("read the records overlaid: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			var cur current
-			var subjects string
-			if err := rows.Scan(&id, &cur.bib.Title, &cur.bib.Author, &cur.bib.ISBN, &cur.bib.Publisher, &cur.bib.Year, &subjects, &cur.bib.ControlNumber, &cur.source, &cur.updatedAt); err != nil {
-				rows.Close()
-				return last, false, err
-			}
-			cur.bib.Subjects = lines(subjects)
-			now[id] = &cur
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return last, false, err
-		}
-		rows, err = tx.Query(`SELECT v.record_id, v.version, v.marc FROM record_versions v
-			JOIN (SELECT record_id, max(version) AS version FROM record_versions WHERE record_id IN (`+in+`) GROUP BY record_id) m
-			ON m.record_id = v.record_id AND m.version = v.version`, args...)
-		if err != nil {
-			return last, false, fmt.Errorf("read the overlaid records' versions: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			var v int
-			var source string
-			if err := rows.Scan(&id, &v, &source); err != nil {
-				rows.Close()
-				return last, false, err
-			}
-			if cur := now[id]; cur != nil {
-				cur.lastVersion, cur.lastSource = v, source
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return last, false, err
-		}
+	now, err := readRecordRows(tx, overlayIDs)
+	if err != nil {
+		return last, false, fmt.Errorf("read the records overlaid: %w", err)
 	}
 
 	if err := tx.QueryRow(`SELECT ` + nextRecordID).Scan(&c.nextID); err != nil {
 		return last, false, fmt.Errorf("next record id: %w", err)
 	}
-	at := db.FormatTime(tx.Now())
-	var creates, overlays, versions, outcomes [][]any
+	w := &pageWrite{actor: c.actor, at: db.FormatTime(tx.Now())}
+	var outcomes [][]any
 	for _, r := range page {
 		if r.action == ActionSkip {
 			sum.Skipped++
 			outcomes = append(outcomes, []any{r.pos, "skipped", nil, nil})
 			continue
 		}
-		if r.rec, err = marc.NewXMLReader(strings.NewReader(r.source)).Next(); err != nil {
+		if r.rec, err = marc.FromXML(r.source); err != nil {
 			return last, false, fmt.Errorf("batch %d record %d: read the staged MARC: %w", c.batch, r.pos, err)
 		}
-		bib := BibOf(r.rec)
-		fields := []any{bib.Title, bib.Author, bib.ISBN, bib.Publisher, nullYear(bib.Year), strings.Join(bib.Subjects, "\n"), bib.ControlNumber, r.source}
-		cur := now[r.matchID]
-		if r.action == ActionOverlay && cur != nil {
-			prev, err := marc.ToXML(keptMARC(cur.bib, cur.source))
+		if cur := now[r.matchID]; r.action == ActionOverlay && cur != nil {
+			prev, err := w.replace(r.matchID, cur, r.rec, r.source)
 			if err != nil {
-				return last, false, fmt.Errorf("record %d: keep the previous MARC: %w", r.matchID, err)
+				return last, false, err
 			}
 			r.recordID, r.prev = r.matchID, prev
 			outcomes = append(outcomes, []any{r.pos, "overlaid", r.recordID, prev})
 			sum.Overlaid++
-			if prev == r.source && cur.source == r.source {
-				continue // the same MARC again: no new version, nothing to write
-			}
-			v := cur.lastVersion
-			if v == 0 || (cur.lastSource != prev && cur.lastSource != cur.source) {
-				v++
-				versions = append(versions, []any{r.recordID, v, prev, nil, "", cur.updatedAt})
-			}
-			versions = append(versions, []any{r.recordID, v + 1, r.source, c.staff, c.actor.Name, at})
-			overlays = append(overlays, append([]any{r.recordID}, append(fields, at)...))
 			continue
 		}
 		// New, or the record matched was deleted since: the import adds it.
 		r.recordID, r.created = c.nextID, true
 		c.nextID++
-		creates = append(creates, append([]any{r.recordID}, append(fields, at, at)...))
-		versions = append(versions, []any{r.recordID, 1, r.source, c.staff, c.actor.Name, at})
+		w.create(r.recordID, r.rec, r.source)
 		outcomes = append(outcomes, []any{r.pos, "created", r.recordID, nil})
 		sum.Created++
 	}
-	if err := bulk(tx, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at) VALUES `,
-		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "", creates); err != nil {
-		return last, false, fmt.Errorf("insert records: %w", err)
-	}
-	if err := bulk(tx, `UPDATE records SET title = v.column2, author = v.column3, isbn = v.column4, publisher = v.column5, year = v.column6,
-		subjects = v.column7, control_number = v.column8, marc = v.column9, updated_at = v.column10 FROM (VALUES `,
-		"(CAST(? AS bigint), ?, ?, ?, ?, CAST(? AS bigint), ?, ?, ?, ?)", `) AS v WHERE records.id = v.column1`, overlays); err != nil {
-		return last, false, fmt.Errorf("overlay records: %w", err)
-	}
-	if err := bulk(tx, `INSERT INTO record_versions (record_id, version, marc, staff_id, actor, saved_at) VALUES `,
-		"(?, ?, ?, ?, ?, ?)", "", versions); err != nil {
-		return last, false, fmt.Errorf("keep versions: %w", err)
+	if err := w.flush(tx); err != nil {
+		return last, false, err
 	}
 	if err := bulk(tx, `UPDATE import_batch_records SET outcome = v.column2, record_id = v.column3, prev_marc = v.column4 FROM (VALUES `,
 		"(CAST(? AS bigint), ?, CAST(? AS bigint), ?)", fmt.Sprintf(`) AS v WHERE import_batch_records.batch_id = %d AND import_batch_records.position = v.column1`, c.batch), outcomes); err != nil {
@@ -480,12 +429,12 @@ func (c *committer) page(im *importer, b *ImportBatch, last int, sum *CommitSumm
 // the direct import does, with their statuses, remembering each in the batch.
 func (c *committer) pageCopies(im *importer, page []*stagedRow, sum *CommitSummary) error {
 	type copyRow struct {
-		r       *stagedRow
-		h       Holding
-		barcode string
+		r         *stagedRow
+		h         Holding
+		barcode   string
+		generated bool
 	}
 	var all []copyRow
-	var barcodes []any
 	for _, r := range page {
 		if r.recordID == 0 {
 			continue
@@ -496,35 +445,36 @@ func (c *committer) pageCopies(im *importer, page []*stagedRow, sum *CommitSumma
 		}
 		for _, h := range holdings {
 			barcode := strings.TrimSpace(h.Barcode)
-			if barcode == "" {
-				var err error
-				if barcode, err = im.generateBarcode(); err != nil {
-					return err
-				}
-			}
-			all = append(all, copyRow{r, h, barcode})
-			barcodes = append(barcodes, barcode)
+			all = append(all, copyRow{r: r, h: h, barcode: barcode, generated: barcode == ""})
 		}
 	}
+	// Who has each barcode now. A generated barcode (M and 8 digits, the
+	// importer's next) that is taken is generated again, and looked up with
+	// the others of the next round.
 	owners := map[string]int64{}
-	for _, part := range chunks(barcodes, 500) {
-		rows, err := c.tx.Query(`SELECT barcode, record_id FROM items WHERE barcode IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, part...)
-		if err != nil {
-			return fmt.Errorf("look up barcodes: %w", err)
-		}
-		for rows.Next() {
-			var bc string
-			var owner int64
-			if err := rows.Scan(&bc, &owner); err != nil {
-				rows.Close()
-				return err
+	lookup := make([]int, len(all))
+	for i := range all {
+		lookup[i] = i
+	}
+	for len(lookup) > 0 {
+		var barcodes []any
+		for _, i := range lookup {
+			if all[i].generated {
+				all[i].barcode = fmt.Sprintf("M%08d", *im.nextBarcode)
+				*im.nextBarcode++
 			}
-			owners[bc] = owner
+			barcodes = append(barcodes, all[i].barcode)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := c.owners(barcodes, owners); err != nil {
 			return err
 		}
+		var clashes []int
+		for _, i := range lookup {
+			if _, taken := owners[all[i].barcode]; taken && all[i].generated {
+				clashes = append(clashes, i)
+			}
+		}
+		lookup = clashes
 	}
 	now := db.FormatTime(c.tx.Now())
 	var inserts [][]any
@@ -574,6 +524,31 @@ func (c *committer) pageCopies(im *importer, page []*stagedRow, sum *CommitSumma
 		if _, err := c.tx.Exec(fmt.Sprintf(`INSERT INTO import_batch_items (batch_id, item_id) SELECT %d, id FROM items WHERE barcode IN (?`, c.batch)+
 			strings.Repeat(", ?", len(part)-1)+`)`, part...); err != nil {
 			return fmt.Errorf("batch %d: remember the copies: %w", c.batch, err)
+		}
+	}
+	return nil
+}
+
+// owners adds the records that have barcodes (those that exist) to owners,
+// a statement per 500.
+func (c *committer) owners(barcodes []any, owners map[string]int64) error {
+	for _, part := range chunks(barcodes, 500) {
+		rows, err := c.tx.Query(`SELECT barcode, record_id FROM items WHERE barcode IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, part...)
+		if err != nil {
+			return fmt.Errorf("look up barcodes: %w", err)
+		}
+		for rows.Next() {
+			var bc string
+			var owner int64
+			if err := rows.Scan(&bc, &owner); err != nil {
+				rows.Close()
+				return err
+			}
+			owners[bc] = owner
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	v := &RecordView{Loc: prefs.Location, Record: rh.Record, Items: rh.Copies, Queue: rh.Queue,
+	v := &RecordView{Loc: prefs.Location, Record: rh.Record, MARC: catalog.ViewMARC(rh.Record.MARC), Items: rh.Copies, Queue: rh.Queue,
 		Today: rh.Now.In(prefs.Location).Format(db.DayFormat)}
 	s.Render(w, r, http.StatusOK, RecordPage(s.page(r, v.Record.Title, "search"), v))
 }

@@ -106,6 +106,7 @@ func (v *RecordFormView) title() string {
 }
 
 func recordInputFrom(r *http.Request) catalog.RecordInput {
+	base, _ := strconv.Atoi(r.PostFormValue("base"))
 	return catalog.RecordInput{
 		Title:     r.PostFormValue("title"),
 		Author:    r.PostFormValue("author"),
@@ -113,6 +114,7 @@ func recordInputFrom(r *http.Request) catalog.RecordInput {
 		Publisher: r.PostFormValue("publisher"),
 		Year:      r.PostFormValue("year"),
 		Subjects:  r.PostFormValue("subjects"),
+		Base:      base,
 	}
 }
 

@@ -83,6 +83,10 @@ func TestRecordMARCEditor(t *testing.T) {
 		t.Fatalf("save over a newer version: %d", r.Status)
 	}
 	mustContain(t, "the refused save", squashed(r.Body), "saved by someone else", `name="base" value="2"`)
+	// The quick form sends the version it showed, for its save to write
+	// through against.
+	r = e.get(t, c, record+"/edit")
+	mustContain(t, "the quick form", r.Body, `name="base" value="2"`)
 
 	r = e.get(t, c, record+"/marc")
 	mustContain(t, "the versions", r.Body, "Compare and restore", record+"/marc/versions?v=1")

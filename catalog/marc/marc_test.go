@@ -861,3 +861,24 @@ func TestNewAutoReaderErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestFromXMLReadsToXML(t *testing.T) {
+	rec := &marc.Record{Leader: "00000nam a2200000 a 4500", Fields: []marc.Field{
+		{Tag: "001", Value: "ocm1"},
+		{Tag: "245", Ind1: '0', Ind2: '0', Subfields: []marc.Subfield{{Code: 'a', Value: "Dune"}}},
+	}}
+	s, err := marc.ToXML(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := marc.FromXML(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Fields, rec.Fields) {
+		t.Fatalf("FromXML(ToXML(rec)) fields = %+v, want %+v", got.Fields, rec.Fields)
+	}
+	if _, err := marc.FromXML("<record"); err == nil {
+		t.Fatal("FromXML read a broken record without an error")
+	}
+}

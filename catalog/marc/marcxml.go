@@ -437,6 +437,12 @@ func ToXML(r *Record) (string, error) {
 	return buf.String(), nil
 }
 
+// FromXML reads the one MARCXML record of source (ToXML's form, as the
+// catalogue stores it).
+func FromXML(source string) (*Record, error) {
+	return NewXMLReader(strings.NewReader(source)).Next()
+}
+
 func appendXML(buf *bytes.Buffer, r *Record, indent string, ns bool) error {
 	if err := r.Validate(); err != nil {
 		return err
