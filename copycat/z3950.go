@@ -306,6 +306,9 @@ func searchZConn(ctx context.Context, conn net.Conn, t Target, database string, 
 		return res, &diagnosticError{reason: "reported that the search failed"}
 	}
 	total := intOf(child(resp, ber.ClassContext, tagResultCount))
+	if total < 0 {
+		return res, &diagnosticError{reason: fmt.Sprintf("reported %d records found", total)}
+	}
 	res.Total = int(min(total, int64(1<<31-1)))
 	n := min(res.Total, max)
 	if n == 0 {

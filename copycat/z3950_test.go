@@ -99,6 +99,7 @@ func TestZ3950Refusals(t *testing.T) {
 			"reported Bib-1 diagnostic 114 (unsupported use attribute): 1003"},
 		{"search failed", packets(initOK(), ctxSeq(tagSearchResponse, ctxInt(tagResultCount, 0), ctxBool(tagSearchStatus, false))), "reported that the search failed"},
 		{"close", packets(ctxSeq(tagClose, ctxInt(211, 2))), "closed the association (reason 2)"},
+		{"negative count", packets(initOK(), searchOK(-13)), "reported -13 records found"},
 		{"wrong APDU", packets(searchOK(1)), "not Z39.50 (APDU [23] where [21] was expected)"},
 		{"hang-up", nil, "closed the connection without answering"},
 		{"cut short", packets(initOK(), searchOK(3))[:10], "closed the connection without answering"},
