@@ -10,6 +10,8 @@ import (
 // The invariants:
 //   - item-withdrawal-status: an item has a withdrawal date exactly when it is
 //     withdrawn, and a withdrawal reason only then;
+//   - withdrawn-copy-unheld: no queued hold asks for a withdrawn copy (a
+//     withdrawal cancels the copy's own holds);
 //   - record-redirect-live: a merged record's link leads to a record in the
 //     catalogue (record_redirects' foreign key), and the merged record is not
 //     in the catalogue itself.
@@ -21,6 +23,10 @@ func CheckMaintenance(tx *db.Tx) ([]stacks.Violation, error) {
 			FROM items
 			WHERE (status = 'withdrawn' AND withdrawn_at IS NULL) OR (status <> 'withdrawn' AND (withdrawn_at IS NOT NULL OR withdrawn_reason <> ''))
 			ORDER BY id`},
+		{Name: "withdrawn-copy-unheld", Query: `SELECT 'hold ' || h.id || ' is queued for item ' || i.barcode || ' (id ' || i.id || '), which is withdrawn'
+			FROM holds h JOIN items i ON i.id = h.item_id
+			WHERE h.status = 'queued' AND i.status = 'withdrawn'
+			ORDER BY h.id`},
 		{Name: "record-redirect-live", Query: `SELECT 'record ' || d.from_id || ' was merged into record ' || d.to_id
 				|| CASE WHEN r.id IS NULL THEN ', which is not in the catalogue' ELSE ', but is in the catalogue itself' END
 			FROM record_redirects d LEFT JOIN records r ON r.id = d.to_id

@@ -484,6 +484,13 @@ func UpdateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, statu
 	} else if err != nil {
 		return fmt.Errorf("update item %d: %w", itemID, err)
 	}
+	// Withdrawn here, as by Withdraw, the copy's own holds end: no copy is
+	// left to fill them.
+	if status == StatusWithdrawn && old.Status != StatusWithdrawn {
+		if _, err := cancelItemHolds(tx, actor, itemID, withdrawnCopyReason); err != nil {
+			return err
+		}
+	}
 	oldPrice, _ := parsePrice(old.Input.Price)
 	return tx.Audit(actor, "item.update", "item", itemID, changes([]change{
 		{"barcode", old.Barcode, in.Barcode}, {"item type", old.Input.ItemTypeCode, in.ItemTypeCode},

@@ -71,7 +71,7 @@ func withdrawItem(tx *db.Tx, actor stacks.Actor, itemID int64, reason string) (W
 		return WithdrawResult{}, err
 	}
 	res := WithdrawResult{Barcode: d.Barcode}
-	if res.HoldsCancelled, err = cancelItemHolds(tx, actor, itemID, "The copy asked for was withdrawn from the collection."); err != nil {
+	if res.HoldsCancelled, err = cancelItemHolds(tx, actor, itemID, withdrawnCopyReason); err != nil {
 		return res, err
 	}
 	now := db.FormatTime(tx.Now())
@@ -198,6 +198,10 @@ func deleteItemRows(tx *db.Tx, itemIDs []int64) error {
 	}
 	return nil
 }
+
+// withdrawnCopyReason is the cancellation reason of a hold whose copy was
+// withdrawn.
+const withdrawnCopyReason = "The copy asked for was withdrawn from the collection."
 
 // cancelItemHolds cancels the open holds asked for item itemID (item-level
 // holds) that are still queued, renumbering their queues, and returns how many.

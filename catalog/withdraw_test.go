@@ -431,6 +431,33 @@ func testWithdrawalFollowsStatus(t *testing.T, e db.Engine) {
 	l.checkClean()
 }
 
+// TestFormWithdrawalEndsCopyHolds: an item withdrawn on its form, as one
+// withdrawn by Withdraw, cancels the holds asked for that copy and leaves the
+// record's queue whole.
+func TestFormWithdrawalEndsCopyHolds(t *testing.T) { forEngines(t, testFormWithdrawalEndsCopyHolds) }
+
+func testFormWithdrawalEndsCopyHolds(t *testing.T, e db.Engine) {
+	l := newLib(t, e)
+	ctx := context.Background()
+	rec, items := l.record("Formally Weeded Zeppelins", "FW1", "FW2")
+	onCopy := l.hold(rec, 1, items[0], l.now.Add(-2*time.Hour))
+	onTitle := l.hold(rec, 2, 0, l.now.Add(-time.Hour))
+	in := catalog.ItemInput{Barcode: "FW1", ItemTypeCode: "BOOK", HomeBranchCode: "CEN", CallNumber: "823 FW1"}
+	if _, err := l.svc.UpdateItem(ctx, editor, items[0], in, catalog.StatusWithdrawn); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.str(`SELECT status || '|' || cancel_reason FROM holds WHERE id = ?`, onCopy); got != "cancelled|The copy asked for was withdrawn from the collection." {
+		t.Errorf("hold on the withdrawn copy: %s", got)
+	}
+	if q := l.queue(rec); !sameIDs(q, []int64{onTitle}) {
+		t.Errorf("queue %v, want %v", q, []int64{onTitle})
+	}
+	if n := l.int(`SELECT priority FROM holds WHERE id = ?`, onTitle); n != 1 {
+		t.Errorf("the title hold is at position %d, want 1", n)
+	}
+	l.checkClean()
+}
+
 // TestCheckMaintenance: the invariants of withdrawals and merges find what a
 // hand-run statement breaks.
 func TestCheckMaintenance(t *testing.T) { forEngines(t, testCheckMaintenance) }
@@ -441,6 +468,7 @@ func testCheckMaintenance(t *testing.T, e db.Engine) {
 	l.exec(`UPDATE items SET withdrawn_reason = 'stale' WHERE id = ?`, items[0])
 	l.exec(`UPDATE items SET status = 'withdrawn' WHERE id = ?`, items[1])
 	l.exec(`UPDATE items SET withdrawn_at = NULL WHERE id = ?`, items[1])
+	held := l.hold(keep, 1, items[1], l.now)
 	l.exec(`INSERT INTO record_redirects (from_id, to_id, merged_at) VALUES (?, ?, ?)`, keep, keep, db.FormatTime(l.now))
 	var got []string
 	if err := l.d.Read(context.Background(), func(tx *db.Tx) error {
@@ -453,6 +481,7 @@ func testCheckMaintenance(t *testing.T, e db.Engine) {
 		t.Fatal(err)
 	}
 	want := []string{"CK1 (id " + fmt.Sprint(items[0]) + ") is available but has a withdrawal", "CK2 (id " + fmt.Sprint(items[1]) + ") is withdrawn without the date",
+		fmt.Sprintf("hold %d is queued for item CK2 (id %d), which is withdrawn", held, items[1]),
 		fmt.Sprintf("record %d was merged into record %d, but is in the catalogue itself", keep, keep)}
 	if len(got) != len(want) {
 		t.Fatalf("violations %q, want %d", got, len(want))
