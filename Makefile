@@ -1,8 +1,9 @@
 # Stacks: build, check and test.
 #
-#   make test      everything CI runs: test deps, static checks, all tests with -race,
-#                  on SQLite and on a throwaway PostgreSQL (scripts/pg.sh)
-#                  (packages nothing changed for come from Go's test cache)
+#   make test      test deps, static checks, all tests with -race, on SQLite and
+#                  on a throwaway PostgreSQL (scripts/pg.sh) (packages nothing
+#                  changed for come from Go's test cache); CI (.ci/run) runs it,
+#                  then make fuzz-short
 #   make test-fresh  the same, every package run again (make test FRESH=1)
 #   make check     gofmt, go vet, staticcheck, generated templ code up to date
 #   make build     the production binary in bin/stacks (scripts/build.sh, as the image)
@@ -35,8 +36,8 @@ all: check build
 # The tests run on both engines, in two passes (scripts/test-engines.sh):
 # every package on SQLite, then every package whose tests take their databases
 # from db/dbtest or demo/demotest again on PostgreSQL. The browser suite (e2e)
-# runs its two passes in a lane of its own, and the checks and fuzz-short in a
-# third, beside the other packages' passes: each lane alone leaves a core idle
+# runs its two passes in a lane of its own, and the checks in a third, beside
+# the other packages' passes: each lane alone leaves a core idle
 # much of the time (docs/performance.md, "The test suite"). scripts/pg.sh starts a throwaway
 # PostgreSQL cluster for the whole go test run (a Unix socket in a temporary
 # directory, no TCP port), exports its URL as STACKS_TEST_POSTGRES, and stops
@@ -50,11 +51,11 @@ all: check build
 # the tests read, and a no-op flag (scripts/test-engines.sh's pgflags), so that
 # the cache keeps its results apart from the SQLite pass's.
 FRESH ?=
-# The checks and fuzz-short run in a lane of their own beside the tests' two
-# lanes (scripts/test-engines.sh, FIRST), not before them: the tests leave a
-# core idle much of the time, the checks fill it.
+# The checks run in a lane of their own beside the tests' two lanes
+# (scripts/test-engines.sh, FIRST), not before them: the tests leave a core
+# idle much of the time, the checks fill it.
 test: test-deps
-	GO=$(GO) FIRST='$(MAKE) --no-print-directory check fuzz-short' bash scripts/pg.sh run bash scripts/test-engines.sh $(RACE) $(if $(FRESH),-count=1) -timeout 20m
+	GO=$(GO) FIRST='$(MAKE) --no-print-directory check' bash scripts/pg.sh run bash scripts/test-engines.sh $(RACE) $(if $(FRESH),-count=1) -timeout 20m
 
 # RACE is make test's and make e2e's race detector: -race, but without
 # instrumenting SQLite's C code translated to Go (modernc.org/sqlite/lib and
@@ -74,11 +75,13 @@ RACE ?= -race -gcflags=modernc.org/sqlite/lib=-race=false -gcflags=modernc.org/l
 test-fresh:
 	$(MAKE) test FRESH=1
 
-# fuzz-short fuzzes every fuzz target briefly, for make test; make fuzz runs them
-# long. Every target's seed corpus (its f.Add inputs and testdata/fuzz) already runs
-# in make test's plain go test, so its fuzzing only looks a little past the seeds
-# for a crash a change just brought in; finding the deep ones is make fuzz's job,
-# and a repeat make test should stay under four minutes.
+# fuzz-short fuzzes every fuzz target briefly, for CI after make test (.ci/run);
+# make fuzz runs them long. Every target's seed corpus (its f.Add inputs and
+# testdata/fuzz) already runs in make test's plain go test, so fuzz-short only
+# looks a little past the seeds for a crash a change just brought in; finding the
+# deep ones is make fuzz's job. It is not part of make test: it is a search, not
+# a test, and its CPU is better spent on the tests (docs/performance.md, "The
+# test suite").
 #
 # scripts/fuzz.sh finds the targets itself (a new FuzzX runs without a Makefile
 # change), builds each package's fuzzing binary once, and keeps each target's
@@ -91,8 +94,7 @@ test-fresh:
 # FUZZ_SHORT is 5,000 inputs a target. Most of the phase's time is not those
 # inputs but fixed costs: linking each package's fuzzing binary, starting the
 # workers, and the baseline run over each kept corpus (a few hundred inputs a
-# target); all eleven targets take about 80 s of CPU, so about a minute on this
-# two-core machine when it is quiet and three or more when it is shared.
+# target).
 # FUZZTIME, make fuzz's, is 600 times FUZZ_SHORT. Either can be set
 # (make fuzz FUZZTIME=20000000x), and FUZZ_TARGETS=marc runs only the MARC readers.
 FUZZ_SHORT ?= 5000x

@@ -11,10 +11,16 @@
 #
 # Three lanes run side by side, each one thing after another:
 #
-#   - every package but the browser suite on SQLite, then on PostgreSQL;
+#   - every package but the browser suite on SQLite;
 #   - the browser suite (e2e) on SQLite, then on PostgreSQL;
-#   - FIRST, if set: make test's checks (gofmt, vet, staticcheck, the templ
-#     check) and its short fuzzing.
+#   - FIRST, if set (make test's checks: gofmt, vet, staticcheck, the templ
+#     check), then every package but the browser suite on PostgreSQL.
+#
+# The PostgreSQL pass of the packages follows the checks, not the SQLite pass,
+# so that it does not wait for the SQLite pass's longest tests; by the time the
+# checks end, the SQLite pass has compiled most of the test binaries both passes
+# share (a binary not yet in Go's cache may be compiled by both). Without FIRST
+# it follows the SQLite pass in the first lane.
 #
 # One after another they left a core idle a third of the time: the browser
 # tests mostly wait for Chromium, the servers they start and the network latency
@@ -115,7 +121,20 @@ browserlane() {
 }
 
 checkslane() {
-	lanepass "$out/checks" "$FIRST" bash -c "$FIRST"
+	local status=0
+	lanepass "$out/checks" "$FIRST" bash -c "$FIRST" || status=1
+	pgpass "$out/checks" "$@" || status=1
+	return $status
+}
+
+# pgpass runs the PostgreSQL pass of every package but the browser suite, in a
+# lane (its file $1).
+pgpass() {
+	local file=$1
+	shift
+	[[ -n $pgrest ]] || return 0
+	# shellcheck disable=SC2086 # one package a word
+	lanepass "$file" "go test on PostgreSQL (all but the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" $pgrest
 }
 
 # startlane runs a lane function in the background, its output in $out/NAME.
@@ -133,13 +152,13 @@ startlane() {
 
 startlane browser browserlane "$@"
 if [[ -n ${FIRST:-} ]]; then
-	startlane checks checkslane
+	startlane checks checkslane "$@"
 fi
 
 status=0
 # shellcheck disable=SC2086 # one package a word
 pass "go test on SQLite (all but the browser suite)" "$GO" test "$@" $rest || status=1
-if [[ -n $pgrest ]]; then
+if [[ -z ${FIRST:-} && -n $pgrest ]]; then
 	# shellcheck disable=SC2086
 	pass "go test on PostgreSQL (all but the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" $pgrest || status=1
 fi
