@@ -356,7 +356,14 @@ func applyBatch(tx *db.Tx, actor stacks.Actor, barcodes []string, ch BatchChange
 			if err != nil {
 				return res, fmt.Errorf("find holds on the withdrawn copies: %w", err)
 			}
-			if err := cancelHolds(tx, actor, holdIDs, "The copy asked for was withdrawn from the collection."); err != nil {
+			if len(holdIDs) > 0 {
+				hin, hargs := idArgs(holdIDs)
+				if _, err := tx.Exec(`INSERT INTO item_batch_holds (batch_id, hold_id, priority)
+					SELECT ?, id, priority FROM holds WHERE id IN (`+hin+`)`, append([]any{res.BatchID}, hargs...)...); err != nil {
+					return res, fmt.Errorf("record the batch's holds: %w", err)
+				}
+			}
+			if err := cancelHolds(tx, actor, holdIDs, withdrawnCopyReason); err != nil {
 				return res, err
 			}
 			res.HoldsCancelled += len(holdIDs)
@@ -419,32 +426,43 @@ func (s *Service) RecentBatches(ctx context.Context) (bs []Batch, err error) {
 	return bs, err
 }
 
+// BatchUndo is what undoing a batch did.
+type BatchUndo struct {
+	// Items counts the items put back as they were.
+	Items int
+	// HoldsRestored counts the holds a withdrawal cancelled that are queued
+	// again, in their places.
+	HoldsRestored int
+}
+
 // UndoBatch puts the items of batch id back as they were before it. It is
 // refused after the undo window, for a batch already undone, and when any of
 // its items was changed since (by the desk, a form or another batch): undoing
-// would overwrite that change. Holds cancelled by a withdrawal stay cancelled.
-func (s *Service) UndoBatch(ctx context.Context, actor stacks.Actor, id int64) (n int, err error) {
+// would overwrite that change. The holds a withdrawal cancelled (holds asked
+// for one of its copies) are queued again where they were, ahead of holds
+// placed since.
+func (s *Service) UndoBatch(ctx context.Context, actor stacks.Actor, id int64) (u BatchUndo, err error) {
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		n, err = undoBatch(tx, actor, id)
+		u, err = undoBatch(tx, actor, id)
 		return err
 	})
-	return n, err
+	return u, err
 }
 
-func undoBatch(tx *db.Tx, actor stacks.Actor, id int64) (int, error) {
+func undoBatch(tx *db.Tx, actor stacks.Actor, id int64) (BatchUndo, error) {
 	var at, field, value string
 	var undone sql.NullString
 	err := tx.QueryRow(`SELECT at, field, value, undone_at FROM item_batches WHERE id = ?`, id).Scan(&at, &field, &value, &undone)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, stacks.Errorf(stacks.ENOTFOUND, "There is no batch edit %d.", id)
+		return BatchUndo{}, stacks.Errorf(stacks.ENOTFOUND, "There is no batch edit %d.", id)
 	} else if err != nil {
-		return 0, fmt.Errorf("find batch %d: %w", id, err)
+		return BatchUndo{}, fmt.Errorf("find batch %d: %w", id, err)
 	}
 	if undone.Valid {
-		return 0, stacks.Errorf(stacks.ECONFLICT, "Batch %d was already undone.", id)
+		return BatchUndo{}, stacks.Errorf(stacks.ECONFLICT, "Batch %d was already undone.", id)
 	}
 	if at < db.FormatTime(tx.Now().Add(-BatchUndoWindow)) {
-		return 0, stacks.Errorf(stacks.ECONFLICT, "Batch %d is more than a day old and can no longer be undone. Make a new batch edit to change the items back.", id)
+		return BatchUndo{}, stacks.Errorf(stacks.ECONFLICT, "Batch %d is more than a day old and can no longer be undone. Make a new batch edit to change the items back.", id)
 	}
 	// An item changed since the batch has another updated_at (or, changed in
 	// the same second, another status than the batch left).
@@ -458,20 +476,20 @@ func undoBatch(tx *db.Tx, actor stacks.Actor, id int64) (int, error) {
 	changed, err := tx.Query(`SELECT i.barcode FROM item_batch_items b JOIN items i ON i.id = b.item_id
 		WHERE b.batch_id = ? AND (`+cond+`) ORDER BY i.barcode`, args...)
 	if err != nil {
-		return 0, fmt.Errorf("check batch %d: %w", id, err)
+		return BatchUndo{}, fmt.Errorf("check batch %d: %w", id, err)
 	}
 	var barcodes []string
 	for changed.Next() {
 		var b string
 		if err := changed.Scan(&b); err != nil {
 			changed.Close()
-			return 0, err
+			return BatchUndo{}, err
 		}
 		barcodes = append(barcodes, b)
 	}
 	changed.Close()
 	if err := changed.Err(); err != nil {
-		return 0, err
+		return BatchUndo{}, err
 	}
 	if len(barcodes) > 0 {
 		shown := barcodes[:min(len(barcodes), 10)]
@@ -479,7 +497,7 @@ func undoBatch(tx *db.Tx, actor stacks.Actor, id int64) (int, error) {
 		if len(barcodes) > len(shown) {
 			more = fmt.Sprintf(" and %d more", len(barcodes)-len(shown))
 		}
-		return 0, stacks.Errorf(stacks.ECONFLICT, "Batch %d cannot be undone: items %s%s were changed since. Change them back with a new batch edit.",
+		return BatchUndo{}, stacks.Errorf(stacks.ECONFLICT, "Batch %d cannot be undone: items %s%s were changed since. Change them back with a new batch edit.",
 			id, strings.Join(shown, ", "), more)
 	}
 	now := db.FormatTime(tx.Now())
@@ -490,14 +508,73 @@ func undoBatch(tx *db.Tx, actor stacks.Actor, id int64) (int, error) {
 		col("call_number"), col("location"), col("withdrawn_at"), col("withdrawn_reason")}, ", ")+`, updated_at = ?2
 		WHERE id IN (SELECT item_id FROM item_batch_items WHERE batch_id = ?1)`, id, now)
 	if err != nil {
-		return 0, fmt.Errorf("undo batch %d: %w", id, err)
+		return BatchUndo{}, fmt.Errorf("undo batch %d: %w", id, err)
 	}
 	n, err := r.RowsAffected()
 	if err != nil {
-		return 0, err
+		return BatchUndo{}, err
+	}
+	u := BatchUndo{Items: int(n)}
+	if field == BatchWithdraw {
+		if u.HoldsRestored, err = restoreBatchHolds(tx, actor, id, at); err != nil {
+			return u, err
+		}
 	}
 	if _, err := tx.Exec(`UPDATE item_batches SET undone_at = ? WHERE id = ?`, now, id); err != nil {
-		return 0, fmt.Errorf("undo batch %d: %w", id, err)
+		return u, fmt.Errorf("undo batch %d: %w", id, err)
 	}
-	return int(n), tx.Audit(actor, "item.batch_undo", "item_batch", id, fmt.Sprintf("%s of %s put back", BatchFieldLabel(field), plural(int(n), "item", "items")))
+	detail := fmt.Sprintf("%s of %s put back", BatchFieldLabel(field), plural(u.Items, "item", "items"))
+	if u.HoldsRestored > 0 {
+		detail += fmt.Sprintf("; %s queued again", plural(u.HoldsRestored, "hold", "holds"))
+	}
+	return u, tx.Audit(actor, "item.batch_undo", "item_batch", id, detail)
+}
+
+// restoreBatchHolds queues again the holds batch id cancelled at its time at
+// (those still cancelled by it: a hold the privacy purge removed is gone), each
+// at the place it had, the holds behind it moving down one, in the order of
+// those places so that a queue comes back as it was; then renumbers the
+// queues, closing any gap.
+func restoreBatchHolds(tx *db.Tx, actor stacks.Actor, batchID int64, at string) (int, error) {
+	rows, err := tx.Query(`SELECT h.id, h.record_id, b.priority FROM item_batch_holds b JOIN holds h ON h.id = b.hold_id
+		WHERE b.batch_id = ? AND h.status = 'cancelled' AND h.closed_at = ? AND h.cancel_reason = ?
+		ORDER BY h.record_id, b.priority, h.id`, batchID, at, withdrawnCopyReason)
+	if err != nil {
+		return 0, fmt.Errorf("find the holds of batch %d: %w", batchID, err)
+	}
+	type restore struct{ id, record, priority int64 }
+	var rs []restore
+	for rows.Next() {
+		var r restore
+		if err := rows.Scan(&r.id, &r.record, &r.priority); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		rs = append(rs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	var records []int64
+	for _, r := range rs {
+		if _, err := tx.Exec(`UPDATE holds SET priority = priority + 1 WHERE record_id = ? AND status = 'queued' AND priority >= ?`, r.record, r.priority); err != nil {
+			return 0, fmt.Errorf("make room for hold %d: %w", r.id, err)
+		}
+		if _, err := tx.Exec(`UPDATE holds SET status = 'queued', closed_at = NULL, cancel_reason = '', priority = ? WHERE id = ?`, r.priority, r.id); err != nil {
+			return 0, fmt.Errorf("queue hold %d again: %w", r.id, err)
+		}
+		if err := tx.Audit(actor, "hold.restored", "hold", r.id, fmt.Sprintf("batch %d undone", batchID)); err != nil {
+			return 0, err
+		}
+		if len(records) == 0 || records[len(records)-1] != r.record {
+			records = append(records, r.record)
+		}
+	}
+	for _, rec := range records {
+		if err := renumberQueue(tx, rec); err != nil {
+			return 0, err
+		}
+	}
+	return len(rs), nil
 }

@@ -35,7 +35,9 @@ func testBatch(t *testing.T, e db.Engine) {
 	ctx := context.Background()
 	rec, items := l.record("Batched Zeppelins", "B1", "B2", "B3", "B4")
 	l.lend(items[2], 1, false)
+	ahead := l.hold(rec, 3, 0, l.now.Add(-2*time.Hour))
 	onB1 := l.hold(rec, 2, items[0], l.now.Add(-time.Hour))
+	behind := l.hold(rec, 1, 0, l.now.Add(-time.Minute))
 	l.exec(`UPDATE items SET location = 'Stacks' WHERE id = ?`, items[3])
 	barcodes := catalog.ParseBarcodes("B1\nB2\nB3\nNOPE\nB4\nB1\n")
 
@@ -104,11 +106,29 @@ func testBatch(t *testing.T, e db.Engine) {
 		if got := l.str(`SELECT status FROM holds WHERE id = ?`, onB1); got != "cancelled" {
 			t.Errorf("hold on B1 is %s", got)
 		}
+		if q := l.queue(rec); !sameIDs(q, []int64{ahead, behind}) {
+			t.Errorf("queue after the withdrawal %v, want %v", q, []int64{ahead, behind})
+		}
 		l.checkClean()
 		l.now = l.now.Add(time.Minute)
-		n, err := l.svc.UndoBatch(ctx, editor, res.BatchID)
-		if err != nil || n != 2 {
-			t.Fatalf("undo: %d, %v", n, err)
+		late := l.hold(rec, 3, 0, l.now)
+		l.now = l.now.Add(time.Minute)
+		u, err := l.svc.UndoBatch(ctx, editor, res.BatchID)
+		if err != nil || u.Items != 2 {
+			t.Fatalf("undo: %+v, %v", u, err)
+		}
+		// The hold on B1 is back in its place, ahead of the one placed since.
+		if u.HoldsRestored != 1 {
+			t.Errorf("undo restored %d holds, want 1", u.HoldsRestored)
+		}
+		if q := l.queue(rec); !sameIDs(q, []int64{ahead, onB1, behind, late}) {
+			t.Errorf("queue after the undo %v, want %v", q, []int64{ahead, onB1, behind, late})
+		}
+		if got := l.str(`SELECT status || '|' || cancel_reason || '|' || coalesce(closed_at, '-') || '|' || coalesce(item_id, 0) FROM holds WHERE id = ?`, onB1); got != fmt.Sprintf("queued||-|%d", items[0]) {
+			t.Errorf("hold on B1 after the undo: %s", got)
+		}
+		if n := l.int(`SELECT count(*) FROM audit_log WHERE action = 'hold.restored' AND object_id = ?`, onB1); n != 1 {
+			t.Errorf("%d audit rows of the restored hold", n)
 		}
 		if got := l.str(`SELECT string_agg(barcode || ':' || status || ':' || withdrawn_reason || ':' || coalesce(withdrawn_at, '-'), ' ' ORDER BY barcode) FROM items`); got != "B1:available::- B2:available::- B3:on_loan::- B4:available::-" {
 			t.Errorf("items after undo: %s", got)
@@ -219,7 +239,7 @@ func BenchmarkBatchEdit10000(b *testing.B) {
 			apply += time.Since(start)
 			l.now = l.now.Add(time.Minute)
 			start = time.Now()
-			if got, err := l.svc.UndoBatch(ctx, editor, res.BatchID); err != nil || got != n {
+			if got, err := l.svc.UndoBatch(ctx, editor, res.BatchID); err != nil || got.Items != n {
 				b.Fatalf("undo: %d, %v", got, err)
 			}
 			undo += time.Since(start)

@@ -135,13 +135,21 @@ func (s *Server) handleBatchUndo(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	n, err := s.Catalog.UndoBatch(r.Context(), userFrom(r.Context()).Actor(), id)
+	u, err := s.Catalog.UndoBatch(r.Context(), userFrom(r.Context()).Actor(), id)
 	if err != nil {
 		if !s.batchFailed(w, r, &BatchView{Change: catalog.BatchChange{Field: catalog.BatchLocation}, Errors: FormErrors{}}, err) {
 			s.Error(w, r, err)
 		}
 		return
 	}
-	s.Flash(r, "ok", fmt.Sprintf("Batch %d is undone: %d items are back as they were.", id, n))
+	msg := fmt.Sprintf("Batch %d is undone: %d items are back as they were.", id, u.Items)
+	if u.HoldsRestored > 0 {
+		back := " are back in their queues"
+		if u.HoldsRestored == 1 {
+			back = " is back in its queue"
+		}
+		msg += fmt.Sprintf(" %s on those copies%s, where it was before: tell the patrons.", countHolds(u.HoldsRestored), back)
+	}
+	s.Flash(r, "ok", msg)
 	redirect(w, r, "/items/batch", http.StatusSeeOther)
 }

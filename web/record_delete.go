@@ -26,7 +26,7 @@ type catalogMaintenanceService interface {
 	PreviewBatch(ctx context.Context, barcodes []string, ch catalog.BatchChange) (catalog.BatchPreview, error)
 	ApplyBatch(ctx context.Context, actor stacks.Actor, barcodes []string, ch catalog.BatchChange) (catalog.BatchResult, error)
 	RecentBatches(ctx context.Context) ([]catalog.Batch, error)
-	UndoBatch(ctx context.Context, actor stacks.Actor, id int64) (int, error)
+	UndoBatch(ctx context.Context, actor stacks.Actor, id int64) (catalog.BatchUndo, error)
 }
 
 // catalogMaintenanceRoutes mounts the pages that withdraw and delete items,
