@@ -3,10 +3,12 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/library"
+	"github.com/stacks-ils/stacks/reports"
 )
 
 // BatchView is the model of the batch item edit pages: the form (barcodes, the
@@ -100,6 +102,13 @@ func (s *Server) handleBatchForm(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleBatchPreview(w http.ResponseWriter, r *http.Request) {
 	v := batchFromForm(r)
+	if v.Change.Field == "" {
+		// A list sent from another page (batchItemsForm) with no change
+		// chosen yet: the form, filled in. The form itself always sends one.
+		v.Change.Field = catalog.BatchLocation
+		s.renderBatch(w, r, http.StatusOK, v)
+		return
+	}
 	p, err := s.Catalog.PreviewBatch(r.Context(), catalog.ParseBarcodes(v.Barcodes), v.Change)
 	if err != nil {
 		if !s.batchFailed(w, r, v, err) {
@@ -152,4 +161,29 @@ func (s *Server) handleBatchUndo(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Flash(r, "ok", msg)
 	redirect(w, r, "/items/batch", http.StatusSeeOther)
+}
+
+// reportBarcodes returns the barcodes of a report's rows when it lists items
+// (it has a Barcode column), for batchItemsForm.
+func reportBarcodes(res *reports.Result) []string {
+	col := slices.IndexFunc(res.Columns, func(c reports.Column) bool { return c.Name == "Barcode" })
+	if col < 0 {
+		return nil
+	}
+	var bs []string
+	for _, row := range res.Rows {
+		if col < len(row) && row[col] != "" {
+			bs = append(bs, row[col])
+		}
+	}
+	return bs
+}
+
+// reportBatchLabel names what a report's batchItemsForm sends: the page's
+// rows only when the report has more.
+func reportBatchLabel(res *reports.Result, n int) string {
+	if res.Pages > 1 || res.Truncated {
+		return "Edit the " + plural(n, "item", "items") + " on this page together…"
+	}
+	return "Edit these " + plural(n, "item", "items") + " together…"
 }

@@ -215,3 +215,12 @@ func (v StocktakeStartView) branchName(id int64) string {
 func (v StocktakeStartView) locationSelected(branchID int64, location string) bool {
 	return v.Input.Get("location") == location && v.Input.Get("branch") == idValue(branchID)
 }
+
+// missingBarcodes returns the barcodes of the items a stocktake missed.
+func (v StocktakeView) missingBarcodes() []string {
+	bs := make([]string, len(v.Missing))
+	for i, m := range v.Missing {
+		bs[i] = m.Barcode
+	}
+	return bs
+}

@@ -3,13 +3,18 @@ package web_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"html"
 	_ "modernc.org/sqlite"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/db/dbtest"
 )
@@ -208,5 +213,60 @@ func TestStocktakeCheckinRefusesOthers(t *testing.T) {
 	}
 	if s := status(onLoan[0]); s == "on_loan" {
 		t.Errorf("the scanned item is still on loan")
+	}
+}
+
+// TestBatchFromLists: a stocktake's missing items and a report's items go to
+// the batch edit in one press: the stocktake's to the preview of marking them
+// Missing, the report's to the form, filled in; nothing changes before Apply.
+func TestBatchFromLists(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	list := regexp.MustCompile(`<form method="post" action="/items/batch/preview" class="batch-from"><input type="hidden" name="barcodes" value="([^"]*)">\s*(?:<input type="hidden" name="field" value="([^"]*)">\s*<input type="hidden" name="value" value="([^"]*)">\s*)?<button type="submit">([^<]*)</button>`)
+
+	r := e.post(t, c, "/reports/stocktake", url.Values{"branch": {"1"}, "from": {"0"}, "to": {"ZZZ"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	if r := e.post(t, c, r.Location+"/scan", url.Values{"barcode": {"I00001"}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("scan: %d", r.Status)
+	}
+	res := e.get(t, c, r.Location+"/results")
+	m := list.FindStringSubmatch(res.Body)
+	if m == nil {
+		t.Fatalf("the stocktake's results offer no batch edit of the missing items")
+	}
+	missing := strings.Split(html.UnescapeString(m[1]), "\n")
+	if len(missing) < 2 || slices.Contains(missing, "I00001") || m[2] != catalog.BatchStatus || m[3] != catalog.StatusMissing {
+		t.Fatalf("the missing items' form: %d barcodes (I00001, scanned, among them: %v), change %s %s", len(missing), slices.Contains(missing, "I00001"), m[2], m[3])
+	}
+	if !strings.Contains(m[4], fmt.Sprintf("Mark the %d missing items Missing", len(missing))) {
+		t.Errorf("the button says %q", m[4])
+	}
+	before := e.count(t, `SELECT count(*) FROM items WHERE status = 'missing'`)
+	p := e.post(t, c, "/items/batch/preview", url.Values{"barcodes": {html.UnescapeString(m[1])}, "field": {m[2]}, "value": {m[3]}})
+	if p.Status != http.StatusOK {
+		t.Fatalf("preview: %d", p.Status)
+	}
+	mustContain(t, "the preview", squashed(p.Body), "Preview: Status to “Missing”", "Apply to ")
+	if n := e.count(t, `SELECT count(*) FROM items WHERE status = 'missing'`); n != before {
+		t.Errorf("the preview marked %d items missing", n-before)
+	}
+
+	rep := e.get(t, c, "/reports/not-borrowed?since=2099-01-01")
+	m = list.FindStringSubmatch(rep.Body)
+	if m == nil {
+		t.Fatalf("the not-borrowed report offers no batch edit of its items")
+	}
+	items := strings.Split(html.UnescapeString(m[1]), "\n")
+	if m[2] != "" || !strings.Contains(m[4], "items") || len(items) == 0 || items[0] == "" {
+		t.Fatalf("the report's form: %q, change %q, button %q", items, m[2], m[4])
+	}
+	f := e.post(t, c, "/items/batch/preview", url.Values{"barcodes": {html.UnescapeString(m[1])}})
+	if f.Status != http.StatusOK || strings.Contains(f.Body, "Preview:") {
+		t.Fatalf("the report's items: %d, or a preview without a change chosen", f.Status)
+	}
+	if !strings.Contains(f.Body, ">"+html.EscapeString(html.UnescapeString(m[1]))+"</textarea>") {
+		t.Errorf("the batch form is not filled in with the report's %d barcodes", len(items))
 	}
 }
