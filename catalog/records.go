@@ -455,12 +455,19 @@ func errNoItem(id int64) error {
 // Marking a lost or missing item Available does not fill holds waiting for it: to put
 // a found copy back into circulation with its holds, check it in at the desk.
 func UpdateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, status string) error {
+	_, err := updateItem(tx, actor, itemID, in, status)
+	return err
+}
+
+// updateItem is UpdateItem, and returns how many holds on the copy it
+// cancelled (withdrawing it).
+func updateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, status string) (holdsCancelled int, err error) {
 	if err := in.Validate(); err != nil {
-		return err
+		return 0, err
 	}
 	old, err := FindItemDetails(tx, itemID)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	status = strings.TrimSpace(status)
 	if status == "" {
@@ -468,31 +475,31 @@ func UpdateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, statu
 	}
 	if status != old.Status {
 		if err := checkStatusChange(old, status); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	typeID, branchID, err := lookupItemRefs(tx, in)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	price, _ := parsePrice(in.Price)
 	_, err = tx.Exec(`UPDATE items SET barcode = ?, item_type_id = ?, home_branch_id = ?, call_number = ?, location = ?, price_cents = ?,
 		status = ?, updated_at = ? WHERE id = ?`,
 		in.Barcode, typeID, branchID, in.CallNumber, in.Location, price, status, db.FormatTime(tx.Now()), itemID)
 	if db.IsUniqueViolation(err) {
-		return errBarcodeInUse(in.Barcode)
+		return 0, errBarcodeInUse(in.Barcode)
 	} else if err != nil {
-		return fmt.Errorf("update item %d: %w", itemID, err)
+		return 0, fmt.Errorf("update item %d: %w", itemID, err)
 	}
 	// Withdrawn here, as by Withdraw, the copy's own holds end: no copy is
 	// left to fill them.
 	if status == StatusWithdrawn && old.Status != StatusWithdrawn {
-		if _, err := cancelItemHolds(tx, actor, itemID, withdrawnCopyReason); err != nil {
-			return err
+		if holdsCancelled, err = cancelItemHolds(tx, actor, itemID, withdrawnCopyReason); err != nil {
+			return 0, err
 		}
 	}
 	oldPrice, _ := parsePrice(old.Input.Price)
-	return tx.Audit(actor, "item.update", "item", itemID, changes([]change{
+	return holdsCancelled, tx.Audit(actor, "item.update", "item", itemID, changes([]change{
 		{"barcode", old.Barcode, in.Barcode}, {"item type", old.Input.ItemTypeCode, in.ItemTypeCode},
 		{"home branch", old.Input.HomeBranchCode, in.HomeBranchCode}, {"call number", old.CallNumber, in.CallNumber},
 		{"location", old.Location, in.Location},

@@ -161,15 +161,23 @@ func (s *Service) AddItem(ctx context.Context, actor stacks.Actor, recordID int6
 }
 
 // UpdateItem saves an item's edit form and returns the item as saved.
-func (s *Service) UpdateItem(ctx context.Context, actor stacks.Actor, id int64, in ItemInput, status string) (it *Item, err error) {
+func (s *Service) UpdateItem(ctx context.Context, actor stacks.Actor, id int64, in ItemInput, status string) (res ItemSaved, err error) {
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		if err := UpdateItem(tx, actor, id, in, status); err != nil {
+		if res.HoldsCancelled, err = updateItem(tx, actor, id, in, status); err != nil {
 			return err
 		}
-		it, err = FindItem(tx, id)
+		res.Item, err = FindItem(tx, id)
 		return err
 	})
-	return it, err
+	return res, err
+}
+
+// ItemSaved is an item as its form saved it, and what saving did besides.
+type ItemSaved struct {
+	Item *Item
+	// HoldsCancelled counts the holds on this very copy that withdrawing it
+	// cancelled: the desk tells their patrons.
+	HoldsCancelled int
 }
 
 // RecordWithBranches reads a record, its copies and the branches (a pickup

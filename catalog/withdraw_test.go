@@ -443,8 +443,12 @@ func testFormWithdrawalEndsCopyHolds(t *testing.T, e db.Engine) {
 	onCopy := l.hold(rec, 1, items[0], l.now.Add(-2*time.Hour))
 	onTitle := l.hold(rec, 2, 0, l.now.Add(-time.Hour))
 	in := catalog.ItemInput{Barcode: "FW1", ItemTypeCode: "BOOK", HomeBranchCode: "CEN", CallNumber: "823 FW1"}
-	if _, err := l.svc.UpdateItem(ctx, editor, items[0], in, catalog.StatusWithdrawn); err != nil {
+	res, err := l.svc.UpdateItem(ctx, editor, items[0], in, catalog.StatusWithdrawn)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.HoldsCancelled != 1 || res.Item.Status != catalog.StatusWithdrawn {
+		t.Errorf("saved %+v, %d holds cancelled; want withdrawn, 1", res.Item, res.HoldsCancelled)
 	}
 	if got := l.str(`SELECT status || '|' || cancel_reason FROM holds WHERE id = ?`, onCopy); got != "cancelled|The copy asked for was withdrawn from the collection." {
 		t.Errorf("hold on the withdrawn copy: %s", got)

@@ -24,7 +24,7 @@ type recordEditService interface {
 	NewItemForm(ctx context.Context, recordID int64) (catalog.ItemForm, error)
 	CheckNewBarcode(ctx context.Context, barcode string) (string, error)
 	AddItem(ctx context.Context, actor stacks.Actor, recordID int64, in catalog.ItemInput) (*catalog.Item, error)
-	UpdateItem(ctx context.Context, actor stacks.Actor, id int64, in catalog.ItemInput, status string) (*catalog.Item, error)
+	UpdateItem(ctx context.Context, actor stacks.Actor, id int64, in catalog.ItemInput, status string) (catalog.ItemSaved, error)
 	recordMARCService
 }
 
@@ -416,13 +416,18 @@ func (s *Server) handleItemUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := ItemFormView{ID: id, In: itemInputFrom(r), Status: r.PostFormValue("status")}
-	it, err := s.Catalog.UpdateItem(r.Context(), userFrom(r.Context()).Actor(), id, v.In, v.Status)
+	res, err := s.Catalog.UpdateItem(r.Context(), userFrom(r.Context()).Actor(), id, v.In, v.Status)
 	if err != nil {
 		if !s.itemFormFailed(w, r, v, err) {
 			s.Error(w, r, err)
 		}
 		return
 	}
-	s.Flash(r, "ok", fmt.Sprintf("The changes to item %s are saved; it is %s.", it.Barcode, strings.ToLower(catalog.StatusLabel(it.Status))))
+	it := res.Item
+	msg := fmt.Sprintf("The changes to item %s are saved; it is %s.", it.Barcode, strings.ToLower(catalog.StatusLabel(it.Status)))
+	if res.HoldsCancelled > 0 {
+		msg += fmt.Sprintf(" %s on this copy cancelled: tell the patrons.", countHolds(res.HoldsCancelled))
+	}
+	s.Flash(r, "ok", msg)
 	redirect(w, r, recordURL(it.RecordID), http.StatusSeeOther)
 }
