@@ -35,11 +35,10 @@ all: check build
 #   - the clock: a test that passed today is not run again tomorrow.
 # The tests run on both engines, in two passes (scripts/test-engines.sh):
 # every package on SQLite, then every package whose tests take their databases
-# from db/dbtest or demo/demotest again on PostgreSQL. The passes and the checks
-# run in four lanes side by side (the packages on SQLite; the browser suite (e2e)
-# on each engine; the checks, then the packages on PostgreSQL), the package
-# passes three packages at a time: each alone leaves a core idle much of the
-# time (docs/performance.md, "The test suite"). scripts/pg.sh starts a throwaway
+# from db/dbtest or demo/demotest again on PostgreSQL. The browser suite (e2e)
+# runs its two passes in a lane of its own, and the checks in a third, beside
+# the other packages' passes: each lane alone leaves a core idle
+# much of the time (docs/performance.md, "The test suite"). scripts/pg.sh starts a throwaway
 # PostgreSQL cluster for the whole go test run (a Unix socket in a temporary
 # directory, no TCP port), exports its URL as STACKS_TEST_POSTGRES, and stops
 # and deletes it when the run ends; each test that wants PostgreSQL gets its

@@ -9,18 +9,12 @@
 #      packages, the staff and patrons' sites, the browser suite), found from
 #      the test imports, so a new package joins by using them.
 #
-# Four lanes run side by side, each one thing after another:
+# Three lanes run side by side, each one thing after another:
 #
 #   - every package but the browser suite on SQLite;
-#   - the browser suite (e2e) on SQLite;
-#   - the browser suite on PostgreSQL;
+#   - the browser suite (e2e) on SQLite, then on PostgreSQL;
 #   - FIRST, if set (make test's checks: gofmt, vet, staticcheck, the templ
 #     check), then every package but the browser suite on PostgreSQL.
-#
-# The package passes run up to PAR packages at a time (go test -p; 3 unless
-# set): most of a package's test time is waiting (for its servers, PostgreSQL,
-# a deadline), not computing, and go test's default, one package per core,
-# left the cores idle a third of the time.
 #
 # The PostgreSQL pass of the packages follows the checks, not the SQLite pass,
 # so that it does not wait for the SQLite pass's longest tests; by the time the
@@ -43,7 +37,6 @@
 set -euo pipefail
 
 GO=${GO:-go}
-par=${PAR:-3}
 
 pass() {
 	local name=$1
@@ -119,11 +112,12 @@ lanepass() {
 }
 
 browserlane() {
-	lanepass "$out/browser" "go test on SQLite (the browser suite)" "$GO" test "$@" "$browser"
-}
-
-pgbrowserlane() {
-	lanepass "$out/pgbrowser" "go test on PostgreSQL (the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" "$browser"
+	local status=0
+	lanepass "$out/browser" "go test on SQLite (the browser suite)" "$GO" test "$@" "$browser" || status=1
+	if [[ -n $pgbrowser ]]; then
+		lanepass "$out/browser" "go test on PostgreSQL (the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" "$browser" || status=1
+	fi
+	return $status
 }
 
 checkslane() {
@@ -140,7 +134,7 @@ pgpass() {
 	shift
 	[[ -n $pgrest ]] || return 0
 	# shellcheck disable=SC2086 # one package a word
-	lanepass "$file" "go test on PostgreSQL (all but the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test -p "$par" "$@" "${pgflags[@]}" $pgrest
+	lanepass "$file" "go test on PostgreSQL (all but the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" $pgrest
 }
 
 # startlane runs a lane function in the background, its output in $out/NAME.
@@ -157,19 +151,16 @@ startlane() {
 }
 
 startlane browser browserlane "$@"
-if [[ -n $pgbrowser ]]; then
-	startlane pgbrowser pgbrowserlane "$@"
-fi
 if [[ -n ${FIRST:-} ]]; then
 	startlane checks checkslane "$@"
 fi
 
 status=0
 # shellcheck disable=SC2086 # one package a word
-pass "go test on SQLite (all but the browser suite)" "$GO" test -p "$par" "$@" $rest || status=1
+pass "go test on SQLite (all but the browser suite)" "$GO" test "$@" $rest || status=1
 if [[ -z ${FIRST:-} && -n $pgrest ]]; then
 	# shellcheck disable=SC2086
-	pass "go test on PostgreSQL (all but the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test -p "$par" "$@" "${pgflags[@]}" $pgrest || status=1
+	pass "go test on PostgreSQL (all but the browser suite)" env STACKS_TEST_ENGINES=postgres "$GO" test "$@" "${pgflags[@]}" $pgrest || status=1
 fi
 start=$SECONDS
 for i in "${!lanes[@]}"; do
@@ -179,5 +170,4 @@ lanes=()
 printf '== the other lanes, waited for %d s after this one ==\n' $((SECONDS - start))
 cat "$out/checks" 2>/dev/null || true
 cat "$out/browser"
-cat "$out/pgbrowser" 2>/dev/null || true
 exit $status
