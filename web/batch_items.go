@@ -153,11 +153,11 @@ func (s *Server) handleBatchUndo(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := fmt.Sprintf("Batch %d is undone: %d items are back as they were.", id, u.Items)
 	if u.HoldsRestored > 0 {
-		back := " are back in their queues"
+		back := " are back in their queues, where they were"
 		if u.HoldsRestored == 1 {
-			back = " is back in its queue"
+			back = " is back in its queue, where it was"
 		}
-		msg += fmt.Sprintf(" %s on those copies%s, where it was before: tell the patrons.", countHolds(u.HoldsRestored), back)
+		msg += fmt.Sprintf(" %s on those copies%s: tell the patrons.", countHolds(u.HoldsRestored), back)
 	}
 	s.Flash(r, "ok", msg)
 	redirect(w, r, "/items/batch", http.StatusSeeOther)

@@ -164,4 +164,35 @@ func TestCatalogMaintenancePages(t *testing.T) {
 			t.Fatalf("%d items still moved after the undo", n)
 		}
 	})
+
+	// Holds asked for a copy: the desk is told when the item form's
+	// withdrawal cancels them, and when a batch's undo queues them again.
+	t.Run("HoldsOnCopiesTold", func(t *testing.T) {
+		rec, first := e.newTitle(t, "Held Zeppelins", "WEB-H1", "WEB-H2")
+		second := int64(e.count(t, `SELECT id FROM items WHERE barcode = 'WEB-H2'`))
+		for i, item := range []int64{first, second} {
+			e.exec(t, `INSERT INTO holds (record_id, item_id, patron_id, pickup_branch_id, placed_at, priority)
+				VALUES (?, ?, (SELECT id FROM patrons WHERE card = 'P0001'), 1, '2026-01-05 10:00:00', ?)`, rec, item, i+1)
+		}
+		path, _ := e.itemEdit(t, "WEB-H1")
+		r := e.post(t, c, strings.TrimSuffix(path, "/edit"), url.Values{"barcode": {"WEB-H1"}, "item_type": {"BOOK"}, "home_branch": {"CEN"}, "status": {"withdrawn"}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("withdraw on the form: %d", r.Status)
+		}
+		mustContain(t, "the record page after the form", e.get(t, c, r.Location).Body, "1 hold on this copy cancelled: tell the patrons.")
+
+		form := url.Values{"barcodes": {"WEB-H2"}, "field": {catalog.BatchWithdraw}, "value": {"Weeded"}}
+		if r := e.post(t, c, "/items/batch", form); r.Status != http.StatusOK {
+			t.Fatalf("apply: %d", r.Status)
+		}
+		batch := queryString(t, e, `SELECT CAST(max(id) AS TEXT) FROM item_batches`)
+		r = e.post(t, c, "/items/batch/"+batch+"/undo", nil)
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("undo: %d", r.Status)
+		}
+		mustContain(t, "the batch page after the undo", e.get(t, c, r.Location).Body, "1 hold on those copies is back in its queue, where it was: tell the patrons.")
+		if n := e.count(t, `SELECT count(*) FROM holds WHERE item_id = ? AND status = 'queued'`, second); n != 1 {
+			t.Errorf("%d queued holds on WEB-H2 after the undo, want 1", n)
+		}
+	})
 }
