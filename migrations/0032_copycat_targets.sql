@@ -5,6 +5,8 @@
 --                 host:port/database
 --   syntax        the record syntax asked for: 'MARC21' (ISO 2709, Z39.50's
 --                 USMARC) or 'MARCXML' (SRU's only)
+--   charset       what ISO 2709 records whose leader does not say UTF-8 are in:
+--                 'MARC-8' or 'UTF-8'
 --   enabled       1 when searches ask it
 --   timeout_ms    how long one search may take there, connecting included
 --   isbn_index, title_index, author_index
@@ -16,6 +18,7 @@ CREATE TABLE copycat_targets (
     kind         TEXT NOT NULL CHECK (kind IN ('sru', 'z3950')),
     address      TEXT NOT NULL,
     syntax       TEXT NOT NULL CHECK (syntax IN ('MARC21', 'MARCXML')),
+    charset      TEXT NOT NULL CHECK (charset IN ('UTF-8', 'MARC-8')),
     enabled      INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
     timeout_ms   INTEGER NOT NULL CHECK (timeout_ms BETWEEN 1000 AND 30000),
     isbn_index   TEXT NOT NULL DEFAULT '',

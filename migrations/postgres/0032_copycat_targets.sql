@@ -5,6 +5,7 @@ CREATE TABLE copycat_targets (
     kind         text NOT NULL CHECK (kind IN ('sru', 'z3950')),
     address      text NOT NULL,
     syntax       text NOT NULL CHECK (syntax IN ('MARC21', 'MARCXML')),
+    charset      text NOT NULL CHECK (charset IN ('UTF-8', 'MARC-8')),
     enabled      bigint NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
     timeout_ms   bigint NOT NULL CHECK (timeout_ms BETWEEN 1000 AND 30000),
     isbn_index   text NOT NULL DEFAULT '',
