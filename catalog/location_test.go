@@ -40,7 +40,7 @@ func TestItemLocation(t *testing.T) {
 		t.Errorf("added with location %q (form %q), want Adult fiction", it.Location, it.Input.Location)
 	}
 	in.Location = "Reference"
-	if err := writeTx(d, func(tx *db.Tx) error { return catalog.UpdateItem(tx, editor, id, in, "") }); err != nil {
+	if err := writeTx(d, func(tx *db.Tx) error { _, err := catalog.UpdateItem(tx, editor, id, in, ""); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if it := details(); it.Location != "Reference" {
@@ -56,7 +56,7 @@ func TestItemLocation(t *testing.T) {
 		t.Run("Err"+name, func(t *testing.T) {
 			bad := in
 			bad.Location = loc
-			err := writeTx(d, func(tx *db.Tx) error { return catalog.UpdateItem(tx, editor, id, bad, "") })
+			err := writeTx(d, func(tx *db.Tx) error { _, err := catalog.UpdateItem(tx, editor, id, bad, ""); return err })
 			if stacks.ErrorCode(err) != stacks.EINVALID || stacks.ErrorField(err) != "location" {
 				t.Errorf("location %q: %v", loc, err)
 			}
@@ -65,7 +65,7 @@ func TestItemLocation(t *testing.T) {
 	t.Run("OKEmpty", func(t *testing.T) {
 		ok := in
 		ok.Location = "   "
-		if err := writeTx(d, func(tx *db.Tx) error { return catalog.UpdateItem(tx, editor, id, ok, "") }); err != nil {
+		if err := writeTx(d, func(tx *db.Tx) error { _, err := catalog.UpdateItem(tx, editor, id, ok, ""); return err }); err != nil {
 			t.Fatal(err)
 		}
 		if it := details(); it.Location != "" {

@@ -520,9 +520,18 @@ func insertVersions(tx *db.Tx, id int64, vs ...keptVersion) error {
 }
 
 // SaveMARC replaces record id's MARC with rec (the MARC editor's save); the
-// catalogue's fields are derived from it.
-func SaveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record) error {
-	return replaceMARC(tx, actor, id, rec, "record.update", "")
+// catalogue's fields are derived from it. Given base, the version the
+// cataloguer edited (SaveMARCText), it refuses the save when the record's
+// latest version is another: someone saved it meanwhile.
+func SaveMARC(tx *db.Tx, actor stacks.Actor, id int64, rec *marc.Record, base ...int) error {
+	row, err := readRecordRow(tx, id)
+	if err != nil {
+		return err
+	}
+	if len(base) > 0 && row.version != base[0] {
+		return stacks.Errorf(stacks.ECONFLICT, "Record %d was saved by someone else while you edited it (version %d). Open the MARC editor again: your changes are below to copy.", id, row.version)
+	}
+	return writeMARC(tx, actor, id, row, rec, "record.update", "")
 }
 
 // CreateRecordMARC adds a record from its MARC (a template, or typed in the

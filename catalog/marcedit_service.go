@@ -95,16 +95,7 @@ func (s *Service) SaveMARCText(ctx context.Context, actor stacks.Actor, id int64
 	if err != nil {
 		return err
 	}
-	return s.DB.Write(ctx, func(tx *db.Tx) error {
-		row, err := readRecordRow(tx, id)
-		if err != nil {
-			return err
-		}
-		if row.version != base {
-			return stacks.Errorf(stacks.ECONFLICT, "Record %d was saved by someone else while you edited it (version %d). Open the MARC editor again: your changes are below to copy.", id, row.version)
-		}
-		return writeMARC(tx, actor, id, row, rec, "record.update", "")
-	})
+	return s.DB.Write(ctx, func(tx *db.Tx) error { return SaveMARC(tx, actor, id, rec, base) })
 }
 
 // dropEmpty removes the empty subfields of a new record's data fields, and

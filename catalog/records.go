@@ -454,14 +454,9 @@ func errNoItem(id int64) error {
 //
 // Marking a lost or missing item Available does not fill holds waiting for it: to put
 // a found copy back into circulation with its holds, check it in at the desk.
-func UpdateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, status string) error {
-	_, err := updateItem(tx, actor, itemID, in, status)
-	return err
-}
-
-// updateItem is UpdateItem, and returns how many holds on the copy it
-// cancelled (withdrawing it).
-func updateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, status string) (holdsCancelled int, err error) {
+//
+// It returns how many holds asked for this copy it cancelled (withdrawing it).
+func UpdateItem(tx *db.Tx, actor stacks.Actor, itemID int64, in ItemInput, status string) (holdsCancelled int, err error) {
 	if err := in.Validate(); err != nil {
 		return 0, err
 	}

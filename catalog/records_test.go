@@ -336,7 +336,7 @@ func TestUpdateItem(t *testing.T) {
 		return catalog.ItemInput{Barcode: barcode, ItemTypeCode: "BOOK", HomeBranchCode: "CEN", CallNumber: "FIC X"}
 	}
 	update := func(id int64, in catalog.ItemInput, status string) error {
-		return writeTx(d, func(tx *db.Tx) error { return catalog.UpdateItem(tx, editor, id, in, status) })
+		return writeTx(d, func(tx *db.Tx) error { _, err := catalog.UpdateItem(tx, editor, id, in, status); return err })
 	}
 	status := func(id int64) string {
 		t.Helper()

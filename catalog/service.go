@@ -163,7 +163,7 @@ func (s *Service) AddItem(ctx context.Context, actor stacks.Actor, recordID int6
 // UpdateItem saves an item's edit form and returns the item as saved.
 func (s *Service) UpdateItem(ctx context.Context, actor stacks.Actor, id int64, in ItemInput, status string) (res ItemSaved, err error) {
 	err = s.DB.Write(ctx, func(tx *db.Tx) error {
-		if res.HoldsCancelled, err = updateItem(tx, actor, id, in, status); err != nil {
+		if res.HoldsCancelled, err = UpdateItem(tx, actor, id, in, status); err != nil {
 			return err
 		}
 		res.Item, err = FindItem(tx, id)

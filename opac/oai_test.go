@@ -348,7 +348,7 @@ func TestOAIDatestampCopies(t *testing.T) {
 		if err != nil {
 			return fmt.Errorf("details: %w", err)
 		}
-		if err := catalog.UpdateItem(tx, stacks.System, it.ID, d.Input, catalog.StatusWithdrawn); err != nil {
+		if _, err := catalog.UpdateItem(tx, stacks.System, it.ID, d.Input, catalog.StatusWithdrawn); err != nil {
 			return fmt.Errorf("withdraw: %w", err)
 		}
 		return nil
