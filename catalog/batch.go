@@ -531,10 +531,10 @@ func undoBatch(tx *db.Tx, actor stacks.Actor, id int64) (BatchUndo, error) {
 }
 
 // restoreBatchHolds queues again the holds batch id cancelled at its time at
-// (those still cancelled by it: a hold the privacy purge removed is gone), each
-// at the place it had, the holds behind it moving down one, in the order of
-// those places so that a queue comes back as it was; then renumbers the
-// queues, closing any gap.
+// (those still cancelled by it: a hold the privacy purge removed is gone, one
+// cancelled since for another reason stays so), each at the place it had in
+// its record's queue, in the order of those places, ahead of holds placed
+// since; then numbers each queue from 1 (setQueueOrder).
 func restoreBatchHolds(tx *db.Tx, actor stacks.Actor, batchID int64, at string) (int, error) {
 	rows, err := tx.Query(`SELECT h.id, h.record_id, b.priority FROM item_batch_holds b JOIN holds h ON h.id = b.hold_id
 		WHERE b.batch_id = ? AND h.status = 'cancelled' AND h.closed_at = ? AND h.cancel_reason = ?
@@ -542,39 +542,46 @@ func restoreBatchHolds(tx *db.Tx, actor stacks.Actor, batchID int64, at string) 
 	if err != nil {
 		return 0, fmt.Errorf("find the holds of batch %d: %w", batchID, err)
 	}
-	type restore struct{ id, record, priority int64 }
-	var rs []restore
+	type restore struct{ id, priority int64 }
+	byRecord := map[int64][]restore{}
+	var records, ids []int64
 	for rows.Next() {
 		var r restore
-		if err := rows.Scan(&r.id, &r.record, &r.priority); err != nil {
+		var record int64
+		if err := rows.Scan(&r.id, &record, &r.priority); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		rs = append(rs, r)
+		if len(byRecord[record]) == 0 {
+			records = append(records, record)
+		}
+		byRecord[record] = append(byRecord[record], r)
+		ids = append(ids, r.id)
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := rows.Err(); err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	var records []int64
-	for _, r := range rs {
-		if _, err := tx.Exec(`UPDATE holds SET priority = priority + 1 WHERE record_id = ? AND status = 'queued' AND priority >= ?`, r.record, r.priority); err != nil {
-			return 0, fmt.Errorf("make room for hold %d: %w", r.id, err)
+	for _, record := range records {
+		queue, err := tx.IDs(`SELECT id FROM holds WHERE record_id = ? AND status = 'queued' ORDER BY priority, placed_at, id`, record)
+		if err != nil {
+			return 0, fmt.Errorf("read the hold queue of record %d: %w", record, err)
 		}
-		if _, err := tx.Exec(`UPDATE holds SET status = 'queued', closed_at = NULL, cancel_reason = '', priority = ? WHERE id = ?`, r.priority, r.id); err != nil {
-			return 0, fmt.Errorf("queue hold %d again: %w", r.id, err)
+		for _, r := range byRecord[record] { // by place, so each lands where it was
+			queue = slices.Insert(queue, min(int(max(r.priority, 1))-1, len(queue)), r.id)
 		}
-		if err := tx.Audit(actor, "hold.restored", "hold", r.id, fmt.Sprintf("batch %d undone", batchID)); err != nil {
-			return 0, err
-		}
-		if len(records) == 0 || records[len(records)-1] != r.record {
-			records = append(records, r.record)
-		}
-	}
-	for _, rec := range records {
-		if err := renumberQueue(tx, rec); err != nil {
+		if err := setQueueOrder(tx, queue); err != nil {
 			return 0, err
 		}
 	}
-	return len(rs), nil
+	in, args := idArgs(ids)
+	if _, err := tx.Exec(`UPDATE holds SET status = 'queued', closed_at = NULL, cancel_reason = '' WHERE id IN (`+in+`)`, args...); err != nil {
+		return 0, fmt.Errorf("queue the holds of batch %d again: %w", batchID, err)
+	}
+	for _, id := range ids {
+		if err := tx.Audit(actor, "hold.restored", "hold", id, fmt.Sprintf("batch %d undone", batchID)); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
 }

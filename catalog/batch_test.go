@@ -248,3 +248,40 @@ func BenchmarkBatchEdit10000(b *testing.B) {
 		b.ReportMetric(float64(undo.Milliseconds())/float64(b.N), "ms/undo")
 	})
 }
+
+// TestBatchUndoRestoresQueue: undoing a batch withdrawal of two copies queues
+// again the holds it cancelled on both, each where it was among the title
+// holds, ahead of one placed since; a hold cancelled again since, for another
+// reason, stays cancelled.
+func TestBatchUndoRestoresQueue(t *testing.T) { forEngines(t, testBatchUndoRestoresQueue) }
+
+func testBatchUndoRestoresQueue(t *testing.T, e db.Engine) {
+	l := newLib(t, e)
+	ctx := context.Background()
+	rec, items := l.record("Requeued Zeppelins", "Q1", "Q2", "Q3")
+	start := l.now.Add(-time.Hour)
+	t1 := l.hold(rec, 1, 0, start)
+	h1 := l.hold(rec, 2, items[0], start.Add(time.Minute))
+	t2 := l.hold(rec, 3, 0, start.Add(2*time.Minute))
+	h2 := l.hold(rec, 1, items[1], start.Add(3*time.Minute))
+	h3 := l.hold(rec, 2, items[1], start.Add(4*time.Minute))
+	res, err := l.svc.ApplyBatch(ctx, editor, []string{"Q1", "Q2"}, catalog.BatchChange{Field: catalog.BatchWithdraw, Value: "Weeded"})
+	if err != nil || res.HoldsCancelled != 3 {
+		t.Fatalf("withdraw: %d holds cancelled, %v; want 3", res.HoldsCancelled, err)
+	}
+	l.now = l.now.Add(time.Minute)
+	l.exec(`UPDATE holds SET cancel_reason = 'The patron asked.', closed_at = ? WHERE id = ?`, db.FormatTime(l.now), h3)
+	late := l.hold(rec, 3, 0, l.now)
+	l.now = l.now.Add(time.Minute)
+	u, err := l.svc.UndoBatch(ctx, editor, res.BatchID)
+	if err != nil || u.Items != 2 || u.HoldsRestored != 2 {
+		t.Fatalf("undo: %+v, %v; want 2 items and 2 holds", u, err)
+	}
+	if q := l.queue(rec); !sameIDs(q, []int64{t1, h1, t2, h2, late}) {
+		t.Errorf("queue after the undo %v, want %v", q, []int64{t1, h1, t2, h2, late})
+	}
+	if got := l.str(`SELECT status || '|' || cancel_reason FROM holds WHERE id = ?`, h3); got != "cancelled|The patron asked." {
+		t.Errorf("the hold cancelled again since: %s", got)
+	}
+	l.checkClean()
+}

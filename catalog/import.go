@@ -253,11 +253,18 @@ func newImporter(tx *db.Tx, opt ImportOptions, next *int64) (*importer, error) {
 	return im, nil
 }
 
+// nextGenerated returns the next generated barcode (M and 8 digits), taken
+// or not, and moves on.
+func (im *importer) nextGenerated() string {
+	bc := fmt.Sprintf("M%08d", *im.nextBarcode)
+	*im.nextBarcode++
+	return bc
+}
+
 // generateBarcode returns the next free generated barcode, M followed by 8 digits.
 func (im *importer) generateBarcode() (string, error) {
 	for {
-		bc := fmt.Sprintf("M%08d", *im.nextBarcode)
-		*im.nextBarcode++
+		bc := im.nextGenerated()
 		var owner int64
 		err := im.itemExists.QueryRow(bc).Scan(&owner)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -304,6 +311,7 @@ func (im *importer) record(rec *marc.Record, index int, sum *ImportSummary) erro
 			return fmt.Errorf("update record %d: %w", id, err)
 		}
 		sum.Updated++
+		im.match.Add(rec, id)
 	}
 
 	if len(holdings) == 0 && created && im.opt.GenerateItems {

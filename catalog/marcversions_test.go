@@ -30,18 +30,26 @@ func marcDB(t *testing.T, e db.Engine) *db.DB {
 	return demoDBOn(t, e, demo.Options{Titles: 100, Patrons: 10}, db.Options{})
 }
 
+// leGuinRecord opens a library on engine eng (marcDB) with the record leGuin
+// in it, created through the service as the MARC editor creates one.
+func leGuinRecord(t *testing.T, eng db.Engine) (*db.DB, *catalog.Service, int64) {
+	t.Helper()
+	d := marcDB(t, eng)
+	svc := catalog.NewService(d, catalog.Timeouts{})
+	id, err := svc.CreateRecordText(context.Background(), editor, leGuin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, svc, id
+}
+
 // TestQuickFormWritesThrough: each field of the quick form changes only its
 // own subfields of the MARC.
 func TestQuickFormWritesThrough(t *testing.T) { forEngines(t, testQuickFormWritesThrough) }
 
 func testQuickFormWritesThrough(t *testing.T, eng db.Engine) {
-	d := marcDB(t, eng)
-	svc := catalog.NewService(d, catalog.Timeouts{})
+	_, svc, id := leGuinRecord(t, eng)
 	ctx := context.Background()
-	id, err := svc.CreateRecordText(ctx, editor, leGuin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	in, err := svc.RecordInput(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -95,13 +103,8 @@ func testQuickFormWritesThrough(t *testing.T, eng db.Engine) {
 func TestMARCEditorVersions(t *testing.T) { forEngines(t, testMARCEditorVersions) }
 
 func testMARCEditorVersions(t *testing.T, eng db.Engine) {
-	d := marcDB(t, eng)
-	svc := catalog.NewService(d, catalog.Timeouts{})
+	d, svc, id := leGuinRecord(t, eng)
 	ctx := context.Background()
-	id, err := svc.CreateRecordText(ctx, editor, leGuin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e, _ := svc.MARCEdit(ctx, id)
 	if e.Version != 1 {
 		t.Fatalf("a new record is version %d", e.Version)
@@ -159,13 +162,7 @@ func testMARCEditorVersions(t *testing.T, eng db.Engine) {
 func TestLegacyRecordExport(t *testing.T) { forEngines(t, testLegacyRecordExport) }
 
 func testLegacyRecordExport(t *testing.T, eng db.Engine) {
-	d := marcDB(t, eng)
-	svc := catalog.NewService(d, catalog.Timeouts{})
-	ctx := context.Background()
-	id, err := svc.CreateRecordText(ctx, editor, leGuin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _, id := leGuinRecord(t, eng)
 	mustWriteTx(t, d, func(tx *db.Tx) error {
 		_, err := tx.Exec(`UPDATE records SET title = 'The left hand of light: a novel', updated_at = updated_at WHERE id = ?`, id)
 		return err
@@ -186,13 +183,8 @@ func testLegacyRecordExport(t *testing.T, eng db.Engine) {
 func TestVersionAfterImport(t *testing.T) { forEngines(t, testVersionAfterImport) }
 
 func testVersionAfterImport(t *testing.T, eng db.Engine) {
-	d := marcDB(t, eng)
-	svc := catalog.NewService(d, catalog.Timeouts{})
+	d, svc, id := leGuinRecord(t, eng)
 	ctx := context.Background()
-	id, err := svc.CreateRecordText(ctx, editor, leGuin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	overlay, errs := marc.ParseText(strings.Replace(leGuin, "=700  1\\$aSomeone, Else.\n", "=700  1\\$aImported, Overlay.\n", 1))
 	if errs != nil {
 		t.Fatal(errs)

@@ -16,13 +16,8 @@ import (
 func TestMARCSaveStatements(t *testing.T) { forEngines(t, testMARCSaveStatements) }
 
 func testMARCSaveStatements(t *testing.T, eng db.Engine) {
-	d := marcDB(t, eng)
-	svc := catalog.NewService(d, catalog.Timeouts{})
+	_, svc, id := leGuinRecord(t, eng)
 	ctx := context.Background()
-	id, err := svc.CreateRecordText(ctx, editor, leGuin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	in, err := svc.RecordInput(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -60,13 +55,8 @@ func testMARCSaveStatements(t *testing.T, eng db.Engine) {
 func TestQuickFormKeepsOthersEdit(t *testing.T) { forEngines(t, testQuickFormKeepsOthersEdit) }
 
 func testQuickFormKeepsOthersEdit(t *testing.T, eng db.Engine) {
-	d := marcDB(t, eng)
-	svc := catalog.NewService(d, catalog.Timeouts{})
+	_, svc, id := leGuinRecord(t, eng)
 	ctx := context.Background()
-	id, err := svc.CreateRecordText(ctx, editor, leGuin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, err := svc.RecordInput(ctx, id) // A opens the quick form
 	if err != nil {
 		t.Fatal(err)
@@ -97,19 +87,57 @@ func testQuickFormKeepsOthersEdit(t *testing.T, eng db.Engine) {
 	}
 }
 
+// TestQuickFormKeepsOthersEditUnversioned: the same when the record had no
+// versions when A read the form (a record imported directly): B's save keeps
+// the MARC A saw as version 1, and A's save writes through against it.
+func TestQuickFormKeepsOthersEditUnversioned(t *testing.T) {
+	forEngines(t, testQuickFormKeepsOthersEditUnversioned)
+}
+
+func testQuickFormKeepsOthersEditUnversioned(t *testing.T, eng db.Engine) {
+	d, svc, id := leGuinRecord(t, eng)
+	ctx := context.Background()
+	if err := d.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`DELETE FROM record_versions WHERE record_id = ?`, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := svc.RecordInput(ctx, id) // A opens the quick form
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Base != 0 {
+		t.Fatalf("the form shows version %d, want 0 (none)", a.Base)
+	}
+	e, err := svc.MARCEdit(ctx, id) // B edits 245 in the MARC editor
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.SaveMARCText(ctx, editor, id, strings.Replace(e.Text, "The left hand of darkness", "The Left Hand of Darkness", 1), e.Version); err != nil {
+		t.Fatal(err)
+	}
+	a.Year = "1970" // A saves the year
+	if err := svc.UpdateRecord(ctx, editor, id, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.RecordInput(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "The Left Hand of Darkness: a novel" || got.Year != "1970" {
+		t.Errorf("after B's title and A's year: title %q, year %q; want B's title and A's year", got.Title, got.Year)
+	}
+}
+
 // TestOverlayKeepsPreviousMARC: a copy-cataloguing overlay of a record that
 // has no versions (written before versions were kept) keeps the MARC it had
 // as a version, then the new one.
 func TestOverlayKeepsPreviousMARC(t *testing.T) { forEngines(t, testOverlayKeepsPreviousMARC) }
 
 func testOverlayKeepsPreviousMARC(t *testing.T, eng db.Engine) {
-	d := marcDB(t, eng)
-	svc := catalog.NewService(d, catalog.Timeouts{})
+	d, svc, id := leGuinRecord(t, eng)
 	ctx := context.Background()
-	id, err := svc.CreateRecordText(ctx, editor, leGuin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	before, err := svc.MARCEdit(ctx, id)
 	if err != nil {
 		t.Fatal(err)

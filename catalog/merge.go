@@ -128,11 +128,6 @@ func mergeRecords(tx *db.Tx, actor stacks.Actor, keepID, mergeID int64, takeTags
 	return res, tx.Audit(actor, "record.merged", "record", mergeID, detail)
 }
 
-// parseMARC reads a record's kept MARCXML.
-func parseMARC(source string) (*marc.Record, error) {
-	return marc.NewXMLReader(strings.NewReader(source)).Next()
-}
-
 // takeFields replaces record keepID's MARC fields of the tags with those of
 // mergeMARC (placed in tag order), and reads the catalogue's fields again from
 // the result, so that the two agree.
@@ -145,11 +140,11 @@ func takeFields(tx *db.Tx, keepID int64, keepMARC, mergeMARC string, tags []stri
 	if keepMARC == "" || mergeMARC == "" {
 		return stacks.FieldErrorf("fields", stacks.EINVALID, "Fields can be taken only between records that keep their MARC (imported or catalogued as MARC); merge without taking fields, then edit the record kept.")
 	}
-	keep, err := parseMARC(keepMARC)
+	keep, err := marc.FromXML(keepMARC)
 	if err != nil {
 		return fmt.Errorf("read the MARC of record %d: %w", keepID, err)
 	}
-	other, err := parseMARC(mergeMARC)
+	other, err := marc.FromXML(mergeMARC)
 	if err != nil {
 		return fmt.Errorf("read the MARC of the merged record: %w", err)
 	}
@@ -225,7 +220,7 @@ func (s *Service) MergePreview(ctx context.Context, keepID, mergeID int64) (p Me
 		if p.Keep.MARC == "" || p.Merge.MARC == "" {
 			return nil
 		}
-		m, err := parseMARC(p.Merge.MARC)
+		m, err := marc.FromXML(p.Merge.MARC)
 		if err != nil {
 			return nil // the merge itself says so if fields are asked for
 		}

@@ -203,10 +203,16 @@ func UpdateRecord(tx *db.Tx, actor stacks.Actor, id int64, in RecordInput) error
 	}
 	rec := row.kept()
 	shown := bibInput(BibOf(rec))
-	if in.Base != 0 && in.Base != row.version {
+	base := in.Base
+	if base == 0 && row.version > 0 {
+		// The form was read while the record had no versions: the first save
+		// since kept the MARC the form showed as version 1 (keepsPrevious).
+		base = 1
+	}
+	if base != 0 && base != row.version {
 		// Someone saved the record since the form was read: what the form
 		// showed is that version's.
-		old, err := RecordVersionMARC(tx, id, in.Base)
+		old, err := RecordVersionMARC(tx, id, base)
 		if err != nil {
 			return err
 		}

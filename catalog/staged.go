@@ -146,7 +146,8 @@ func StageImport(ctx context.Context, d *db.DB, rr marc.RecordReader, opt StageO
 // deleteBatch deletes a batch that could not be staged, and its records.
 func deleteBatch(ctx context.Context, d *db.DB, id int64) error {
 	return d.Write(ctx, func(tx *db.Tx) error {
-		if _, err := tx.Exec(`DELETE FROM import_batch_records WHERE batch_id = ?`, id); err != nil {
+		// Only a batch still staged: one committed meanwhile keeps its records.
+		if _, err := tx.Exec(`DELETE FROM import_batch_records WHERE batch_id IN (SELECT id FROM import_batches WHERE id = ? AND state = ?)`, id, BatchStaged); err != nil {
 			return fmt.Errorf("delete the records of unfinished batch %d: %w", id, err)
 		}
 		if _, err := tx.Exec(`DELETE FROM import_batches WHERE id = ? AND state = ?`, id, BatchStaged); err != nil {
@@ -368,7 +369,7 @@ func (m *Matcher) readSystem(tx *db.Tx, query string, args ...any) error {
 		if err := rows.Scan(&id, &source); err != nil {
 			return err
 		}
-		rec, err := marc.NewXMLReader(strings.NewReader(source)).Next()
+		rec, err := marc.FromXML(source)
 		if err != nil {
 			continue // a kept record that does not read back matches by its other numbers
 		}
@@ -487,7 +488,10 @@ func readMatches(tx *db.Tx, query string, args []any, into map[string][]int64) e
 }
 
 // Add makes the Matcher match rec's numbers to record id from now on: a record
-// an import has just created, which later records of the same import may match.
+// an import has just written, which later records of the same import may match.
+// It adds what Prefetch would read back from the database for that record (the
+// ISBN column keeps the first 020 only), so that a match does not depend on
+// whether the two records fell in one batch or in two.
 func (m *Matcher) Add(rec *marc.Record, id int64) {
 	add := func(into map[string][]int64, k string) {
 		if into != nil && k != "" && !slices.Contains(into[k], id) {
@@ -499,8 +503,8 @@ func (m *Matcher) Add(rec *marc.Record, id int64) {
 	for _, k := range systemKeys(rec) {
 		add(m.system, k)
 	}
-	for _, isbn := range recordISBNs(rec) {
-		add(m.isbn, isbn)
+	if isbns := recordISBNs(rec); len(isbns) > 0 {
+		add(m.isbn, isbns[0])
 	}
 	for _, bc := range recordBarcodes(rec) {
 		add(m.barcode, bc)

@@ -460,8 +460,7 @@ func (c *committer) pageCopies(im *importer, page []*stagedRow, sum *CommitSumma
 		var barcodes []any
 		for _, i := range lookup {
 			if all[i].generated {
-				all[i].barcode = fmt.Sprintf("M%08d", *im.nextBarcode)
-				*im.nextBarcode++
+				all[i].barcode = im.nextGenerated()
 			}
 			barcodes = append(barcodes, all[i].barcode)
 		}

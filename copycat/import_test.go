@@ -3,6 +3,7 @@ package copycat_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -273,4 +274,39 @@ func isoFile(t *testing.T, recs ...*marc.Record) marc.RecordReader {
 		t.Fatal(err)
 	}
 	return rr
+}
+
+// TestDirectImportAlikeInAnyBatch: the direct import matches a record to one it
+// wrote earlier in the same file as it would once that one is in the database,
+// so its result does not depend on its batch size. The catalogue keeps a
+// record's first ISBN only: a record whose ISBN is another's second 020 is new
+// whether the two fall in one batch or in two.
+func TestDirectImportAlikeInAnyBatch(t *testing.T) {
+	ctx := context.Background()
+	first := book("", "0441478123", "First")
+	first.Fields = slices.Insert(first.Fields, 1, marc.Field{Tag: "020", Ind1: ' ', Ind2: ' ', Subfields: []marc.Subfield{{Code: 'a', Value: "0201896834"}}})
+	second := book("", "0201896834", "Second")
+	var sums []catalog.ImportSummary
+	for _, size := range []int{1, 500} {
+		d := dbtest.Open(t, db.Options{})
+		if err := d.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.Exec(`INSERT INTO branches (id, code, name) VALUES (1, 'CEN', 'Central')`)
+			if err == nil {
+				_, err = tx.Exec(`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := catalog.Import(ctx, d, isoFile(t, first, second), catalog.ImportOptions{Actor: admin, Branch: "CEN", ItemType: "BOOK", BatchSize: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, sum)
+	}
+	for i, size := range []int{1, 500} {
+		if sums[i].Created != 2 || sums[i].Updated != 0 {
+			t.Errorf("batches of %d: %d created, %d updated; want 2 created", size, sums[i].Created, sums[i].Updated)
+		}
+	}
 }
