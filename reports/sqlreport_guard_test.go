@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stacks-ils/stacks"
 	"github.com/stacks-ils/stacks/db"
@@ -160,9 +161,14 @@ func TestRunSQLRefusesSessionsPagesAndServer(t *testing.T) {
 // generate_series), and so is the first cap: SQLite's limit on the length of a
 // value; on PostgreSQL, which builds values in the server, a row longer than
 // the cap is refused before it is read into this process.
+//
+// The time limit is raised far from what these statements take (under a
+// second on a quiet machine, seconds under the race detector): the test is of the
+// memory caps, and a loaded machine must not turn it into one of the timeout.
 func TestRunSQLMemoryCaps(t *testing.T) {
 	d := mustSmallDemo(t)
 	ctx := context.Background()
+	lim := reports.Limits{Timeout: 2 * time.Minute}
 	big := []string{
 		`SELECT length(hex(randomblob(200000000)))`,
 		`SELECT randomblob(900000000) FROM (VALUES(1),(2),(3),(4))`,
@@ -178,14 +184,14 @@ func TestRunSQLMemoryCaps(t *testing.T) {
 		rows10 = `SELECT x, repeat('x', 600000) FROM generate_series(1, 10) AS x`
 	}
 	for _, q := range big {
-		_, err := reports.RunSQL(ctx, d, q, nil, reports.Limits{})
+		_, err := reports.RunSQL(ctx, d, q, nil, lim)
 		if err == nil || !strings.Contains(stacks.ErrorMessage(err), "grew past 1024 KB") {
 			t.Errorf("%s: %v, want the value length refused", q, err)
 		}
 	}
 	// 40 rows of 600 KB (hex of 300,000 bytes): each under the value limit, 24 MB
 	// in all, over the 20 MB cap.
-	res, err := reports.RunSQL(ctx, d, rows40, nil, reports.Limits{})
+	res, err := reports.RunSQL(ctx, d, rows40, nil, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +199,7 @@ func TestRunSQLMemoryCaps(t *testing.T) {
 		t.Errorf("%d rows, truncated %v, note %q", len(res.Rows), res.Truncated, res.TruncatedNote)
 	}
 	// Under the cap, nothing is left out.
-	res, err = reports.RunSQL(ctx, d, rows10, nil, reports.Limits{})
+	res, err = reports.RunSQL(ctx, d, rows10, nil, lim)
 	if err != nil || res.Truncated || len(res.Rows) != 10 {
 		t.Errorf("%v: %d rows, truncated %v", err, len(res.Rows), res.Truncated)
 	}

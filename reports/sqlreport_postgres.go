@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -235,8 +236,11 @@ func pgJSONValue(raw json.RawMessage, fields []pgconn.FieldDescription, i int) s
 	case string(raw) == "null":
 		return ""
 	case len(raw) > 0 && raw[0] == '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		// A string with no escape is its bytes between the quotes (PostgreSQL
+		// escapes every quote and control character): a long value is not
+		// scanned again.
+		s := string(raw[1 : len(raw)-1])
+		if bytes.IndexByte(raw, '\\') >= 0 && json.Unmarshal(raw, &s) != nil {
 			return string(raw)
 		}
 		if i < len(fields) && (fields[i].DataTypeOID == 1184 || fields[i].DataTypeOID == 1114) {

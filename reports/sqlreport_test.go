@@ -3,6 +3,7 @@ package reports_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +157,22 @@ func TestRunSQLParamsAndRowCap(t *testing.T) {
 	}
 	if _, err := reports.RunSQL(ctx, d, `SELECT titel FROM records`, nil, reports.Limits{}); !strings.Contains(stacks.ErrorMessage(err), unknown) {
 		t.Errorf("bad column: %v", err)
+	}
+}
+
+// TestRunSQLValuesAsStored: text comes back as stored, quotes, backslashes,
+// line breaks and accents included (PostgreSQL sends each row as JSON, so these
+// are the values it escapes), beside a plain one.
+func TestRunSQLValuesAsStored(t *testing.T) {
+	d := mustSmallDemo(t)
+	res, err := reports.RunSQL(context.Background(), d,
+		"SELECT 'plain' AS a, 'say \"hi\" \\ back\nCafé' AS b, NULL AS c", nil, reports.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"plain", "say \"hi\" \\ back\nCafé", ""}
+	if len(res.Rows) != 1 || !slices.Equal(res.Rows[0], want) {
+		t.Errorf("rows %q, want %q", res.Rows, want)
 	}
 }
 
