@@ -36,8 +36,9 @@ all: check build
 # The tests run on both engines, in two passes (scripts/test-engines.sh):
 # every package on SQLite, then every package whose tests take their databases
 # from db/dbtest or demo/demotest again on PostgreSQL. The browser suite (e2e)
-# runs its two passes in a lane of its own, and the checks in a third, beside
-# the other packages' passes: each lane alone leaves a core idle
+# runs its two passes in a lane of its own; the checks run in a third, followed
+# there by the other packages' PostgreSQL pass, beside their SQLite pass in the
+# first: each lane alone leaves a core idle
 # much of the time (docs/performance.md, "The test suite"). scripts/pg.sh starts a throwaway
 # PostgreSQL cluster for the whole go test run (a Unix socket in a temporary
 # directory, no TCP port), exports its URL as STACKS_TEST_POSTGRES, and stops
@@ -51,9 +52,10 @@ all: check build
 # the tests read, and a no-op flag (scripts/test-engines.sh's pgflags), so that
 # the cache keeps its results apart from the SQLite pass's.
 FRESH ?=
-# The checks run in a lane of their own beside the tests' two lanes
-# (scripts/test-engines.sh, FIRST), not before them: the tests leave a core
-# idle much of the time, the checks fill it.
+# The checks run at the head of a lane of their own beside the tests
+# (scripts/test-engines.sh, FIRST; the other packages' PostgreSQL pass follows
+# them there), not before the tests: the tests leave a core idle much of the
+# time, the checks fill it.
 test: test-deps
 	GO=$(GO) FIRST='$(MAKE) --no-print-directory check' bash scripts/pg.sh run bash scripts/test-engines.sh $(RACE) $(if $(FRESH),-count=1) -timeout 20m
 

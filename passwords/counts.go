@@ -235,23 +235,39 @@ const SweepAfter = 24 * time.Hour
 
 // Sweep deletes the rows of login_throttle, of every site, whose count began
 // more than SweepAfter ago and whose lockout, if any, is over: rows that count
-// nothing any more. The daily jobs run it, so that the names tried (any text)
-// cannot fill the table.
+// nothing any more. The daily jobs and a running server (every few minutes)
+// run it, so that the names tried (any text) cannot fill the table. It deletes
+// sweepBatch rows a transaction, so that sweeping a flood of names does not
+// hold the desk's writes up.
 func Sweep(ctx context.Context, d *db.DB) (int64, error) {
-	var n int64
-	err := d.Write(ctx, func(tx *db.Tx) error {
-		now := tx.Now()
-		res, err := tx.Exec(`DELETE FROM login_throttle WHERE first_at < ? AND (locked_until IS NULL OR locked_until <= ?)`,
-			db.FormatTime(now.Add(-SweepAfter)), db.FormatTime(now))
-		if err != nil {
-			return fmt.Errorf("sweep sign-in counts: %w", err)
+	var total int64
+	for {
+		var n int64
+		err := d.Write(ctx, func(tx *db.Tx) error {
+			now := tx.Now()
+			res, err := tx.Exec(`DELETE FROM login_throttle WHERE key IN (
+				SELECT key FROM login_throttle WHERE first_at < ? AND (locked_until IS NULL OR locked_until <= ?) LIMIT ?)`,
+				db.FormatTime(now.Add(-SweepAfter)), db.FormatTime(now), sweepBatch)
+			if err != nil {
+				return fmt.Errorf("sweep sign-in counts: %w", err)
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		total += n
+		if err != nil || n < sweepBatch {
+			return total, err
 		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
+	}
 }
 
+// sweepBatch is the most rows Sweep deletes in one transaction.
+const sweepBatch = 1000
+
 // PINKey is the key of login_throttle that counts a patron's PINs over SIP2
-// ("pin:ID"): SIP2 counts under it, and a patron's purge deletes it.
-func PINKey(patronID int64) string { return "pin:" + strconv.FormatInt(patronID, 10) }
+// (PINPrefix and the patron's id): SIP2 counts under it, and a patron's purge
+// deletes it.
+func PINKey(patronID int64) string { return PINPrefix + strconv.FormatInt(patronID, 10) }
+
+// PINPrefix begins every key of PINKey: SIP2 lists and lifts PIN lockouts by it.
+const PINPrefix = "pin:"

@@ -224,3 +224,48 @@ func TestLimiterGates(t *testing.T) {
 	}
 	second.Done()
 }
+
+// TestSweepInBatches: a flood of names tried is swept in full, a bounded batch
+// a transaction, and a count still in its window is kept.
+func TestSweepInBatches(t *testing.T) {
+	ctx := context.Background()
+	d := dbtest.Open(t, db.Options{})
+	now := dbtest.Monday
+	d.Now = func() time.Time { return now }
+	if err := d.Write(ctx, func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until)
+			WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2345)
+			SELECT 'user:tried' || x, 1, ?, NULL FROM c`, db.FormatTime(now.Add(-passwords.SweepAfter-time.Hour)))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(`INSERT INTO login_throttle (key, failures, first_at, locked_until) VALUES ('user:recent', 1, ?, NULL)`, db.FormatTime(now))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := passwords.Sweep(ctx, d); err != nil || n != 2345 {
+		t.Errorf("swept %d rows (%v), want 2345", n, err)
+	}
+	var left []string
+	if err := d.Read(ctx, func(tx *db.Tx) error {
+		rows, err := tx.Query(`SELECT key FROM login_throttle`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				return err
+			}
+			left = append(left, k)
+		}
+		return rows.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0] != "user:recent" {
+		t.Errorf("left %q, want the recent count only", left)
+	}
+}

@@ -191,8 +191,8 @@ func (a *Attempt) Done() {
 // (CountFailure): no other attempt can come between the check and the count.
 // A refused attempt returns its ETOOMANY, on which the caller rolls tx back and
 // with it the counts of the keys that were not locked. The attempt that
-// reaches a limit is still compared (Locked tells that it did), the ones after
-// it are refused.
+// reaches a limit is still compared (Lockouts says which it set), the ones
+// after it are refused.
 func (a *Attempt) Count(tx *db.Tx) error {
 	set, refused, err := CountFailure(tx, a.keys)
 	if err != nil {

@@ -25,7 +25,7 @@
 # One after another they left a core idle a third of the time: the browser
 # tests mostly wait for Chromium, the servers they start and the network latency
 # they emulate, the other packages' tests for PostgreSQL and their own servers,
-# while the checks and the fuzzing keep both cores busy compiling
+# while the checks keep both cores busy compiling
 # (docs/performance.md, "The test suite"). The lanes in the background print
 # their output when all have ended, after the first lane's, so that none
 # interleave.

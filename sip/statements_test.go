@@ -14,7 +14,8 @@ import (
 // counts: a login and a PIN are counted in one statement that refuses a locked
 // key, a login reads its locks and whether its address is known in one more,
 // and a PIN reads nothing before it is counted (its keys do not depend on the
-// address).
+// address). A PIN refused by its lockout costs one statement more than a wrong
+// one: the count leaves the locked key alone, and the lockout is read to say so.
 func TestThrottleStatements(t *testing.T) {
 	var (
 		mu   sync.Mutex
@@ -44,4 +45,8 @@ func TestThrottleStatements(t *testing.T) {
 	statements("failed login", 4, other, "9300CNkiosk|COwrong|CPCEN|", "940")
 	statements("right PIN", 9, c, "23001"+sipNow+"AOCEN|AAP0001|AC|AD1234|", "|CQY|")
 	statements("wrong PIN", 6, c, "23001"+sipNow+"AOCEN|AAP0003|AC|AD0000|", "|CQN|")
+	for range sip.PINLimit - 1 { // the last of these locks the PIN
+		send(t, c, "23001"+sipNow+"AOCEN|AAP0003|AC|AD0000|")
+	}
+	statements("locked PIN", 7, c, "23001"+sipNow+"AOCEN|AAP0003|AC|AD0000|", "Too many wrong PINs")
 }

@@ -36,7 +36,8 @@ import (
 //     AttemptWindow lock it for LockoutFor.
 //
 // The usernames tried are any text, so the rows whose window and lockout are
-// over are deleted by the daily jobs (passwords.Sweep).
+// over are deleted by a running server every few minutes and by the daily jobs
+// (passwords.Sweep).
 
 // Attempt limits: LoginLimit failed logins for an account from one address, or
 // PINLimit wrong PINs for a patron from any terminal, within AttemptWindow lock
@@ -61,10 +62,11 @@ var (
 	pinBudget     = passwords.Budget{Max: PINLimit, Window: AttemptWindow, Lockout: LockoutFor}
 )
 
-// The key prefixes of SIP2's rows of login_throttle.
+// The key prefixes of SIP2's rows of login_throttle: its logins', and its PINs'
+// (passwords.PINPrefix, which a patron's purge deletes too).
 const (
 	loginPrefix = "login:"
-	pinPrefix   = "pin:"
+	pinPrefix   = passwords.PINPrefix
 )
 
 // newLimiter returns the throttle of SIP2 logins and PINs (keys), whose

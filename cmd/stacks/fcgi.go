@@ -106,10 +106,10 @@ func runFCGI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer func() { stopJobs(); srv.Wait() }()
 	handler := &inFlight{h: basepath.Mount(base, srv)}
 	bg, stopBG := context.WithCancel(context.Background())
-	// The session cleaner stops before the database closes (a write racing the
+	// The sweeper stops before the database closes (a write racing the
 	// close is a send on the closed group-commit queue: TestFCGI/Unix under -race).
 	cleaned := make(chan struct{})
-	go func() { cleanSessions(bg, d, logger); close(cleaned) }()
+	go func() { sweepExpired(bg, d, logger); close(cleaned) }()
 	defer func() { stopBG(); <-cleaned }()
 
 	logger.Info("serving FastCGI", "listen", ln.Addr().Network()+":"+ln.Addr().String(), "base", base+"/", "db", db.DisplayName(dbf.path))

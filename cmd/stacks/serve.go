@@ -20,6 +20,7 @@ import (
 	"github.com/stacks-ils/stacks/metrics"
 	"github.com/stacks-ils/stacks/notices"
 	"github.com/stacks-ils/stacks/opac"
+	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/reports"
 	"github.com/stacks-ils/stacks/web"
 )
@@ -377,7 +378,7 @@ func startBackground(d *db.DB, o *serveOptions, send notices.Sender, logger *slo
 		running = append(running, done)
 		go func() { fn(); close(done) }()
 	}
-	goWait(func() { cleanSessions(bg, d, logger) })
+	goWait(func() { sweepExpired(bg, d, logger) })
 	goWait(func() { reports.RunRollups(bg, d, reports.RollupInterval, logger) })
 	if o.notices {
 		logger.Info("notices", "email", o.smtp.Describe())
@@ -426,8 +427,11 @@ func displayAddr(a net.Addr) string {
 	return s
 }
 
-// cleanSessions deletes expired sessions every few minutes while the server runs.
-func cleanSessions(ctx context.Context, d *db.DB, logger *slog.Logger) {
+// sweepExpired deletes expired sessions, and the sign-in counts whose window
+// and lockout are over (passwords.Sweep), every few minutes while the server
+// runs: a server whose daily jobs do not run (no notices) keeps both tables
+// small too.
+func sweepExpired(ctx context.Context, d *db.DB, logger *slog.Logger) {
 	t := time.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
@@ -440,6 +444,11 @@ func cleanSessions(ctx context.Context, d *db.DB, logger *slog.Logger) {
 			logger.Warn("delete expired patrons' sessions", "err", err)
 		} else if n > 0 {
 			logger.Debug("deleted expired patrons' sessions", "count", n)
+		}
+		if n, err := passwords.Sweep(ctx, d); err != nil && ctx.Err() == nil {
+			logger.Warn("sweep sign-in counts", "err", err)
+		} else if n > 0 {
+			logger.Debug("swept sign-in counts", "count", n)
 		}
 		select {
 		case <-ctx.Done():
