@@ -64,8 +64,9 @@ type CopycatResult struct {
 	Records []CopycatRecord
 }
 
-// CopycatRecord is one record found: its card, its MARC as lines, and the
-// MARCXML the import form carries.
+// CopycatRecord is one record found: its card, its MARC as lines in the MARC
+// editor's notation (marc.FormatLines: "=245  10$aTitle :$bsubtitle"), and
+// the MARCXML the import form carries.
 type CopycatRecord struct {
 	Bib   catalog.Bib
 	Lines []string
@@ -77,13 +78,7 @@ func newCopycatRecord(rec *marc.Record) (CopycatRecord, bool) {
 	if err != nil {
 		return CopycatRecord{}, false
 	}
-	return CopycatRecord{Bib: catalog.BibOf(rec), Lines: marcLines(rec), XML: xml}, true
-}
-
-// marcLines writes a record in the MARC editor's notation (marc.FormatText),
-// a line a field, the leader first: "=245  10$aTitle :$bsubtitle".
-func marcLines(rec *marc.Record) []string {
-	return strings.Split(strings.TrimSuffix(marc.FormatText(rec), "\n"), "\n")
+	return CopycatRecord{Bib: catalog.BibOf(rec), Lines: marc.FormatLines(rec), XML: xml}, true
 }
 
 // copycatFields are the search's fields, in the form's order.
