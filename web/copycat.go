@@ -178,6 +178,21 @@ func (s *Server) handleCopycatImport(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, itemNewURL(res.RecordID), http.StatusSeeOther)
 }
 
+// copycatMatchNote says what a record to import matched in the catalogue and
+// what the cataloguer can do about it: overlay the existing record (its MARC is
+// replaced, its copies and holds stay) or add the record as a new one.
+func copycatMatchNote(v *CopycatMatchView) string {
+	what := fmt.Sprintf("%d records already in the catalogue; the table below says what matched each", len(v.Matches))
+	which := "one of them"
+	if len(v.Matches) == 1 {
+		m := v.Matches[0]
+		what = fmt.Sprintf("record %d, %q, already in the catalogue: matched by %s", m.RecordID, recordEditShortTitle(m.Title), m.Reason)
+		which = "that record"
+	}
+	return fmt.Sprintf("The record from %s matches %s. Overlay %s with it (its MARC is replaced; its copies and holds stay), or add it as a new record.",
+		copycatOrigin(v.Origin), what, which)
+}
+
 func copycatOrigin(origin string) string {
 	if origin == "" {
 		return "copy cataloguing"
