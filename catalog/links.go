@@ -24,9 +24,17 @@ type Link struct {
 
 // Links reads the 856 fields of a record's kept MARCXML, one Link per $u, in
 // the record's order. A record without kept MARC, or one that cannot be read,
-// has none.
+// has none. It reads only the links: the patrons' record page shows no MARC
+// lines, so it does not build them as ViewMARC does.
 func Links(source string) []Link {
-	return ViewMARC(source).Links
+	if source == "" {
+		return nil
+	}
+	rec, err := marc.FromXML(source)
+	if err != nil {
+		return nil
+	}
+	return linksOf(rec)
 }
 
 // MARCView is what a record's page shows of its kept MARCXML, read once: its

@@ -52,6 +52,17 @@ func TestLinks(t *testing.T) {
 	if !reflect.DeepEqual(v.Links, want) || len(v.Lines) != len(rec.Fields)+1 || v.Lines[1] != "245 10 $a A title" {
 		t.Errorf("ViewMARC: links %+v, lines %q", v.Links, v.Lines)
 	}
+	// A record without an 856 has no links, though its page has its lines.
+	plain, err := marc.ToXML(&marc.Record{Leader: rec.Leader, Fields: rec.Fields[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := catalog.Links(plain); got != nil {
+		t.Errorf("Links of a record without 856 = %+v, want none", got)
+	}
+	if v := catalog.ViewMARC(plain); v.Links != nil || len(v.Lines) != 2 {
+		t.Errorf("ViewMARC of a record without 856: links %+v, lines %q", v.Links, v.Lines)
+	}
 	for _, src := range []string{"", "not MARCXML"} {
 		if v := catalog.ViewMARC(src); v.Links != nil || v.Lines != nil {
 			t.Errorf("ViewMARC(%q) = %+v, want nothing", src, v)

@@ -23,7 +23,7 @@ type MARCDiff []FieldChange
 // line a field; the leader's lengths are not compared): the longest common run of unchanged lines is kept, and a
 // removed line followed by an added one with the same tag is a change.
 func DiffMARC(old, new *marc.Record) MARCDiff {
-	a, b := marcLines(old), marcLines(new)
+	a, b := marc.FormatLines(old), marc.FormatLines(new)
 	// The leader's lengths (record length, base address) follow the fields:
 	// a leader that differs only there is the same.
 	if old != nil && new != nil && sameLeader(old.Leader, new.Leader) {
@@ -68,17 +68,6 @@ func DiffMARC(old, new *marc.Record) MARCDiff {
 
 func sameLeader(a, b string) bool {
 	return len(a) == 24 && len(b) == 24 && a[5:12] == b[5:12] && a[17:] == b[17:]
-}
-
-func marcLines(r *marc.Record) []string {
-	if r == nil {
-		return nil
-	}
-	out := []string{marc.FormatLeader(r.Leader)}
-	for _, f := range r.Fields {
-		out = append(out, marc.FormatField(f))
-	}
-	return out
 }
 
 // lineTag is a line's tag ("LDR" for the leader).

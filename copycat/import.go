@@ -142,24 +142,27 @@ func matches(tx *db.Tx, rec *marc.Record) ([]Match, error) {
 // maxMatches bounds the matches listed for one record.
 const maxMatches = 20
 
-// matchReason is how the cataloguer reads the rule that matched:
+// matchReason is how the cataloguer reads the rule that matched and its key:
 // "001 11224466", "035 (OCoLC)12345", "ISBN 9780201896831".
 func matchReason(f catalog.RecordMatch) string {
-	switch f.Rule {
-	case catalog.RuleControl:
-		return "001 " + f.Key
-	case catalog.RuleSystem:
-		return "035 " + f.Key
-	case catalog.RuleISBN:
-		return "ISBN " + f.Key
+	name, ok := ruleNames[f.Rule]
+	if !ok {
+		name = f.Rule
 	}
-	return f.Rule + " " + f.Key
+	return name + " " + f.Key
+}
+
+// ruleNames are the words for each match rule: the MARC tag it reads, or ISBN.
+var ruleNames = map[string]string{
+	catalog.RuleControl: "001",
+	catalog.RuleSystem:  "035",
+	catalog.RuleISBN:    "ISBN",
 }
 
 // RecordFromXML reads the one MARCXML record in s: a search result carried in
 // a form, from the results page to the import.
 func RecordFromXML(s string) (*marc.Record, error) {
-	rec, err := marc.NewXMLReader(strings.NewReader(s)).Next()
+	rec, err := marc.FromXML(s)
 	if errors.Is(err, io.EOF) || rec == nil && err == nil {
 		return nil, stacks.Errorf(stacks.EINVALID, "The form carried no MARC record. Search again and choose a result.")
 	}

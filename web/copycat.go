@@ -64,8 +64,9 @@ type CopycatResult struct {
 	Records []CopycatRecord
 }
 
-// CopycatRecord is one record found: its card, its MARC as lines, and the
-// MARCXML the import form carries.
+// CopycatRecord is one record found: its card, its MARC as lines in the MARC
+// editor's notation (marc.FormatLines: "=245  10$aTitle :$bsubtitle"), and
+// the MARCXML the import form carries.
 type CopycatRecord struct {
 	Bib   catalog.Bib
 	Lines []string
@@ -77,13 +78,7 @@ func newCopycatRecord(rec *marc.Record) (CopycatRecord, bool) {
 	if err != nil {
 		return CopycatRecord{}, false
 	}
-	return CopycatRecord{Bib: catalog.BibOf(rec), Lines: marcLines(rec), XML: xml}, true
-}
-
-// marcLines writes a record in the MARC editor's notation (marc.FormatText),
-// a line a field, the leader first: "=245  10$aTitle :$bsubtitle".
-func marcLines(rec *marc.Record) []string {
-	return strings.Split(strings.TrimSuffix(marc.FormatText(rec), "\n"), "\n")
+	return CopycatRecord{Bib: catalog.BibOf(rec), Lines: marc.FormatLines(rec), XML: xml}, true
 }
 
 // copycatFields are the search's fields, in the form's order.
@@ -181,6 +176,21 @@ func (s *Server) handleCopycatImport(w http.ResponseWriter, r *http.Request) {
 		s.Flash(r, "ok", fmt.Sprintf("Record %d is overlaid with %q from %s; its copies and holds are kept. Scan the barcode of a new copy, or leave.", res.RecordID, title, copycatOrigin(origin)))
 	}
 	redirect(w, r, itemNewURL(res.RecordID), http.StatusSeeOther)
+}
+
+// copycatMatchNote says what a record to import matched in the catalogue and
+// what the cataloguer can do about it: overlay the existing record (its MARC is
+// replaced, its copies and holds stay) or add the record as a new one.
+func copycatMatchNote(v *CopycatMatchView) string {
+	what := fmt.Sprintf("%d records already in the catalogue; the table below says what matched each", len(v.Matches))
+	which := "one of them"
+	if len(v.Matches) == 1 {
+		m := v.Matches[0]
+		what = fmt.Sprintf("record %d, %q, already in the catalogue: matched by %s", m.RecordID, recordEditShortTitle(m.Title), m.Reason)
+		which = "that record"
+	}
+	return fmt.Sprintf("The record from %s matches %s. Overlay %s with it (its MARC is replaced; its copies and holds stay), or add it as a new record.",
+		copycatOrigin(v.Origin), what, which)
 }
 
 func copycatOrigin(origin string) string {

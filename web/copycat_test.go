@@ -108,7 +108,7 @@ func TestCopycatFlow(t *testing.T) {
 	// Books are printed with wrong check digits: such an ISBN is searched as
 	// printed, with a note.
 	if r := e.get(t, desk, "/cataloguing/copy?by=isbn&q=0201896835"); r.Status != http.StatusOK || !strings.Contains(r.Body, "check digit") ||
-		!strings.Contains(r.Body, "catalogues searched") {
+		!strings.Contains(r.Body, "catalogues searched") || !strings.Contains(r.Body, `<p class="flash warn" role="status">The check digit of ISBN 0201896835 is wrong`) {
 		t.Errorf("an ISBN with a wrong check digit: %d", r.Status)
 	}
 
@@ -139,6 +139,10 @@ func TestCopycatFlow(t *testing.T) {
 		t.Fatalf("second import: %d", again.Status)
 	}
 	mustContain(t, "the match page", again.Body, "Record already in the catalogue?", "001 11224466", "Overlay record "+firstID, "Add as a new record anyway")
+	// The note says, as a warning, which record matched and by what, and that
+	// the cataloguer may overlay it or add a new record.
+	mustContain(t, "the match page's note", again.Body, `<p class="flash warn" role="status">The record from yaz SRU matches record `+firstID+`, `,
+		"already in the catalogue: matched by 001 11224466. Overlay that record with it (its MARC is replaced; its copies and holds stay), or add it as a new record.</p>")
 	if got := e.recordTitles(t); len(got) != 1 {
 		t.Fatalf("the match page imported: records %q", got)
 	}

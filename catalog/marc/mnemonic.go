@@ -130,11 +130,25 @@ func FormatLeader(leader string) string {
 // each line ending in "\n".
 func FormatText(r *Record) string {
 	var b strings.Builder
-	b.WriteString(FormatLeader(r.Leader) + "\n")
-	for _, f := range r.Fields {
-		b.WriteString(FormatField(f) + "\n")
+	for _, l := range FormatLines(r) {
+		b.WriteString(l + "\n")
 	}
 	return b.String()
+}
+
+// FormatLines writes r in the mnemonic syntax as FormatText does, one string a
+// line without its line break: the leader's line, then a line a field. A nil
+// record has no lines.
+func FormatLines(r *Record) []string {
+	if r == nil {
+		return nil
+	}
+	out := make([]string, 0, len(r.Fields)+1)
+	out = append(out, FormatLeader(r.Leader))
+	for _, f := range r.Fields {
+		out = append(out, FormatField(f))
+	}
+	return out
 }
 
 // LineError is what is wrong with one line of a record in the mnemonic syntax.

@@ -37,6 +37,13 @@ func TestParseText(t *testing.T) {
 	if got := marc.FormatText(rec); got != sampleText {
 		t.Errorf("formatted\n%s\nwant\n%s", got, sampleText)
 	}
+	// FormatLines is FormatText a line a string, without the line breaks.
+	if got, want := marc.FormatLines(rec), strings.Split(strings.TrimSuffix(sampleText, "\n"), "\n"); !reflect.DeepEqual(got, want) {
+		t.Errorf("lines\n%q\nwant\n%q", got, want)
+	}
+	if got := marc.FormatLines(nil); got != nil {
+		t.Errorf("lines of no record: %q", got)
+	}
 	// A browser's CR LF, spaces for blanks, one space after the tag, blank lines.
 	loose := "=LDR  00000nam a2200000 a 4500\r\n\r\n=001 ocm123\r\n=245  10$aTitle\r\n"
 	if rec, errs := marc.ParseText(loose); errs != nil || len(rec.Fields) != 2 || rec.Fields[1].Ind2 != '0' {
