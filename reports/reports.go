@@ -27,6 +27,11 @@ type Column struct {
 	Name string
 	// Numeric columns are right-aligned and written to CSV as they are.
 	Numeric bool
+	// ItemBarcodes marks the column of a report that lists items: it holds
+	// each row's item barcode, which the report page offers to the batch item
+	// edit. A report's own label for a column says nothing of what it holds (a
+	// SQL report may name any column "Barcode"), so only this mark does.
+	ItemBarcodes bool
 }
 
 // Bar is one bar of a report's chart.

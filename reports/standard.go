@@ -92,7 +92,7 @@ func overdueReport(tx *db.Tx, f Filter) (Result, error) {
 		join += loanPatronJoin
 	}
 	res := Result{
-		Columns: []Column{{Name: "Due"}, {Name: "Days overdue", Numeric: true}, {Name: "Barcode"}, {Name: "Title"},
+		Columns: []Column{{Name: "Due"}, {Name: "Days overdue", Numeric: true}, {Name: "Barcode", ItemBarcodes: true}, {Name: "Title"},
 			{Name: "Call number"}, {Name: "Branch"}, {Name: "Card"}, {Name: "Patron"}, {Name: "Email"}},
 		TotalLabel: "overdue items", ChartTitle: "Overdue items by days overdue",
 		Chart: []Bar{{Label: "1-7 days"}, {Label: "8-14 days"}, {Label: "15-30 days"}, {Label: "31-90 days"}, {Label: "over 90 days"}},
@@ -418,7 +418,7 @@ func notBorrowedReport(tx *db.Tx, f Filter) (Result, error) {
 	w.add(f.BranchID != 0, "i.home_branch_id = ?", f.BranchID)
 	w.add(f.ItemTypeID != 0, "i.item_type_id = ?", f.ItemTypeID)
 	res := Result{
-		Columns: []Column{{Name: "Barcode"}, {Name: "Title"}, {Name: "Call number"}, {Name: "Branch"},
+		Columns: []Column{{Name: "Barcode", ItemBarcodes: true}, {Name: "Title"}, {Name: "Call number"}, {Name: "Branch"},
 			{Name: "Item type"}, {Name: "Added"}, {Name: "Last borrowed"}},
 		TotalLabel: "items not borrowed since " + f.Since.Format(db.DayFormat), ChartTitle: "Items by the year of their last loan",
 	}

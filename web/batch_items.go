@@ -96,19 +96,25 @@ func (s *Server) batchFailed(w http.ResponseWriter, r *http.Request, v *BatchVie
 	return true
 }
 
+// batchDefault is the form with no change chosen yet, on its first choice,
+// and barcodes filled in.
+func batchDefault(barcodes string) *BatchView {
+	return &BatchView{Barcodes: barcodes, Change: catalog.BatchChange{Field: catalog.BatchLocation}, Errors: FormErrors{}}
+}
+
 func (s *Server) handleBatchForm(w http.ResponseWriter, r *http.Request) {
-	s.renderBatch(w, r, http.StatusOK, &BatchView{Change: catalog.BatchChange{Field: catalog.BatchLocation}, Errors: FormErrors{}})
+	s.renderBatch(w, r, http.StatusOK, batchDefault(""))
+}
+
+// handleBatchList shows the form filled in with a list of barcodes sent from
+// another page (batchItemsForm with no change), for the change to be chosen
+// there. It changes nothing.
+func (s *Server) handleBatchList(w http.ResponseWriter, r *http.Request) {
+	s.renderBatch(w, r, http.StatusOK, batchDefault(r.PostFormValue("barcodes")))
 }
 
 func (s *Server) handleBatchPreview(w http.ResponseWriter, r *http.Request) {
 	v := batchFromForm(r)
-	if v.Change.Field == "" {
-		// A list sent from another page (batchItemsForm) with no change
-		// chosen yet: the form, filled in. The form itself always sends one.
-		v.Change.Field = catalog.BatchLocation
-		s.renderBatch(w, r, http.StatusOK, v)
-		return
-	}
 	p, err := s.Catalog.PreviewBatch(r.Context(), catalog.ParseBarcodes(v.Barcodes), v.Change)
 	if err != nil {
 		if !s.batchFailed(w, r, v, err) {
@@ -146,7 +152,7 @@ func (s *Server) handleBatchUndo(w http.ResponseWriter, r *http.Request) {
 	}
 	u, err := s.Catalog.UndoBatch(r.Context(), userFrom(r.Context()).Actor(), id)
 	if err != nil {
-		if !s.batchFailed(w, r, &BatchView{Change: catalog.BatchChange{Field: catalog.BatchLocation}, Errors: FormErrors{}}, err) {
+		if !s.batchFailed(w, r, batchDefault(""), err) {
 			s.Error(w, r, err)
 		}
 		return
@@ -164,9 +170,9 @@ func (s *Server) handleBatchUndo(w http.ResponseWriter, r *http.Request) {
 }
 
 // reportBarcodes returns the barcodes of a report's rows when it lists items
-// (it has a Barcode column), for batchItemsForm.
+// (a column is marked ItemBarcodes), for batchItemsForm.
 func reportBarcodes(res *reports.Result) []string {
-	col := slices.IndexFunc(res.Columns, func(c reports.Column) bool { return c.Name == "Barcode" })
+	col := slices.IndexFunc(res.Columns, func(c reports.Column) bool { return c.ItemBarcodes })
 	if col < 0 {
 		return nil
 	}

@@ -128,6 +128,7 @@ var formFields = map[string]url.Values{
 	"POST /items/{id}/delete":     {},
 	"POST /records/{id}/delete":   {"holds": {"move"}, "move_holds_to": {"99999999"}},
 	"POST /records/{id}/merge":    {"other": {"99999999"}, "take": {"245"}},
+	"POST /items/batch/list":      {"barcodes": {"I00001\nNOSUCH"}},
 	"POST /items/batch/preview":   {"barcodes": {"I00001\nNOSUCH"}, "field": {"location"}, "value": {"Reading room"}},
 	"POST /items/batch":           {"barcodes": {"I00001\nNOSUCH"}, "field": {"location"}, "value": {"Reading room"}},
 	"POST /items/batch/{id}/undo": {},

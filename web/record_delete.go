@@ -42,6 +42,7 @@ func (s *Server) catalogMaintenanceRoutes(r chi.Router) {
 	r.Get("/records/{id}/merge", s.handleMergeForm)
 	r.Post("/records/{id}/merge", s.handleMerge)
 	r.Get("/items/batch", s.handleBatchForm)
+	r.Post("/items/batch/list", s.handleBatchList)
 	r.Post("/items/batch/preview", s.handleBatchPreview)
 	r.Post("/items/batch", s.handleBatchApply)
 	r.Post("/items/batch/{id}/undo", s.handleBatchUndo)

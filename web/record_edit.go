@@ -105,17 +105,31 @@ func (v *RecordFormView) title() string {
 	return "Edit record"
 }
 
-func recordInputFrom(r *http.Request) catalog.RecordInput {
-	base, _ := strconv.Atoi(r.PostFormValue("base"))
-	return catalog.RecordInput{
+// errFormBase refuses a record form whose hidden base is not a version
+// number: the form is not one the server sent, or is damaged, and saving it
+// against a guessed version could overwrite what was saved since.
+var errFormBase = stacks.FieldErrorf("base", stacks.EINVALID, "This form is out of date, so nothing is saved: reload the record's edit form and make your changes again.")
+
+// recordInputFrom reads the record form. The form's base, the version of the
+// record it showed, is 0 when absent; a malformed or negative one is
+// errFormBase, with the rest of the form read for showing again.
+func recordInputFrom(r *http.Request) (catalog.RecordInput, error) {
+	in := catalog.RecordInput{
 		Title:     r.PostFormValue("title"),
 		Author:    r.PostFormValue("author"),
 		ISBN:      r.PostFormValue("isbn"),
 		Publisher: r.PostFormValue("publisher"),
 		Year:      r.PostFormValue("year"),
 		Subjects:  r.PostFormValue("subjects"),
-		Base:      base,
 	}
+	if b := r.PostFormValue("base"); b != "" {
+		base, err := strconv.Atoi(b)
+		if err != nil || base < 0 {
+			return in, errFormBase
+		}
+		in.Base = base
+	}
+	return in, nil
 }
 
 func (s *Server) renderRecordForm(w http.ResponseWriter, r *http.Request, status int, v RecordFormView) {
@@ -138,8 +152,12 @@ func (s *Server) handleRecordNew(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) {
-	v := RecordFormView{In: recordInputFrom(r)}
-	id, err := s.Catalog.CreateRecord(r.Context(), userFrom(r.Context()).Actor(), v.In)
+	in, err := recordInputFrom(r)
+	v := RecordFormView{In: in}
+	var id int64
+	if err == nil {
+		id, err = s.Catalog.CreateRecord(r.Context(), userFrom(r.Context()).Actor(), v.In)
+	}
 	if err != nil {
 		if !s.recordFormFailed(w, r, v, err) {
 			s.Error(w, r, err)
@@ -171,8 +189,11 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	v := RecordFormView{ID: id, In: recordInputFrom(r)}
-	err = s.Catalog.UpdateRecord(r.Context(), userFrom(r.Context()).Actor(), id, v.In)
+	in, err := recordInputFrom(r)
+	v := RecordFormView{ID: id, In: in}
+	if err == nil {
+		err = s.Catalog.UpdateRecord(r.Context(), userFrom(r.Context()).Actor(), id, v.In)
+	}
 	if err != nil {
 		if !s.recordFormFailed(w, r, v, err) {
 			s.Error(w, r, err)

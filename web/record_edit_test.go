@@ -344,3 +344,71 @@ func TestAddCopies(t *testing.T) {
 			`<option value="CEN" selected>Central (CEN)</option>`, `id="location" name="location" value=""`, `id="price" name="price" value=""`)
 	})
 }
+
+// TestRecordEditStaleBase: the quick form sends the version of the record it
+// showed. Saved after the record moved on in the MARC editor, it writes only
+// what it changed, so the MARC editor's save stays; a form whose version is not
+// a number is refused as out of date, and saves nothing.
+func TestRecordEditStaleBase(t *testing.T) {
+	e := newDemoEnv(t)
+	c := e.deskClient(t)
+	r := e.post(t, c, "/records", url.Values{"title": {"Quixotic Gondolas"}, "author": {"Vantongeren, Ilse"}, "year": {"2024"}, "subjects": {"Airships"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("create the record: %d", r.Status)
+	}
+	record := r.Location
+	baseOf := func(body string) string {
+		t.Helper()
+		m := regexp.MustCompile(`name="base" value="([0-9]+)"`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no base in\n%s", body)
+		}
+		return m[1]
+	}
+	form := func(base, year string) url.Values {
+		return url.Values{"base": {base}, "title": {"Quixotic Gondolas"}, "author": {"Vantongeren, Ilse"}, "year": {year}, "subjects": {"Airships"}}
+	}
+
+	quick := e.get(t, c, record+"/edit")
+	if quick.Status != http.StatusOK {
+		t.Fatalf("GET the quick form: %d", quick.Status)
+	}
+	stale := baseOf(quick.Body)
+
+	// Someone saves the record in the MARC editor meanwhile: a note and a
+	// subject the quick form never showed.
+	ed := e.get(t, c, record+"/marc")
+	text := textareaText(t, ed.Body) + "=500  \\\\$aSigned by the author.\n=650  \\0$aBallooning.\n"
+	r = e.post(t, c, record+"/marc", url.Values{"marc": {text}, "base": {baseOf(ed.Body)}, "step": {"save"}})
+	if r.Status != http.StatusSeeOther || r.Location != record {
+		t.Fatalf("save in the MARC editor: %d to %q\n%s", r.Status, r.Location, r.Body)
+	}
+	if now := baseOf(e.get(t, c, record+"/edit").Body); now == stale {
+		t.Fatalf("the MARC editor's save left the version at %s", now)
+	}
+
+	t.Run("ErrMalformedBase", func(t *testing.T) {
+		for _, base := range []string{"abc", "-1", "2.5"} {
+			r := e.post(t, c, record, form(base, "2030"))
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("base %q: %d, want 422", base, r.Status)
+			}
+			mustContain(t, "the refused form", squashed(r.Body), `role="alert">This form is out of date, so nothing is saved: reload the record's edit form`, `value="2030"`)
+		}
+		if r := e.get(t, c, record+"/edit"); strings.Contains(r.Body, `value="2030"`) {
+			t.Error("a form with a malformed base was saved")
+		}
+	})
+
+	t.Run("StaleBase", func(t *testing.T) {
+		r := e.post(t, c, record, form(stale, "2025"))
+		if r.Status != http.StatusSeeOther || r.Location != record {
+			t.Fatalf("save the quick form over a newer version: %d to %q\n%s", r.Status, r.Location, r.Body)
+		}
+		r = e.get(t, c, record+"/edit")
+		mustContain(t, "the quick form after both saves", r.Body, `value="2025"`, "Ballooning")
+		if text := textareaText(t, e.get(t, c, record+"/marc").Body); !strings.Contains(text, "Signed by the author.") || !strings.Contains(text, "Ballooning") {
+			t.Errorf("the quick form's save overwrote the MARC editor's:\n%s", text)
+		}
+	})
+}

@@ -218,11 +218,13 @@ func TestStocktakeCheckinRefusesOthers(t *testing.T) {
 
 // TestBatchFromLists: a stocktake's missing items and a report's items go to
 // the batch edit in one press: the stocktake's to the preview of marking them
-// Missing, the report's to the form, filled in; nothing changes before Apply.
+// Missing, a report's (the overdue items, the items not borrowed) to the form,
+// filled in; nothing changes before Apply. A preview with no change chosen is
+// refused: only the list route shows the form without one.
 func TestBatchFromLists(t *testing.T) {
 	e := newDemoEnv(t)
 	c := e.deskClient(t)
-	list := regexp.MustCompile(`<form method="post" action="/items/batch/preview" class="batch-from"><input type="hidden" name="barcodes" value="([^"]*)">\s*(?:<input type="hidden" name="field" value="([^"]*)">\s*<input type="hidden" name="value" value="([^"]*)">\s*)?<button type="submit">([^<]*)</button>`)
+	list := regexp.MustCompile(`<form method="post" action="(/items/batch/[a-z]+)" class="batch-from"><input type="hidden" name="barcodes" value="([^"]*)">\s*(?:<input type="hidden" name="field" value="([^"]*)">\s*<input type="hidden" name="value" value="([^"]*)">\s*)?<button type="submit">([^<]*)</button>`)
 
 	r := e.post(t, c, "/reports/stocktake", url.Values{"branch": {"1"}, "from": {"0"}, "to": {"ZZZ"}})
 	if r.Status != http.StatusSeeOther {
@@ -236,15 +238,15 @@ func TestBatchFromLists(t *testing.T) {
 	if m == nil {
 		t.Fatalf("the stocktake's results offer no batch edit of the missing items")
 	}
-	missing := strings.Split(html.UnescapeString(m[1]), "\n")
-	if len(missing) < 2 || slices.Contains(missing, "I00001") || m[2] != catalog.BatchStatus || m[3] != catalog.StatusMissing {
-		t.Fatalf("the missing items' form: %d barcodes (I00001, scanned, among them: %v), change %s %s", len(missing), slices.Contains(missing, "I00001"), m[2], m[3])
+	missing := strings.Split(html.UnescapeString(m[2]), "\n")
+	if m[1] != "/items/batch/preview" || len(missing) < 2 || slices.Contains(missing, "I00001") || m[3] != catalog.BatchStatus || m[4] != catalog.StatusMissing {
+		t.Fatalf("the missing items' form to %s: %d barcodes (I00001, scanned, among them: %v), change %s %s", m[1], len(missing), slices.Contains(missing, "I00001"), m[3], m[4])
 	}
-	if !strings.Contains(m[4], fmt.Sprintf("Mark the %d missing items Missing", len(missing))) {
-		t.Errorf("the button says %q", m[4])
+	if !strings.Contains(m[5], fmt.Sprintf("Mark the %d missing items Missing", len(missing))) {
+		t.Errorf("the button says %q", m[5])
 	}
 	before := e.count(t, `SELECT count(*) FROM items WHERE status = 'missing'`)
-	p := e.post(t, c, "/items/batch/preview", url.Values{"barcodes": {html.UnescapeString(m[1])}, "field": {m[2]}, "value": {m[3]}})
+	p := e.post(t, c, m[1], url.Values{"barcodes": {html.UnescapeString(m[2])}, "field": {m[3]}, "value": {m[4]}})
 	if p.Status != http.StatusOK {
 		t.Fatalf("preview: %d", p.Status)
 	}
@@ -253,20 +255,42 @@ func TestBatchFromLists(t *testing.T) {
 		t.Errorf("the preview marked %d items missing", n-before)
 	}
 
-	rep := e.get(t, c, "/reports/not-borrowed?since=2099-01-01")
-	m = list.FindStringSubmatch(rep.Body)
-	if m == nil {
-		t.Fatalf("the not-borrowed report offers no batch edit of its items")
+	// A preview without a change chosen is bad input, refused beside the
+	// field, whatever page the list came from.
+	p = e.post(t, c, "/items/batch/preview", url.Values{"barcodes": {html.UnescapeString(m[2])}})
+	if p.Status != http.StatusUnprocessableEntity || strings.Contains(p.Body, "Preview:") {
+		t.Fatalf("a preview with no field: %d, want 422 and no preview", p.Status)
 	}
-	items := strings.Split(html.UnescapeString(m[1]), "\n")
-	if m[2] != "" || !strings.Contains(m[4], "items") || len(items) == 0 || items[0] == "" {
-		t.Fatalf("the report's form: %q, change %q, button %q", items, m[2], m[4])
+	if msg := fieldError(p.Body, "field"); !strings.Contains(msg, "Choose what to change") {
+		t.Errorf("message beside the change: %q", msg)
 	}
-	f := e.post(t, c, "/items/batch/preview", url.Values{"barcodes": {html.UnescapeString(m[1])}})
-	if f.Status != http.StatusOK || strings.Contains(f.Body, "Preview:") {
-		t.Fatalf("the report's items: %d, or a preview without a change chosen", f.Status)
-	}
-	if !strings.Contains(f.Body, ">"+html.EscapeString(html.UnescapeString(m[1]))+"</textarea>") {
-		t.Errorf("the batch form is not filled in with the report's %d barcodes", len(items))
+
+	for _, report := range []struct{ name, path string }{
+		{"Overdue", "/reports/overdue?branch="},
+		{"NotBorrowed", "/reports/not-borrowed?since=2099-01-01"},
+	} {
+		t.Run(report.name, func(t *testing.T) {
+			rep := e.get(t, c, report.path)
+			m := list.FindStringSubmatch(rep.Body)
+			if m == nil {
+				t.Fatalf("the report offers no batch edit of its items")
+			}
+			items := strings.Split(html.UnescapeString(m[2]), "\n")
+			if m[1] != "/items/batch/list" || m[3] != "" || !strings.Contains(m[5], "item") || len(items) == 0 || items[0] == "" {
+				t.Fatalf("the report's form to %s: %q, change %q, button %q", m[1], items, m[3], m[5])
+			}
+			for _, b := range items {
+				if !strings.Contains(rep.Body, "<td>"+html.EscapeString(b)+"</td>") {
+					t.Errorf("the form sends %q, not a barcode in the report's table", b)
+				}
+			}
+			f := e.post(t, c, m[1], url.Values{"barcodes": {html.UnescapeString(m[2])}})
+			if f.Status != http.StatusOK || strings.Contains(f.Body, "Preview:") {
+				t.Fatalf("the report's items: %d, or a preview without a change chosen", f.Status)
+			}
+			if !strings.Contains(f.Body, ">"+html.EscapeString(html.UnescapeString(m[2]))+"</textarea>") {
+				t.Errorf("the batch form is not filled in with the report's %d barcodes", len(items))
+			}
+		})
 	}
 }
