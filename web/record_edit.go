@@ -110,9 +110,22 @@ func (v *RecordFormView) title() string {
 // against a guessed version could overwrite what was saved since.
 var errFormBase = stacks.FieldErrorf("base", stacks.EINVALID, "This form is out of date, so nothing is saved: reload the record's edit form and make your changes again.")
 
-// recordInputFrom reads the record form. The form's base, the version of the
-// record it showed, is 0 when absent; a malformed or negative one is
-// errFormBase, with the rest of the form read for showing again.
+// formBase reads a record form's hidden base (the quick form's, the MARC
+// editor's), the version of the record it showed: 0 when absent; a malformed
+// or negative one is errFormBase.
+func formBase(b string) (int, error) {
+	if b == "" {
+		return 0, nil
+	}
+	base, err := strconv.Atoi(b)
+	if err != nil || base < 0 {
+		return 0, errFormBase
+	}
+	return base, nil
+}
+
+// recordInputFrom reads the record form, its base by formBase, with the rest
+// of the form read for showing again when the base is refused.
 func recordInputFrom(r *http.Request) (catalog.RecordInput, error) {
 	in := catalog.RecordInput{
 		Title:     r.PostFormValue("title"),
@@ -122,14 +135,9 @@ func recordInputFrom(r *http.Request) (catalog.RecordInput, error) {
 		Year:      r.PostFormValue("year"),
 		Subjects:  r.PostFormValue("subjects"),
 	}
-	if b := r.PostFormValue("base"); b != "" {
-		base, err := strconv.Atoi(b)
-		if err != nil || base < 0 {
-			return in, errFormBase
-		}
-		in.Base = base
-	}
-	return in, nil
+	var err error
+	in.Base, err = formBase(r.PostFormValue("base"))
+	return in, err
 }
 
 func (s *Server) renderRecordForm(w http.ResponseWriter, r *http.Request, status int, v RecordFormView) {

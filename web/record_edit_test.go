@@ -400,6 +400,23 @@ func TestRecordEditStaleBase(t *testing.T) {
 		}
 	})
 
+	t.Run("ErrMalformedBaseMARC", func(t *testing.T) {
+		text := textareaText(t, e.get(t, c, record+"/marc").Body) + "=500  \\\\$aNever saved.\n"
+		for _, base := range []string{"abc", "-1"} {
+			r := e.post(t, c, record+"/marc", url.Values{"marc": {text}, "base": {base}, "step": {"save"}})
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("base %q: %d, want 422", base, r.Status)
+			}
+			mustContain(t, "the refused MARC", squashed(r.Body), "This form is out of date, so nothing is saved", "Never saved.")
+			if strings.Contains(r.Body, "saved by someone else") {
+				t.Errorf("base %q: told of someone else's save", base)
+			}
+		}
+		if text := textareaText(t, e.get(t, c, record+"/marc").Body); strings.Contains(text, "Never saved.") {
+			t.Error("a MARC edit with a malformed base was saved")
+		}
+	})
+
 	t.Run("StaleBase", func(t *testing.T) {
 		r := e.post(t, c, record, form(stale, "2025"))
 		if r.Status != http.StatusSeeOther || r.Location != record {

@@ -161,7 +161,13 @@ func (s *Server) handleMARCEdit(w http.ResponseWriter, r *http.Request) {
 // marcPost runs the editor's steps for record id (0: a new record).
 func (s *Server) marcPost(w http.ResponseWriter, r *http.Request, id int64) {
 	v := MARCEditorView{ID: id, Text: r.PostFormValue("marc")}
-	v.Base, _ = strconv.Atoi(r.PostFormValue("base"))
+	base, err := formBase(r.PostFormValue("base"))
+	if err != nil {
+		// Not a save by someone else (ECONFLICT): a form not as sent.
+		s.marcFailed(w, r, v, err)
+		return
+	}
+	v.Base = base
 	actor := userFrom(r.Context()).Actor()
 	switch r.PostFormValue(marcStepField) {
 	case marcStepEdit:
