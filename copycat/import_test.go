@@ -165,18 +165,9 @@ func TestImportMatchRules(t *testing.T) {
 // book (ahead of an 035 that matches nothing), and a record matching nothing
 // is new.
 func TestMatchesAgreeAcrossImports(t *testing.T) {
-	d := dbtest.Open(t, db.Options{})
+	d := emptyLibrary(t)
 	s := copycat.NewService(d)
 	ctx := context.Background()
-	if err := d.Write(ctx, func(tx *db.Tx) error {
-		_, err := tx.Exec(`INSERT INTO branches (id, code, name) VALUES (1, 'CEN', 'Central')`)
-		if err == nil {
-			_, err = tx.Exec(`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
 	add := func(rec *marc.Record) int64 {
 		t.Helper()
 		res, err := s.Import(ctx, admin, rec, "", copycat.ImportAdd, 0)
@@ -288,16 +279,7 @@ func TestDirectImportAlikeInAnyBatch(t *testing.T) {
 	second := book("", "0201896834", "Second")
 	var sums []catalog.ImportSummary
 	for _, size := range []int{1, 500} {
-		d := dbtest.Open(t, db.Options{})
-		if err := d.Write(ctx, func(tx *db.Tx) error {
-			_, err := tx.Exec(`INSERT INTO branches (id, code, name) VALUES (1, 'CEN', 'Central')`)
-			if err == nil {
-				_, err = tx.Exec(`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`)
-			}
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		d := emptyLibrary(t)
 		sum, err := catalog.Import(ctx, d, isoFile(t, first, second), catalog.ImportOptions{Actor: admin, Branch: "CEN", ItemType: "BOOK", BatchSize: size})
 		if err != nil {
 			t.Fatal(err)
@@ -309,4 +291,21 @@ func TestDirectImportAlikeInAnyBatch(t *testing.T) {
 			t.Errorf("batches of %d: %d created, %d updated; want 2 created", size, sums[i].Created, sums[i].Updated)
 		}
 	}
+}
+
+// emptyLibrary is a new database with one branch (CEN) and one item type
+// (BOOK), what an import's copies need, and no records.
+func emptyLibrary(t *testing.T) *db.DB {
+	t.Helper()
+	d := dbtest.Open(t, db.Options{})
+	if err := d.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := tx.Exec(`INSERT INTO branches (id, code, name) VALUES (1, 'CEN', 'Central')`)
+		if err == nil {
+			_, err = tx.Exec(`INSERT INTO item_types (id, code, name) VALUES (1, 'BOOK', 'Book')`)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
