@@ -62,6 +62,7 @@ type importer struct {
 	defBranch, defType  int64
 	match               *Matcher
 	insRecord, updRec   *db.Stmt
+	delKeys, insKey     *db.Stmt
 	insItem, itemExists *db.Stmt
 	nextBarcode         *int64
 }
@@ -77,8 +78,12 @@ func Import(ctx context.Context, d *db.DB, rr marc.RecordReader, opt ImportOptio
 	}
 	var sum ImportSummary
 	var next int64
+	if err := BuildSystemNumbers(ctx, d); err != nil {
+		return sum, err
+	}
 	m := NewMatcher()
 	m.ByBarcode = true
+	m.indexed = 1
 	index := 0
 	done := false
 	for !done {
@@ -242,6 +247,8 @@ func newImporter(tx *db.Tx, opt ImportOptions, next *int64) (*importer, error) {
 		{&im.insRecord, `INSERT INTO records (id, title, author, isbn, publisher, year, subjects, control_number, marc, created_at, updated_at)
 			VALUES (` + nextRecordID + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&im.updRec, `UPDATE records SET title = ?, author = ?, isbn = ?, publisher = ?, year = ?, subjects = ?, control_number = ?, marc = ?, updated_at = ? WHERE id = ?`},
+		{&im.delKeys, `DELETE FROM record_system_numbers WHERE record_id = ?`},
+		{&im.insKey, `INSERT INTO record_system_numbers (key, record_id) VALUES (?, ?)`},
 		{&im.insItem, `INSERT INTO items (barcode, record_id, home_branch_id, current_branch_id, item_type_id, call_number, location, status, withdrawn_at, withdrawn_reason, price_cents, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&im.itemExists, `SELECT record_id FROM items WHERE barcode = ?`},
@@ -310,8 +317,17 @@ func (im *importer) record(rec *marc.Record, index int, sum *ImportSummary) erro
 		if _, err := im.updRec.Exec(b.Title, b.Author, b.ISBN, b.Publisher, nullYear(b.Year), subjects, b.ControlNumber, source, now, id); err != nil {
 			return fmt.Errorf("update record %d: %w", id, err)
 		}
+		// The MARC replaced is not read: its 035 numbers go whatever they were.
+		if _, err := im.delKeys.Exec(id); err != nil {
+			return fmt.Errorf("record %d: index the 035 numbers: %w", id, err)
+		}
 		sum.Updated++
 		im.match.Add(rec, id)
+	}
+	for _, k := range uniqueKeys(rec) {
+		if _, err := im.insKey.Exec(k, id); err != nil {
+			return fmt.Errorf("record %d: index the 035 numbers: %w", id, err)
+		}
 	}
 
 	if len(holdings) == 0 && created && im.opt.GenerateItems {

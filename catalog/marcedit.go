@@ -467,6 +467,9 @@ func writeMARC(tx *db.Tx, actor stacks.Actor, id int64, row recordRow, rec *marc
 	if err != nil {
 		return fmt.Errorf("update record %d: %w", id, err)
 	}
+	if err := setSystemNumbers(tx, id, before, rec); err != nil {
+		return err
+	}
 	last := row.version
 	if keepsPrevious(last, row.versionSource, row.source, prev) {
 		last++
@@ -561,6 +564,9 @@ func createMARC(tx *db.Tx, actor stacks.Actor, rec *marc.Record, origin string) 
 		strings.Join(b.Subjects, "\n"), b.ControlNumber, source, now, now).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert record: %w", err)
+	}
+	if err := setSystemNumbers(tx, id, nil, rec); err != nil {
+		return 0, err
 	}
 	if err := insertVersions(tx, id, keptVersion{1, source, actor, now}); err != nil {
 		return 0, err

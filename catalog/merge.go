@@ -187,7 +187,11 @@ func takeFields(tx *db.Tx, keepID int64, keepMARC, mergeMARC string, tags []stri
 	if err != nil {
 		return fmt.Errorf("update record %d: %w", keepID, err)
 	}
-	return nil
+	before, err := marc.FromXML(keepMARC)
+	if err != nil {
+		return fmt.Errorf("read the MARC of record %d: %w", keepID, err)
+	}
+	return setSystemNumbers(tx, keepID, before, keep)
 }
 
 // MergePreview is what merging two records would do, for the confirmation page.

@@ -180,7 +180,11 @@ func createBatch(ctx context.Context, d *db.DB, opt StageOptions) (int64, error)
 // stageRecords reads rr into batch id, a transaction per stageChunk records,
 // and sets the batch's counts.
 func stageRecords(ctx context.Context, d *db.DB, rr marc.RecordReader, id int64, opt StageOptions) error {
+	if err := BuildSystemNumbers(ctx, d); err != nil {
+		return err
+	}
 	m := NewMatcher()
+	m.indexed = 1
 	type staged struct {
 		pos                    int
 		source, title, err     string
@@ -318,9 +322,13 @@ func checkCodes(tx *db.Tx, branch, itemType string) error {
 type Matcher struct {
 	// ByBarcode adds RuleBarcode after the others.
 	ByBarcode bool
-	// system maps 035 $a keys to the records that carry them, by id: all of
-	// the catalogue's once (loadSystem) when a prefetch has many keys, else
-	// the few records a prefetch's keys may match.
+	// indexed says whether record_system_numbers is built (1), not (-1), or
+	// not known yet (0: the first Prefetch reads it).
+	indexed int8
+	// system maps 035 $a keys to the records that carry them, by id: the
+	// records of a prefetch's keys, read from record_system_numbers; or, while
+	// it is not built, all of the catalogue's once (loadSystem) when a
+	// prefetch has many keys, else the few records its keys may match.
 	system       map[string][]int64
 	systemLoaded bool
 	// control, isbn and barcode are the records the prefetched records'
@@ -382,11 +390,40 @@ func (m *Matcher) readSystem(tx *db.Tx, query string, args ...any) error {
 	return rows.Err()
 }
 
-// prefetchSystem reads the records keys may match: a few keys one by one (the
-// records whose MARC holds the key's digits), more by reading every record's
-// 035 once.
+// prefetchSystem reads the records keys may match, from record_system_numbers
+// when it is built; else a few keys one by one (the records whose MARC holds
+// the key's digits), more by reading every record's 035 once.
 func (m *Matcher) prefetchSystem(tx *db.Tx, keys []string) error {
-	if m.systemLoaded || len(keys) == 0 {
+	if len(keys) == 0 {
+		if m.indexed == 1 {
+			m.system = map[string][]int64{}
+		}
+		return nil
+	}
+	if m.indexed == 0 {
+		built, err := systemNumbersBuilt(tx)
+		if err != nil {
+			return err
+		}
+		m.indexed = -1
+		if built {
+			m.indexed = 1
+		}
+	}
+	if m.indexed == 1 {
+		m.system = map[string][]int64{}
+		args := make([]any, len(keys))
+		for i, k := range keys {
+			args[i] = k
+		}
+		for _, part := range chunks(args, 500) {
+			if err := readMatches(tx, `SELECT key, record_id FROM record_system_numbers WHERE key IN (?`+strings.Repeat(", ?", len(part)-1)+`) ORDER BY 2`, part, m.system); err != nil {
+				return fmt.Errorf("match by 035: %w", err)
+			}
+		}
+		return nil
+	}
+	if m.systemLoaded {
 		return nil
 	}
 	if len(keys) > fewSystemKeys {

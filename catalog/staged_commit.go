@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/stacks-ils/stacks"
@@ -93,6 +94,10 @@ type pageWrite struct {
 	actor                       stacks.Actor
 	at                          string
 	creates, overlays, versions [][]any
+	// unkeyed are the records whose 035 numbers are written again, keys
+	// the numbers written (record_system_numbers).
+	unkeyed []int64
+	keys    [][]any
 }
 
 // replace plans the replacement of record id's MARC (its row and latest
@@ -115,13 +120,27 @@ func (w *pageWrite) replace(id int64, row *recordRow, rec *marc.Record, source s
 	}
 	w.versions = append(w.versions, []any{id, v + 1, source, versionStaff(w.actor), w.actor.Name, w.at})
 	w.overlays = append(w.overlays, append([]any{id}, append(derivedColumns(rec, source), w.at)...))
+	if old, keys := uniqueKeys(row.kept()), uniqueKeys(rec); !slices.Equal(old, keys) {
+		if len(old) > 0 {
+			w.unkeyed = append(w.unkeyed, id)
+		}
+		w.key(id, keys)
+	}
 	return prev, nil
+}
+
+// key plans the rows of record id's 035 numbers.
+func (w *pageWrite) key(id int64, keys []string) {
+	for _, k := range keys {
+		w.keys = append(w.keys, []any{k, id})
+	}
 }
 
 // create plans a new record id of rec (source), its MARC kept as version 1.
 func (w *pageWrite) create(id int64, rec *marc.Record, source string) {
 	w.creates = append(w.creates, append([]any{id}, append(derivedColumns(rec, source), w.at, w.at)...))
 	w.versions = append(w.versions, []any{id, 1, source, versionStaff(w.actor), w.actor.Name, w.at})
+	w.key(id, uniqueKeys(rec))
 }
 
 // derivedColumns are a record's columns derived from rec, then source.
@@ -149,7 +168,13 @@ func (w *pageWrite) flush(tx *db.Tx) error {
 		"(?, ?, ?, ?, ?, ?)", "", w.versions); err != nil {
 		return fmt.Errorf("keep versions: %w", err)
 	}
-	return nil
+	for _, ids := range chunks(w.unkeyed, 500) {
+		in, args := idArgs(ids)
+		if _, err := tx.Exec(`DELETE FROM record_system_numbers WHERE record_id IN (`+in+`)`, args...); err != nil {
+			return fmt.Errorf("index the 035 numbers: %w", err)
+		}
+	}
+	return insertSystemNumbers(tx, w.keys)
 }
 
 // UndoSummary is what an undo did.

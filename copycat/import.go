@@ -60,6 +60,11 @@ func (s *Service) Import(ctx context.Context, actor stacks.Actor, rec *marc.Reco
 	if origin != "" {
 		from += " (" + origin + ")"
 	}
+	// Matching by 035 reads the catalogue's index of them, built first if a
+	// library's records predate it.
+	if err := catalog.BuildSystemNumbers(ctx, s.DB); err != nil {
+		return ImportResult{}, err
+	}
 	err := s.DB.Write(ctx, func(tx *db.Tx) (err error) {
 		res = ImportResult{}
 		switch mode {
