@@ -11,6 +11,7 @@ import (
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/passwords"
 	"github.com/stacks-ils/stacks/sip"
+	"github.com/stacks-ils/stacks/waittest"
 )
 
 // slowSecret is a bcrypt hash of "secret" at cost 11 (a tenth of a second or
@@ -63,17 +64,25 @@ func TestPINBusyIsNotWrong(t *testing.T) {
 		e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{CheckWait: 20 * time.Millisecond}})
 		e.exec(`UPDATE patrons SET pin_hash = ? WHERE card = 'P0001'`, slowSecret)
 		slow, other := e.client(), e.client()
+		// A comparison at cost 11 under the race detector, on a loaded machine,
+		// may take longer than the client's default 10 s: the test is of the
+		// answers, not of their time.
+		slow.Timeout, other.Timeout = waittest.Limit, waittest.Limit
 		base := passwords.Comparisons()
-		answered := make(chan string, 1)
+		type answer struct {
+			r   string
+			err error
+		}
+		answered := make(chan answer, 1)
 		go func() {
-			r, _ := slow.Send("23001" + sipNow + "AOCEN|AAP0001|AC|ADsecret|")
-			answered <- r
+			r, err := slow.Send("23001" + sipNow + "AOCEN|AAP0001|AC|ADsecret|")
+			answered <- answer{r, err}
 		}()
 		comparedSince(t, base)
 		busy := send(t, other, "23001"+sipNow+"AOCEN|AAP0001|AC|ADsecret|")
 		first := <-answered
-		if !strings.Contains(first, "|CQY|") {
-			t.Fatalf("the PIN compared first: %s", first)
+		if first.err != nil || !strings.Contains(first.r, "|CQY|") {
+			t.Fatalf("the PIN compared first: %q, %v", first.r, first.err)
 		}
 		if strings.Contains(busy, "|CQY|") {
 			t.Logf("try %d: the first comparison ended before the second PIN arrived", try)
@@ -132,19 +141,27 @@ func TestLoginNotCheckedNotAnswered(t *testing.T) {
 		e := newEnvWith(t, envOptions{demo: smallDemo, config: sip.Config{CheckWait: 20 * time.Millisecond}})
 		e.exec(`UPDATE sip_accounts SET password_hash = ? WHERE username = 'kiosk'`, slowSecret)
 		first, second := e.dial(), e.dial()
+		// A comparison at cost 11 under the race detector, on a loaded machine,
+		// may take longer than the client's default 10 s: the test is of the
+		// order of the answers, not of their time.
+		first.Timeout, second.Timeout = waittest.Limit, waittest.Limit
 		base := passwords.Comparisons()
-		answered := make(chan string, 1)
+		type answer struct {
+			r   string
+			err error
+		}
+		answered := make(chan answer, 1)
 		go func() {
-			r, _ := first.Send(sip.LoginMessage("kiosk", "secret", "CEN"))
-			answered <- r
+			r, err := first.Send(sip.LoginMessage("kiosk", "secret", "CEN"))
+			answered <- answer{r, err}
 		}()
 		comparedSince(t, base)
 		// Sent while the first is compared: it waits 20 ms at most for its turn.
 		if err := second.Write(sip.LoginMessage("kiosk", "secret", "CEN")); err != nil {
 			t.Fatal(err)
 		}
-		if r := <-answered; r != "941" {
-			t.Fatalf("the login compared first: %s", r)
+		if a := <-answered; a.err != nil || a.r != "941" {
+			t.Fatalf("the login compared first: %q, %v", a.r, a.err)
 		}
 		// The next answer the second terminal reads is to the login it sends now,
 		// with a wrong password: 940. A 941 would answer the login sent before.
