@@ -432,3 +432,45 @@ func (l *lib) noBatch(what string) {
 		l.t.Errorf("%s left %d staged records", what, n)
 	}
 }
+
+// TestDeleteUnfinishedBatch: the clean-up of a staging that failed deletes a
+// batch still staged, with its records, and leaves one committed meanwhile
+// (with its records, which its undo reads) as it is.
+func TestDeleteUnfinishedBatch(t *testing.T) { forEngines(t, testDeleteUnfinishedBatch) }
+
+func testDeleteUnfinishedBatch(t *testing.T, e db.Engine) {
+	l := newLib(t, e)
+	ctx := context.Background()
+	stage := func(title string) int64 {
+		t.Helper()
+		id, err := catalog.StageImport(ctx, l.d, iso(t, sbib(title)), catalog.StageOptions{Actor: editor, FileName: title + ".mrc", Branch: "CEN", ItemType: "BOOK"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	staged, committed := stage("Staged"), stage("Committed")
+	if _, err := catalog.CommitImport(ctx, l.d, editor, committed); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{staged, committed} {
+		if err := catalog.DeleteUnfinishedBatch(ctx, l.d, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := l.int(`SELECT count(*) FROM import_batches WHERE id = ?`, staged); n != 0 {
+		t.Errorf("the staged batch is still there")
+	}
+	if n := l.int(`SELECT count(*) FROM import_batch_records WHERE batch_id = ?`, staged); n != 0 {
+		t.Errorf("the staged batch's %d records are still there", n)
+	}
+	if b := l.batch(committed); b.State != catalog.BatchCommitted {
+		t.Errorf("the committed batch is %q", b.State)
+	}
+	if n := l.int(`SELECT count(*) FROM import_batch_records WHERE batch_id = ?`, committed); n != 1 {
+		t.Errorf("the committed batch keeps %d records, want 1", n)
+	}
+	if _, err := catalog.UndoImport(ctx, l.d, editor, committed); err != nil {
+		t.Errorf("the committed batch's undo: %v", err)
+	}
+}
