@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stacks-ils/stacks/basepath"
+	"github.com/stacks-ils/stacks/catalog"
 	"github.com/stacks-ils/stacks/db"
 	"github.com/stacks-ils/stacks/demo"
 	"github.com/stacks-ils/stacks/staff"
@@ -22,7 +23,9 @@ import (
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", "migrate [--db FILE]",
-		"Creates the database if needed and applies any migrations it lacks.", stderr)
+		"Creates the database if needed and applies any migrations it lacks, then\n"+
+			"builds what the catalogue derives from its records' MARC when an upgrade\n"+
+			"left it to build (the index of 035 numbers imports match by).", stderr)
 	var dbf dbFlags
 	dbf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -41,6 +44,11 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "%s is up to date\n", db.DisplayName(dbf.path))
 	} else {
 		fmt.Fprintf(stdout, "%s: applied %d migration(s)\n", db.DisplayName(dbf.path), n)
+	}
+	// Built here, by the administrator who upgrades, rather than by the first
+	// import, whose cataloguer would wait for it.
+	if err := catalog.BuildSystemNumbers(ctx, d); err != nil {
+		return fmt.Errorf("index the catalogue's 035 numbers: %w", err)
 	}
 	return nil
 }
