@@ -184,9 +184,9 @@ screenshots: test-deps
 # bench-cataloguing times a batch edit of 10,000 items in one transaction (a
 # shelving location, a withdrawal, its undo) and a staged import of 10,000 MARC
 # records (stage and commit) on both engines under a throwaway
-# PostgreSQL cluster, matching by 035 in a catalogue of 20,000 records (from
-# the index and from the MARC), and one copy cataloguing search per protocol
-# against yaz-ztest (docs/performance.md, "Cataloguing"). Not part of make test.
+# PostgreSQL cluster, matching by 035 in a catalogue of 20,000 records, and
+# one copy cataloguing search per protocol against yaz-ztest
+# (docs/performance.md, "Cataloguing"). Not part of make test.
 bench-cataloguing:
 	$(GO) test -run '^$$' -bench BatchEdit10000 -benchtime 3x -count 1 -timeout 20m ./catalog/
 	GO=$(GO) bash scripts/pg.sh run env STACKS_TEST_ENGINES=postgres $(GO) test -run '^$$' -bench BatchEdit10000 -benchtime 3x -count 1 -timeout 20m ./catalog/

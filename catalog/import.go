@@ -83,7 +83,6 @@ func Import(ctx context.Context, d *db.DB, rr marc.RecordReader, opt ImportOptio
 	}
 	m := NewMatcher()
 	m.ByBarcode = true
-	m.indexed = 1
 	index := 0
 	done := false
 	for !done {

@@ -467,7 +467,7 @@ func writeMARC(tx *db.Tx, actor stacks.Actor, id int64, row recordRow, rec *marc
 	if err != nil {
 		return fmt.Errorf("update record %d: %w", id, err)
 	}
-	if err := setSystemNumbers(tx, id, before, rec); err != nil {
+	if err := setSystemNumbers(tx, id, uniqueKeys(before), rec); err != nil {
 		return err
 	}
 	last := row.version

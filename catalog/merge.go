@@ -148,6 +148,7 @@ func takeFields(tx *db.Tx, keepID int64, keepMARC, mergeMARC string, tags []stri
 	if err != nil {
 		return fmt.Errorf("read the MARC of the merged record: %w", err)
 	}
+	oldKeys := uniqueKeys(keep)
 	var fields []marc.Field
 	for _, f := range keep.Fields {
 		if !slices.Contains(tags, f.Tag) {
@@ -187,11 +188,7 @@ func takeFields(tx *db.Tx, keepID int64, keepMARC, mergeMARC string, tags []stri
 	if err != nil {
 		return fmt.Errorf("update record %d: %w", keepID, err)
 	}
-	before, err := marc.FromXML(keepMARC)
-	if err != nil {
-		return fmt.Errorf("read the MARC of record %d: %w", keepID, err)
-	}
-	return setSystemNumbers(tx, keepID, before, keep)
+	return setSystemNumbers(tx, keepID, oldKeys, keep)
 }
 
 // MergePreview is what merging two records would do, for the confirmation page.

@@ -184,7 +184,6 @@ func stageRecords(ctx context.Context, d *db.DB, rr marc.RecordReader, id int64,
 		return err
 	}
 	m := NewMatcher()
-	m.indexed = 1
 	type staged struct {
 		pos                    int
 		source, title, err     string
@@ -322,15 +321,9 @@ func checkCodes(tx *db.Tx, branch, itemType string) error {
 type Matcher struct {
 	// ByBarcode adds RuleBarcode after the others.
 	ByBarcode bool
-	// indexed says whether record_system_numbers is built (1), not (-1), or
-	// not known yet (0: the first Prefetch reads it).
-	indexed int8
 	// system maps 035 $a keys to the records that carry them, by id: the
-	// records of a prefetch's keys, read from record_system_numbers; or, while
-	// it is not built, all of the catalogue's once (loadSystem) when a
-	// prefetch has many keys, else the few records its keys may match.
-	system       map[string][]int64
-	systemLoaded bool
+	// records of a prefetch's keys, read from record_system_numbers.
+	system map[string][]int64
 	// control, isbn and barcode are the records the prefetched records'
 	// numbers match, by id.
 	control, isbn, barcode map[string][]int64
@@ -348,116 +341,27 @@ type RecordMatch struct {
 // holds one of its copies' barcodes (Matcher.ByBarcode).
 const RuleBarcode = "barcode"
 
-// NewMatcher returns an empty Matcher; Prefetch fills it.
+// NewMatcher returns an empty Matcher; Prefetch fills it. Its caller has
+// called BuildSystemNumbers, so that an 035 matches records older than the
+// index too.
 func NewMatcher() *Matcher {
 	return &Matcher{system: map[string][]int64{}}
 }
 
-// fewSystemKeys is the most 035 keys a prefetch looks up one by one; with
-// more, the matcher reads every record's 035 once.
-const fewSystemKeys = 8
-
-// loadSystem reads the 035 $a keys of every record that has one.
-func (m *Matcher) loadSystem(tx *db.Tx) error {
-	m.system = map[string][]int64{}
-	m.systemLoaded = true
-	return m.readSystem(tx, `SELECT id, marc FROM records WHERE marc LIKE '%tag="035"%' ORDER BY id`)
-}
-
-// readSystem adds the 035 $a keys of the records query returns (id, marc, by id).
-func (m *Matcher) readSystem(tx *db.Tx, query string, args ...any) error {
-	rows, err := tx.Query(query, args...)
-	if err != nil {
-		return fmt.Errorf("read the catalogue's 035 fields: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var source string
-		if err := rows.Scan(&id, &source); err != nil {
-			return err
-		}
-		rec, err := marc.FromXML(source)
-		if err != nil {
-			continue // a kept record that does not read back matches by its other numbers
-		}
-		for _, k := range systemKeys(rec) {
-			if ids := m.system[k]; len(ids) == 0 || ids[len(ids)-1] != id {
-				m.system[k] = append(ids, id)
-			}
-		}
-	}
-	return rows.Err()
-}
-
-// prefetchSystem reads the records keys may match, from record_system_numbers
-// when it is built; else a few keys one by one (the records whose MARC holds
-// the key's digits), more by reading every record's 035 once.
+// prefetchSystem reads the records keys may match from record_system_numbers
+// (BuildSystemNumbers, which the importers call first, has filled it).
 func (m *Matcher) prefetchSystem(tx *db.Tx, keys []string) error {
-	if len(keys) == 0 {
-		if m.indexed == 1 {
-			m.system = map[string][]int64{}
-		}
-		return nil
-	}
-	if m.indexed == 0 {
-		built, err := systemNumbersBuilt(tx)
-		if err != nil {
-			return err
-		}
-		m.indexed = -1
-		if built {
-			m.indexed = 1
-		}
-	}
-	if m.indexed == 1 {
-		m.system = map[string][]int64{}
-		args := make([]any, len(keys))
-		for i, k := range keys {
-			args[i] = k
-		}
-		for _, part := range chunks(args, 500) {
-			if err := readMatches(tx, `SELECT key, record_id FROM record_system_numbers WHERE key IN (?`+strings.Repeat(", ?", len(part)-1)+`) ORDER BY 2`, part, m.system); err != nil {
-				return fmt.Errorf("match by 035: %w", err)
-			}
-		}
-		return nil
-	}
-	if m.systemLoaded {
-		return nil
-	}
-	if len(keys) > fewSystemKeys {
-		return m.loadSystem(tx)
-	}
 	m.system = map[string][]int64{}
-	for _, k := range keys {
-		digits := longestDigits(k)
-		if len(digits) < 4 {
-			return m.loadSystem(tx)
-		}
-		if err := m.readSystem(tx, `SELECT id, marc FROM records WHERE marc LIKE ? ORDER BY id`, "%"+digits+"%"); err != nil {
-			return err
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	for _, part := range chunks(args, 500) {
+		if err := readMatches(tx, `SELECT key, record_id FROM record_system_numbers WHERE key IN (?`+strings.Repeat(", ?", len(part)-1)+`) ORDER BY 2`, part, m.system); err != nil {
+			return fmt.Errorf("match by 035: %w", err)
 		}
 	}
 	return nil
-}
-
-// longestDigits is the longest run of digits in s.
-func longestDigits(s string) string {
-	best, start := "", -1
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 && i-start > len(best) {
-			best = s[start:i]
-		}
-		start = -1
-	}
-	return best
 }
 
 // Prefetch reads the records that recs' numbers match, a few statements for

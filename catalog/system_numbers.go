@@ -14,8 +14,8 @@ import (
 // it (createMARC, writeMARC, the merge, the direct import, a staged batch's
 // commit and undo); a record's rows leave with it (ON DELETE CASCADE). A
 // library whose records carried 035 fields before the table existed has it
-// built from their MARC by BuildSystemNumbers; until then the Matcher reads
-// the records' MARC, as before.
+// built from their MARC by BuildSystemNumbers (stacks migrate, and every
+// matcher's caller before it matches): the Matcher reads the table alone.
 
 // systemNumbersTable is the name of record_system_numbers in catalog_derived.
 const systemNumbersTable = "record_system_numbers"
@@ -38,7 +38,8 @@ func systemNumbersBuilt(tx *db.Tx) (bool, error) {
 // is not built yet (records imported before it existed), buildChunk records a
 // transaction so that the desk's writes go on between them, and marks it
 // built. Records written meanwhile keep their own rows. It does nothing, at
-// the cost of one read, once the table is built; the importers call it first.
+// the cost of one read, once the table is built; stacks migrate and every
+// caller of a Matcher call it first.
 func BuildSystemNumbers(ctx context.Context, d *db.DB) error {
 	var built bool
 	if err := d.Read(ctx, func(tx *db.Tx) (err error) {
@@ -112,19 +113,16 @@ func insertSystemNumbers(tx *db.Tx, rows [][]any) error {
 }
 
 // setSystemNumbers writes record id's 035 numbers as rec has them, when they
-// differ from before's (nil: a new record): nothing is written for a save
-// that leaves the 035 fields as they were.
-func setSystemNumbers(tx *db.Tx, id int64, before, rec *marc.Record) error {
+// differ from old (uniqueKeys of its MARC before; none for a new record):
+// nothing is written for a save that leaves the 035 fields as they were.
+func setSystemNumbers(tx *db.Tx, id int64, old []string, rec *marc.Record) error {
 	keys := uniqueKeys(rec)
-	if before != nil {
-		old := uniqueKeys(before)
-		if slices.Equal(old, keys) {
-			return nil
-		}
-		if len(old) > 0 {
-			if _, err := tx.Exec(`DELETE FROM record_system_numbers WHERE record_id = ?`, id); err != nil {
-				return fmt.Errorf("record %d: index the 035 numbers: %w", id, err)
-			}
+	if slices.Equal(old, keys) {
+		return nil
+	}
+	if len(old) > 0 {
+		if _, err := tx.Exec(`DELETE FROM record_system_numbers WHERE record_id = ?`, id); err != nil {
+			return fmt.Errorf("record %d: index the 035 numbers: %w", id, err)
 		}
 	}
 	rows := make([][]any, len(keys))

@@ -92,6 +92,9 @@ func (s *Service) Import(ctx context.Context, actor stacks.Actor, rec *marc.Reco
 // Matches lists the records rec may be a copy of (see matches).
 func (s *Service) Matches(ctx context.Context, rec *marc.Record) ([]Match, error) {
 	var out []Match
+	if err := catalog.BuildSystemNumbers(ctx, s.DB); err != nil {
+		return nil, err
+	}
 	err := s.DB.Read(ctx, func(tx *db.Tx) (err error) {
 		out, err = matches(tx, rec)
 		return err
